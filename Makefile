@@ -1,0 +1,38 @@
+# Reviewer: `make run` opens the app, `make test` runs every test headless.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export QT_QPA_PLATFORM ?= offscreen
+
+.PHONY: run test lint typecheck format bench screenshot package package-test clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	QT_QPA_PLATFORM= $(BIN)/reviewer-app $(ARGS)
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check reviewer_app tests bench examples
+	$(BIN)/ruff format --check reviewer_app tests bench examples
+	$(BIN)/lint-imports
+	$(BIN)/mypy reviewer_app
+
+format: $(VENV)/.installed-dev
+	$(BIN)/ruff format reviewer_app tests bench examples
+	$(BIN)/ruff check --fix reviewer_app tests bench examples
+
+clean:
+	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

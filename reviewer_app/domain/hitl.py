@@ -1,0 +1,131 @@
+"""The HITL request record, in aury-agent's ``HITLBackend`` shape."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+HITLRecord = dict[str, Any]
+"""A request as the backend protocol hands it out: exactly :data:`RECORD_KEYS`."""
+
+RECORD_KEYS: tuple[str, ...] = (
+    "hitl_id",
+    "hitl_type",
+    "session_id",
+    "invocation_id",
+    "data",
+    "metadata",
+    "block_id",
+    "status",
+    "resume_mode",
+    "tool_state",
+    "checkpoint_id",
+    "tool_name",
+    "tool_call_id",
+    "node_id",
+    "expires_at",
+    "user_response",
+    "responded_at",
+    "created_at",
+    "updated_at",
+)
+
+
+class HITLStatus(StrEnum):
+    """Lifecycle of a request. Only ``pending`` can change, and only once."""
+
+    PENDING = "pending"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+
+
+class HITLType(StrEnum):
+    """Kinds of request the app knows how to present; others are shown generically."""
+
+    TOOL_APPROVAL = "tool_approval"
+    ASK_USER = "ask_user"
+
+
+class ResumeMode(StrEnum):
+    """aury-agent's resume modes: the answer is the tool result, or the run just continues."""
+
+    RESPONSE = "response"
+    CONTINUATION = "continuation"
+
+
+class HITLError(Exception):
+    """Base class of the errors the HITL store raises."""
+
+
+class HITLNotFound(HITLError, KeyError):
+    """No request has this id."""
+
+    def __init__(self, hitl_id: str) -> None:
+        super().__init__(hitl_id)
+        self.hitl_id = hitl_id
+
+    def __str__(self) -> str:
+        return f"no HITL request with id {self.hitl_id!r}"
+
+
+class HITLConflict(HITLError):
+    """The request exists but is not in a state that allows the operation.
+
+    ``record`` is the request as it is now, so the loser can say who decided it,
+    when and how.
+    """
+
+    def __init__(self, message: str, record: HITLRecord | None = None) -> None:
+        super().__init__(message)
+        self.record = record
+
+    @property
+    def decided_by(self) -> str | None:
+        response = (self.record or {}).get("user_response") or {}
+        reviewer = response.get("reviewer") if isinstance(response, dict) else None
+        return str(reviewer) if reviewer is not None else None
+
+    @classmethod
+    def already_decided(cls, record: HITLRecord, attempted: str) -> HITLConflict:
+        response = record.get("user_response") or {}
+        how = response.get("decision") if isinstance(response, dict) else None
+        who = response.get("reviewer") if isinstance(response, dict) else None
+        when = record.get("responded_at") or record.get("updated_at")
+        parts = [f"request {record['hitl_id']!r} is already {record['status']}"]
+        if how:
+            parts.append(f"({how})")
+        if who:
+            parts.append(f"by {who}")
+        if when:
+            parts.append(f"at unix time {when}")
+        return cls(" ".join(parts) + f"; cannot {attempted} it", record)
+
+
+class SchemaError(Exception):
+    """The database cannot be used by this version of the app."""
+
+
+class SchemaTooNew(SchemaError):
+    """The database was written by a newer Reviewer; opening it could corrupt it."""
+
+
+def summarize_arguments(args: Any, limit: int = 160) -> str:
+    """One line that says what a tool call would do, for inbox rows and search."""
+    if isinstance(args, dict):
+        for key in ("command", "path", "question", "url", "query"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                text = f"{key}: {value}" if key != "command" else value
+                break
+        else:
+            text = ", ".join(f"{k}={_short(v)}" for k, v in list(args.items())[:4])
+    else:
+        text = _short(args)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"

@@ -1,0 +1,387 @@
+"""The public integration point for agent authors: aury-agent's ``HITLBackend`` on SQL.
+
+::
+
+    from reviewer_app.hitl import SQLHITLBackend, HITLConflict, HITLNotFound
+
+    backend = SQLHITLBackend("reviews.db")  # a path or a SQLAlchemy URL; creates/migrates the DB
+    await backend.create(hitl_id="h1", hitl_type="tool_approval", session_id="s1", invocation_id="i1",
+                         data={"arguments": {"path": "notes.txt"}}, tool_name="write_file")
+    record = await backend.wait_for_response("h1")
+
+Every database call runs on one worker thread owned by the backend (Anki's
+pattern), so the event loop — and the Qt thread under qasync — never waits on
+SQLite. Decisions are compare-and-set: they apply only while the request is
+pending, and they are committed before anything acts on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import jsonschema
+
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
+from reviewer_app.domain.hitl import (
+    HITLConflict,
+    HITLError,
+    HITLNotFound,
+    HITLRecord,
+    HITLStatus,
+    HITLType,
+    SchemaTooNew,
+)
+from reviewer_app.domain.policy import SHELL_TOOLS, rule_for
+from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
+from reviewer_app.persistence.store import (
+    AuditEntry,
+    AuditReport,
+    RequestQuery,
+    RequestSummary,
+    RunRecord,
+    Store,
+    StoreTx,
+    now_ms,
+)
+
+__all__ = [
+    "Decision",
+    "DecisionError",
+    "DecisionKind",
+    "HITLConflict",
+    "HITLError",
+    "HITLNotFound",
+    "RequestQuery",
+    "SQLHITLBackend",
+    "SchemaTooNew",
+    "default_reviewer",
+]
+
+T = TypeVar("T")
+
+
+def default_reviewer() -> str:
+    """Who decisions are recorded as: ``REVIEWER_NAME`` or the OS user."""
+    name = os.environ.get("REVIEWER_NAME")
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except Exception:  # no user database entry (some containers)
+        return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
+def shown_arguments(record: HITLRecord) -> Any:
+    """The arguments a reviewer sees (and an approval hashes) for a request."""
+    data = record.get("data") or {}
+    return data.get("arguments", data) if record.get("hitl_type") != HITLType.ASK_USER.value else data
+
+
+class SQLHITLBackend:
+    """aury-agent's ``HITLBackend`` protocol, durable in SQLite or PostgreSQL.
+
+    Extensions beyond the protocol: :meth:`wait_for_response`, :meth:`expire_due`,
+    :meth:`decide` (validated reviewer decisions), listing for the UI, and
+    :meth:`emit_block` for agents in other processes to write their timeline.
+    """
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | None = None,
+        *,
+        store: Store | None = None,
+        reviewer: str | None = None,
+        feed: ChangeFeed | None = None,
+    ) -> None:
+        if store is None:
+            if target is None:
+                raise ValueError("give a database path or URL, or a Store")
+            store = Store.open(target)
+            self._owns_store = True
+        else:
+            self._owns_store = False
+        self.store = store
+        self.reviewer = reviewer or default_reviewer()
+        self.feed = feed or change_feed_for(store.engines)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reviewer-db")
+        self._closed = False
+
+    # -- plumbing ------------------------------------------------------------------------------
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` on the database thread and await its result on the caller's loop."""
+        if self._closed:
+            raise RuntimeError("the HITL backend is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
+
+    async def write(self, fn: Callable[[StoreTx], T]) -> T:
+        """Run ``fn`` inside one write transaction on the database thread; wakes waiters after commit."""
+
+        def work() -> T:
+            with self.store.transaction() as tx:
+                return fn(tx)
+
+        result = await self.run(work)
+        self.feed.notify()
+        return result
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._executor.shutdown(wait=True)
+        self.feed.close()
+        if self._owns_store:
+            self.store.close()
+
+    async def aclose(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    async def __aenter__(self) -> SQLHITLBackend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- the aury-agent protocol -----------------------------------------------------------
+    async def create(
+        self,
+        *,
+        hitl_id: str,
+        hitl_type: str,
+        session_id: str,
+        invocation_id: str,
+        data: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        block_id: str | None = None,
+        resume_mode: str = "response",
+        tool_state: dict[str, Any] | None = None,
+        checkpoint_id: str | None = None,
+        tool_name: str | None = None,
+        tool_call_id: str | None = None,
+        node_id: str | None = None,
+        expires_at: int | None = None,
+    ) -> None:
+        """Create a pending request. An existing ``hitl_id`` raises :class:`HITLConflict`."""
+        external = bool((metadata or {}).get("external", False))
+        await self.write(
+            lambda tx: tx.create_request(
+                hitl_id=hitl_id,
+                hitl_type=hitl_type,
+                session_id=session_id,
+                invocation_id=invocation_id,
+                data=data,
+                metadata=metadata,
+                block_id=block_id,
+                resume_mode=resume_mode,
+                tool_state=tool_state,
+                checkpoint_id=checkpoint_id,
+                tool_name=tool_name,
+                tool_call_id=tool_call_id,
+                node_id=node_id,
+                expires_at=expires_at,
+                external=external,
+            )
+        )
+
+    async def get(self, hitl_id: str) -> HITLRecord | None:
+        return await self.run(self.store.get_request, hitl_id)
+
+    async def respond(self, hitl_id: str, user_response: dict[str, Any]) -> None:
+        """Complete a pending request with ``user_response`` (compare-and-set)."""
+        if not isinstance(user_response, dict):
+            raise TypeError("user_response must be a dict")
+        reviewer = str(user_response.get("reviewer") or self.reviewer)
+        await self.write(lambda tx: tx.decide(hitl_id, user_response, reviewer=reviewer))
+
+    async def cancel(self, hitl_id: str) -> None:
+        """Cancel a pending request (compare-and-set)."""
+        await self.write(
+            lambda tx: tx.decide(
+                hitl_id,
+                {"decision": DecisionKind.CANCEL.value, "reviewer": self.reviewer},
+                status=HITLStatus.CANCELLED,
+                reviewer=self.reviewer,
+            )
+        )
+
+    async def get_pending_by_session(self, session_id: str) -> list[HITLRecord]:
+        return await self.run(self.store.pending_records, session_id=session_id)
+
+    async def get_pending_by_invocation(self, invocation_id: str) -> list[HITLRecord]:
+        return await self.run(self.store.pending_records, invocation_id=invocation_id)
+
+    # -- extensions --------------------------------------------------------------------------
+    async def wait_for_response(self, hitl_id: str, timeout: float | None = None) -> HITLRecord:
+        """Return the record once it is no longer pending, whichever process decided it.
+
+        Raises :class:`HITLNotFound` for an unknown id and :class:`TimeoutError`
+        when ``timeout`` seconds pass first.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            token = self.feed.token()
+            record = await self.get(hitl_id)
+            if record is None:
+                raise HITLNotFound(hitl_id)
+            if record["status"] != HITLStatus.PENDING.value:
+                return record
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
+            await self.feed.wait(token, remaining)
+
+    async def expire_due(
+        self, now: int | None = None, *, default_decision: Callable[[HITLRecord], str] | str = "reject"
+    ) -> list[HITLRecord]:
+        """Expire pending requests whose ``expires_at`` has passed; returns them as expired.
+
+        Each receives a default decision (``reject`` unless the caller says
+        otherwise per request), recorded in the audit log as the expiry's.
+        """
+        moment = int(time.time()) if now is None else int(now)
+
+        def work() -> list[HITLRecord]:
+            expired = []
+            for record in self.store.due_for_expiry(moment):
+                kind = default_decision(record) if callable(default_decision) else default_decision
+                response = {
+                    "decision": kind,
+                    "message": f"expired without a decision at unix time {record['expires_at']}",
+                    "reviewer": "system:expiry",
+                    "expired": True,
+                }
+                try:
+                    with self.store.transaction() as tx:
+                        expired.append(
+                            tx.decide(
+                                record["hitl_id"],
+                                response,
+                                status=HITLStatus.EXPIRED,
+                                reviewer="system:expiry",
+                                decision=kind,
+                            )
+                        )
+                except HITLConflict:
+                    continue  # decided by someone else in the meantime: that decision stands
+            return expired
+
+        result = await self.run(work)
+        if result:
+            self.feed.notify()
+        return result
+
+    async def decide(self, hitl_id: str, decision: Decision) -> HITLRecord:
+        """Apply a reviewer's decision after checking it against what would run.
+
+        Approvals must carry the SHA-256 of the arguments they approve; edits
+        are validated against the tool's JSON schema when the request carries
+        one (``data["schema"]``); approve-for-session adds its session rule in
+        the same transaction.
+        """
+        reviewer = decision.reviewer or self.reviewer
+        if decision.reviewer is None:
+            decision = Decision(
+                kind=decision.kind,
+                message=decision.message,
+                edited_args=decision.edited_args,
+                args_sha256=decision.args_sha256,
+                reviewer=reviewer,
+                extra=decision.extra,
+            )
+
+        def work(tx: StoreTx) -> HITLRecord:
+            record = tx.get_request(hitl_id)
+            if record is None:
+                raise HITLNotFound(hitl_id)
+            if record["status"] != HITLStatus.PENDING.value:
+                raise HITLConflict.already_decided(record, decision.kind.value)
+            validate_decision(record, decision)
+            decided = tx.decide(hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message)
+            if decision.kind is DecisionKind.APPROVE_FOR_SESSION and record.get("tool_name"):
+                args = shown_arguments(record)
+                shell_tools = frozenset((record.get("data") or {}).get("shell_tools") or SHELL_TOOLS)
+                rule = rule_for(record["tool_name"], args if isinstance(args, dict) else {}, shell_tools)
+                tx.add_session_rule(record["session_id"], rule, created_by=reviewer, hitl_id=hitl_id)
+            return decided
+
+        return await self.write(work)
+
+    async def list_records(self, query: RequestQuery | None = None) -> list[HITLRecord]:
+        return await self.run(self.store.query_records, query or RequestQuery())
+
+    async def list_summaries(self, query: RequestQuery | None = None) -> list[RequestSummary]:
+        return await self.run(self.store.query_summaries, query or RequestQuery())
+
+    async def list_runs(self, **kwargs: Any) -> list[RunRecord]:
+        return await self.run(self.store.list_runs, **kwargs)
+
+    async def events(self, invocation_id: str, *, after_seq: int = 0) -> list[BlockEvent]:
+        return await self.run(self.store.events, invocation_id, after_seq=after_seq)
+
+    async def audit(self, hitl_id: str | None = None) -> list[AuditEntry]:
+        return await self.run(self.store.audit_entries, hitl_id=hitl_id)
+
+    async def verify_audit(self) -> AuditReport:
+        return await self.run(self.store.verify_audit)
+
+    async def append_blocks(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
+        """Append timeline events (from this or another process); returns them with their ``seq``."""
+        batch = list(events)
+        return await self.write(lambda tx: tx.append_events(batch))
+
+    async def emit_block(
+        self,
+        *,
+        session_id: str,
+        invocation_id: str,
+        kind: BlockKind | str,
+        data: dict[str, Any],
+        op: BlockOp | str = BlockOp.APPLY,
+        block_id: str | None = None,
+        parent_id: str | None = None,
+    ) -> BlockEvent:
+        """Append one timeline event; the small API for agents in other processes.
+
+        ``block_id`` defaults to a new id: pass the returned event's
+        ``block_id`` to later ``delta``/``patch`` calls of the same block.
+        """
+        event = BlockEvent(
+            block_id=block_id or f"blk_{uuid.uuid4().hex[:16]}",
+            kind=BlockKind(kind),
+            op=BlockOp(op),
+            data=data,
+            session_id=session_id,
+            invocation_id=invocation_id,
+            ts_ms=now_ms(),
+            parent_id=parent_id,
+        )
+        stored = await self.append_blocks([event])
+        return stored[0]
+
+
+def validate_decision(record: HITLRecord, decision: Decision) -> None:
+    """Check a decision against the request it decides; raises :class:`DecisionError`."""
+    is_ask = record.get("hitl_type") == HITLType.ASK_USER.value
+    if is_ask and decision.kind not in (DecisionKind.RESPOND, DecisionKind.REJECT, DecisionKind.STEER):
+        raise DecisionError(f"an ask_user request is answered, not {decision.kind.value}d")
+    if not is_ask and decision.kind is DecisionKind.RESPOND and record.get("tool_name"):
+        raise DecisionError("a tool approval is approved, edited, rejected or steered, not answered")
+    shown = shown_arguments(record)
+    decision.check_hash(shown)
+    if decision.kind is DecisionKind.EDIT:
+        schema = (record.get("data") or {}).get("schema")
+        if isinstance(schema, dict):
+            try:
+                jsonschema.validate(decision.edited_args, schema)
+            except jsonschema.ValidationError as exc:
+                where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
+                raise DecisionError(f"edited arguments are invalid at {where}: {exc.message}") from exc

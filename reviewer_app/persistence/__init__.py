@@ -1,0 +1,1 @@
+"""SQLModel tables, engine set-up, Alembic migrations and the store. No Qt."""

@@ -1,0 +1,187 @@
+"""Change feeds: tell waiters cheaply that the database changed, whichever process wrote.
+
+The database is the bus. On SQLite a dedicated read-only connection polls
+``PRAGMA data_version`` (it changes whenever another connection commits; a few
+microseconds, no table scan). Writers in this process also call
+:meth:`ChangeFeed.notify` so that local waiters wake at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from reviewer_app.persistence.engine import Engines, sqlite_path
+
+Listener = Callable[[], None]
+
+
+class ChangeFeed(Protocol):
+    """Wakes waiters when anything was committed to the database."""
+
+    def token(self) -> int:
+        """A value that differs after any commit (from any process) once waiters have been woken."""
+        ...
+
+    async def wait(self, since: int, timeout: float | None = None) -> int:
+        """Return the new token once it differs from ``since`` (or when ``timeout`` passes)."""
+        ...
+
+    def notify(self) -> None:
+        """A writer in this process committed: wake waiters now."""
+        ...
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` on the waiters' loop after each change; returns an unsubscribe function."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class _PollingFeed:
+    """Shared machinery: a poll task on the running loop that runs while anyone listens.
+
+    Subclasses give :meth:`_probe`, a cheap read that changes when the database does.
+    """
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._local = 0
+        self._remote = 0
+        self._lock = threading.Lock()
+        self._waiters: set[asyncio.Future[None]] = set()
+        self._listeners: list[Listener] = []
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+
+    def _probe(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def token(self) -> int:
+        with self._lock:
+            return self._local * 1_000_003 + self._remote
+
+    def notify(self) -> None:
+        with self._lock:
+            self._local += 1
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                self._wake()
+            else:
+                loop.call_soon_threadsafe(self._wake)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        self._ensure_task()
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    async def wait(self, since: int, timeout: float | None = None) -> int:
+        if self.token() != since:
+            return self.token()
+        self._ensure_task()
+        assert self._loop is not None
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._waiters.add(future)
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            self._waiters.discard(future)
+        return self.token()
+
+    def _ensure_task(self) -> None:
+        if self._closed:
+            raise RuntimeError("the change feed is closed")
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self._loop is not loop:
+            self._loop = loop
+            self._task = loop.create_task(self._poll(), name="reviewer-change-feed")
+
+    async def _poll(self) -> None:
+        last = self._probe()
+        while not self._closed:
+            await asyncio.sleep(self.interval)
+            if not self._waiters and not self._listeners:
+                continue
+            current = self._probe()
+            if current != last:
+                last = current
+                with self._lock:
+                    self._remote += 1
+                self._wake()
+
+    def _wake(self) -> None:
+        for future in list(self._waiters):
+            if not future.done():
+                future.set_result(None)
+        for listener in list(self._listeners):
+            listener()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._task is not None and not self._task.done():
+            loop = self._task.get_loop()
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(self._task.cancel)
+        self._task = None
+
+
+class SQLiteChangeFeed(_PollingFeed):
+    """``PRAGMA data_version`` on a connection of its own, every ``interval`` seconds."""
+
+    def __init__(self, path: Path, interval: float = 0.05) -> None:
+        super().__init__(interval)
+        self._connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._connection.execute("PRAGMA busy_timeout = 1000")
+        self._probe_lock = threading.Lock()
+
+    def _probe(self) -> int:
+        with self._probe_lock:
+            row = self._connection.execute("PRAGMA data_version").fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        super().close()
+        with self._probe_lock:
+            self._connection.close()
+
+
+class MaxColumnChangeFeed(_PollingFeed):
+    """For servers without a cheaper signal: the newest change stamps, read through the index."""
+
+    def __init__(self, engines: Engines, interval: float = 0.2) -> None:
+        super().__init__(interval)
+        self._engines = engines
+
+    def _probe(self) -> int:
+        with self._engines.reader.connect() as connection:
+            row = connection.exec_driver_sql(
+                "SELECT (SELECT COALESCE(MAX(updated_at_ms), 0) FROM hitl_requests),"
+                " (SELECT COALESCE(MAX(seq), 0) FROM block_events),"
+                " (SELECT COALESCE(MAX(updated_at_ms), 0) FROM invocations)"
+            ).one()
+        return hash(tuple(row))
+
+
+def change_feed_for(engines: Engines) -> ChangeFeed:
+    """The cheapest feed the database offers."""
+    path = sqlite_path(engines.url)
+    if path is not None:
+        return SQLiteChangeFeed(path)
+    return MaxColumnChangeFeed(engines)

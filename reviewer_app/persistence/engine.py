@@ -1,0 +1,108 @@
+"""Engine set-up: one place that knows SQLite's pragmas and its locking rules.
+
+SQLite writers take the write lock up front (``BEGIN IMMEDIATE``): a deferred
+transaction that reads and then writes can fail with "database is locked" even
+with ``busy_timeout``, because SQLite cannot wait out a lock upgrade.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import StaticPool
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def database_url(target: str | os.PathLike[str]) -> str:
+    """A SQLAlchemy URL for a path or URL; plain paths become SQLite files."""
+    text = os.fspath(target)
+    if "://" in text:
+        return text
+    return f"sqlite:///{Path(text).expanduser().resolve()}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL (None for other databases and in-memory)."""
+    parsed = make_url(url)
+    if not parsed.drivername.startswith("sqlite"):
+        return None
+    if not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
+
+
+def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+    # Let SQLAlchemy, not pysqlite, decide when transactions begin.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def _on_sqlite_begin(connection: Connection) -> None:
+    mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
+    connection.exec_driver_sql(f"BEGIN {mode}")
+
+
+@dataclass(frozen=True)
+class Engines:
+    """A reader engine and a writer view of it (``BEGIN IMMEDIATE`` on SQLite)."""
+
+    url: str
+    reader: Engine
+    writer: Engine
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.reader.dialect.name == "sqlite"
+
+    @property
+    def dialect(self) -> str:
+        return self.reader.dialect.name
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A short write transaction, committed on exit."""
+        with self.writer.begin() as connection:
+            yield connection
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.reader.connect() as connection:
+            yield connection
+
+    def dispose(self) -> None:
+        self.reader.dispose()
+
+
+def create_engines(url: str) -> Engines:
+    """Engines for ``url`` with Reviewer's pragmas and locking rules applied."""
+    parsed = make_url(url)
+    if parsed.drivername.startswith("sqlite"):
+        path = sqlite_path(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url,
+            connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+            poolclass=None if path is not None else StaticPool,
+        )
+        event.listen(engine, "connect", _on_sqlite_connect)
+        event.listen(engine, "begin", _on_sqlite_begin)
+        writer = engine.execution_options(sqlite_begin="IMMEDIATE")
+    else:
+        engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        writer = engine
+    return Engines(url=url, reader=engine, writer=writer)

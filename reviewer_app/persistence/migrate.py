@@ -1,0 +1,114 @@
+"""Bring a database to the app's schema: refuse newer ones, back up before changing older ones.
+
+Migrations run on their own connection with ``foreign_keys=OFF`` (SQLite
+rebuilds tables in batch mode, which foreign keys would block or cascade).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from importlib import resources
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
+
+from reviewer_app.domain.hitl import SchemaError, SchemaTooNew
+from reviewer_app.persistence.engine import Engines, sqlite_path
+
+log = logging.getLogger(__name__)
+
+
+def migrations_dir() -> Path:
+    """Where the migration scripts are, inside the package (and so inside a frozen bundle)."""
+    return Path(str(resources.files("reviewer_app.persistence") / "migrations"))
+
+
+def alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships revisions
+        raise SchemaError("no migrations are bundled with this build")
+    return head
+
+
+def current_revision(engines: Engines) -> str | None:
+    with engines.reader.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def backup_sqlite(path: Path, label: str) -> Path:
+    """Copy a live SQLite database safely (the backup API, not a file copy of a WAL database)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.{label}-{stamp}.bak")
+    counter = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.{label}-{stamp}-{counter}.bak")
+        counter += 1
+    source = sqlite3.connect(path)
+    try:
+        destination = sqlite3.connect(target)
+        try:
+            source.backup(destination)
+        finally:
+            destination.close()
+    finally:
+        source.close()
+    return target
+
+
+def upgrade(engines: Engines, target: str = "head") -> Path | None:
+    """Migrate to ``target``; returns the backup made first, if any.
+
+    Raises :class:`SchemaTooNew` when the database names a revision this build
+    does not know: a newer Reviewer wrote it.
+    """
+    script = ScriptDirectory.from_config(alembic_config())
+    current = current_revision(engines)
+    if current is not None:
+        try:
+            script.get_revision(current)
+        except Exception as exc:
+            raise SchemaTooNew(
+                f"the database at {engines.url} has schema revision {current!r}, newer than this Reviewer "
+                f"understands (its newest is {head_revision()!r}); upgrade Reviewer to open it"
+            ) from exc
+    wanted = script.get_current_head() if target == "head" else target
+    if current == wanted:
+        return None
+    backup: Path | None = None
+    path = sqlite_path(engines.url)
+    if path is not None and path.exists() and _has_tables(engines):
+        backup = backup_sqlite(path, f"pre-{wanted}")
+        log.info("backed up %s to %s before migrating %s -> %s", path, backup, current, wanted)
+    config = alembic_config()
+    with engines.reader.connect() as connection:
+        # PRAGMA foreign_keys is a no-op inside a transaction: set it on the raw
+        # connection before SQLAlchemy begins one.
+        driver = connection.connection.driver_connection if engines.is_sqlite else None
+        if driver is not None:
+            driver.execute("PRAGMA foreign_keys = OFF")
+        try:
+            config.attributes["connection"] = connection
+            command.upgrade(config, target)
+            connection.commit()
+        finally:
+            if driver is not None:
+                connection.rollback()
+                driver.execute("PRAGMA foreign_keys = ON")
+    return backup
+
+
+def _has_tables(engines: Engines) -> bool:
+    with engines.reader.connect() as connection:
+        return bool(inspect(connection).get_table_names())

@@ -1,0 +1,871 @@
+"""The store: every read and write of Reviewer's tables, synchronous and short.
+
+Callers group writes with :meth:`Store.transaction`, which yields a
+:class:`StoreTx`; on SQLite it is a ``BEGIN IMMEDIATE`` transaction, so
+compare-and-set decisions and the audit chain never race. Async code reaches
+the store through :class:`reviewer_app.hitl.SQLHITLBackend`, which runs these
+methods on one database thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from reviewer_app.domain.decisions import DecisionKind, args_digest, canonical_json
+from reviewer_app.domain.hitl import (
+    RECORD_KEYS,
+    HITLConflict,
+    HITLNotFound,
+    HITLRecord,
+    HITLStatus,
+    HITLType,
+    summarize_arguments,
+)
+from reviewer_app.domain.policy import SessionRule
+from reviewer_app.domain.runs import RunState, check_transition
+from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+from reviewer_app.persistence import migrate
+from reviewer_app.persistence.engine import Engines, create_engines, database_url
+from reviewer_app.persistence.tables import (
+    AuditRow,
+    BlockEventRow,
+    CheckpointRow,
+    HITLRequestRow,
+    InvocationRow,
+    MetaRow,
+    SessionRow,
+    SessionRuleRow,
+)
+
+requests_t = HITLRequestRow.__table__  # type: ignore[attr-defined]
+sessions_t = SessionRow.__table__  # type: ignore[attr-defined]
+invocations_t = InvocationRow.__table__  # type: ignore[attr-defined]
+events_t = BlockEventRow.__table__  # type: ignore[attr-defined]
+checkpoints_t = CheckpointRow.__table__  # type: ignore[attr-defined]
+rules_t = SessionRuleRow.__table__  # type: ignore[attr-defined]
+audit_t = AuditRow.__table__  # type: ignore[attr-defined]
+meta_t = MetaRow.__table__  # type: ignore[attr-defined]
+
+AUDIT_HEAD_KEY = "audit_head"
+GENESIS_HASH = "0" * 64
+
+# Columns the inbox needs: never the (possibly huge) data blobs.
+SUMMARY_COLUMNS = (
+    requests_t.c.hitl_id,
+    requests_t.c.hitl_type,
+    requests_t.c.session_id,
+    requests_t.c.invocation_id,
+    requests_t.c.tool_name,
+    requests_t.c.summary,
+    requests_t.c.agent,
+    requests_t.c.status,
+    requests_t.c.created_at,
+    requests_t.c.expires_at,
+    requests_t.c.updated_at_ms,
+    requests_t.c.decision,
+    requests_t.c.decided_by,
+)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSummary:
+    """What an inbox row shows; loaded for every request, so it stays small."""
+
+    hitl_id: str
+    hitl_type: str
+    session_id: str
+    invocation_id: str
+    tool_name: str | None
+    summary: str
+    agent: str | None
+    status: str
+    created_at: int
+    expires_at: int | None
+    updated_at_ms: int
+    decision: str | None
+    decided_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestQuery:
+    """Filtered, paged listing for the UI and the CLI. Empty fields do not filter."""
+
+    statuses: tuple[str, ...] = (HITLStatus.PENDING.value,)
+    session_id: str | None = None
+    invocation_id: str | None = None
+    hitl_type: str | None = None
+    tool_name: str | None = None
+    agent: str | None = None
+    text: str | None = None
+    updated_since_ms: int | None = None
+    limit: int | None = None
+    offset: int = 0
+    newest_first: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    id: int
+    hitl_id: str
+    decision: str
+    reviewer: str
+    at_ms: int
+    shown_args: Any
+    shown_args_sha256: str | None
+    edited_args: Any
+    message: str | None
+    prev_hash: str
+    row_hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "hitl_id": self.hitl_id,
+            "decision": self.decision,
+            "reviewer": self.reviewer,
+            "time": self.at_ms / 1000,
+            "at_ms": self.at_ms,
+            "shown_args_sha256": self.shown_args_sha256,
+            "edited_args": self.edited_args,
+            "message": self.message,
+            "row_hash": self.row_hash,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """Result of walking the audit chain; ``first_bad_id`` is where it breaks."""
+
+    ok: bool
+    rows_checked: int
+    first_bad_id: int | None = None
+    problem: str | None = None
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """An invocation as the runs board and the runtime see it."""
+
+    id: str
+    session_id: str
+    agent: str | None
+    prompt: str | None
+    state: str
+    parent_id: str | None
+    external: bool
+    owner: str | None
+    error: str | None
+    created_at: int
+    started_at: int | None
+    finished_at: int | None
+    updated_at_ms: int
+    active_ms: int
+    workspace: str | None = None
+    pending: int = field(default=0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "invocation_id": self.id,
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "prompt": self.prompt,
+            "state": self.state,
+            "parent_id": self.parent_id,
+            "external": self.external,
+            "error": self.error,
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "active_ms": self.active_ms,
+            "pending": self.pending,
+        }
+
+
+def row_to_record(row: Row[Any] | Any) -> HITLRecord:
+    """A table row as the protocol's record dict: exactly :data:`RECORD_KEYS`."""
+    mapping = row._mapping
+    record = {key: mapping[key] for key in RECORD_KEYS if key != "metadata"}
+    record["metadata"] = mapping["metadata"]
+    record["data"] = record["data"] if record["data"] is not None else {}
+    record["metadata"] = record["metadata"] if record["metadata"] is not None else {}
+    return {key: record[key] for key in RECORD_KEYS}
+
+
+def summarize_request(hitl_type: str, data: dict[str, Any], tool_name: str | None) -> str:
+    if hitl_type == HITLType.ASK_USER.value:
+        question = data.get("question") or data.get("prompt") or ""
+        return summarize_arguments({"question": question}) if question else ""
+    arguments = data.get("arguments", data)
+    return summarize_arguments(arguments)
+
+
+def audit_row_hash(prev_hash: str, fields: dict[str, Any]) -> str:
+    payload = prev_hash + canonical_json(fields)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _audit_fields(
+    hitl_id: str,
+    decision: str,
+    reviewer: str,
+    at_ms: int,
+    shown_sha: str | None,
+    edited_args: Any,
+    message: str | None,
+) -> dict[str, Any]:
+    return {
+        "hitl_id": hitl_id,
+        "decision": decision,
+        "reviewer": reviewer,
+        "at_ms": at_ms,
+        "shown_args_sha256": shown_sha,
+        "edited_args": edited_args,
+        "message": message,
+    }
+
+
+class StoreTx:
+    """Writes inside one transaction. Obtain it from :meth:`Store.transaction`."""
+
+    def __init__(self, connection: Connection, dialect: str) -> None:
+        self.connection = connection
+        self.dialect = dialect
+
+    # -- helpers -----------------------------------------------------------------
+    def _insert_ignore(self, table: Any, values: dict[str, Any], index: Sequence[str]) -> int:
+        """INSERT that does nothing when the key exists; returns rows inserted."""
+        if self.dialect == "postgresql":
+            stmt: Any = postgresql.insert(table).values(**values).on_conflict_do_nothing(index_elements=list(index))
+        elif self.dialect == "sqlite":
+            stmt = sqlite.insert(table).values(**values).on_conflict_do_nothing(index_elements=list(index))
+        else:  # pragma: no cover - other dialects are not supported
+            raise NotImplementedError(self.dialect)
+        return int(self.connection.execute(stmt).rowcount or 0)
+
+    # -- sessions and invocations -----------------------------------------------------
+    def ensure_session(
+        self, session_id: str, *, agent: str | None = None, workspace: str | None = None, external: bool = False
+    ) -> None:
+        now = int(time.time())
+        self._insert_ignore(
+            sessions_t,
+            {
+                "id": session_id,
+                "agent": agent,
+                "workspace": workspace,
+                "external": external,
+                "created_at": now,
+                "updated_at": now,
+            },
+            ["id"],
+        )
+
+    def ensure_invocation(
+        self,
+        invocation_id: str,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        prompt: str | None = None,
+        state: RunState = RunState.RUNNING,
+        parent_id: str | None = None,
+        external: bool = False,
+        owner: str | None = None,
+    ) -> bool:
+        """Create the invocation unless it exists; True if it was created."""
+        ms = now_ms()
+        return (
+            self._insert_ignore(
+                invocations_t,
+                {
+                    "id": invocation_id,
+                    "session_id": session_id,
+                    "agent": agent,
+                    "prompt": prompt,
+                    "state": state.value,
+                    "parent_id": parent_id,
+                    "external": external,
+                    "owner": owner,
+                    "created_at": ms // 1000,
+                    "started_at": ms // 1000 if state is RunState.RUNNING else None,
+                    "updated_at_ms": ms,
+                    "active_ms": 0,
+                },
+                ["id"],
+            )
+            > 0
+        )
+
+    def set_run_state(
+        self,
+        invocation_id: str,
+        state: RunState,
+        *,
+        error: str | None = None,
+        owner: str | type[Ellipsis] | None = ...,
+        add_active_ms: int = 0,
+    ) -> RunState:
+        """Move a run to ``state`` (checked against the allowed transitions); returns the old state."""
+        current_raw = self.connection.execute(
+            select(invocations_t.c.state).where(invocations_t.c.id == invocation_id)
+        ).scalar()
+        if current_raw is None:
+            raise KeyError(f"no run with id {invocation_id!r}")
+        current = RunState(current_raw)
+        check_transition(current, state)
+        ms = now_ms()
+        values: dict[str, Any] = {
+            "state": state.value,
+            "updated_at_ms": ms,
+            "active_ms": invocations_t.c.active_ms + add_active_ms,
+        }
+        if state is RunState.RUNNING and current is RunState.QUEUED:
+            values["started_at"] = ms // 1000
+        if state.finished:
+            values["finished_at"] = ms // 1000
+        elif current.finished or state is RunState.QUEUED:
+            values["finished_at"] = None
+        if error is not None or state in (RunState.RUNNING, RunState.QUEUED):
+            values["error"] = error
+        if owner is not ...:
+            values["owner"] = owner
+        self.connection.execute(update(invocations_t).where(invocations_t.c.id == invocation_id).values(**values))
+        return current
+
+    # -- requests ---------------------------------------------------------------------
+    def create_request(
+        self,
+        *,
+        hitl_id: str,
+        hitl_type: str,
+        session_id: str,
+        invocation_id: str,
+        data: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        block_id: str | None = None,
+        resume_mode: str = "response",
+        tool_state: dict[str, Any] | None = None,
+        checkpoint_id: str | None = None,
+        tool_name: str | None = None,
+        tool_call_id: str | None = None,
+        node_id: str | None = None,
+        expires_at: int | None = None,
+        agent: str | None = None,
+        external: bool = False,
+    ) -> None:
+        """Insert a pending request, creating its session and invocation on first use."""
+        if not hitl_id or not session_id or not invocation_id:
+            raise ValueError("hitl_id, session_id and invocation_id must be non-empty")
+        if resume_mode not in ("response", "continuation"):
+            raise ValueError(f"resume_mode must be 'response' or 'continuation', not {resume_mode!r}")
+        data = {} if data is None else data
+        metadata = {} if metadata is None else metadata
+        if not isinstance(data, dict) or not isinstance(metadata, dict):
+            raise TypeError("data and metadata must be JSON objects (dicts)")
+        agent = agent or metadata.get("agent")
+        self.ensure_session(session_id, agent=agent, external=external)
+        self.ensure_invocation(invocation_id, session_id, agent=agent, external=external)
+        ms = now_ms()
+        inserted = self._insert_ignore(
+            requests_t,
+            {
+                "hitl_id": hitl_id,
+                "hitl_type": hitl_type,
+                "session_id": session_id,
+                "invocation_id": invocation_id,
+                "data": data,
+                "metadata": metadata,
+                "block_id": block_id,
+                "status": HITLStatus.PENDING.value,
+                "resume_mode": resume_mode,
+                "tool_state": tool_state,
+                "checkpoint_id": checkpoint_id,
+                "tool_name": tool_name,
+                "tool_call_id": tool_call_id,
+                "node_id": node_id,
+                "expires_at": expires_at,
+                "user_response": None,
+                "responded_at": None,
+                "created_at": ms // 1000,
+                "updated_at": ms // 1000,
+                "updated_at_ms": ms,
+                "summary": summarize_request(hitl_type, data, tool_name),
+                "agent": agent,
+            },
+            ["hitl_id"],
+        )
+        if not inserted:
+            existing = self.get_request(hitl_id)
+            raise HITLConflict(
+                f"a request with id {hitl_id!r} already exists ({existing['status'] if existing else 'unknown'}); "
+                "request ids are never reused",
+                existing,
+            )
+
+    def get_request(self, hitl_id: str) -> HITLRecord | None:
+        row = self.connection.execute(select(requests_t).where(requests_t.c.hitl_id == hitl_id)).first()
+        return row_to_record(row) if row is not None else None
+
+    def decide(
+        self,
+        hitl_id: str,
+        user_response: dict[str, Any] | None,
+        *,
+        status: HITLStatus = HITLStatus.COMPLETED,
+        reviewer: str,
+        decision: str | None = None,
+        message: str | None = None,
+        edited_args: Any = None,
+    ) -> HITLRecord:
+        """Compare-and-set a pending request to ``status`` and append its audit row.
+
+        Raises :class:`HITLNotFound` for an unknown id and :class:`HITLConflict`
+        when the request is no longer pending.
+        """
+        ms = now_ms()
+        response = dict(user_response) if user_response is not None else None
+        decision = decision or (response or {}).get("decision") or _default_decision(status)
+        stmt = (
+            update(requests_t)
+            .where(and_(requests_t.c.hitl_id == hitl_id, requests_t.c.status == HITLStatus.PENDING.value))
+            .values(
+                status=status.value,
+                user_response=response,
+                responded_at=ms // 1000,
+                updated_at=ms // 1000,
+                updated_at_ms=ms,
+                decision=decision,
+                decided_by=reviewer,
+            )
+            .returning(*requests_t.c)
+        )
+        row = self.connection.execute(stmt).first()
+        if row is None:
+            existing = self.get_request(hitl_id)
+            if existing is None:
+                raise HITLNotFound(hitl_id)
+            verb = {HITLStatus.CANCELLED: "cancel", HITLStatus.EXPIRED: "expire"}.get(status, "respond to")
+            raise HITLConflict.already_decided(existing, verb)
+        record = row_to_record(row)
+        shown = record["data"].get("arguments") if record["hitl_type"] != HITLType.ASK_USER.value else record["data"]
+        if message is None and response is not None:
+            raw = response.get("message")
+            message = raw if isinstance(raw, str) else None
+        if edited_args is None and response is not None:
+            edited_args = response.get("args")
+        self.append_audit(
+            hitl_id=hitl_id,
+            decision=decision,
+            reviewer=reviewer,
+            at_ms=ms,
+            shown_args=shown,
+            edited_args=edited_args,
+            message=message,
+        )
+        return record
+
+    # -- audit ---------------------------------------------------------------------------
+    def _audit_head(self) -> tuple[int, str]:
+        self._insert_ignore(meta_t, {"key": AUDIT_HEAD_KEY, "value": f"0:{GENESIS_HASH}"}, ["key"])
+        query = select(meta_t.c.value).where(meta_t.c.key == AUDIT_HEAD_KEY)
+        if self.dialect == "postgresql":
+            query = query.with_for_update()  # SQLite is already serialised by BEGIN IMMEDIATE
+        value = self.connection.execute(query).scalar_one()
+        count, _, head = str(value).partition(":")
+        return int(count), head
+
+    def append_audit(
+        self,
+        *,
+        hitl_id: str,
+        decision: str,
+        reviewer: str,
+        at_ms: int,
+        shown_args: Any,
+        edited_args: Any,
+        message: str | None,
+    ) -> str:
+        count, prev_hash = self._audit_head()
+        shown_sha = args_digest(shown_args) if shown_args is not None else None
+        fields = _audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
+        row_hash = audit_row_hash(prev_hash, fields)
+        self.connection.execute(
+            insert(audit_t).values(shown_args=shown_args, prev_hash=prev_hash, row_hash=row_hash, **fields)
+        )
+        self.connection.execute(
+            update(meta_t).where(meta_t.c.key == AUDIT_HEAD_KEY).values(value=f"{count + 1}:{row_hash}")
+        )
+        return row_hash
+
+    # -- timeline -----------------------------------------------------------------------
+    def append_events(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
+        """Append events; returns them with the ``seq`` the store assigned."""
+        stored = []
+        for event in events:
+            result = self.connection.execute(
+                insert(events_t)
+                .values(
+                    block_id=event.block_id,
+                    parent_id=event.parent_id,
+                    kind=event.kind.value,
+                    op=event.op.value,
+                    data=event.data,
+                    ts_ms=event.ts_ms,
+                    session_id=event.session_id,
+                    invocation_id=event.invocation_id,
+                )
+                .returning(events_t.c.seq)
+            )
+            seq = int(result.scalar_one())
+            stored.append(
+                BlockEvent(
+                    block_id=event.block_id,
+                    kind=event.kind,
+                    op=event.op,
+                    data=event.data,
+                    session_id=event.session_id,
+                    invocation_id=event.invocation_id,
+                    ts_ms=event.ts_ms,
+                    parent_id=event.parent_id,
+                    seq=seq,
+                )
+            )
+        return stored
+
+    # -- checkpoints and rules ------------------------------------------------------------
+    def save_checkpoint(self, checkpoint_id: str, invocation_id: str, session_id: str, state: dict[str, Any]) -> None:
+        self.connection.execute(
+            insert(checkpoints_t).values(
+                checkpoint_id=checkpoint_id,
+                invocation_id=invocation_id,
+                session_id=session_id,
+                state=state,
+                created_ms=now_ms(),
+            )
+        )
+
+    def add_session_rule(
+        self, session_id: str, rule: SessionRule, *, created_by: str | None, hitl_id: str | None
+    ) -> bool:
+        """Add an approve-for-session waiver; False if the same rule already existed."""
+        existing = self.connection.execute(
+            select(rules_t.c.id).where(
+                rules_t.c.session_id == session_id,
+                rules_t.c.tool_name == rule.tool_name,
+                rules_t.c.command_prefix.is_(None)
+                if rule.command_prefix is None
+                else rules_t.c.command_prefix == rule.command_prefix,
+            )
+        ).first()
+        if existing is not None:
+            return False
+        self.connection.execute(
+            insert(rules_t).values(
+                session_id=session_id,
+                tool_name=rule.tool_name,
+                command_prefix=rule.command_prefix,
+                created_at=int(time.time()),
+                created_by=created_by,
+                hitl_id=hitl_id,
+            )
+        )
+        return True
+
+
+def _default_decision(status: HITLStatus) -> str:
+    return {
+        HITLStatus.CANCELLED: DecisionKind.CANCEL.value,
+        HITLStatus.EXPIRED: DecisionKind.EXPIRE.value,
+    }.get(status, DecisionKind.RESPOND.value)
+
+
+class Store:
+    """Reviewer's database: open (and migrate) once, then read and write through it."""
+
+    def __init__(self, engines: Engines) -> None:
+        self.engines = engines
+
+    @classmethod
+    def open(cls, target: str | Any, *, migrate_schema: bool = True) -> Store:
+        """Open a path or SQLAlchemy URL, creating or migrating the schema first."""
+        engines = create_engines(database_url(target))
+        if migrate_schema:
+            try:
+                migrate.upgrade(engines)
+            except BaseException:
+                engines.dispose()
+                raise
+        return cls(engines)
+
+    @property
+    def url(self) -> str:
+        return self.engines.url
+
+    def close(self) -> None:
+        self.engines.dispose()
+
+    @contextmanager
+    def transaction(self) -> Iterator[StoreTx]:
+        """One short write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
+        with self.engines.write() as connection:
+            yield StoreTx(connection, self.engines.dialect)
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        with self.engines.read() as connection:
+            yield connection
+
+    # -- requests ---------------------------------------------------------------------
+    def get_request(self, hitl_id: str) -> HITLRecord | None:
+        with self._reading() as connection:
+            return StoreTx(connection, self.engines.dialect).get_request(hitl_id)
+
+    def get_request_extras(self, hitl_id: str) -> dict[str, Any] | None:
+        """The app's own columns of a request (agent, summary, who decided and how)."""
+        with self._reading() as connection:
+            row = connection.execute(
+                select(
+                    requests_t.c.agent,
+                    requests_t.c.summary,
+                    requests_t.c.decision,
+                    requests_t.c.decided_by,
+                    requests_t.c.updated_at_ms,
+                ).where(requests_t.c.hitl_id == hitl_id)
+            ).first()
+            return dict(row._mapping) if row is not None else None
+
+    def pending_records(self, *, session_id: str | None = None, invocation_id: str | None = None) -> list[HITLRecord]:
+        query = select(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
+        if session_id is not None:
+            query = query.where(requests_t.c.session_id == session_id)
+        if invocation_id is not None:
+            query = query.where(requests_t.c.invocation_id == invocation_id)
+        query = query.order_by(requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+        with self._reading() as connection:
+            return [row_to_record(row) for row in connection.execute(query)]
+
+    def _filtered(self, query: Any, q: RequestQuery) -> Any:
+        if q.statuses:
+            query = query.where(requests_t.c.status.in_(q.statuses))
+        for column, value in (
+            (requests_t.c.session_id, q.session_id),
+            (requests_t.c.invocation_id, q.invocation_id),
+            (requests_t.c.hitl_type, q.hitl_type),
+            (requests_t.c.tool_name, q.tool_name),
+            (requests_t.c.agent, q.agent),
+        ):
+            if value is not None:
+                query = query.where(column == value)
+        if q.updated_since_ms is not None:
+            query = query.where(requests_t.c.updated_at_ms >= q.updated_since_ms)
+        if q.text:
+            pattern = f"%{q.text.lower()}%"
+            query = query.where(
+                or_(
+                    func.lower(requests_t.c.summary).like(pattern),
+                    func.lower(func.coalesce(requests_t.c.tool_name, "")).like(pattern),
+                    func.lower(requests_t.c.session_id).like(pattern),
+                    func.lower(func.coalesce(requests_t.c.agent, "")).like(pattern),
+                )
+            )
+        order = (requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+        query = query.order_by(*(c.desc() for c in order)) if q.newest_first else query.order_by(*order)
+        if q.limit is not None:
+            query = query.limit(q.limit)
+        if q.offset:
+            query = query.offset(q.offset)
+        return query
+
+    def query_records(self, q: RequestQuery) -> list[HITLRecord]:
+        with self._reading() as connection:
+            return [row_to_record(row) for row in connection.execute(self._filtered(select(requests_t), q))]
+
+    def query_summaries(self, q: RequestQuery) -> list[RequestSummary]:
+        """Inbox rows without the data blobs: cheap enough for 100,000 requests."""
+        with self._reading() as connection:
+            result = connection.execute(self._filtered(select(*SUMMARY_COLUMNS), q))
+            return [RequestSummary(*row) for row in result]
+
+    def count_pending(self) -> int:
+        with self._reading() as connection:
+            return int(
+                connection.execute(
+                    select(func.count()).select_from(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
+                ).scalar_one()
+            )
+
+    def due_for_expiry(self, now: int) -> list[HITLRecord]:
+        query = select(requests_t).where(
+            requests_t.c.status == HITLStatus.PENDING.value,
+            requests_t.c.expires_at.is_not(None),
+            requests_t.c.expires_at <= now,
+        )
+        with self._reading() as connection:
+            return [row_to_record(row) for row in connection.execute(query)]
+
+    # -- timeline ----------------------------------------------------------------------------
+    def events(self, invocation_id: str, *, after_seq: int = 0) -> list[BlockEvent]:
+        query = (
+            select(events_t)
+            .where(events_t.c.invocation_id == invocation_id, events_t.c.seq > after_seq)
+            .order_by(events_t.c.seq)
+        )
+        with self._reading() as connection:
+            return [_row_to_event(row) for row in connection.execute(query)]
+
+    def events_since(self, after_seq: int, *, limit: int = 10_000) -> list[BlockEvent]:
+        """Every invocation's events after ``after_seq``: the live feed's increment."""
+        query = select(events_t).where(events_t.c.seq > after_seq).order_by(events_t.c.seq).limit(limit)
+        with self._reading() as connection:
+            return [_row_to_event(row) for row in connection.execute(query)]
+
+    def last_event_seq(self) -> int:
+        with self._reading() as connection:
+            return int(connection.execute(select(func.coalesce(func.max(events_t.c.seq), 0))).scalar_one())
+
+    # -- checkpoints, rules ------------------------------------------------------------------
+    def latest_checkpoint(self, invocation_id: str) -> tuple[str, dict[str, Any]] | None:
+        query = (
+            select(checkpoints_t.c.checkpoint_id, checkpoints_t.c.state)
+            .where(checkpoints_t.c.invocation_id == invocation_id)
+            .order_by(checkpoints_t.c.created_ms.desc(), checkpoints_t.c.checkpoint_id.desc())
+            .limit(1)
+        )
+        with self._reading() as connection:
+            row = connection.execute(query).first()
+            return (row[0], row[1]) if row is not None else None
+
+    def get_checkpoint(self, checkpoint_id: str) -> dict[str, Any] | None:
+        with self._reading() as connection:
+            value = connection.execute(
+                select(checkpoints_t.c.state).where(checkpoints_t.c.checkpoint_id == checkpoint_id)
+            ).scalar()
+            return value if isinstance(value, dict) else None
+
+    def session_rules(self, session_id: str) -> list[SessionRule]:
+        query = select(rules_t.c.tool_name, rules_t.c.command_prefix).where(rules_t.c.session_id == session_id)
+        with self._reading() as connection:
+            return [SessionRule(tool, prefix) for tool, prefix in connection.execute(query)]
+
+    # -- runs ------------------------------------------------------------------------------
+    def get_run(self, invocation_id: str) -> RunRecord | None:
+        runs = self._runs(select_where=invocations_t.c.id == invocation_id, limit=1)
+        return runs[0] if runs else None
+
+    def list_runs(
+        self, *, states: Sequence[str] | None = None, limit: int | None = 500, updated_since_ms: int | None = None
+    ) -> list[RunRecord]:
+        """Runs, newest first."""
+        conditions = []
+        if states:
+            conditions.append(invocations_t.c.state.in_(list(states)))
+        if updated_since_ms is not None:
+            conditions.append(invocations_t.c.updated_at_ms >= updated_since_ms)
+        return self._runs(select_where=and_(*conditions) if conditions else None, limit=limit)
+
+    def _runs(self, *, select_where: Any, limit: int | None) -> list[RunRecord]:
+        pending = (
+            select(func.count())
+            .where(
+                requests_t.c.invocation_id == invocations_t.c.id,
+                requests_t.c.status == HITLStatus.PENDING.value,
+            )
+            .scalar_subquery()
+        )
+        query = select(invocations_t, sessions_t.c.workspace, pending.label("pending")).join(
+            sessions_t, sessions_t.c.id == invocations_t.c.session_id
+        )
+        if select_where is not None:
+            query = query.where(select_where)
+        query = query.order_by(invocations_t.c.created_at.desc(), invocations_t.c.updated_at_ms.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        with self._reading() as connection:
+            return [RunRecord(**dict(row._mapping)) for row in connection.execute(query)]
+
+    def session_info(self, session_id: str) -> dict[str, Any] | None:
+        with self._reading() as connection:
+            row = connection.execute(select(sessions_t).where(sessions_t.c.id == session_id)).first()
+            return dict(row._mapping) if row is not None else None
+
+    # -- audit -------------------------------------------------------------------------------
+    def audit_entries(self, *, hitl_id: str | None = None, limit: int | None = None) -> list[AuditEntry]:
+        query = select(audit_t).order_by(audit_t.c.id)
+        if hitl_id is not None:
+            query = query.where(audit_t.c.hitl_id == hitl_id)
+        if limit is not None:
+            query = query.limit(limit)
+        with self._reading() as connection:
+            return [AuditEntry(**dict(row._mapping)) for row in connection.execute(query)]
+
+    def verify_audit(self) -> AuditReport:
+        """Walk the chain; report the first row that was edited, inserted or removed."""
+        with self._reading() as connection:
+            head_value = connection.execute(select(meta_t.c.value).where(meta_t.c.key == AUDIT_HEAD_KEY)).scalar()
+            rows = connection.execute(select(audit_t).order_by(audit_t.c.id))
+            prev_hash = GENESIS_HASH
+            checked = 0
+            for row in rows:
+                entry = AuditEntry(**dict(row._mapping))
+                checked += 1
+                if entry.prev_hash != prev_hash:
+                    return AuditReport(
+                        False, checked, entry.id, "its predecessor is missing or was changed (chain broken before it)"
+                    )
+                shown_sha = args_digest(entry.shown_args) if entry.shown_args is not None else None
+                if shown_sha != entry.shown_args_sha256:
+                    return AuditReport(False, checked, entry.id, "the shown arguments do not match their hash")
+                fields = _audit_fields(
+                    entry.hitl_id,
+                    entry.decision,
+                    entry.reviewer,
+                    entry.at_ms,
+                    entry.shown_args_sha256,
+                    entry.edited_args,
+                    entry.message,
+                )
+                if audit_row_hash(prev_hash, fields) != entry.row_hash:
+                    return AuditReport(False, checked, entry.id, "the row was edited after it was written")
+                prev_hash = entry.row_hash
+            expected_count, expected_head = (0, GENESIS_HASH)
+            if head_value is not None:
+                count_text, _, expected_head = str(head_value).partition(":")
+                expected_count = int(count_text)
+            if checked != expected_count or prev_hash != expected_head:
+                return AuditReport(
+                    False, checked, None, f"rows at the end of the log were removed ({expected_count} expected)"
+                )
+            return AuditReport(True, checked)
+
+    # -- maintenance ----------------------------------------------------------------------
+    def delete_session_rules(self, session_id: str) -> None:
+        with self.transaction() as tx:
+            tx.connection.execute(delete(rules_t).where(rules_t.c.session_id == session_id))
+
+
+def _row_to_event(row: Row[Any]) -> BlockEvent:
+    m = row._mapping
+    return BlockEvent(
+        block_id=m["block_id"],
+        kind=BlockKind(m["kind"]),
+        op=BlockOp(m["op"]),
+        data=m["data"] if m["data"] is not None else {},
+        session_id=m["session_id"],
+        invocation_id=m["invocation_id"],
+        ts_ms=m["ts_ms"],
+        parent_id=m["parent_id"],
+        seq=m["seq"],
+    )

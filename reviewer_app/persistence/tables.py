@@ -1,0 +1,165 @@
+"""SQLModel tables: the durable record of what agents asked and what humans decided.
+
+Writes go through SQLAlchemy Core on these tables' ``__table__`` (see
+:mod:`reviewer_app.persistence.store`): the ORM's unit of work costs more per
+row than the whole SQLite commit does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def _json(nullable: bool = True) -> Any:
+    return Field(default=None, sa_column=Column(JSON, nullable=nullable))
+
+
+class SessionRow(SQLModel, table=True):
+    """A conversation with an agent; invocations (runs) belong to it."""
+
+    __tablename__ = "sessions"
+
+    id: str = Field(primary_key=True)
+    agent: str | None = None
+    title: str | None = None
+    workspace: str | None = None
+    external: bool = False
+    created_at: int = Field(sa_type=BigInteger)
+    updated_at: int = Field(sa_type=BigInteger)
+
+
+class InvocationRow(SQLModel, table=True):
+    """One run of an agent inside a session: the unit the runs board shows."""
+
+    __tablename__ = "invocations"
+    __table_args__ = (Index("ix_invocations_state", "state"), Index("ix_invocations_created", "created_at"))
+
+    id: str = Field(primary_key=True)
+    session_id: str = Field(foreign_key="sessions.id", index=True)
+    agent: str | None = None
+    prompt: str | None = Field(default=None, sa_type=Text)
+    state: str = "queued"
+    parent_id: str | None = None  # the run this one retries or follows up
+    external: bool = False
+    owner: str | None = None  # process that drives the run while it is running
+    error: str | None = Field(default=None, sa_type=Text)
+    created_at: int = Field(sa_type=BigInteger)
+    started_at: int | None = Field(default=None, sa_type=BigInteger)
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+    updated_at_ms: int = Field(sa_type=BigInteger, index=True)
+    active_ms: int = Field(default=0, sa_type=BigInteger)  # wall time not spent waiting for a human
+
+
+class HITLRequestRow(SQLModel, table=True):
+    """A request for a human, keyed by ``hitl_id`` (aury-agent's HITL record)."""
+
+    __tablename__ = "hitl_requests"
+    __table_args__ = (
+        Index("ix_hitl_status_created", "status", "created_at"),
+        Index("ix_hitl_updated_ms", "updated_at_ms"),
+        Index("ix_hitl_status_expires", "status", "expires_at"),
+    )
+
+    hitl_id: str = Field(primary_key=True)
+    hitl_type: str
+    session_id: str = Field(foreign_key="sessions.id", index=True)
+    invocation_id: str = Field(foreign_key="invocations.id", index=True)
+    data: Any = _json(nullable=False)
+    meta: Any = Field(default=None, sa_column=Column("metadata", JSON, nullable=False))
+    block_id: str | None = None
+    status: str = "pending"
+    resume_mode: str = "response"
+    tool_state: Any = _json()
+    checkpoint_id: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    node_id: str | None = None
+    expires_at: int | None = Field(default=None, sa_type=BigInteger)
+    user_response: Any = _json()
+    responded_at: int | None = Field(default=None, sa_type=BigInteger)
+    created_at: int = Field(sa_type=BigInteger)
+    updated_at: int = Field(sa_type=BigInteger)
+    # Ours, not the protocol's: change tracking and triage columns.
+    updated_at_ms: int = Field(sa_type=BigInteger)
+    summary: str = ""
+    agent: str | None = None
+    decision: str | None = None
+    decided_by: str | None = None
+
+
+class BlockEventRow(SQLModel, table=True):
+    """Append-only timeline event; ``seq`` orders them."""
+
+    __tablename__ = "block_events"
+    __table_args__ = (Index("ix_block_events_invocation_seq", "invocation_id", "seq"),)
+
+    seq: int | None = Field(default=None, primary_key=True)
+    block_id: str
+    parent_id: str | None = None
+    kind: str
+    op: str
+    data: Any = _json(nullable=False)
+    ts_ms: int = Field(sa_type=BigInteger)
+    session_id: str = Field(index=True)
+    invocation_id: str
+
+
+class CheckpointRow(SQLModel, table=True):
+    """A run's resumable state: the conversation so far and its pending tool calls."""
+
+    __tablename__ = "checkpoints"
+    __table_args__ = (Index("ix_checkpoints_invocation", "invocation_id", "created_ms"),)
+
+    checkpoint_id: str = Field(primary_key=True)
+    invocation_id: str = Field(foreign_key="invocations.id")
+    session_id: str
+    state: Any = _json(nullable=False)
+    created_ms: int = Field(sa_type=BigInteger)
+
+
+class SessionRuleRow(SQLModel, table=True):
+    """An approve-for-session waiver: this tool (or shell command word) needs no approval here."""
+
+    __tablename__ = "session_rules"
+    __table_args__ = (UniqueConstraint("session_id", "tool_name", "command_prefix", name="uq_session_rule"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(foreign_key="sessions.id", index=True)
+    tool_name: str
+    command_prefix: str | None = None
+    created_at: int = Field(sa_type=BigInteger)
+    created_by: str | None = None
+    hitl_id: str | None = None
+
+
+class AuditRow(SQLModel, table=True):
+    """Append-only, hash-chained record of every decision."""
+
+    __tablename__ = "audit_log"
+
+    id: int | None = Field(default=None, primary_key=True)
+    hitl_id: str = Field(index=True)
+    decision: str
+    reviewer: str
+    at_ms: int = Field(sa_type=BigInteger)
+    shown_args: Any = _json()
+    shown_args_sha256: str | None = None
+    edited_args: Any = _json()
+    message: str | None = Field(default=None, sa_type=Text)
+    prev_hash: str
+    row_hash: str
+
+
+class MetaRow(SQLModel, table=True):
+    """Small key/value facts about the database (the audit chain head, the app that wrote it)."""
+
+    __tablename__ = "reviewer_meta"
+
+    key: str = Field(primary_key=True)
+    value: str = Field(sa_type=Text)
+
+
+metadata = SQLModel.metadata

@@ -1,0 +1,1 @@
+"""The asyncio agent runtime: model clients, tools, the approval gate, runs and recovery. No Qt."""

@@ -1,0 +1,52 @@
+"""Shared fixtures: real SQLite files in tmp_path, never a mocked database."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.persistence.store import Store
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "reviews.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Store:
+    opened = Store.open(db_path)
+    yield opened
+    opened.close()
+
+
+@pytest_asyncio.fixture
+async def backend(db_path: Path) -> AsyncIterator[SQLHITLBackend]:
+    opened = SQLHITLBackend(db_path, reviewer="tester")
+    yield opened
+    await opened.aclose()
+
+
+@pytest.fixture
+def subprocess_env() -> dict[str, str]:
+    """Environment for child Python processes that import the package from this tree."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+@pytest.fixture
+def python_exe() -> str:
+    return sys.executable
