@@ -300,10 +300,8 @@ class SQLHITLBackend:
 
         def work(tx: StoreTx) -> HITLRecord:
             record = tx.get_request(hitl_id)
-            if record is None:
-                raise HITLNotFound(hitl_id)
-            if record["status"] != HITLStatus.PENDING.value:
-                raise HITLConflict.already_decided(record, decision.kind.value)
+            if record is None or record["status"] != HITLStatus.PENDING.value:
+                raise tx.conflict_for(hitl_id, decision.kind.value)
             validate_decision(record, decision)
             decided = tx.decide(hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message)
             if decision.kind is DecisionKind.APPROVE_FOR_SESSION and record.get("tool_name"):

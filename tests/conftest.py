@@ -17,6 +17,9 @@ from reviewer_app.persistence.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# A real PostgreSQL server started by the tests themselves (fixtures postgres_server, pg_url, any_db).
+pytest_plugins = ("tests.pg_server",)
+
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:

@@ -79,18 +79,21 @@ class HITLConflict(HITLError):
     def __init__(self, message: str, record: HITLRecord | None = None) -> None:
         super().__init__(message)
         self.record = record
+        self._decided_by: str | None = None
 
     @property
     def decided_by(self) -> str | None:
-        response = (self.record or {}).get("user_response") or {}
-        reviewer = response.get("reviewer") if isinstance(response, dict) else None
-        return str(reviewer) if reviewer is not None else None
+        return self._decided_by
 
     @classmethod
-    def already_decided(cls, record: HITLRecord, attempted: str) -> HITLConflict:
-        response = record.get("user_response") or {}
-        how = response.get("decision") if isinstance(response, dict) else None
-        who = response.get("reviewer") if isinstance(response, dict) else None
+    def already_decided(
+        cls, record: HITLRecord, attempted: str, *, decided_by: str | None = None, decision: str | None = None
+    ) -> HITLConflict:
+        """The loser's message: who decided the request first, when and how."""
+        response = record.get("user_response")
+        response = response if isinstance(response, dict) else {}
+        how = decision or response.get("decision")
+        who = decided_by or response.get("reviewer")
         when = record.get("responded_at") or record.get("updated_at")
         parts = [f"request {record['hitl_id']!r} is already {record['status']}"]
         if how:
@@ -99,11 +102,17 @@ class HITLConflict(HITLError):
             parts.append(f"by {who}")
         if when:
             parts.append(f"at unix time {when}")
-        return cls(" ".join(parts) + f"; cannot {attempted} it", record)
+        conflict = cls(" ".join(parts) + f"; cannot {attempted} it", record)
+        conflict._decided_by = str(who) if who else None
+        return conflict
 
 
 class SchemaError(Exception):
     """The database cannot be used by this version of the app."""
+
+
+class DatabaseUnavailable(SchemaError):
+    """The database cannot be opened now: locked by another program, not a database, unreachable."""
 
 
 class SchemaTooNew(SchemaError):

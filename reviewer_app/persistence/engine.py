@@ -40,11 +40,18 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+def _sqlite_connect_hook(busy_timeout_ms: int) -> Any:
+    def on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+        _on_sqlite_connect(dbapi_connection, busy_timeout_ms)
+
+    return on_connect
+
+
+def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, busy_timeout_ms: int) -> None:
     # Let SQLAlchemy, not pysqlite, decide when transactions begin.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cursor.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
     cursor.execute("PRAGMA journal_mode = WAL")
     cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
@@ -87,7 +94,7 @@ class Engines:
         self.reader.dispose()
 
 
-def create_engines(url: str) -> Engines:
+def create_engines(url: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engines:
     """Engines for ``url`` with Reviewer's pragmas and locking rules applied."""
     parsed = make_url(url)
     if parsed.drivername.startswith("sqlite"):
@@ -96,12 +103,12 @@ def create_engines(url: str) -> Engines:
             path.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url,
-            connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+            connect_args={"timeout": busy_timeout_ms / 1000, "check_same_thread": False},
             poolclass=None if path is not None else StaticPool,
         )
-        event.listen(engine, "connect", _on_sqlite_connect)
+        event.listen(engine, "connect", _sqlite_connect_hook(busy_timeout_ms))
         event.listen(engine, "begin", _on_sqlite_begin)
-        writer = engine.execution_options(sqlite_begin="IMMEDIATE")
+        writer: Engine = engine.execution_options(sqlite_begin="IMMEDIATE")
     else:
         engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
         writer = engine

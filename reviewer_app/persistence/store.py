@@ -11,29 +11,34 @@ from __future__ import annotations
 
 import hashlib
 import time
+from types import EllipsisType
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select, update
+from sqlalchemy.exc import DatabaseError, OperationalError
 from sqlalchemy.dialects import postgresql, sqlite
 
 from reviewer_app.domain.decisions import DecisionKind, args_digest, canonical_json
 from reviewer_app.domain.hitl import (
     RECORD_KEYS,
+    DatabaseUnavailable,
     HITLConflict,
+    HITLError,
     HITLNotFound,
     HITLRecord,
     HITLStatus,
     HITLType,
+    SchemaError,
     summarize_arguments,
 )
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.runs import RunState, check_transition
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.persistence import migrate
-from reviewer_app.persistence.engine import Engines, create_engines, database_url
+from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url
 from reviewer_app.persistence.tables import (
     AuditRow,
     BlockEventRow,
@@ -315,7 +320,7 @@ class StoreTx:
         state: RunState,
         *,
         error: str | None = None,
-        owner: str | type[Ellipsis] | None = ...,
+        owner: str | EllipsisType | None = ...,
         add_active_ms: int = 0,
     ) -> RunState:
         """Move a run to ``state`` (checked against the allowed transitions); returns the old state."""
@@ -419,6 +424,18 @@ class StoreTx:
         row = self.connection.execute(select(requests_t).where(requests_t.c.hitl_id == hitl_id)).first()
         return row_to_record(row) if row is not None else None
 
+    def conflict_for(self, hitl_id: str, attempted: str) -> HITLError:
+        """The error for acting on a request that is not pending: not found, or who decided it."""
+        row = self.connection.execute(select(requests_t).where(requests_t.c.hitl_id == hitl_id)).first()
+        if row is None:
+            return HITLNotFound(hitl_id)
+        return HITLConflict.already_decided(
+            row_to_record(row),
+            attempted,
+            decided_by=row._mapping["decided_by"],
+            decision=row._mapping["decision"],
+        )
+
     def decide(
         self,
         hitl_id: str,
@@ -454,11 +471,8 @@ class StoreTx:
         )
         row = self.connection.execute(stmt).first()
         if row is None:
-            existing = self.get_request(hitl_id)
-            if existing is None:
-                raise HITLNotFound(hitl_id)
             verb = {HITLStatus.CANCELLED: "cancel", HITLStatus.EXPIRED: "expire"}.get(status, "respond to")
-            raise HITLConflict.already_decided(existing, verb)
+            raise self.conflict_for(hitl_id, verb)
         record = row_to_record(row)
         shown = record["data"].get("arguments") if record["hitl_type"] != HITLType.ASK_USER.value else record["data"]
         if message is None and response is not None:
@@ -584,6 +598,18 @@ class StoreTx:
         )
         return True
 
+    def claim_run(self, invocation_id: str, owner: str, *, expected_owner: str | None) -> bool:
+        """Compare-and-set the process that drives a run; False if someone else changed it first."""
+        condition = (
+            invocations_t.c.owner.is_(None) if expected_owner is None else invocations_t.c.owner == expected_owner
+        )
+        result = self.connection.execute(
+            update(invocations_t)
+            .where(invocations_t.c.id == invocation_id, condition)
+            .values(owner=owner, updated_at_ms=now_ms())
+        )
+        return bool(result.rowcount)
+
 
 def _default_decision(status: HITLStatus) -> str:
     return {
@@ -599,15 +625,31 @@ class Store:
         self.engines = engines
 
     @classmethod
-    def open(cls, target: str | Any, *, migrate_schema: bool = True) -> Store:
-        """Open a path or SQLAlchemy URL, creating or migrating the schema first."""
-        engines = create_engines(database_url(target))
-        if migrate_schema:
-            try:
+    def open(cls, target: str | Any, *, migrate_schema: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
+        """Open a path or SQLAlchemy URL, creating or migrating the schema first.
+
+        Raises :class:`SchemaTooNew` for a database from a newer Reviewer and
+        :class:`DatabaseUnavailable` (with the reason) when it cannot be opened.
+        """
+        url = database_url(target)
+        engines = create_engines(url, busy_timeout_ms=busy_timeout_ms)
+        try:
+            if migrate_schema:
                 migrate.upgrade(engines)
-            except BaseException:
-                engines.dispose()
-                raise
+            else:
+                with engines.read() as connection:
+                    connection.exec_driver_sql("SELECT 1")
+        except SchemaError:
+            engines.dispose()
+            raise
+        except (OperationalError, DatabaseError, OSError) as exc:
+            engines.dispose()
+            reason = str(getattr(exc, "orig", None) or exc)
+            hint = " (another program holds a lock on it; try again when it is done)" if "locked" in reason else ""
+            raise DatabaseUnavailable(f"cannot open the database at {url}: {reason}{hint}") from exc
+        except BaseException:
+            engines.dispose()
+            raise
         return cls(engines)
 
     @property
@@ -706,6 +748,19 @@ class Store:
                     select(func.count()).select_from(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
                 ).scalar_one()
             )
+
+    def decided_among(self, hitl_ids: Sequence[str]) -> list[HITLRecord]:
+        """The requests among ``hitl_ids`` that are no longer pending: one query for every waiting run."""
+        ids = list(dict.fromkeys(hitl_ids))
+        found: list[HITLRecord] = []
+        with self._reading() as connection:
+            for start in range(0, len(ids), 500):
+                query = select(requests_t).where(
+                    requests_t.c.hitl_id.in_(ids[start : start + 500]),
+                    requests_t.c.status != HITLStatus.PENDING.value,
+                )
+                found.extend(row_to_record(row) for row in connection.execute(query))
+        return found
 
     def due_for_expiry(self, now: int) -> list[HITLRecord]:
         query = select(requests_t).where(

@@ -1,0 +1,144 @@
+"""Which Qt files the bundle keeps: PyInstaller's ``excludes`` drops Python modules only.
+
+PyInstaller's PySide6 hooks collect every plugin family a module might use
+(eglfs, virtual keyboard, Wayland compositor, SQL drivers...) plus whatever Qt
+libraries those plugins link, and all Qt translations. Reviewer is a QtWidgets
+app in English that draws with the raster engine, so the spec passes its
+binaries and datas through :func:`keep` and this list decides. Anything a kept
+extension module or plugin links is kept too (``smoke_test.py`` checks the
+bundle has no unresolved Qt dependency), so an import added to the UI cannot be
+silently broken by this filter.
+
+Destination paths look like this (``dest`` is the path inside the bundle):
+Linux ``PySide6/Qt/lib/libQt6Gui.so.6``, ``PySide6/Qt/plugins/platforms/libqxcb.so``;
+Windows ``PySide6/Qt6Gui.dll``, ``PySide6/plugins/platforms/qwindows.dll``;
+macOS ``PySide6/Qt/lib/QtGui.framework/Versions/A/QtGui``, ``.../plugins/platforms/libqcocoa.dylib``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+# Qt libraries the app needs (plus those of any bundled PySide6 extension module, added by the spec).
+QT_LIBS = frozenset(
+    {
+        "Core",
+        "Gui",
+        "Widgets",
+        "DBus",  # QtGui links it on Linux (portal, ibus, a11y)
+        "Svg",  # the SVG icon engine and image plugin
+        "XcbQpa",  # the X11 platform plugin's library
+        "WaylandClient",  # the Wayland platform plugin's library
+    }
+)
+
+# Plugin families and the plugins kept in each ("*" keeps the family whole).
+QT_PLUGINS: dict[str, frozenset[str]] = {
+    "platforms": frozenset({"qxcb", "qwayland", "qoffscreen", "qminimal", "qwindows", "qcocoa"}),
+    # gtk3 would drag GTK, Pango and Cairo into the bundle; the portal theme gives native dialogs through D-Bus.
+    "platformthemes": frozenset({"qxdgdesktopportal"}),
+    "styles": frozenset({"*"}),  # qmodernwindowsstyle, qmacstyle: native look
+    "imageformats": frozenset({"qsvg", "qico", "qicns"}),  # PNG is built into QtGui
+    "iconengines": frozenset({"qsvgicon"}),
+    "platforminputcontexts": frozenset({"composeplatforminputcontextplugin", "ibusplatforminputcontextplugin"}),
+    "xcbglintegrations": frozenset({"*"}),  # loaded by the xcb plugin; tiny, no extra Qt libraries
+    "wayland-shell-integration": frozenset({"xdg-shell"}),
+    "wayland-decoration-client": frozenset({"bradient", "adwaita"}),
+}
+
+# Non-Qt files shipped with the Qt wheels that a raster widgets app never loads.
+DROPPED_FILES = frozenset(
+    {
+        "opengl32sw.dll",  # Mesa software OpenGL for Windows machines without GL drivers (20 MB)
+    }
+)
+
+_LINUX_LIB = re.compile(r"^libQt6(?P<module>\w+?)\.so(\.\d+)*$")
+_WINDOWS_LIB = re.compile(r"^Qt6(?P<module>\w+?)\.dll$", re.IGNORECASE)
+_MACOS_FRAMEWORK = re.compile(r"^Qt(?P<module>\w+)\.framework$")
+_PYSIDE_EXTENSION = re.compile(r"^Qt(?P<module>\w+?)(\.abi3)?\.(so|pyd)$")
+
+
+def _parts(dest: str) -> tuple[str, ...]:
+    return PurePosixPath(dest.replace("\\", "/")).parts
+
+
+def qt_library_module(dest: str) -> str | None:
+    """``Gui`` for any Qt library file of the QtGui module, whatever the platform; else None."""
+    parts = _parts(dest)
+    if "PySide6" not in parts:
+        return None
+    for part in parts:
+        match = _MACOS_FRAMEWORK.match(part)
+        if match:
+            return match.group("module")
+    name = parts[-1]
+    match = _LINUX_LIB.match(name) or _WINDOWS_LIB.match(name)
+    return match.group("module") if match else None
+
+
+def pyside_extension_module(dest: str) -> str | None:
+    """``Widgets`` for ``PySide6/QtWidgets.abi3.so`` (or ``.pyd``); else None."""
+    parts = _parts(dest)
+    if len(parts) == 2 and parts[0] == "PySide6":
+        match = _PYSIDE_EXTENSION.match(parts[1])
+        if match:
+            return match.group("module")
+    return None
+
+
+def plugin_of(dest: str) -> tuple[str, str] | None:
+    """``("platforms", "qxcb")`` for a Qt plugin file; else None."""
+    parts = _parts(dest)
+    if "PySide6" not in parts or "plugins" not in parts:
+        return None
+    index = parts.index("plugins")
+    if len(parts) != index + 3:
+        return None
+    family, filename = parts[index + 1], parts[index + 2]
+    stem = filename.split(".")[0]
+    if stem.startswith("lib") and not filename.endswith(".dll"):
+        stem = stem[3:]
+    return family, stem
+
+
+def needed_qt_modules(dests: Iterable[str]) -> frozenset[str]:
+    """The Qt libraries to keep: :data:`QT_LIBS` and those behind each bundled PySide6 extension module."""
+    modules = set(QT_LIBS)
+    for dest in dests:
+        module = pyside_extension_module(dest)
+        if module:
+            modules.add(module)
+    return frozenset(modules)
+
+
+def keep(dest: str, qt_modules: frozenset[str] = QT_LIBS) -> bool:
+    """Whether the file at ``dest`` inside the bundle is kept."""
+    parts = _parts(dest)
+    if not parts:
+        return True
+    if parts[-1] in DROPPED_FILES:
+        return False
+    if "PySide6" not in parts:
+        return True
+    if "translations" in parts or "qml" in parts or "libexec" in parts:
+        return False  # English-only widgets app: no Qt translations, no QML, no helper executables
+    plugin = plugin_of(dest)
+    if plugin is not None:
+        family, name = plugin
+        allowed = QT_PLUGINS.get(family, frozenset())
+        return "*" in allowed or name in allowed
+    module = qt_library_module(dest)
+    if module is not None:
+        return module in qt_modules
+    return True
+
+
+def split(entries: Iterable[tuple[str, str, str]], qt_modules: frozenset[str]) -> tuple[list, list]:
+    """Partition PyInstaller TOC entries ``(dest, source, typecode)`` into kept and dropped."""
+    kept, dropped = [], []
+    for entry in entries:
+        (kept if keep(entry[0], qt_modules) else dropped).append(entry)
+    return kept, dropped

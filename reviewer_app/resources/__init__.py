@@ -1,0 +1,35 @@
+"""The app's data files (icons), found the one way that works from source, a wheel and a frozen bundle.
+
+``importlib.resources`` resolves this package's directory; the PyInstaller spec
+collects these files under ``reviewer_app/resources`` inside the bundle, so no
+module needs to know whether it runs frozen. Plain Python: no Qt here, the UI
+builds its ``QIcon`` from these paths.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+APP_ICON_SVG = "reviewer.svg"
+APP_ICON_SIZES = (16, 24, 32, 48, 64, 128, 256)
+
+
+def resource_path(name: str) -> Path:
+    """Absolute path of a file shipped in ``reviewer_app/resources``; raises if it is missing."""
+    path = Path(str(resources.files(__name__) / name))
+    if not path.is_file():
+        raise FileNotFoundError(f"resource {name!r} is not shipped with this build (looked at {path})")
+    return path
+
+
+def app_icon_pngs() -> list[Path]:
+    """The app icon as PNGs, small to large (``QIcon.addFile`` each; raster needs no SVG plugin)."""
+    return [resource_path(f"reviewer-{size}.png") for size in APP_ICON_SIZES]
+
+
+def app_icon_svg() -> Path:
+    return resource_path(APP_ICON_SVG)
+
+
+__all__ = ["APP_ICON_SIZES", "APP_ICON_SVG", "app_icon_pngs", "app_icon_svg", "resource_path"]

@@ -1,0 +1,432 @@
+"""Tools the agents call: specs with JSON schemas, a registry that validates and runs them, and the built-ins.
+
+Every file tool is confined to the session's workspace folder; tool failures come back as ``ToolResult(ok=False)``
+so the model sees them and the run carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
+from typing import Any
+
+import jsonschema
+from jsonschema import Draft202012Validator
+
+_NOTE_ROOM_BYTES = 512
+
+ToolHandler = Callable[[dict[str, Any], "ToolContext"], Awaitable[Any] | Any]
+
+
+@dataclass
+class ToolContext:
+    """Where and for whom a tool runs."""
+
+    workspace: Path
+    session_id: str
+    invocation_id: str
+    shell_timeout_s: float = 30.0
+    output_cap_bytes: int = 64_000
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its OpenAI function schema plus how to run it and whether running it changes anything."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    handler: ToolHandler
+    side_effects: bool = False
+    idempotent: bool = False
+
+    def openai_schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class ToolArgumentsError(ValueError):
+    """Arguments do not match the tool's schema; the message names the field."""
+
+
+class WorkspaceEscape(PermissionError):
+    """A path would leave the session's workspace."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool run produced. ``output`` is the text the model sees (``"error: ..."`` when ``ok`` is false)."""
+
+    ok: bool
+    output: str
+    duration_ms: int
+
+
+def resolve_in_workspace(workspace: Path, relative: str) -> Path:
+    """The absolute path of ``relative`` inside ``workspace``; refuses ``..``, absolute paths and symlinks that
+    lead outside, because the model's arguments are untrusted."""
+    if not isinstance(relative, str):
+        raise WorkspaceEscape(f"path must be a string, got {type(relative).__name__}")
+    if "\x00" in relative:
+        raise WorkspaceEscape("path contains a NUL byte")
+    if PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).anchor:
+        raise WorkspaceEscape(f"absolute paths are not allowed: {relative!r} (use a path relative to the workspace)")
+    parts = PurePath(relative.replace("\\", "/")).parts
+    if ".." in parts:
+        raise WorkspaceEscape(f"'..' is not allowed in paths: {relative!r}")
+    root = workspace.resolve()
+    target = (root / relative).resolve()
+    if target != root and not target.is_relative_to(root):
+        raise WorkspaceEscape(f"{relative!r} leads outside the workspace (through a symlink to {target})")
+    return target
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _describe_error(error: jsonschema.ValidationError) -> str:
+    """One sentence that names the offending field, for the model and the operator."""
+    field = ".".join(str(p) for p in error.absolute_path)
+    where = f"field '{field}'" if field else "arguments"
+    if error.validator == "required" and isinstance(error.instance, dict):
+        required: list[str] = list(error.validator_value) if isinstance(error.validator_value, list) else []
+        missing = [r for r in required if r not in error.instance]
+        name = ".".join([*(str(p) for p in error.absolute_path), str(missing[0])]) if missing else field
+        return f"missing required field '{name}'"
+    if error.validator == "type":
+        expected = error.validator_value
+        expected_text = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        return f"{where} must be {expected_text}, got {_json_type(error.instance)}"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        allowed = set(schema.get("properties", {}))
+        extra = sorted(k for k in error.instance if k not in allowed)
+        return f"unexpected field(s) {', '.join(map(repr, extra))} in {where}"
+    return f"{where}: {error.message}"
+
+
+class ToolRegistry:
+    """Named tools with pre-compiled validators."""
+
+    def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        self._validators: dict[str, Draft202012Validator] = {}
+        for spec in specs:
+            self.register(spec)
+
+    def register(self, spec: ToolSpec) -> None:
+        if spec.name in self._specs:
+            raise ValueError(f"tool {spec.name!r} is already registered")
+        if spec.parameters.get("type") != "object":
+            raise ValueError(f"tool {spec.name!r}: parameters schema must have type 'object'")
+        try:
+            Draft202012Validator.check_schema(spec.parameters)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"tool {spec.name!r}: invalid parameters schema: {exc.message}") from exc
+        self._specs[spec.name] = spec
+        self._validators[spec.name] = Draft202012Validator(spec.parameters)
+
+    def get(self, name: str) -> ToolSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            known = ", ".join(self._specs) or "none"
+            raise KeyError(f"unknown tool {name!r} (known tools: {known})") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def subset(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry with only these tools (in this order); unknown names raise KeyError."""
+        return ToolRegistry(self.get(n) for n in names)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [spec.openai_schema() for spec in self._specs.values()]
+
+    def validate(self, name: str, args: Any) -> dict[str, Any]:
+        """Check ``args`` against the tool's schema; raises ToolArgumentsError naming the bad field."""
+        spec = self.get(name)
+        if not isinstance(args, dict):
+            raise ToolArgumentsError(f"{spec.name}: arguments must be a JSON object, got {_json_type(args)}")
+        errors = sorted(self._validators[name].iter_errors(args), key=lambda e: (len(e.absolute_path), e.path))
+        if errors:
+            raise ToolArgumentsError(f"{spec.name}: " + "; ".join(_describe_error(e) for e in errors[:3]))
+        return args
+
+    async def execute(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Validate and run a tool. Failures become ``ok=False`` results; only cancellation propagates."""
+        started = time.monotonic()
+
+        def done(ok: bool, output: str) -> ToolResult:
+            # Built-ins cap their content themselves; this is the safety net for other handlers, with room
+            # left for a header or a truncation note.
+            capped = _cap(output, ctx.output_cap_bytes + _NOTE_ROOM_BYTES)
+            return ToolResult(ok=ok, output=capped, duration_ms=_ms_since(started))
+
+        try:
+            spec = self.get(name)
+            self.validate(name, args)
+        except KeyError as exc:
+            return done(False, f"error: {exc.args[0]}")
+        except ToolArgumentsError as exc:
+            return done(False, f"error: {exc}")
+        try:
+            if inspect.iscoroutinefunction(spec.handler):
+                value = await spec.handler(args, ctx)
+            else:
+                value = await asyncio.to_thread(spec.handler, args, ctx)
+                if inspect.isawaitable(value):
+                    value = await value
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            message = str(exc) or type(exc).__name__
+            return done(False, f"error: {message}")
+        if isinstance(value, str):
+            return done(True, value)
+        try:
+            return done(True, json.dumps(value, ensure_ascii=False, default=str))
+        except (TypeError, ValueError) as exc:
+            return done(False, f"error: tool returned a value that is not JSON data: {exc}")
+
+
+def _ms_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _cap(text: str, cap_bytes: int) -> str:
+    """Keep the model's context bounded: at most ``cap_bytes`` UTF-8 bytes plus a note of what was cut."""
+    data = text.encode("utf-8", errors="replace")
+    if cap_bytes <= 0 or len(data) <= cap_bytes:
+        return text
+    kept = data[:cap_bytes].decode("utf-8", errors="ignore")
+    return f"{kept}\n[output truncated: {len(data) - cap_bytes} more bytes]"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Built-in tools
+
+
+def _read_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    rel = args["path"]
+    path = resolve_in_workspace(ctx.workspace, rel)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {rel}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{rel} is a directory (use list_dir)")
+    cap = max(ctx.output_cap_bytes, 1)
+    with path.open("rb") as fh:
+        data = fh.read(cap + 1)
+    text = data[:cap].decode("utf-8", errors="replace")
+    if len(data) > cap:
+        size = path.stat().st_size
+        text += f"\n[file truncated: showing {cap} of {size} bytes]"
+    return text
+
+
+def _list_dir(args: dict[str, Any], ctx: ToolContext) -> str:
+    rel = args.get("path") or "."
+    path = resolve_in_workspace(ctx.workspace, rel)
+    if not path.exists():
+        raise FileNotFoundError(f"no such directory: {rel}")
+    if not path.is_dir():
+        raise NotADirectoryError(f"{rel} is not a directory")
+    entries = sorted(path.iterdir(), key=lambda p: p.name)
+    lines = [f"{e.name}/" if e.is_dir() else e.name for e in entries]
+    return "\n".join(lines) if lines else "(empty directory)"
+
+
+def _write_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    rel = args["path"]
+    path = resolve_in_workspace(ctx.workspace, rel)
+    if path.is_dir():
+        raise IsADirectoryError(f"{rel} is a directory")
+    data = args["content"].encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Re-check after creating parents: a directory could have been swapped for a symlink meanwhile.
+    path = resolve_in_workspace(ctx.workspace, rel)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    return f"wrote {len(data)} bytes to {rel}"
+
+
+async def _run_shell(args: dict[str, Any], ctx: ToolContext) -> str:
+    command: str = args["command"]
+    timeout = float(args.get("timeout_s") or ctx.shell_timeout_s)
+    cap = max(ctx.output_cap_bytes, 1)
+    workspace = ctx.workspace.resolve()
+    if not workspace.is_dir():
+        raise FileNotFoundError(f"workspace {workspace} does not exist")
+    posix = sys.platform != "win32"
+    proc = await asyncio.create_subprocess_shell(
+        command,
+        cwd=workspace,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=posix,  # own process group, so a timeout kills the children too
+    )
+    kept = bytearray()
+    dropped = 0
+
+    async def pump() -> None:
+        nonlocal dropped
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(65536):
+            room = cap - len(kept)
+            if room > 0:
+                kept.extend(chunk[:room])
+            dropped += max(0, len(chunk) - max(room, 0))
+        await proc.wait()
+
+    pump_task = asyncio.ensure_future(pump())
+    timed_out = False
+    try:
+        await asyncio.wait_for(asyncio.shield(pump_task), timeout)
+    except TimeoutError:
+        timed_out = True
+    finally:
+        if proc.returncode is None:
+            _kill(proc, posix)
+        # Bounded: a grandchild that left the process group could keep the pipe open.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(pump_task), 5.0)
+        if not pump_task.done():
+            pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump_task
+            if proc.returncode is None:
+                await proc.wait()
+    output = kept.decode("utf-8", errors="replace")
+    if dropped:
+        output += f"\n[output truncated: {dropped} more bytes]"
+    if timed_out:
+        raise TimeoutError(f"command timed out after {timeout:g}s and was killed; output so far:\n{output}")
+    return f"exit code: {proc.returncode}\n{output}"
+
+
+def _kill(proc: asyncio.subprocess.Process, posix: bool) -> None:
+    try:
+        if posix:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+def _ask_user(args: dict[str, Any], ctx: ToolContext) -> str:
+    raise RuntimeError("ask_user is answered by the operator through a HITL request; the runner handles it")
+
+
+_PATH = {"type": "string", "minLength": 1, "description": "Path relative to the workspace folder."}
+
+
+def builtin_tools() -> ToolRegistry:
+    """A fresh registry with read_file, list_dir, write_file, run_shell and ask_user."""
+    return ToolRegistry(
+        [
+            ToolSpec(
+                name="read_file",
+                description="Read a UTF-8 text file from the workspace.",
+                parameters={
+                    "type": "object",
+                    "properties": {"path": _PATH},
+                    "required": ["path"],
+                    "additionalProperties": False,
+                },
+                handler=_read_file,
+                idempotent=True,
+            ),
+            ToolSpec(
+                name="list_dir",
+                description="List a workspace directory (directories end with '/'). Defaults to the workspace root.",
+                parameters={
+                    "type": "object",
+                    "properties": {"path": {**_PATH, "minLength": 0}},
+                    "additionalProperties": False,
+                },
+                handler=_list_dir,
+                idempotent=True,
+            ),
+            ToolSpec(
+                name="write_file",
+                description="Create or overwrite a text file in the workspace (parent folders are created).",
+                parameters={
+                    "type": "object",
+                    "properties": {"path": _PATH, "content": {"type": "string", "description": "Full file text."}},
+                    "required": ["path", "content"],
+                    "additionalProperties": False,
+                },
+                handler=_write_file,
+                side_effects=True,
+                idempotent=True,
+            ),
+            ToolSpec(
+                name="run_shell",
+                description="Run a shell command in the workspace folder; returns the exit code and the combined "
+                "stdout/stderr (capped).",
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "command": {"type": "string", "minLength": 1},
+                        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600},
+                    },
+                    "required": ["command"],
+                    "additionalProperties": False,
+                },
+                handler=_run_shell,
+                side_effects=True,
+            ),
+            ToolSpec(
+                name="ask_user",
+                description="Ask the operator a question and wait for the answer.",
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "question": {"type": "string", "minLength": 1},
+                        "options": {"type": "array", "items": {"type": "string"}},
+                    },
+                    "required": ["question"],
+                    "additionalProperties": False,
+                },
+                handler=_ask_user,
+            ),
+        ]
+    )

@@ -1,0 +1,97 @@
+"""One decision watcher per runtime, so hundreds of waiting runs cost one query per database change.
+
+Waiting runs register the request ids they wait for; on every change the feed reports (a commit by
+this process, or by any other: the CLI, another window, a PostgreSQL peer) the watcher asks the store
+once which of those ids are no longer pending and resolves their futures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+
+from reviewer_app.domain.hitl import HITLRecord
+from reviewer_app.hitl import SQLHITLBackend
+
+log = logging.getLogger(__name__)
+
+
+class DecisionWatcher:
+    """Resolves per-request futures when their requests are decided, expired or cancelled."""
+
+    def __init__(self, backend: SQLHITLBackend) -> None:
+        self._backend = backend
+        self._futures: dict[str, list[asyncio.Future[HITLRecord]]] = {}
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self.queries = 0  # how many look-ups it made (for the benchmark figures)
+
+    def start(self) -> None:
+        if self._task is not None:
+            return
+        self._unsubscribe = self._backend.feed.subscribe(self._changed.set)
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="reviewer-decision-watcher")
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for futures in self._futures.values():
+            for future in futures:
+                future.cancel()
+        self._futures.clear()
+
+    async def wait_any(self, hitl_ids: Iterable[str]) -> dict[str, HITLRecord]:
+        """Wait until at least one of ``hitl_ids`` is decided; returns every one decided by then."""
+        loop = asyncio.get_running_loop()
+        mine: dict[str, asyncio.Future[HITLRecord]] = {}
+        for hitl_id in hitl_ids:
+            future: asyncio.Future[HITLRecord] = loop.create_future()
+            self._futures.setdefault(hitl_id, []).append(future)
+            mine[hitl_id] = future
+        if not mine:
+            return {}
+        self._changed.set()  # look once now: the decision may already be in the database
+        try:
+            await asyncio.wait(mine.values(), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for hitl_id, future in mine.items():
+                waiting = self._futures.get(hitl_id)
+                if waiting is not None:
+                    with contextlib.suppress(ValueError):
+                        waiting.remove(future)
+                    if not waiting:
+                        del self._futures[hitl_id]
+                if not future.done():
+                    future.cancel()
+        return {hitl_id: f.result() for hitl_id, f in mine.items() if f.done() and not f.cancelled()}
+
+    async def _loop(self) -> None:
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            ids = list(self._futures)
+            if not ids:
+                continue
+            try:
+                self.queries += 1
+                records = await self._backend.run(self._backend.store.decided_among, ids)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a transient database error must not kill every waiting run
+                log.exception("decision watcher: look-up failed; retrying on the next change")
+                await asyncio.sleep(0.5)
+                self._changed.set()
+                continue
+            for record in records:
+                for future in self._futures.pop(record["hitl_id"], []):
+                    if not future.done():
+                        future.set_result(record)

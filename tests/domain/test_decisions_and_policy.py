@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import pytest
+
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
+from reviewer_app.domain.hitl import summarize_arguments
+from reviewer_app.domain.policy import ApprovalPolicy, SessionRule, rule_for
+from reviewer_app.domain.runs import InvalidTransition, RunState, check_transition
+
+
+def test_digest_is_canonical() -> None:
+    assert args_digest({"b": 1, "a": [1, "é"]}) == args_digest({"a": [1, "é"], "b": 1})
+    assert args_digest({"a": 1}) != args_digest({"a": 2})
+
+
+def test_decision_round_trips_through_user_response() -> None:
+    decision = Decision(DecisionKind.EDIT, message="tidy", edited_args={"x": 1}, args_sha256="ab", reviewer="r")
+    assert Decision.from_user_response(decision.to_user_response()) == decision
+    bare = Decision.from_user_response({"answer": "blue"})  # a plain protocol answer
+    assert (bare.kind, bare.message, bare.extra) == (DecisionKind.RESPOND, "blue", {"answer": "blue"})
+
+
+def test_invalid_decisions_are_refused() -> None:
+    with pytest.raises(DecisionError):
+        Decision(DecisionKind.EDIT)
+    with pytest.raises(DecisionError):
+        Decision(DecisionKind.STEER, message="  ")
+    with pytest.raises(DecisionError, match="unknown decision"):
+        Decision.from_user_response({"decision": "maybe"})
+    approve = Decision(DecisionKind.APPROVE, args_sha256=args_digest({"a": 1}))
+    approve.check_hash({"a": 1})
+    with pytest.raises(DecisionError, match="changed"):
+        approve.check_hash({"a": 2})
+    Decision(DecisionKind.REJECT).check_hash({"anything": True})  # rejections need no hash
+
+
+def test_policy_and_session_rules() -> None:
+    policy = ApprovalPolicy()
+    assert policy.needs_approval("write_file", {}, side_effects=True)
+    assert not policy.needs_approval("read_file", {}, side_effects=False)
+    rule = rule_for("run_shell", {"command": "git push origin"})
+    assert rule == SessionRule("run_shell", "git")
+    assert not policy.needs_approval("run_shell", {"command": "git status"}, side_effects=True, rules=[rule])
+    assert policy.needs_approval("run_shell", {"command": "rm -rf x"}, side_effects=True, rules=[rule])
+    assert rule_for("write_file", {"path": "a"}) == SessionRule("write_file", None)
+    explicit = ApprovalPolicy(gated=frozenset({"read_file"}))
+    assert explicit.needs_approval("read_file", {}, side_effects=False)
+    assert not explicit.needs_approval("write_file", {}, side_effects=True)
+
+
+def test_run_transitions() -> None:
+    check_transition(RunState.QUEUED, RunState.RUNNING)
+    check_transition(RunState.FAILED, RunState.QUEUED)  # retry
+    with pytest.raises(InvalidTransition):
+        check_transition(RunState.DONE, RunState.RUNNING)
+
+
+def test_summaries_are_one_short_line() -> None:
+    assert summarize_arguments({"command": "ls\n -la"}) == "ls -la"
+    assert summarize_arguments({"path": "a.txt", "content": "x"}) == "path: a.txt"
+    assert len(summarize_arguments({"command": "x" * 1000})) == 160
