@@ -34,5 +34,17 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format reviewer_app tests bench examples
 	$(BIN)/ruff check --fix reviewer_app tests bench examples
 
+# Installers: dist/reviewer-app/ (PyInstaller onedir), the .deb and the .tar.gz; see packaging/build.py.
+$(VENV)/.installed-package: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e '.[package,postgres]'
+	touch $@ $(VENV)/.installed-run
+
+package: $(VENV)/.installed-package
+	$(BIN)/python packaging/build.py linux
+
+# Runs the built artefacts (frozen --self-test, the window offscreen, the .deb's launcher); see packaging/smoke_test.py.
+package-test: $(VENV)/.installed-package
+	$(BIN)/python packaging/smoke_test.py
+
 clean:
 	rm -rf build dist .pytest_cache .mypy_cache .ruff_cache

@@ -112,7 +112,7 @@ def machine_info() -> dict[str, str]:
     except OSError:
         pass
     return {
-        "nproc": str(os.cpu_count() or 1) if not hasattr(os, "sched_getaffinity") else str(len(os.sched_getaffinity(0))),
+        "nproc": str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()),
         "cpu": cpu,
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,

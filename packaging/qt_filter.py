@@ -18,7 +18,8 @@ macOS ``PySide6/Qt/lib/QtGui.framework/Versions/A/QtGui``, ``.../plugins/platfor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
 # Qt libraries the app needs (plus those of any bundled PySide6 extension module, added by the spec).
@@ -68,9 +69,7 @@ def _parts(dest: str) -> tuple[str, ...]:
 def qt_library_module(dest: str) -> str | None:
     """``Gui`` for any Qt library file of the QtGui module, whatever the platform; else None."""
     parts = _parts(dest)
-    if "PySide6" not in parts:
-        return None
-    for part in parts:
+    for part in parts:  # also top-level symlinks PyInstaller makes to PySide6/Qt/lib/...
         match = _MACOS_FRAMEWORK.match(part)
         if match:
             return match.group("module")
@@ -121,6 +120,9 @@ def keep(dest: str, qt_modules: frozenset[str] = QT_LIBS) -> bool:
         return True
     if parts[-1] in DROPPED_FILES:
         return False
+    module = qt_library_module(dest)
+    if module is not None:
+        return module in qt_modules
     if "PySide6" not in parts:
         return True
     if "translations" in parts or "qml" in parts or "libexec" in parts:
@@ -130,9 +132,6 @@ def keep(dest: str, qt_modules: frozenset[str] = QT_LIBS) -> bool:
         family, name = plugin
         allowed = QT_PLUGINS.get(family, frozenset())
         return "*" in allowed or name in allowed
-    module = qt_library_module(dest)
-    if module is not None:
-        return module in qt_modules
     return True
 
 
@@ -142,3 +141,44 @@ def split(entries: Iterable[tuple[str, str, str]], qt_modules: frozenset[str]) -
     for entry in entries:
         (kept if keep(entry[0], qt_modules) else dropped).append(entry)
     return kept, dropped
+
+
+def _basename(path: str) -> str:
+    return PurePosixPath(path.replace("\\", "/")).name
+
+
+def orphaned_dependencies(
+    kept: list[tuple[str, str, str]],
+    dropped: list[tuple[str, str, str]],
+    imports_of: Callable[[str], Iterable[str]],
+) -> list[tuple[str, str, str]]:
+    """Kept binaries that only dropped files needed (GTK for the gtk3 theme, libdrm for eglfs...).
+
+    PyInstaller resolves every collected plugin's shared-library dependencies
+    before the spec can filter, so dropping a plugin leaves its dependencies
+    behind. A library goes only if a dropped file reaches it and no remaining
+    file does; ``imports_of(source_path)`` names the libraries a binary links.
+    """
+    by_name: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for entry in kept:
+        by_name[_basename(entry[0])].append(entry)
+        by_name[_basename(entry[1])].append(entry)
+
+    def reach(starts: Iterable[tuple[str, str, str]]) -> set[str]:
+        seen: set[str] = set()
+        stack = list(starts)
+        while stack:
+            entry = stack.pop()
+            if entry[2] == "SYMLINK":
+                continue
+            for name in imports_of(entry[1]):
+                key = _basename(name)
+                if key in by_name and key not in seen:
+                    seen.add(key)
+                    stack.extend(by_name[key])
+        return seen
+
+    candidates = reach(dropped)
+    roots = [e for e in kept if _basename(e[0]) not in candidates and _basename(e[1]) not in candidates]
+    orphans = candidates - reach(roots)
+    return [e for e in kept if _basename(e[0]) in orphans or _basename(e[1]) in orphans]

@@ -20,10 +20,11 @@ from __future__ import annotations
 import asyncio
 import getpass
 import os
+import queue
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import jsonschema
@@ -85,6 +86,69 @@ def shown_arguments(record: HITLRecord) -> Any:
     return data.get("arguments", data) if record.get("hitl_type") != HITLType.ASK_USER.value else data
 
 
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+class _DatabaseThread:
+    """The backend's single database thread: runs jobs in order, hands results back to the caller's loop.
+
+    A plain queue and ``call_soon_threadsafe`` rather than ``loop.run_in_executor``: the executor's
+    future chaining cost ~10 µs more per call, and a decision's round trip pays it at every step
+    (see bench/store_throughput.py). Like the executor it skips jobs whose caller was cancelled
+    before they started, and :meth:`shutdown` lets queued jobs finish.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], Callable[[], Any]] | None]
+        self._jobs = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[[], T]) -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the HITL backend is closed")
+            self._jobs.put((loop, future, fn))
+        return future
+
+    def _main(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            loop, future, fn = job
+            if future.cancelled():
+                continue
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                result = fn()
+            except BaseException as exc:  # handed to the awaiting caller, as an executor would
+                error = exc
+            try:
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            except RuntimeError:  # the caller's loop is closed: nobody is waiting any more
+                pass
+            del job, future, fn, result, error
+
+    def shutdown(self) -> None:
+        """Finish the queued jobs, then stop the thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._jobs.put(None)
+        if threading.current_thread() is not self._thread:
+            self._thread.join()
+
+
 class SQLHITLBackend:
     """aury-agent's ``HITLBackend`` protocol, durable in SQLite or PostgreSQL.
 
@@ -111,7 +175,7 @@ class SQLHITLBackend:
         self.store = store
         self.reviewer = reviewer or default_reviewer()
         self.feed = feed or change_feed_for(store.engines)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reviewer-db")
+        self._db_thread = _DatabaseThread("reviewer-db")
         self._closed = False
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -119,8 +183,7 @@ class SQLHITLBackend:
         """Run ``fn`` on the database thread and await its result on the caller's loop."""
         if self._closed:
             raise RuntimeError("the HITL backend is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
+        return await self._db_thread.submit(lambda: fn(*args, **kwargs))
 
     async def write(self, fn: Callable[[StoreTx], T]) -> T:
         """Run ``fn`` inside one write transaction on the database thread; wakes waiters after commit."""
@@ -137,7 +200,7 @@ class SQLHITLBackend:
         if self._closed:
             return
         self._closed = True
-        self._executor.shutdown(wait=True)
+        self._db_thread.shutdown()
         self.feed.close()
         if self._owns_store:
             self.store.close()
@@ -364,6 +427,26 @@ class SQLHITLBackend:
         )
         stored = await self.append_blocks([event])
         return stored[0]
+
+    async def register_run(
+        self,
+        *,
+        session_id: str,
+        invocation_id: str,
+        agent: str | None = None,
+        prompt: str | None = None,
+        external: bool = True,
+    ) -> bool:
+        """Declare a run (and its session) before its first block or request, so the window lists it.
+
+        Returns False when the run already existed (nothing is changed then).
+        """
+
+        def work(tx: StoreTx) -> bool:
+            tx.ensure_session(session_id, agent=agent, external=external)
+            return tx.ensure_invocation(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
+
+        return await self.write(work)
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:

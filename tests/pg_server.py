@@ -78,6 +78,7 @@ class PgServer:
     def _run(self, *argv: str, timeout: float = 120) -> None:
         result = subprocess.run(
             self._as_account([str(self.bindir / argv[0]), *argv[1:]]),
+            check=False,
             capture_output=True,
             text=True,
             timeout=timeout,

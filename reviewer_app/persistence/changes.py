@@ -2,8 +2,10 @@
 
 The database is the bus. On SQLite a dedicated read-only connection polls
 ``PRAGMA data_version`` (it changes whenever another connection commits; a few
-microseconds, no table scan). Writers in this process also call
-:meth:`ChangeFeed.notify` so that local waiters wake at once.
+microseconds, no table scan). On PostgreSQL every write transaction sends
+``NOTIFY reviewer_changes`` (delivered only on commit) and a listener thread
+wakes the loop (:mod:`reviewer_app.persistence.pg_notify`). Writers in this
+process also call :meth:`ChangeFeed.notify` so that local waiters wake at once.
 """
 
 from __future__ import annotations
@@ -42,26 +44,40 @@ class ChangeFeed(Protocol):
     def close(self) -> None: ...
 
 
-class _PollingFeed:
-    """Shared machinery: a poll task on the running loop that runs while anyone listens.
+class FeedBase:
+    """Shared machinery of every feed: the token, waiters and listeners on one asyncio loop.
 
-    Subclasses give :meth:`_probe`, a cheap read that changes when the database does.
+    A subclass supplies the *watcher* that learns about commits from other
+    processes (:meth:`_start_watcher`) and reports each one with
+    :meth:`_remote_change`, from any thread. A watcher reports once more as soon
+    as it is watching, because a commit that landed before it started is
+    otherwise lost to a waiter that read the database just before.
     """
 
-    def __init__(self, interval: float) -> None:
-        self.interval = interval
+    def __init__(self) -> None:
         self._local = 0
         self._remote = 0
         self._lock = threading.Lock()
         self._waiters: set[asyncio.Future[None]] = set()
         self._listeners: list[Listener] = []
-        self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
-    def _probe(self) -> int:  # pragma: no cover - abstract
+    # -- for subclasses ---------------------------------------------------------------------
+    def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:  # pragma: no cover - abstract
+        """Make sure something watches for other processes' commits and reports to ``loop``."""
         raise NotImplementedError
 
+    def _stop_watcher(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _remote_change(self) -> None:
+        """Another connection committed (thread-safe): bump the token and wake the loop."""
+        with self._lock:
+            self._remote += 1
+        self._schedule_wake()
+
+    # -- the ChangeFeed protocol ------------------------------------------------------------
     def token(self) -> int:
         with self._lock:
             return self._local * 1_000_003 + self._remote
@@ -69,20 +85,11 @@ class _PollingFeed:
     def notify(self) -> None:
         with self._lock:
             self._local += 1
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is loop:
-                self._wake()
-            else:
-                loop.call_soon_threadsafe(self._wake)
+        self._schedule_wake()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
-        self._ensure_task()
+        self._ensure_watching()
 
         def unsubscribe() -> None:
             if listener in self._listeners:
@@ -93,48 +100,93 @@ class _PollingFeed:
     async def wait(self, since: int, timeout: float | None = None) -> int:
         if self.token() != since:
             return self.token()
-        self._ensure_task()
-        assert self._loop is not None
-        future: asyncio.Future[None] = self._loop.create_future()
+        loop = self._ensure_watching()
+        future: asyncio.Future[None] = loop.create_future()
         self._waiters.add(future)
         try:
-            await asyncio.wait_for(asyncio.shield(future), timeout)
+            if self.token() == since:  # a change may have come while the watcher started
+                await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
             pass
         finally:
             self._waiters.discard(future)
         return self.token()
 
-    def _ensure_task(self) -> None:
+    def close(self) -> None:
+        """Stop watching; waiters wake (and their next wait raises), nothing waits forever."""
+        self._closed = True
+        self._stop_watcher()
+        self._schedule_wake(listeners=False)
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _ensure_watching(self) -> asyncio.AbstractEventLoop:
         if self._closed:
             raise RuntimeError("the change feed is closed")
         loop = asyncio.get_running_loop()
-        if self._task is None or self._task.done() or self._loop is not loop:
-            self._loop = loop
+        self._loop = loop
+        self._start_watcher(loop)
+        return loop
+
+    def _schedule_wake(self, *, listeners: bool = True) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._wake(listeners)
+            return
+        try:
+            loop.call_soon_threadsafe(self._wake, listeners)
+        except RuntimeError:  # the loop closed in the meantime: nobody is left to wake
+            pass
+
+    def _wake(self, listeners: bool = True) -> None:
+        for future in list(self._waiters):
+            if not future.done():
+                future.set_result(None)
+        for listener in list(self._listeners) if listeners else ():
+            listener()
+
+
+class _PollingFeed(FeedBase):
+    """A poll task on the running loop that runs while anyone listens.
+
+    Subclasses give :meth:`_probe`, a cheap read that changes when the database does.
+    """
+
+    def __init__(self, interval: float) -> None:
+        super().__init__()
+        self.interval = interval
+        self._task: asyncio.Task[None] | None = None
+
+    def _probe(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
             self._task = loop.create_task(self._poll(), name="reviewer-change-feed")
 
     async def _poll(self) -> None:
         last = self._probe()
+        self._remote_change()  # see FeedBase: re-check whatever landed before the first probe
         while not self._closed:
             await asyncio.sleep(self.interval)
             if not self._waiters and not self._listeners:
                 continue
-            current = self._probe()
+            try:
+                current = self._probe()
+            except Exception:
+                if self._closed:  # closed from another thread mid-probe
+                    return
+                raise
             if current != last:
                 last = current
-                with self._lock:
-                    self._remote += 1
-                self._wake()
+                self._remote_change()
 
-    def _wake(self) -> None:
-        for future in list(self._waiters):
-            if not future.done():
-                future.set_result(None)
-        for listener in list(self._listeners):
-            listener()
-
-    def close(self) -> None:
-        self._closed = True
+    def _stop_watcher(self) -> None:
         if self._task is not None and not self._task.done():
             loop = self._task.get_loop()
             if not loop.is_closed():
@@ -180,8 +232,12 @@ class MaxColumnChangeFeed(_PollingFeed):
 
 
 def change_feed_for(engines: Engines) -> ChangeFeed:
-    """The cheapest feed the database offers."""
+    """The cheapest feed the database offers: data_version on SQLite, LISTEN/NOTIFY on PostgreSQL."""
     path = sqlite_path(engines.url)
     if path is not None:
         return SQLiteChangeFeed(path)
+    if engines.dialect == "postgresql":
+        from reviewer_app.persistence.pg_notify import PostgresChangeFeed  # needs psycopg: load it only here
+
+        return PostgresChangeFeed(engines)
     return MaxColumnChangeFeed(engines)

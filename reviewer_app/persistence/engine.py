@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
 BUSY_TIMEOUT_MS = 30_000
+CHANGES_CHANNEL = "reviewer_changes"  # PostgreSQL: every write transaction NOTIFYs it (see pg_notify)
 
 
 def database_url(target: str | os.PathLike[str]) -> str:
@@ -81,9 +82,15 @@ class Engines:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A short write transaction, committed on exit."""
+        """A short write transaction, committed on exit.
+
+        On PostgreSQL it also sends ``NOTIFY reviewer_changes``: queued inside the
+        transaction, it is delivered to listeners only if the transaction commits.
+        """
         with self.writer.begin() as connection:
             yield connection
+            if self.dialect == "postgresql":
+                connection.exec_driver_sql(f"NOTIFY {CHANGES_CHANNEL}")
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

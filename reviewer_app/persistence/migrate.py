@@ -67,12 +67,30 @@ def backup_sqlite(path: Path, label: str) -> Path:
     return target
 
 
+# pg_advisory_lock key that serialises migrations of one PostgreSQL database ("RvwMigr" in ASCII).
+PG_MIGRATION_LOCK = 0x5276774D696772
+
+
 def upgrade(engines: Engines, target: str = "head") -> Path | None:
     """Migrate to ``target``; returns the backup made first, if any.
 
     Raises :class:`SchemaTooNew` when the database names a revision this build
-    does not know: a newer Reviewer wrote it.
+    does not know: a newer Reviewer wrote it. On PostgreSQL an advisory lock
+    makes team members who open a new database at once migrate it one at a time.
     """
+    if engines.dialect != "postgresql":
+        return _upgrade(engines, target)
+    with engines.reader.connect() as lock:
+        lock.exec_driver_sql(f"SELECT pg_advisory_lock({PG_MIGRATION_LOCK})")
+        lock.commit()
+        try:
+            return _upgrade(engines, target)
+        finally:
+            lock.exec_driver_sql(f"SELECT pg_advisory_unlock({PG_MIGRATION_LOCK})")
+            lock.commit()
+
+
+def _upgrade(engines: Engines, target: str) -> Path | None:
     script = ScriptDirectory.from_config(alembic_config())
     current = current_revision(engines)
     if current is not None:
@@ -92,7 +110,9 @@ def upgrade(engines: Engines, target: str = "head") -> Path | None:
         backup = backup_sqlite(path, f"pre-{wanted}")
         log.info("backed up %s to %s before migrating %s -> %s", path, backup, current, wanted)
     config = alembic_config()
-    with engines.reader.connect() as connection:
+    # The writer connection begins with BEGIN IMMEDIATE on SQLite: processes that open a new
+    # database at once migrate it one at a time, and the later ones find it already at head.
+    with engines.writer.connect() as connection:
         # PRAGMA foreign_keys is a no-op inside a transaction: set it on the raw
         # connection before SQLAlchemy begins one.
         driver = connection.connection.driver_connection if engines.is_sqlite else None

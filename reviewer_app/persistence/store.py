@@ -10,16 +10,19 @@ methods on one database thread.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
-from types import EllipsisType
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from types import EllipsisType
+from typing import Any, cast
 
-from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select, update
-from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy import Connection, Row, and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DatabaseError, DBAPIError, OperationalError
 
 from reviewer_app.domain.decisions import DecisionKind, args_digest, canonical_json
 from reviewer_app.domain.hitl import (
@@ -62,6 +65,130 @@ meta_t = MetaRow.__table__  # type: ignore[attr-defined]
 AUDIT_HEAD_KEY = "audit_head"
 GENESIS_HASH = "0" * 64
 
+# Hot-path statements are built once and given their values as execute() parameters: building a
+# Core statement per call (``.values(**row)``, ``column == value``) cost several times more than
+# compiling-from-cache and running it (see bench/store_throughput.py).
+_SELECT_REQUEST = select(requests_t).where(requests_t.c.hitl_id == bindparam("match_hitl_id"))
+_DECIDE_REQUEST = (
+    update(requests_t)
+    .where(requests_t.c.hitl_id == bindparam("match_hitl_id"), requests_t.c.status == bindparam("match_status"))
+    .returning(*requests_t.c)
+)
+_SELECT_AUDIT_HEAD = select(meta_t.c.value).where(meta_t.c.key == AUDIT_HEAD_KEY)
+_SELECT_AUDIT_HEAD_FOR_UPDATE = _SELECT_AUDIT_HEAD.with_for_update()
+_UPDATE_AUDIT_HEAD = update(meta_t).where(meta_t.c.key == AUDIT_HEAD_KEY)
+_INSERT_AUDIT = insert(audit_t)
+_INSERT_EVENT = insert(events_t).returning(events_t.c.seq)
+_INSERT_CHECKPOINT = insert(checkpoints_t)
+_SELECT_RUN_STATE = select(invocations_t.c.state).where(invocations_t.c.id == bindparam("match_id"))
+_SELECT_RUN_STATE_OWNER = select(invocations_t.c.state, invocations_t.c.owner).where(
+    invocations_t.c.id == bindparam("match_id")
+)
+_SELECT_SESSION = select(sessions_t).where(sessions_t.c.id == bindparam("match_id"))
+_SELECT_SESSION_RULES = select(rules_t.c.tool_name, rules_t.c.command_prefix).where(
+    rules_t.c.session_id == bindparam("match_id")
+)
+_UPDATE_RUN = (
+    update(invocations_t)
+    .where(invocations_t.c.id == bindparam("match_id"))
+    .values(active_ms=invocations_t.c.active_ms + bindparam("add_active_ms"))
+)
+
+
+def _runs_query(where: Any, limit: int | None) -> Any:
+    """Runs with their workspace and pending-request count, newest first."""
+    pending = (
+        select(func.count())
+        .where(
+            requests_t.c.invocation_id == invocations_t.c.id,
+            requests_t.c.status == HITLStatus.PENDING.value,
+        )
+        .scalar_subquery()
+    )
+    query = select(invocations_t, sessions_t.c.workspace, pending.label("pending")).join(
+        sessions_t, sessions_t.c.id == invocations_t.c.session_id
+    )
+    if where is not None:
+        query = query.where(where)
+    query = query.order_by(invocations_t.c.created_at.desc(), invocations_t.c.updated_at_ms.desc())
+    return query.limit(limit) if limit is not None else query
+
+
+_SELECT_RUN = _runs_query(invocations_t.c.id == bindparam("match_id"), 1)
+
+
+@cache
+def _decided_among_statement(count: int) -> Any:
+    """Decided requests among ``count`` ids, one bind parameter each (the waiting runs' watcher asks this)."""
+    return select(requests_t).where(
+        requests_t.c.hitl_id.in_([bindparam(f"id_{i}") for i in range(count)]),
+        requests_t.c.status != HITLStatus.PENDING.value,
+    )
+
+
+@cache
+def _insert_ignore_statement(table: Any, index: tuple[str, ...], dialect: str) -> Any:
+    """``INSERT .. ON CONFLICT DO NOTHING`` for ``table``, built once per dialect."""
+    if dialect == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing(index_elements=list(index))
+    if dialect == "sqlite":
+        return sqlite.insert(table).on_conflict_do_nothing(index_elements=list(index))
+    raise NotImplementedError(dialect)  # pragma: no cover - other dialects are not supported
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A hot-path statement compiled once for SQLite, run on the DB-API connection of the open transaction.
+
+    SQLAlchemy's per-execute machinery (events, execution context, result set-up) costs several
+    times what SQLite spends on these small writes. The SQL text, the parameter order and the
+    JSON/boolean conversions still come from the Core statement and its column types, so the rows
+    written and read are exactly those of the SQLAlchemy path (PostgreSQL keeps that path).
+    """
+
+    sql: str
+    names: tuple[str, ...]
+    defaults: tuple[Any, ...]
+    binds: tuple[Callable[[Any], Any] | None, ...]
+    columns: tuple[str, ...]
+    results: tuple[Callable[[Any], Any] | None, ...]
+
+    @classmethod
+    def build(cls, stmt: Any, keys: tuple[str, ...], dialect: Dialect) -> _Prepared:
+        compiled = stmt.compile(dialect=dialect, column_keys=list(keys))
+        names = tuple(compiled.positiontup or ())
+        literals = compiled.params  # where-clause literals and scalar column defaults
+        exported = list(stmt.exported_columns)
+        return cls(
+            sql=str(compiled),
+            names=names,
+            defaults=tuple(literals.get(name) for name in names),
+            binds=tuple(compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names),
+            columns=tuple(column.key for column in exported),
+            results=tuple(column.type.dialect_impl(dialect).result_processor(dialect, None) for column in exported),
+        )
+
+    def execute(self, connection: sqlite3.Connection, values: Mapping[str, Any]) -> sqlite3.Cursor:
+        params = []
+        for name, default, bind in zip(self.names, self.defaults, self.binds, strict=True):
+            value = values.get(name, default)
+            params.append(bind(value) if bind is not None else value)
+        try:
+            return connection.execute(self.sql, params)
+        except sqlite3.Error as exc:  # the same exception classes the SQLAlchemy path raises
+            raise DBAPIError.instance(self.sql, params, exc, sqlite3.Error) from exc
+
+    def rows(self, cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+        # fetchall(): a RETURNING statement is finished (and reset) only once all its rows are read.
+        return [
+            {
+                name: (result(value) if result is not None else value)
+                for name, result, value in zip(self.columns, self.results, raw, strict=True)
+            }
+            for raw in cursor.fetchall()
+        ]
+
+
 # Columns the inbox needs: never the (possibly huge) data blobs.
 SUMMARY_COLUMNS = (
     requests_t.c.hitl_id,
@@ -77,6 +204,7 @@ SUMMARY_COLUMNS = (
     requests_t.c.updated_at_ms,
     requests_t.c.decision,
     requests_t.c.decided_by,
+    requests_t.c.external,
 )
 
 
@@ -101,6 +229,7 @@ class RequestSummary:
     updated_at_ms: int
     decision: str | None
     decided_by: str | None
+    external: bool = False  # raised by an agent in another process
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,9 +328,9 @@ class RunRecord:
         }
 
 
-def row_to_record(row: Row[Any] | Any) -> HITLRecord:
-    """A table row as the protocol's record dict: exactly :data:`RECORD_KEYS`."""
-    mapping = row._mapping
+def row_to_record(row: Row[Any] | Mapping[str, Any]) -> HITLRecord:
+    """A table row (or its mapping) as the protocol's record dict: exactly :data:`RECORD_KEYS`."""
+    mapping = row._mapping if isinstance(row, Row) else row
     record = {key: mapping[key] for key in RECORD_KEYS if key != "metadata"}
     record["metadata"] = mapping["metadata"]
     record["data"] = record["data"] if record["data"] is not None else {}
@@ -245,20 +374,44 @@ def _audit_fields(
 class StoreTx:
     """Writes inside one transaction. Obtain it from :meth:`Store.transaction`."""
 
-    def __init__(self, connection: Connection, dialect: str) -> None:
+    def __init__(self, connection: Connection, dialect: str, prepared: dict[Any, _Prepared] | None = None) -> None:
         self.connection = connection
         self.dialect = dialect
+        # SQLite only: statements compiled once per Store (see _Prepared); None means plain SQLAlchemy.
+        self._prepared = prepared if dialect == "sqlite" else None
 
     # -- helpers -----------------------------------------------------------------
+    def _prepared_for(self, stmt: Any, values: Mapping[str, Any]) -> _Prepared:
+        assert self._prepared is not None
+        key = (stmt, tuple(values))
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            prepared = self._prepared[key] = _Prepared.build(stmt, key[1], self.connection.dialect)
+        return prepared
+
+    def _rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """Rows of a SELECT or of a statement with RETURNING, as mappings."""
+        if self._prepared is None:
+            return [cast(Mapping[str, Any], row._mapping) for row in self.connection.execute(stmt, values)]
+        prepared = self._prepared_for(stmt, values)
+        return list(prepared.rows(prepared.execute(self._driver(), values)))
+
+    def _write(self, stmt: Any, values: Mapping[str, Any]) -> int:
+        """Run a write; returns the rows it changed."""
+        if self._prepared is None:
+            # preserve_rowcount: SQLAlchemy keeps an INSERT's rowcount only when asked (psycopg reports -1 otherwise).
+            result = self.connection.execute(stmt, values, execution_options={"preserve_rowcount": True})
+            return int(result.rowcount or 0)
+        prepared = self._prepared_for(stmt, values)
+        return int(prepared.execute(self._driver(), values).rowcount or 0)
+
+    def _driver(self) -> sqlite3.Connection:
+        """The pysqlite connection under this transaction (SQLAlchemy has already begun it)."""
+        return cast(sqlite3.Connection, self.connection.connection.driver_connection)
+
     def _insert_ignore(self, table: Any, values: dict[str, Any], index: Sequence[str]) -> int:
         """INSERT that does nothing when the key exists; returns rows inserted."""
-        if self.dialect == "postgresql":
-            stmt: Any = postgresql.insert(table).values(**values).on_conflict_do_nothing(index_elements=list(index))
-        elif self.dialect == "sqlite":
-            stmt = sqlite.insert(table).values(**values).on_conflict_do_nothing(index_elements=list(index))
-        else:  # pragma: no cover - other dialects are not supported
-            raise NotImplementedError(self.dialect)
-        return int(self.connection.execute(stmt).rowcount or 0)
+        return self._write(_insert_ignore_statement(table, tuple(index), self.dialect), values)
 
     # -- sessions and invocations -----------------------------------------------------
     def ensure_session(
@@ -324,18 +477,18 @@ class StoreTx:
         add_active_ms: int = 0,
     ) -> RunState:
         """Move a run to ``state`` (checked against the allowed transitions); returns the old state."""
-        current_raw = self.connection.execute(
-            select(invocations_t.c.state).where(invocations_t.c.id == invocation_id)
-        ).scalar()
+        rows = self._rows(_SELECT_RUN_STATE, {"match_id": invocation_id})
+        current_raw = rows[0]["state"] if rows else None
         if current_raw is None:
             raise KeyError(f"no run with id {invocation_id!r}")
         current = RunState(current_raw)
         check_transition(current, state)
         ms = now_ms()
         values: dict[str, Any] = {
+            "match_id": invocation_id,
+            "add_active_ms": add_active_ms,
             "state": state.value,
             "updated_at_ms": ms,
-            "active_ms": invocations_t.c.active_ms + add_active_ms,
         }
         if state is RunState.RUNNING and current is RunState.QUEUED:
             values["started_at"] = ms // 1000
@@ -347,7 +500,7 @@ class StoreTx:
             values["error"] = error
         if owner is not ...:
             values["owner"] = owner
-        self.connection.execute(update(invocations_t).where(invocations_t.c.id == invocation_id).values(**values))
+        self._write(_UPDATE_RUN, values)
         return current
 
     # -- requests ---------------------------------------------------------------------
@@ -409,6 +562,7 @@ class StoreTx:
                 "updated_at_ms": ms,
                 "summary": summarize_request(hitl_type, data, tool_name),
                 "agent": agent,
+                "external": external,
             },
             ["hitl_id"],
         )
@@ -421,19 +575,19 @@ class StoreTx:
             )
 
     def get_request(self, hitl_id: str) -> HITLRecord | None:
-        row = self.connection.execute(select(requests_t).where(requests_t.c.hitl_id == hitl_id)).first()
-        return row_to_record(row) if row is not None else None
+        rows = self._rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
+        return row_to_record(rows[0]) if rows else None
 
     def conflict_for(self, hitl_id: str, attempted: str) -> HITLError:
         """The error for acting on a request that is not pending: not found, or who decided it."""
-        row = self.connection.execute(select(requests_t).where(requests_t.c.hitl_id == hitl_id)).first()
-        if row is None:
+        rows = self._rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
+        if not rows:
             return HITLNotFound(hitl_id)
         return HITLConflict.already_decided(
-            row_to_record(row),
+            row_to_record(rows[0]),
             attempted,
-            decided_by=row._mapping["decided_by"],
-            decision=row._mapping["decision"],
+            decided_by=rows[0]["decided_by"],
+            decision=rows[0]["decision"],
         )
 
     def decide(
@@ -455,25 +609,24 @@ class StoreTx:
         ms = now_ms()
         response = dict(user_response) if user_response is not None else None
         decision = decision or (response or {}).get("decision") or _default_decision(status)
-        stmt = (
-            update(requests_t)
-            .where(and_(requests_t.c.hitl_id == hitl_id, requests_t.c.status == HITLStatus.PENDING.value))
-            .values(
-                status=status.value,
-                user_response=response,
-                responded_at=ms // 1000,
-                updated_at=ms // 1000,
-                updated_at_ms=ms,
-                decision=decision,
-                decided_by=reviewer,
-            )
-            .returning(*requests_t.c)
+        rows = self._rows(
+            _DECIDE_REQUEST,
+            {
+                "match_hitl_id": hitl_id,
+                "match_status": HITLStatus.PENDING.value,
+                "status": status.value,
+                "user_response": response,
+                "responded_at": ms // 1000,
+                "updated_at": ms // 1000,
+                "updated_at_ms": ms,
+                "decision": decision,
+                "decided_by": reviewer,
+            },
         )
-        row = self.connection.execute(stmt).first()
-        if row is None:
+        if not rows:
             verb = {HITLStatus.CANCELLED: "cancel", HITLStatus.EXPIRED: "expire"}.get(status, "respond to")
             raise self.conflict_for(hitl_id, verb)
-        record = row_to_record(row)
+        record = row_to_record(rows[0])
         shown = record["data"].get("arguments") if record["hitl_type"] != HITLType.ASK_USER.value else record["data"]
         if message is None and response is not None:
             raw = response.get("message")
@@ -493,11 +646,13 @@ class StoreTx:
 
     # -- audit ---------------------------------------------------------------------------
     def _audit_head(self) -> tuple[int, str]:
-        self._insert_ignore(meta_t, {"key": AUDIT_HEAD_KEY, "value": f"0:{GENESIS_HASH}"}, ["key"])
-        query = select(meta_t.c.value).where(meta_t.c.key == AUDIT_HEAD_KEY)
-        if self.dialect == "postgresql":
-            query = query.with_for_update()  # SQLite is already serialised by BEGIN IMMEDIATE
-        value = self.connection.execute(query).scalar_one()
+        # SQLite is already serialised by BEGIN IMMEDIATE; PostgreSQL locks the head row.
+        query = _SELECT_AUDIT_HEAD_FOR_UPDATE if self.dialect == "postgresql" else _SELECT_AUDIT_HEAD
+        rows = self._rows(query, {})
+        if not rows:  # the first decision of this database starts the chain
+            self._insert_ignore(meta_t, {"key": AUDIT_HEAD_KEY, "value": f"0:{GENESIS_HASH}"}, ["key"])
+            rows = self._rows(query, {})
+        value = rows[0]["value"]
         count, _, head = str(value).partition(":")
         return int(count), head
 
@@ -516,12 +671,8 @@ class StoreTx:
         shown_sha = args_digest(shown_args) if shown_args is not None else None
         fields = _audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
         row_hash = audit_row_hash(prev_hash, fields)
-        self.connection.execute(
-            insert(audit_t).values(shown_args=shown_args, prev_hash=prev_hash, row_hash=row_hash, **fields)
-        )
-        self.connection.execute(
-            update(meta_t).where(meta_t.c.key == AUDIT_HEAD_KEY).values(value=f"{count + 1}:{row_hash}")
-        )
+        self._write(_INSERT_AUDIT, {"shown_args": shown_args, "prev_hash": prev_hash, "row_hash": row_hash, **fields})
+        self._write(_UPDATE_AUDIT_HEAD, {"value": f"{count + 1}:{row_hash}"})
         return row_hash
 
     # -- timeline -----------------------------------------------------------------------
@@ -529,21 +680,20 @@ class StoreTx:
         """Append events; returns them with the ``seq`` the store assigned."""
         stored = []
         for event in events:
-            result = self.connection.execute(
-                insert(events_t)
-                .values(
-                    block_id=event.block_id,
-                    parent_id=event.parent_id,
-                    kind=event.kind.value,
-                    op=event.op.value,
-                    data=event.data,
-                    ts_ms=event.ts_ms,
-                    session_id=event.session_id,
-                    invocation_id=event.invocation_id,
-                )
-                .returning(events_t.c.seq)
+            rows = self._rows(
+                _INSERT_EVENT,
+                {
+                    "block_id": event.block_id,
+                    "parent_id": event.parent_id,
+                    "kind": event.kind.value,
+                    "op": event.op.value,
+                    "data": event.data,
+                    "ts_ms": event.ts_ms,
+                    "session_id": event.session_id,
+                    "invocation_id": event.invocation_id,
+                },
             )
-            seq = int(result.scalar_one())
+            seq = int(rows[0]["seq"])
             stored.append(
                 BlockEvent(
                     block_id=event.block_id,
@@ -561,14 +711,15 @@ class StoreTx:
 
     # -- checkpoints and rules ------------------------------------------------------------
     def save_checkpoint(self, checkpoint_id: str, invocation_id: str, session_id: str, state: dict[str, Any]) -> None:
-        self.connection.execute(
-            insert(checkpoints_t).values(
-                checkpoint_id=checkpoint_id,
-                invocation_id=invocation_id,
-                session_id=session_id,
-                state=state,
-                created_ms=now_ms(),
-            )
+        self._write(
+            _INSERT_CHECKPOINT,
+            {
+                "checkpoint_id": checkpoint_id,
+                "invocation_id": invocation_id,
+                "session_id": session_id,
+                "state": state,
+                "created_ms": now_ms(),
+            },
         )
 
     def add_session_rule(
@@ -598,8 +749,13 @@ class StoreTx:
         )
         return True
 
-    def claim_run(self, invocation_id: str, owner: str, *, expected_owner: str | None) -> bool:
-        """Compare-and-set the process that drives a run; False if someone else changed it first."""
+    def run_state_and_owner(self, invocation_id: str) -> tuple[RunState, str | None] | None:
+        """A run's state and driving process, read inside the transaction that is about to change it."""
+        rows = self._rows(_SELECT_RUN_STATE_OWNER, {"match_id": invocation_id})
+        return (RunState(rows[0]["state"]), rows[0]["owner"]) if rows else None
+
+    def claim_run(self, invocation_id: str, owner: str | None, *, expected_owner: str | None) -> bool:
+        """Compare-and-set the process that drives a run (None releases it); False if someone changed it first."""
         condition = (
             invocations_t.c.owner.is_(None) if expected_owner is None else invocations_t.c.owner == expected_owner
         )
@@ -623,6 +779,7 @@ class Store:
 
     def __init__(self, engines: Engines) -> None:
         self.engines = engines
+        self._prepared: dict[Any, _Prepared] = {}  # hot-path statements compiled for SQLite, see StoreTx
 
     @classmethod
     def open(cls, target: str | Any, *, migrate_schema: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
@@ -663,17 +820,22 @@ class Store:
     def transaction(self) -> Iterator[StoreTx]:
         """One short write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
         with self.engines.write() as connection:
-            yield StoreTx(connection, self.engines.dialect)
+            yield StoreTx(connection, self.engines.dialect, self._prepared)
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
         with self.engines.read() as connection:
             yield connection
 
+    def _read(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """One prebuilt read (on SQLite a single autocommit SELECT on the DB-API connection, see _Prepared)."""
+        with self._reading() as connection:
+            return StoreTx(connection, self.engines.dialect, self._prepared)._rows(stmt, values)
+
     # -- requests ---------------------------------------------------------------------
     def get_request(self, hitl_id: str) -> HITLRecord | None:
         with self._reading() as connection:
-            return StoreTx(connection, self.engines.dialect).get_request(hitl_id)
+            return StoreTx(connection, self.engines.dialect, self._prepared).get_request(hitl_id)
 
     def get_request_extras(self, hitl_id: str) -> dict[str, Any] | None:
         """The app's own columns of a request (agent, summary, who decided and how)."""
@@ -754,12 +916,11 @@ class Store:
         ids = list(dict.fromkeys(hitl_ids))
         found: list[HITLRecord] = []
         with self._reading() as connection:
+            tx = StoreTx(connection, self.engines.dialect, self._prepared)
             for start in range(0, len(ids), 500):
-                query = select(requests_t).where(
-                    requests_t.c.hitl_id.in_(ids[start : start + 500]),
-                    requests_t.c.status != HITLStatus.PENDING.value,
-                )
-                found.extend(row_to_record(row) for row in connection.execute(query))
+                chunk = ids[start : start + 500]
+                rows = tx._rows(_decided_among_statement(len(chunk)), {f"id_{i}": v for i, v in enumerate(chunk)})
+                found.extend(row_to_record(row) for row in rows)
         return found
 
     def due_for_expiry(self, now: int) -> list[HITLRecord]:
@@ -811,14 +972,13 @@ class Store:
             return value if isinstance(value, dict) else None
 
     def session_rules(self, session_id: str) -> list[SessionRule]:
-        query = select(rules_t.c.tool_name, rules_t.c.command_prefix).where(rules_t.c.session_id == session_id)
-        with self._reading() as connection:
-            return [SessionRule(tool, prefix) for tool, prefix in connection.execute(query)]
+        rows = self._read(_SELECT_SESSION_RULES, {"match_id": session_id})
+        return [SessionRule(row["tool_name"], row["command_prefix"]) for row in rows]
 
     # -- runs ------------------------------------------------------------------------------
     def get_run(self, invocation_id: str) -> RunRecord | None:
-        runs = self._runs(select_where=invocations_t.c.id == invocation_id, limit=1)
-        return runs[0] if runs else None
+        rows = self._read(_SELECT_RUN, {"match_id": invocation_id})
+        return RunRecord(**rows[0]) if rows else None
 
     def list_runs(
         self, *, states: Sequence[str] | None = None, limit: int | None = 500, updated_since_ms: int | None = None
@@ -832,29 +992,13 @@ class Store:
         return self._runs(select_where=and_(*conditions) if conditions else None, limit=limit)
 
     def _runs(self, *, select_where: Any, limit: int | None) -> list[RunRecord]:
-        pending = (
-            select(func.count())
-            .where(
-                requests_t.c.invocation_id == invocations_t.c.id,
-                requests_t.c.status == HITLStatus.PENDING.value,
-            )
-            .scalar_subquery()
-        )
-        query = select(invocations_t, sessions_t.c.workspace, pending.label("pending")).join(
-            sessions_t, sessions_t.c.id == invocations_t.c.session_id
-        )
-        if select_where is not None:
-            query = query.where(select_where)
-        query = query.order_by(invocations_t.c.created_at.desc(), invocations_t.c.updated_at_ms.desc())
-        if limit is not None:
-            query = query.limit(limit)
+        query = _runs_query(select_where, limit)
         with self._reading() as connection:
             return [RunRecord(**dict(row._mapping)) for row in connection.execute(query)]
 
     def session_info(self, session_id: str) -> dict[str, Any] | None:
-        with self._reading() as connection:
-            row = connection.execute(select(sessions_t).where(sessions_t.c.id == session_id)).first()
-            return dict(row._mapping) if row is not None else None
+        rows = self._read(_SELECT_SESSION, {"match_id": session_id})
+        return dict(rows[0]) if rows else None
 
     # -- audit -------------------------------------------------------------------------------
     def audit_entries(self, *, hitl_id: str | None = None, limit: int | None = None) -> list[AuditEntry]:
@@ -869,6 +1013,8 @@ class Store:
     def verify_audit(self) -> AuditReport:
         """Walk the chain; report the first row that was edited, inserted or removed."""
         with self._reading() as connection:
+            if self.engines.dialect == "postgresql":  # head and rows from one snapshot, as SQLite reads anyway
+                connection.execution_options(isolation_level="REPEATABLE READ")
             head_value = connection.execute(select(meta_t.c.value).where(meta_t.c.key == AUDIT_HEAD_KEY)).scalar()
             rows = connection.execute(select(audit_t).order_by(audit_t.c.id))
             prev_hash = GENESIS_HASH

@@ -88,6 +88,7 @@ class HITLRequestRow(SQLModel, table=True):
     agent: str | None = None
     decision: str | None = None
     decided_by: str | None = None
+    external: bool = False
 
 
 class BlockEventRow(SQLModel, table=True):

@@ -16,8 +16,8 @@ APP_ICON_SIZES = (16, 24, 32, 48, 64, 128, 256)
 
 
 def resource_path(name: str) -> Path:
-    """Absolute path of a file shipped in ``reviewer_app/resources``; raises if it is missing."""
-    path = Path(str(resources.files(__name__) / name))
+    """Absolute path of a file shipped in ``reviewer_app/resources`` (``"icons/tool.svg"``); raises if missing."""
+    path = Path(str(resources.files(__name__).joinpath(*name.split("/"))))
     if not path.is_file():
         raise FileNotFoundError(f"resource {name!r} is not shipped with this build (looked at {path})")
     return path

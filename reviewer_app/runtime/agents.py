@@ -204,4 +204,3 @@ def _parse_policy(raw: Any, where: str) -> ApprovalPolicy:
         default_on_expiry=default,
         expires_after_s=expires,
     )
-

@@ -552,7 +552,9 @@ class OpenAICompatibleModel:
                     chunk = json.loads(data)
                 except ValueError as exc:
                     raise ModelError(f"{self.url}: malformed stream chunk: {data[:200]!r}") from exc
-                if isinstance(chunk, dict) and chunk.get("error"):
+                if not isinstance(chunk, dict):
+                    raise ModelError(f"{self.url}: malformed stream chunk: {data[:200]!r}")
+                if chunk.get("error"):
                     raise ModelError(f"{self.url}: server error in stream: {_server_message(data.encode())}")
                 for choice in chunk.get("choices") or []:
                     if choice.get("index", 0) != 0:
@@ -562,12 +564,12 @@ class OpenAICompatibleModel:
                     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
                     if isinstance(reasoning, str) and reasoning:
                         thinking.append(reasoning)
-                        emitted[0] = True
+                        emitted[0] = on_delta is not None
                         await emit_delta(on_delta, "thinking", reasoning)
                     content = _content_text(delta.get("content"))
                     if content:
                         text.append(content)
-                        emitted[0] = True
+                        emitted[0] = on_delta is not None
                         await emit_delta(on_delta, "text", content)
                     for call in delta.get("tool_calls") or []:
                         acc.add(call)

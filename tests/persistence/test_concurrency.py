@@ -56,7 +56,7 @@ def test_two_processes_decide_500_requests_exactly_once(db_path: Path, tmp_path:
     start.touch()
     outputs = [proc.communicate(timeout=240) for proc in procs]
     elapsed = time.perf_counter() - began
-    for proc, (out, err) in zip(procs, outputs, strict=True):
+    for proc, (_out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert "database is locked" not in err
     results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
@@ -109,3 +109,37 @@ async def test_wait_for_response_wakes_when_another_process_responds(
     assert extras is not None and extras["decided_by"] == "other-process"
     latency = woke - float(out.decode().strip())
     assert latency < 1.0  # "within a second"; typically ~50 ms (one data_version poll)
+
+
+def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path, subprocess_env) -> None:
+    db = tmp_path / "fresh.db"
+    script = textwrap.dedent(
+        f"""
+        import time, pathlib
+        from reviewer_app.persistence.store import Store
+        go = pathlib.Path({str(tmp_path / "go")!r})
+        while not go.exists():
+            time.sleep(0.002)
+        store = Store.open({str(db)!r})
+        with store.transaction() as tx:
+            tx.ensure_session("s-" + str(__import__("os").getpid()))
+        store.close()
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script], env=subprocess_env, stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    time.sleep(1.0)
+    (tmp_path / "go").touch()
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    store = Store.open(db)
+    try:
+        assert store.list_runs() == []
+        with store.engines.reader.connect() as connection:
+            assert connection.exec_driver_sql("SELECT count(*) FROM sessions").scalar() == 4
+            assert connection.exec_driver_sql("SELECT count(*) FROM alembic_version").scalar() == 1
+    finally:
+        store.close()

@@ -269,3 +269,15 @@ async def test_external_blocks(backend: SQLHITLBackend) -> None:
     events = await backend.events("i1")
     assert [e.seq for e in events] == sorted(e.seq for e in events)
     assert events[-1].data == {"content": "lo"} and events[0].block_id == events[1].block_id
+
+
+async def test_external_runs_and_requests_are_marked(backend: SQLHITLBackend) -> None:
+    assert await backend.register_run(session_id="ext-s", invocation_id="ext-i", agent="remote", prompt="go")
+    assert not await backend.register_run(session_id="ext-s", invocation_id="ext-i")
+    await make(backend, "ext-h", "ext-s", "ext-i", metadata={"agent": "remote", "external": True})
+    await make(backend, "local-h", "s1", "i1")
+    summaries = {s.hitl_id: s for s in await backend.list_summaries()}
+    assert summaries["ext-h"].external and summaries["ext-h"].agent == "remote"
+    assert not summaries["local-h"].external
+    [run] = [r for r in await backend.list_runs() if r.id == "ext-i"]
+    assert run.external and run.agent == "remote" and run.prompt == "go" and run.pending == 1

@@ -24,6 +24,14 @@ from reviewer_app.runtime.tools import (
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell and symlinks")
 
 
+def names_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def same_dir(printed: str, folder: Path) -> bool:
+    return Path(printed).resolve() == folder.resolve()
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
@@ -107,13 +115,13 @@ async def test_refuses_paths_outside(
 ) -> None:
     with pytest.raises(WorkspaceEscape, match=fragment):
         resolve_in_workspace(workspace, path)
-    before = sorted(p.name for p in tmp_path.iterdir())
+    before = names_in(tmp_path)
     result = await tools.execute("write_file", {"path": path, "content": "pwned"}, ctx)
     assert not result.ok
     assert fragment in result.output
     assert result.output.startswith("error: ")
-    assert sorted(p.name for p in tmp_path.iterdir()) == before
-    assert not any(workspace.iterdir())
+    assert names_in(tmp_path) == before
+    assert names_in(workspace) == []
     read = await tools.execute("read_file", {"path": path}, ctx)
     assert not read.ok
     assert fragment in read.output
@@ -159,9 +167,9 @@ def test_validation_errors_name_the_field(tools: ToolRegistry) -> None:
         tools.validate("write_file", {"path": 7, "content": "x"})
     with pytest.raises(ToolArgumentsError, match="field 'timeout_s' must be number, got string"):
         tools.validate("run_shell", {"command": "ls", "timeout_s": "5"})
-    with pytest.raises(ToolArgumentsError, match="unexpected field.*'colour'"):
+    with pytest.raises(ToolArgumentsError, match=r"unexpected field.*'colour'"):
         tools.validate("read_file", {"path": "a", "colour": "red"})
-    with pytest.raises(ToolArgumentsError, match="field 'options.1' must be string"):
+    with pytest.raises(ToolArgumentsError, match=r"field 'options\.1' must be string"):
         tools.validate("ask_user", {"question": "Which?", "options": ["a", 2]})
     with pytest.raises(ToolArgumentsError, match="arguments must be a JSON object, got array"):
         tools.validate("list_dir", ["a"])
@@ -190,14 +198,16 @@ def test_registry_basics(tools: ToolRegistry) -> None:
     assert tools.get("ask_user").parameters["properties"]["options"] == {"type": "array", "items": {"type": "string"}}
     sub = tools.subset(["run_shell", "read_file"])
     assert sub.names() == ["run_shell", "read_file"]
-    with pytest.raises(KeyError, match="unknown tool 'nope'.*known tools: read_file"):
+    with pytest.raises(KeyError, match=r"unknown tool 'nope'.*known tools: read_file"):
         tools.get("nope")
     with pytest.raises(KeyError, match="nope"):
         tools.subset(["read_file", "nope"])
     with pytest.raises(ValueError, match="already registered"):
         tools.register(tools.get("read_file"))
     with pytest.raises(ValueError, match="invalid parameters schema"):
-        ToolRegistry([ToolSpec("bad", "", {"type": "object", "properties": {"a": {"type": "strnig"}}}, lambda a, c: "")])
+        ToolRegistry(
+            [ToolSpec("bad", "", {"type": "object", "properties": {"a": {"type": "strnig"}}}, lambda a, c: "")]
+        )
     assert builtin_tools() is not tools, "each call builds a fresh registry (no shared global state)"
 
 
@@ -257,11 +267,21 @@ async def test_run_shell_in_workspace_with_exit_code(tools: ToolRegistry, ctx: T
     assert result.ok, "a non-zero exit is a result for the model, not a tool failure"
     lines = result.output.splitlines()
     assert lines[0] == "exit code: 3"
-    assert Path(lines[1]).resolve() == workspace.resolve()
+    assert same_dir(lines[1], workspace)
     assert lines[2:] == ["hi there", "oops"]
     created = await tools.execute("run_shell", {"command": "echo made > made.txt"}, ctx)
     assert created.output.startswith("exit code: 0")
     assert (workspace / "made.txt").read_text(encoding="utf-8") == "made\n"
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Whether the process is gone (or a zombie waiting for its reaper) within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not _gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _gone(pid: int) -> bool:
@@ -293,10 +313,7 @@ async def test_run_shell_timeout_kills_the_process_group(
     assert "started" in result.output
     assert elapsed < 5
     child = int((workspace / "child.pid").read_text(encoding="utf-8"))
-    deadline = time.monotonic() + 3
-    while not _gone(child) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert _gone(child), "the background sleep was killed with its shell"
+    assert wait_gone(child, 3.0), "the background sleep was killed with its shell"
 
 
 @posix_only
@@ -327,3 +344,18 @@ async def test_other_handlers_output_is_capped(workspace: Path) -> None:
     assert result.output.startswith("z" * 1000)
     assert len(result.output.encode()) < 1000 + 600
     assert result.output.endswith("more bytes]")
+
+
+@posix_only
+@pytest.mark.asyncio
+async def test_cancelling_run_shell_kills_the_command(tools: ToolRegistry, ctx: ToolContext, workspace: Path) -> None:
+    task = asyncio.ensure_future(tools.execute("run_shell", {"command": "echo $$ > shell.pid; sleep 30"}, ctx))
+    pid_file = workspace / "shell.pid"
+    for _ in range(100):
+        if pid_file.exists() and pid_file.read_text(encoding="utf-8").strip():
+            break
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert wait_gone(int(pid_file.read_text(encoding="utf-8")), 3.0), "a cancelled run leaves no command behind"

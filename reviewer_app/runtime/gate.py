@@ -1,0 +1,153 @@
+"""The approval gate: which calls wait for a human, what their request says, and what each decision means.
+
+Pure functions over the checkpoint's :class:`PendingCall` objects; the runner commits what they build.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
+from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
+from reviewer_app.domain.policy import ApprovalPolicy, SessionRule
+from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
+from reviewer_app.runtime.models import ToolCall
+from reviewer_app.runtime.tools import ToolArgumentsError, ToolRegistry
+
+ASK_USER = "ask_user"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """A call as the gate left it, plus the request to create when it needs a human."""
+
+    call: PendingCall
+    request: dict[str, Any] | None
+
+
+def gate_call(
+    call: ToolCall,
+    *,
+    tools: ToolRegistry,
+    policy: ApprovalPolicy,
+    rules: list[SessionRule],
+    agent: str,
+    session_id: str,
+    invocation_id: str,
+    block_id: str,
+    now: float | None = None,
+) -> GateResult:
+    """Decide how one model tool call proceeds: error at once, run at once, or wait for a request."""
+    pending = PendingCall(call_id=call.id, name=call.name, arguments=call.arguments, status=CallStatus.APPROVED)
+    if call.name not in tools:
+        pending.status = CallStatus.DONE
+        pending.ok = False
+        pending.result = f"error: unknown tool {call.name!r}; available tools: {', '.join(tools.names())}"
+        return GateResult(pending, None)
+    try:
+        tools.validate(call.name, call.arguments)
+    except ToolArgumentsError as exc:
+        pending.status = CallStatus.DONE
+        pending.ok = False
+        pending.result = f"error: {exc}"
+        return GateResult(pending, None)
+    spec = tools.get(call.name)
+    if call.name == ASK_USER:
+        hitl_type = HITLType.ASK_USER.value
+    elif policy.needs_approval(call.name, call.arguments, side_effects=spec.side_effects, rules=rules):
+        hitl_type = HITLType.TOOL_APPROVAL.value
+    else:
+        return GateResult(pending, None)
+    hitl_id = f"hitl_{uuid.uuid4().hex[:20]}"
+    data: dict[str, Any] = {
+        "arguments": call.arguments,
+        "schema": spec.parameters,
+        "agent": agent,
+        "tool_call_id": call.id,
+    }
+    if hitl_type == HITLType.ASK_USER.value:
+        data["question"] = call.arguments.get("question", "")
+        if call.arguments.get("options"):
+            data["options"] = call.arguments["options"]
+    expires_at = None
+    if policy.expires_after_s:
+        expires_at = int(now if now is not None else time.time()) + policy.expires_after_s
+    pending.status = CallStatus.AWAITING_DECISION
+    pending.hitl_id = hitl_id
+    pending.hitl_type = hitl_type
+    request = {
+        "hitl_id": hitl_id,
+        "hitl_type": hitl_type,
+        "session_id": session_id,
+        "invocation_id": invocation_id,
+        "data": data,
+        "metadata": {"agent": agent},
+        "block_id": block_id,
+        "resume_mode": "response",
+        "tool_name": call.name,
+        "tool_call_id": call.id,
+        "expires_at": expires_at,
+        "agent": agent,
+    }
+    return GateResult(pending, request)
+
+
+def apply_outcome(call: PendingCall, record: HITLRecord) -> None:
+    """Turn a decided request into the call's next status and, when it will not run, the model's result."""
+    status = record.get("status")
+    response = record.get("user_response")
+    expired = status == HITLStatus.EXPIRED.value
+    if status == HITLStatus.CANCELLED.value:
+        _resolve(call, CallStatus.ABORTED, "<aborted: the request was cancelled>", DecisionKind.CANCEL.value)
+        return
+    try:
+        decision = Decision.from_user_response(response if isinstance(response, dict) else None)
+    except DecisionError as exc:
+        _resolve(call, CallStatus.REJECTED, f"rejected by reviewer: unreadable decision ({exc})", "reject")
+        return
+    kind = decision.kind
+    call.decision = kind.value
+    is_ask = call.hitl_type == HITLType.ASK_USER.value or call.name == ASK_USER
+    if kind.runs_tool and not is_ask:
+        call.status = CallStatus.APPROVED
+        call.run_arguments = decision.effective_args(call.arguments) if kind is DecisionKind.EDIT else None
+        return
+    if kind is DecisionKind.STEER:
+        call.guidance = decision.message
+        _resolve(call, CallStatus.STEERED, "not run: the reviewer sent guidance instead (next message)", kind.value)
+        return
+    if kind is DecisionKind.RESPOND:
+        answer = decision.message or ""
+        if is_ask:
+            call.status = CallStatus.DONE
+            call.ok = True
+            call.result = answer
+        else:
+            _resolve(call, CallStatus.REJECTED, f"not run: the reviewer answered instead: {answer}", kind.value)
+        return
+    if expired:
+        text = "rejected: no reviewer decided before the request expired (its default decision)"
+    elif decision.message:
+        text = f"rejected by reviewer: {decision.message}"
+    else:
+        text = "rejected by reviewer"
+    _resolve(call, CallStatus.REJECTED, text, kind.value)
+
+
+def _resolve(call: PendingCall, status: CallStatus, result: str, decision: str) -> None:
+    call.status = status
+    call.result = result
+    call.ok = False
+    call.decision = decision
+
+
+def result_text(call: PendingCall, output: str) -> str:
+    """What the model sees for a call that ran; an edit is disclosed so the model knows what actually ran."""
+    if call.run_arguments is not None and call.run_arguments != call.arguments:
+        edited = json.dumps(call.run_arguments, ensure_ascii=False, sort_keys=True)
+        return f"note: the reviewer edited the arguments; it ran with {edited}\n{output}"
+    return output

@@ -1,0 +1,89 @@
+"""UI fixtures: a qasync loop on the test's QApplication, a real SQLite backend, temp QSettings."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import qasync
+from PySide6.QtCore import QSettings
+
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.persistence.store import RequestSummary
+
+T = TypeVar("T")
+
+
+@pytest.fixture
+def qloop(qapp: Any) -> Iterator[qasync.QEventLoop]:
+    """An asyncio loop integrated with Qt: callbacks run whenever Qt processes events (qtbot.wait*)."""
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    yield loop
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        deadline = loop.time() + 5
+        while any(not task.done() for task in pending) and loop.time() < deadline:
+            qapp.processEvents()
+    loop.stop()
+    loop._after_run_forever()
+    asyncio.events._set_running_loop(None)
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+def run_async(qtbot: Any, coro: Coroutine[Any, Any, T], timeout: int = 15_000) -> T:
+    """Run a coroutine on the qasync loop while the test waits outside it (never qtbot.wait* inside)."""
+    task = asyncio.ensure_future(coro)
+    qtbot.waitUntil(task.done, timeout=timeout)
+    return task.result()
+
+
+@pytest.fixture
+def qt_backend(db_path: Path, qloop: qasync.QEventLoop) -> Iterator[SQLHITLBackend]:
+    backend = SQLHITLBackend(db_path, reviewer="tester")
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def ui_settings(tmp_path: Path) -> QSettings:
+    """Settings in a temp INI file, never the user's."""
+    return QSettings(str(tmp_path / "reviewer-ui.ini"), QSettings.Format.IniFormat)
+
+
+def make_summary(
+    n: int,
+    *,
+    session: str | None = None,
+    invocation: str | None = None,
+    tool: str | None = "run_shell",
+    hitl_type: str = "tool_approval",
+    status: str = "pending",
+    summary: str | None = None,
+    agent: str | None = "demo",
+    created_at: int = 1_700_000_000,
+    expires_at: int | None = None,
+    decision: str | None = None,
+    decided_by: str | None = None,
+) -> RequestSummary:
+    return RequestSummary(
+        hitl_id=f"h{n:06d}",
+        hitl_type=hitl_type,
+        session_id=session or f"s{n // 50:04d}",
+        invocation_id=invocation or f"i{n // 10:05d}",
+        tool_name=tool,
+        summary=summary if summary is not None else f"echo number {n}",
+        agent=agent,
+        status=status,
+        created_at=created_at + n // 100,
+        expires_at=expires_at,
+        updated_at_ms=(created_at + n // 100) * 1000 + n % 100,
+        decision=decision,
+        decided_by=decided_by,
+    )

@@ -1,0 +1,162 @@
+"""The inbox model: grouping, ordering, filters and live increments, checked by QAbstractItemModelTester."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt
+
+from reviewer_app.ui.inbox_model import (
+    COL_AGE,
+    COL_DECIDED,
+    COL_EXPIRES,
+    COL_SUMMARY,
+    HITL_ID_ROLE,
+    InboxFilter,
+    InboxModel,
+    Scope,
+)
+from tests.ui.conftest import make_summary
+
+
+def tree(model: InboxModel) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    """The visible tree as plain ids (session -> invocation -> requests)."""
+    out = []
+    for srow in range(model.rowCount()):
+        sidx = model.index(srow, 0)
+        invs = []
+        for irow in range(model.rowCount(sidx)):
+            iidx = model.index(irow, 0, sidx)
+            reqs = [model.index(r, 0, iidx).data(HITL_ID_ROLE) for r in range(model.rowCount(iidx))]
+            invs.append((model.data(iidx, Qt.ItemDataRole.UserRole + 4), reqs))
+        out.append((model.data(sidx, Qt.ItemDataRole.UserRole + 4), invs))
+    return out
+
+
+def test_groups_by_session_and_invocation_in_arrival_order(qtmodeltester: Any) -> None:
+    model = InboxModel()
+    qtmodeltester.check(model)
+    summaries = [make_summary(n) for n in range(120)]
+    model.set_requests(list(reversed(summaries)))
+    assert model.visible_count == 120
+    shape = tree(model)
+    assert [s for s, _ in shape] == ["s0000", "s0001", "s0002"]
+    assert [i for i, _ in shape[0][1]] == [f"i{n:05d}" for n in range(5)]
+    assert shape[0][1][0][1] == [f"h{n:06d}" for n in range(10)]
+    assert model.first_request() == "h000000"
+    session = model.index(0, 0)
+    assert model.index(0, COL_SUMMARY, session).data() == "10 pending"
+    assert model.index(0, COL_SUMMARY).data() == "50 pending"
+
+
+def test_incremental_insert_update_remove_keep_the_tree_consistent(qtmodeltester: Any) -> None:
+    model = InboxModel()
+    model.set_requests([make_summary(n) for n in range(30)])
+    qtmodeltester.check(model)
+    inserted: list[tuple[int, int]] = []
+    removed: list[tuple[int, int]] = []
+    resets: list[bool] = []
+    model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))
+    model.rowsRemoved.connect(lambda parent, first, last: removed.append((first, last)))
+    model.modelReset.connect(lambda: resets.append(True))
+
+    # New request in an existing invocation, a new invocation in an existing session, a new session.
+    model.apply_changes([make_summary(30, invocation="i00001"), make_summary(31, invocation="i09999")])
+    model.apply_changes([make_summary(5000)])
+    assert model.index_for("h000030").parent().data(Qt.ItemDataRole.UserRole + 4) == "i00001"
+    assert model.index_for("h000031").parent().data(Qt.ItemDataRole.UserRole + 4) == "i09999"
+    assert model.index_for("h005000").parent().parent().data(Qt.ItemDataRole.UserRole + 4) == "s0100"
+    assert model.visible_count == 33
+
+    # Changing a summary in place emits dataChanged, not a reset.
+    changed: list[Any] = []
+    model.dataChanged.connect(lambda a, b, roles: changed.append((a.row(), b.column())))
+    model.apply_changes([dataclasses.replace(make_summary(3), summary="rm -rf build")])
+    assert model.index_for("h000003", COL_SUMMARY).data() == "rm -rf build"
+    assert changed
+
+    # Decided elsewhere: rows go, then empty invocations and sessions go with them.
+    decided = [dataclasses.replace(make_summary(n), status="completed", decision="approve") for n in range(10)]
+    model.apply_changes(decided)
+    assert model.index_for("h000000") == QModelIndex()
+    assert "i00000" not in [i for _, invs in tree(model) for i, _ in invs]
+    model.apply_changes([dataclasses.replace(make_summary(5000), status="cancelled")])
+    assert "s0100" not in [s for s, _ in tree(model)]
+    assert model.visible_count == 22
+    assert inserted and removed and not resets
+
+
+def test_filters_search_and_history_scope(qtmodeltester: Any) -> None:
+    model = InboxModel()
+    qtmodeltester.check(model)
+    summaries = [make_summary(n) for n in range(40)]
+    summaries.append(make_summary(40, session="s9999", tool="write_file", summary="path: notes.txt", agent="writer"))
+    summaries.append(make_summary(41, session="s9999", tool=None, hitl_type="ask_user", summary="question: which db?"))
+    model.set_requests(summaries)
+    model.set_filter(InboxFilter(text="notes"))
+    assert [r.hitl_id for r in model.iter_requests()] == ["h000040"]
+    model.set_filter(InboxFilter(text="ECHO 1"))  # case-insensitive, every term must match
+    assert {r.hitl_id for r in model.iter_requests()} == {f"h{n:06d}" for n in range(40) if "1" in str(n)}
+    model.set_filter(InboxFilter(hitl_type="ask_user"))
+    assert [r.hitl_id for r in model.iter_requests()] == ["h000041"]
+    model.set_filter(InboxFilter(agent="writer"))
+    assert [r.hitl_id for r in model.iter_requests()] == ["h000040"]
+    model.set_filter(InboxFilter(text="s0000"))  # session id
+    assert model.visible_count == 40
+    model.set_filter(InboxFilter())
+    assert model.visible_count == 42
+    assert model.tools == {"run_shell", "write_file"}
+
+    # Live rows that do not match the search are kept aside and appear when the search is cleared.
+    model.set_filter(InboxFilter(text="notes"))
+    model.apply_changes([make_summary(42, summary="echo later")])
+    assert model.visible_count == 1
+    model.set_filter(InboxFilter())
+    assert model.index_for("h000042").isValid()
+
+    # History shows who decided and how.
+    history = [
+        dataclasses.replace(make_summary(n), status="completed", decision="approve", decided_by="alice")
+        for n in range(3)
+    ]
+    model.set_requests(history, scope=Scope.HISTORY)
+    assert model.index_for("h000001", COL_DECIDED).data() == "approve by alice"
+    assert model.index_for("h000001", COL_EXPIRES).data() == ""
+    model.apply_changes([make_summary(99)])  # pending rows stay out of the history scope
+    assert not model.index_for("h000099").isValid()
+
+
+def test_neighbours_for_keyboard_moves_and_next_after_a_decision() -> None:
+    model = InboxModel()
+    model.set_requests([make_summary(n) for n in range(60)])
+    assert model.neighbour("h000000") == "h000001"
+    assert model.neighbour("h000009") == "h000010"  # across invocations
+    assert model.neighbour("h000049") == "h000050"  # across sessions
+    assert model.neighbour("h000050", -1) == "h000049"
+    assert model.neighbour("h000000", -1) is None
+    assert model.next_after_removal("h000059") == "h000058"
+    assert model.next_after_removal("h000010") == "h000011"
+
+
+def test_ages_and_expiry_countdown() -> None:
+    model = InboxModel()
+    model.now = lambda: 1_700_000_000 + 125.0
+    model.set_requests([make_summary(0, expires_at=1_700_000_000 + 200), make_summary(1)])
+    assert model.index_for("h000000", COL_AGE).data() == "2m"
+    assert model.index_for("h000000", COL_EXPIRES).data() == "in 1:15"
+    assert model.index_for("h000000", COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole) is not None
+    assert model.index_for("h000001", COL_EXPIRES).data() == ""
+    model.now = lambda: 1_700_000_000 + 300.0
+    assert model.index_for("h000000", COL_EXPIRES).data() == "expired"
+
+
+def test_bulk_changes_reset_instead_of_row_signals(qtmodeltester: Any) -> None:
+    model = InboxModel()
+    model.set_requests([])
+    qtmodeltester.check(model)
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+    model.apply_changes([make_summary(n) for n in range(3_000)])
+    assert resets and model.visible_count == 3_000
+    assert model.first_request() == "h000000"
