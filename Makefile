@@ -34,13 +34,21 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format reviewer_app tests bench examples
 	$(BIN)/ruff check --fix reviewer_app tests bench examples
 
-# Installers: dist/reviewer-app/ (PyInstaller onedir), the .deb and the .tar.gz; see packaging/build.py.
+# Every benchmark next to its reference, in one run; ends with `GOAL <name> <measured> <target> PASS|MISS` lines.
+$(VENV)/.installed-bench: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e '.[bench]'
+	touch $@ $(VENV)/.installed-run
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python bench/run_all.py
+
+# Installers: dist/reviewer-app/ (PyInstaller onedir), the .deb and the .tar.gz; see packaging/build_installers.py.
 $(VENV)/.installed-package: pyproject.toml | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e '.[package,postgres]'
 	touch $@ $(VENV)/.installed-run
 
 package: $(VENV)/.installed-package
-	$(BIN)/python packaging/build.py linux
+	$(BIN)/python packaging/build_installers.py linux
 
 # Runs the built artefacts (frozen --self-test, the window offscreen, the .deb's launcher); see packaging/smoke_test.py.
 package-test: $(VENV)/.installed-package

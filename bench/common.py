@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import platform
 import sqlite3
@@ -67,6 +68,8 @@ class Goal:
         return self.measured >= self.target if self.at_least else self.measured <= self.target
 
     def _fmt(self, value: float) -> str:
+        if not math.isfinite(value):
+            return "none"  # not measured (the script says why)
         if self.unit in ("x", "MB", "ms") and abs(value) < 10:
             text = f"{value:.2f}"
         elif abs(value) < 100:
@@ -81,7 +84,7 @@ class Goal:
 
     @property
     def target_text(self) -> str:
-        return (">=" if self.at_least else "<=") + self._fmt(self.target).replace(".00", ".0")
+        return (">=" if self.at_least else "<=") + f"{self.target:g}{self.unit}"
 
     def line(self) -> str:
         return f"GOAL {self.name} {self.measured_text} {self.target_text} {'PASS' if self.passed else 'MISS'}"
@@ -92,13 +95,13 @@ def report(goals: Iterable[Goal], details: dict[str, Any] | None = None, *, benc
     goals = list(goals)
     for goal in goals:
         print(goal.line(), flush=True)
+    details = {**(details or {}), "loadavg_after": os.getloadavg()}
     target = os.environ.get("BENCH_RESULTS")
     if target:
         with open(target, "a", encoding="utf-8") as handle:
             for goal in goals:
                 handle.write(json.dumps({"bench": bench, "goal": asdict(goal), "line": goal.line()}) + "\n")
-            if details is not None:
-                handle.write(json.dumps({"bench": bench, "details": details}, default=str) + "\n")
+            handle.write(json.dumps({"bench": bench, "details": details}, default=str) + "\n")
 
 
 def machine_info() -> dict[str, str]:

@@ -8,8 +8,11 @@ foreign_keys=ON), one commit per create and per respond. Ours goes through the p
 (``await backend.create`` / ``await backend.respond``, each run on the backend's database thread);
 the raw side is a plain synchronous loop on one connection, with no thread hop at all.
 
-The two sides alternate in chunks of pairs (so both meet the same machine load) and the goal is
-the ratio of total throughputs. After the run both databases are checked to hold the same rows and
+The two sides alternate in chunks of pairs (so both meet the same machine load); the goal is the
+ratio of their fastest chunks, the figure least disturbed by other work on a shared machine (the
+whole-run ratio is printed too). Two diagnostic sides split our time: the raw writes awaited on the
+backend's database thread (what the thread hop costs) and the Store called synchronously (what
+the store layer costs); they do not enter the goal. After the run both databases are checked to hold the same rows and
 a valid audit chain.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sqlite3
 import statistics
 import tempfile
@@ -119,92 +123,102 @@ def raw_connect(path: Path) -> sqlite3.Connection:
 
 
 def _raw(connection: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
-    execute = connection.execute
     for item in items:
-        data, metadata = item["data"], item["metadata"]
-        agent = metadata.get("agent")
-        ms = time.time_ns() // 1_000_000
-        execute("BEGIN IMMEDIATE")
-        try:
-            execute(INSERT_SESSION, (item["session_id"], agent, None, False, ms // 1000, ms // 1000))
-            execute(
-                INSERT_INVOCATION,
-                (item["invocation_id"], item["session_id"], agent, False, ms // 1000, ms // 1000, ms),
-            )
-            cursor = execute(
-                INSERT_REQUEST,
-                (
-                    item["hitl_id"],
-                    "tool_approval",
-                    item["session_id"],
-                    item["invocation_id"],
-                    json.dumps(data),
-                    json.dumps(metadata),
-                    item["tool_name"],
-                    item["tool_call_id"],
-                    ms // 1000,
-                    ms // 1000,
-                    ms,
-                    summarize_request("tool_approval", data, item["tool_name"]),
-                    agent,
-                ),
-            )
-            if cursor.rowcount != 1:
-                raise RuntimeError(f"request {item['hitl_id']} already exists")
-            execute("COMMIT")
-        except BaseException:
-            execute("ROLLBACK")
-            raise
+        raw_create(connection, item)
+        raw_respond(connection, item)
 
-        response = item["response"]
-        reviewer = response["reviewer"]
-        ms = time.time_ns() // 1_000_000
-        execute("BEGIN IMMEDIATE")
-        try:
-            row = execute(
-                DECIDE, (json.dumps(response), ms // 1000, ms // 1000, ms, "approve", reviewer, item["hitl_id"])
-            ).fetchone()
-            if row is None:
-                raise RuntimeError(f"request {item['hitl_id']} is not pending")
-            shown = json.loads(row[1]).get("arguments")
-            head = execute("SELECT value FROM reviewer_meta WHERE key = ?", (AUDIT_HEAD_KEY,)).fetchone()
-            if head is None:
-                execute("INSERT INTO reviewer_meta (key, value) VALUES (?, ?)", (AUDIT_HEAD_KEY, f"0:{GENESIS_HASH}"))
-                count, prev_hash = 0, GENESIS_HASH
-            else:
-                count_text, _, prev_hash = head[0].partition(":")
-                count = int(count_text)
-            shown_sha = args_digest(shown)
-            fields = {
-                "hitl_id": item["hitl_id"],
-                "decision": "approve",
-                "reviewer": reviewer,
-                "at_ms": ms,
-                "shown_args_sha256": shown_sha,
-                "edited_args": None,
-                "message": None,
-            }
-            row_hash = audit_row_hash(prev_hash, fields)
-            execute(
-                INSERT_AUDIT,
-                (
-                    item["hitl_id"],
-                    "approve",
-                    reviewer,
-                    ms,
-                    json.dumps(shown),
-                    shown_sha,
-                    JSON_NULL,
-                    None,
-                    prev_hash,
-                    row_hash,
-                ),
-            )
-            execute("UPDATE reviewer_meta SET value = ? WHERE key = ?", (f"{count + 1}:{row_hash}", AUDIT_HEAD_KEY))
-            execute("COMMIT")
-        except BaseException:
-            execute("ROLLBACK")
-            raise
+
+def raw_create(connection: sqlite3.Connection, item: dict[str, Any]) -> None:
+    """Session and invocation if absent, then the pending request: one committed transaction."""
+    execute = connection.execute
+    data, metadata = item["data"], item["metadata"]
+    agent = metadata.get("agent")
+    ms = time.time_ns() // 1_000_000
+    execute("BEGIN IMMEDIATE")
+    try:
+        execute(INSERT_SESSION, (item["session_id"], agent, None, False, ms // 1000, ms // 1000))
+        execute(
+            INSERT_INVOCATION,
+            (item["invocation_id"], item["session_id"], agent, False, ms // 1000, ms // 1000, ms),
+        )
+        cursor = execute(
+            INSERT_REQUEST,
+            (
+                item["hitl_id"],
+                "tool_approval",
+                item["session_id"],
+                item["invocation_id"],
+                json.dumps(data),
+                json.dumps(metadata),
+                item["tool_name"],
+                item["tool_call_id"],
+                ms // 1000,
+                ms // 1000,
+                ms,
+                summarize_request("tool_approval", data, item["tool_name"]),
+                agent,
+            ),
+        )
+        if cursor.rowcount != 1:
+            raise RuntimeError(f"request {item['hitl_id']} already exists")
+        execute("COMMIT")
+    except BaseException:
+        execute("ROLLBACK")
+        raise
+
+
+def raw_respond(connection: sqlite3.Connection, item: dict[str, Any]) -> None:
+    """Compare-and-set the request, append the hash-chained audit row, move the audit head: one transaction."""
+    execute = connection.execute
+    response = item["response"]
+    reviewer = response["reviewer"]
+    ms = time.time_ns() // 1_000_000
+    execute("BEGIN IMMEDIATE")
+    try:
+        row = execute(
+            DECIDE, (json.dumps(response), ms // 1000, ms // 1000, ms, "approve", reviewer, item["hitl_id"])
+        ).fetchone()
+        if row is None:
+            raise RuntimeError(f"request {item['hitl_id']} is not pending")
+        shown = json.loads(row[1]).get("arguments")
+        head = execute("SELECT value FROM reviewer_meta WHERE key = ?", (AUDIT_HEAD_KEY,)).fetchone()
+        if head is None:
+            execute("INSERT INTO reviewer_meta (key, value) VALUES (?, ?)", (AUDIT_HEAD_KEY, f"0:{GENESIS_HASH}"))
+            count, prev_hash = 0, GENESIS_HASH
+        else:
+            count_text, _, prev_hash = head[0].partition(":")
+            count = int(count_text)
+        shown_sha = args_digest(shown)
+        fields = {
+            "hitl_id": item["hitl_id"],
+            "decision": "approve",
+            "reviewer": reviewer,
+            "at_ms": ms,
+            "shown_args_sha256": shown_sha,
+            "edited_args": None,
+            "message": None,
+        }
+        row_hash = audit_row_hash(prev_hash, fields)
+        execute(
+            INSERT_AUDIT,
+            (
+                item["hitl_id"],
+                "approve",
+                reviewer,
+                ms,
+                json.dumps(shown),
+                shown_sha,
+                JSON_NULL,
+                None,
+                prev_hash,
+                row_hash,
+            ),
+        )
+        execute("UPDATE reviewer_meta SET value = ? WHERE key = ?", (f"{count + 1}:{row_hash}", AUDIT_HEAD_KEY))
+        execute("COMMIT")
+    except BaseException:
+        execute("ROLLBACK")
+        raise
 
 
 # -- checks -------------------------------------------------------------------------------------
@@ -243,6 +257,8 @@ def check_same_rows(ours: Path, raw: Path) -> None:
     """Both sides must have written the same rows (clock columns aside), and both audit chains must verify."""
     ours_rows, raw_rows = table_rows(ours), table_rows(raw)
     for table in ours_rows:
+        if len(ours_rows[table]) != len(raw_rows[table]):
+            raise SystemExit(f"{table}: {len(ours_rows[table])} rows against {len(raw_rows[table])} on the raw side")
         if ours_rows[table] != raw_rows[table]:
             diff = next((a, b) for a, b in zip(ours_rows[table], raw_rows[table], strict=False) if a != b)
             raise SystemExit(f"{table}: the two sides wrote different rows, e.g. ours {diff[0]} raw {diff[1]}")
@@ -259,67 +275,139 @@ def check_same_rows(ours: Path, raw: Path) -> None:
             store.close()
 
 
+def _store_sync(store: Store, items: list[dict[str, Any]]) -> None:
+    """The store layer alone: the same two transactions, called directly (no thread, no event loop)."""
+    for item in items:
+        with store.transaction() as tx:
+            tx.create_request(
+                hitl_id=item["hitl_id"],
+                hitl_type="tool_approval",
+                session_id=item["session_id"],
+                invocation_id=item["invocation_id"],
+                data=item["data"],
+                metadata=item["metadata"],
+                tool_name=item["tool_name"],
+                tool_call_id=item["tool_call_id"],
+            )
+        with store.transaction() as tx:
+            tx.decide(item["hitl_id"], item["response"], reviewer=item["response"]["reviewer"])
+
+
+async def _raw_via_db_thread(
+    backend: SQLHITLBackend, connection: sqlite3.Connection, items: list[dict[str, Any]]
+) -> None:
+    """Raw sqlite3 writes, each transaction awaited on the backend's database thread (the hop alone)."""
+    for item in items:
+        await backend.run(raw_create, connection, item)
+        await backend.run(raw_respond, connection, item)
+
+
+SIDES = ("ours", "raw")
+DIAGNOSTIC_SIDES = ("raw_via_db_thread", "store_sync")
+LABELS = {
+    "ours": "ours (SQLHITLBackend, async API)",
+    "raw": "raw sqlite3, same rows",
+    "raw_via_db_thread": "diagnostic: raw sqlite3 awaited on the DB thread",
+    "store_sync": "diagnostic: Store transactions, no thread",
+}
+
+
 async def measure(
-    ours_db: Path, raw_db: Path, items: list[dict[str, Any]], chunk: int
-) -> tuple[list[float], list[float]]:
-    """Alternate chunks of pairs between the two sides so both meet the same machine load."""
-    backend = SQLHITLBackend(ours_db, reviewer="bench")
-    connection = raw_connect(raw_db)
+    paths: dict[str, Path], items: list[dict[str, Any]], chunk: int, sides: tuple[str, ...]
+) -> dict[str, list[float]]:
+    """Alternate chunks of pairs between the sides so all of them meet the same machine load."""
+    backend = SQLHITLBackend(paths["ours"], reviewer="bench")
+    raw = raw_connect(paths["raw"])
+    helper = SQLHITLBackend(paths["raw_via_db_thread"], reviewer="bench") if "raw_via_db_thread" in sides else None
+    hop_raw = raw_connect(paths["raw_via_db_thread"]) if helper is not None else None
+    store = Store.open(paths["store_sync"]) if "store_sync" in sides else None
+
+    async def run(side: str, part: list[dict[str, Any]]) -> None:
+        if side == "ours":
+            await _ours(backend, part)
+        elif side == "raw":
+            _raw(raw, part)
+        elif side == "raw_via_db_thread":
+            assert helper is not None and hop_raw is not None
+            await _raw_via_db_thread(helper, hop_raw, part)
+        else:
+            assert store is not None
+            _store_sync(store, part)
+
     try:
         warmup = workload(100, "w")
-        await _ours(backend, warmup)
-        _raw(connection, warmup)
-        ours_s: list[float] = []
-        raw_s: list[float] = []
+        for side in sides:
+            await run(side, warmup)
+        seconds: dict[str, list[float]] = {side: [] for side in sides}
         for index, start in enumerate(range(0, len(items), chunk)):
             part = items[start : start + chunk]
             settle()
-            for side in ("ours", "raw") if index % 2 == 0 else ("raw", "ours"):
+            order = sides if index % 2 == 0 else tuple(reversed(sides))
+            for side in order:
                 began = clock()
-                if side == "ours":
-                    await _ours(backend, part)
-                    ours_s.append(clock() - began)
-                else:
-                    _raw(connection, part)
-                    raw_s.append(clock() - began)
-        return ours_s, raw_s
+                await run(side, part)
+                seconds[side].append(clock() - began)
+        return seconds
     finally:
-        connection.close()
+        raw.close()
         await backend.aclose()
+        if hop_raw is not None:
+            hop_raw.close()
+        if helper is not None:
+            await helper.aclose()
+        if store is not None:
+            store.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5000, help="timed create+respond pairs per side")
     parser.add_argument("--chunk", type=int, default=100, help="pairs per alternation between the sides")
+    parser.add_argument(
+        "--no-diagnostics", action="store_true", help="skip the two sides that split our time into hop and store"
+    )
     args = parser.parse_args()
 
+    sides = SIDES if args.no_diagnostics else SIDES + DIAGNOSTIC_SIDES
+    load_before = os.getloadavg()[0]
     items = workload(args.pairs, "x")
     with tempfile.TemporaryDirectory(prefix="reviewer-bench-") as tmp:
-        ours_db = new_database(Path(tmp) / "ours.db")
-        raw_db = new_database(Path(tmp) / "raw.db")
-        ours_s, raw_s = asyncio.run(measure(ours_db, raw_db, items, args.chunk))
-        check_same_rows(ours_db, raw_db)
-    ours_rate = args.pairs / sum(ours_s)
-    raw_rate = args.pairs / sum(raw_s)
-    chunk_ratios = [r / o for o, r in zip(ours_s, raw_s, strict=True)]
-    details = {
-        "pairs": args.pairs,
-        "chunk": args.chunk,
-        "ours_pairs_per_s": ours_rate,
-        "raw_pairs_per_s": raw_rate,
-        "ours_us_per_pair": 1e6 / ours_rate,
-        "raw_us_per_pair": 1e6 / raw_rate,
-        "chunk_ratio_median": statistics.median(chunk_ratios),
-    }
+        paths = {side: new_database(Path(tmp) / f"{side}.db") for side in SIDES + DIAGNOSTIC_SIDES}
+        seconds = asyncio.run(measure(paths, items, args.chunk, sides))
+        for side in sides:
+            if side != "raw":
+                check_same_rows(paths[side], paths["raw"])
+    # Two figures per side: the whole run, and its fastest chunk (the least disturbed by other load on a
+    # shared machine, where a busy CPU slows the single-threaded raw loop more than our waiting threads).
+    rates = {side: args.pairs / sum(seconds[side]) for side in sides}
+    best = {side: chunk_size(args, len(seconds[side])) / min(seconds[side]) for side in sides}
+    ratio_total = rates["ours"] / rates["raw"]
+    ratio_best = best["ours"] / best["raw"]
+    chunk_ratios = [r / o for o, r in zip(seconds["ours"], seconds["raw"], strict=True)]
+    details: dict[str, Any] = {"pairs": args.pairs, "chunk": args.chunk, "ratio_best_chunks": ratio_best}
+    details["ratio_whole_run"] = ratio_total
+    details["chunk_ratio_median"] = statistics.median(chunk_ratios)
+    details["loadavg_before"] = load_before
+    print(f"store throughput, {args.pairs} create+respond pairs per side (alternating chunks of {args.chunk}):")
+    print(f"  {'':50s} {'whole run':>17s}   {'fastest chunk':>17s}")
+    for side in sides:
+        details[f"{side}_pairs_per_s"] = rates[side]
+        details[f"{side}_best_pairs_per_s"] = best[side]
+        print(
+            f"  {LABELS[side]:50s} {rates[side]:7.0f} pairs/s ({1e6 / rates[side]:4.0f} us)"
+            f"  {best[side]:7.0f} pairs/s ({1e6 / best[side]:4.0f} us)"
+        )
     print(
-        f"store throughput over {args.pairs} create+respond pairs each (alternating chunks of {args.chunk}):\n"
-        f"  ours (SQLHITLBackend, async API)  {ours_rate:8.0f} pairs/s  {1e6 / ours_rate:6.0f} us/pair\n"
-        f"  raw sqlite3 (same rows)           {raw_rate:8.0f} pairs/s  {1e6 / raw_rate:6.0f} us/pair\n"
-        f"  ratio {ours_rate / raw_rate:.2f} (median of chunk ratios {details['chunk_ratio_median']:.2f})"
+        f"  ratio ours/raw: fastest chunks {ratio_best:.2f}, whole run {ratio_total:.2f},"
+        f" median of chunk ratios {details['chunk_ratio_median']:.2f} (load average {load_before:.2f} before)"
     )
-    goal = Goal("store_throughput_vs_raw", ours_rate / raw_rate, 0.5, "x", at_least=True)
+    goal = Goal("store_throughput_vs_raw", ratio_best, 0.5, "x", at_least=True)
     report([goal], details, bench="store_throughput")
+
+
+def chunk_size(args: argparse.Namespace, chunks: int) -> int:
+    """Pairs per chunk (the timed pairs divide evenly into chunks with the defaults)."""
+    return args.pairs // chunks
 
 
 if __name__ == "__main__":

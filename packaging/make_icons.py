@@ -56,7 +56,7 @@ def render_png(size: int, svg: Path = SVG) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # the stub says bytes; only str works
         raise SystemExit(f"cannot encode a {size}px PNG")
     buffer.close()
     return bytes(data.data())

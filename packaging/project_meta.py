@@ -8,6 +8,7 @@ stale editable install cannot ship a mislabelled package.
 from __future__ import annotations
 
 import platform
+import re
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -30,24 +31,15 @@ class ProjectMeta:
 
     @property
     def numeric_version(self) -> tuple[int, int, int, int]:
-        """Four integers for Windows version resources (pre-release tags dropped)."""
-        parts: list[int] = []
-        for piece in self.version.replace("-", ".").split("."):
-            digits = "".join(ch for ch in piece if ch.isdigit())
-            if not digits or not piece[0].isdigit():
-                break
-            parts.append(int(digits))
+        """Four integers for Windows version resources (``0.2.0rc1`` -> ``(0, 2, 0, 0)``)."""
+        release = re.match(r"\d+(?:\.\d+)*", self.version)
+        parts = [int(piece) for piece in release.group(0).split(".")] if release else []
         return (*parts, 0, 0, 0, 0)[:4]  # type: ignore[return-value]
 
     @property
     def deb_version(self) -> str:
-        """Debian orders ``~`` before anything, so 1.0~rc1 < 1.0 as PEP 440 intends."""
-        version = self.version
-        for tag in ("a", "b", "rc", ".dev"):
-            head, sep, tail = version.partition(tag)
-            if sep and head and head[-1].isdigit():
-                return f"{head}~{tag.lstrip('.')}{tail}"
-        return version
+        """Debian sorts ``~`` before anything, so ``1.0~rc1`` < ``1.0`` as PEP 440's ``1.0rc1`` < ``1.0``."""
+        return re.sub(r"(\d)\.?(a|b|rc|dev)(\d*)", r"\1~\2\3", self.version, count=1)
 
 
 def read_meta(pyproject: Path = REPO / "pyproject.toml") -> ProjectMeta:
@@ -72,4 +64,5 @@ def deb_arch() -> str:
 if __name__ == "__main__":  # used by scripts and CI: `python packaging/project_meta.py version`
     meta = read_meta()
     field = sys.argv[1] if len(sys.argv) > 1 else "version"
-    print(getattr(meta, field))
+    value = getattr(meta, field)
+    print(".".join(map(str, value)) if isinstance(value, tuple) else value)

@@ -135,9 +135,13 @@ def keep(dest: str, qt_modules: frozenset[str] = QT_LIBS) -> bool:
     return True
 
 
-def split(entries: Iterable[tuple[str, str, str]], qt_modules: frozenset[str]) -> tuple[list, list]:
-    """Partition PyInstaller TOC entries ``(dest, source, typecode)`` into kept and dropped."""
-    kept, dropped = [], []
+TocEntry = tuple[str, str, str]  # PyInstaller TOC entry: (dest inside the bundle, source, typecode)
+
+
+def split(entries: Iterable[TocEntry], qt_modules: frozenset[str]) -> tuple[list[TocEntry], list[TocEntry]]:
+    """Partition PyInstaller TOC entries into kept and dropped."""
+    kept: list[TocEntry] = []
+    dropped: list[TocEntry] = []
     for entry in entries:
         (kept if keep(entry[0], qt_modules) else dropped).append(entry)
     return kept, dropped
@@ -148,10 +152,10 @@ def _basename(path: str) -> str:
 
 
 def orphaned_dependencies(
-    kept: list[tuple[str, str, str]],
-    dropped: list[tuple[str, str, str]],
+    kept: list[TocEntry],
+    dropped: list[TocEntry],
     imports_of: Callable[[str], Iterable[str]],
-) -> list[tuple[str, str, str]]:
+) -> list[TocEntry]:
     """Kept binaries that only dropped files needed (GTK for the gtk3 theme, libdrm for eglfs...).
 
     PyInstaller resolves every collected plugin's shared-library dependencies
@@ -159,12 +163,12 @@ def orphaned_dependencies(
     behind. A library goes only if a dropped file reaches it and no remaining
     file does; ``imports_of(source_path)`` names the libraries a binary links.
     """
-    by_name: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    by_name: dict[str, list[TocEntry]] = defaultdict(list)
     for entry in kept:
         by_name[_basename(entry[0])].append(entry)
         by_name[_basename(entry[1])].append(entry)
 
-    def reach(starts: Iterable[tuple[str, str, str]]) -> set[str]:
+    def reach(starts: Iterable[TocEntry]) -> set[str]:
         seen: set[str] = set()
         stack = list(starts)
         while stack:
@@ -182,3 +186,39 @@ def orphaned_dependencies(
     roots = [e for e in kept if _basename(e[0]) not in candidates and _basename(e[1]) not in candidates]
     orphans = candidates - reach(roots)
     return [e for e in kept if _basename(e[0]) in orphans or _basename(e[1]) in orphans]
+
+
+def linked_but_dropped(
+    kept: list[TocEntry],
+    dropped: list[TocEntry],
+    imports_of: Callable[[str], Iterable[str]],
+) -> list[TocEntry]:
+    """Dropped binaries that a kept binary links, directly or through another of them: they must stay.
+
+    The lists above say what the app wants; this makes sure a kept plugin never
+    loses a library it links (on macOS the cocoa plugin's frameworks, say).
+    """
+    by_name: dict[str, list[TocEntry]] = defaultdict(list)
+    for entry in dropped:
+        by_name[_basename(entry[0])].append(entry)
+        by_name[_basename(entry[1])].append(entry)
+    restored: dict[TocEntry, None] = {}
+    seen: set[str] = set()
+    stack = list(kept)
+    while stack:
+        entry = stack.pop()
+        if entry[2] == "SYMLINK":
+            continue
+        for name in imports_of(entry[1]):
+            key = _basename(name)
+            if key in by_name and key not in seen:
+                seen.add(key)
+                for needed in by_name[key]:
+                    restored[needed] = None
+                    stack.append(needed)
+    return list(restored)
+
+
+def framework_of(dest: str) -> str | None:
+    """``QtGui.framework`` for any file inside that macOS framework; else None."""
+    return next((part for part in _parts(dest) if part.endswith(".framework")), None)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -34,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build
+import build_installers as build
 from project_meta import ProjectMeta, read_meta
 
 # A line of app output that means something went wrong (case-insensitive).
@@ -112,7 +113,8 @@ def bundled_head_revision(bundle: Path) -> str:
 class Smoke:
     def __init__(self, meta: ProjectMeta, exe: Path, scratch: Path, gui_seconds: float) -> None:
         self.meta, self.exe, self.scratch, self.gui_seconds = meta, exe, scratch, gui_seconds
-        self.bundle = exe.parent
+        # The directory holding the bundle's files: dist/reviewer-app, or Reviewer.app/Contents on macOS.
+        self.bundle = exe.parent.parent if exe.parent.name == "MacOS" else exe.parent
         self.passed: list[str] = []
         self.failed: list[str] = []
         self.figures: dict[str, str] = {}
@@ -184,7 +186,11 @@ class Smoke:
 
     def linked_libraries(self) -> None:
         missing = build.unbundled_libraries(self.bundle)
-        ours = [name for name, path in missing.items() if path is None and re.match(r"lib(Qt6|pyside|shiboken|python)", name)]
+        ours = [
+            name
+            for name, path in missing.items()
+            if path is None and re.match(r"lib(Qt6|pyside|shiboken|python)", name)
+        ]
         check(not ours, f"bundled binaries link libraries the bundle lacks (Qt filter too eager?): {ours}")
         absent = sorted(name for name, path in missing.items() if path is None)
         if absent:
@@ -214,11 +220,14 @@ class Smoke:
         check((root / "opt" / self.meta.name / self.meta.name).is_file(), "bundle missing under /opt")
         desktop = root / "usr" / "share" / "applications" / f"{self.meta.name}.desktop"
         check(desktop.is_file(), f"missing {desktop}")
-        entries = dict(
-            line.split("=", 1) for line in desktop.read_text(encoding="utf-8").splitlines() if "=" in line
-        )
+        entries = dict(line.split("=", 1) for line in desktop.read_text(encoding="utf-8").splitlines() if "=" in line)
         check(entries.get("Exec", "").split()[0] == self.meta.name, f"Exec= is {entries.get('Exec')!r}")
         check(entries.get("Icon") == self.meta.name, f"Icon= is {entries.get('Icon')!r}")
+        if shutil.which("desktop-file-validate"):
+            result = subprocess.run(
+                ["desktop-file-validate", str(desktop)], capture_output=True, text=True, check=False
+            )
+            check(result.returncode == 0, f"desktop-file-validate: {result.stdout}{result.stderr}")
         icons = root / "usr" / "share" / "icons" / "hicolor"
         for icon in ("48x48/apps", "256x256/apps"):
             check((icons / icon / f"{self.meta.name}.png").is_file(), f"missing icon {icon}")

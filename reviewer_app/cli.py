@@ -28,11 +28,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_common_options(parser, in_subcommand=False)
     parser.add_argument("--demo", action="store_true", help="seed a demo workspace and start scripted demo runs")
+    parser.add_argument("--screenshot", help=argparse.SUPPRESS)  # `make screenshot`: grab the window to PATH, exit
     parser.add_argument(
         "--self-test", action="store_true", help="run a scripted agent on a temporary database, approve, check; exit"
     )
     sub = parser.add_subparsers(dest="command")
-    _add_common_options(sub.add_parser("gui", help="open the window (the default)"), in_subcommand=True)
+    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="start scripted demo runs")
+    _add_common_options(gui, in_subcommand=True)
 
     run = sub.add_parser("run", help="run one agent in this process until it ends (decisions may come from anywhere)")
     run.add_argument("agent", help="agent name (see --agents; 'demo' is built in)")
@@ -118,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in (None, "gui"):
         from reviewer_app.ui.app import run_gui
 
-        return run_gui(ctx, demo=args.demo)
+        return run_gui(ctx, demo=args.demo, screenshot=args.screenshot)
     command = COMMANDS.get(args.command)
     if command is None:
         parser.error(f"unknown command {args.command!r}")
@@ -190,15 +193,15 @@ async def _drive_until_finished(
     stop = asyncio.Event()
     _stop_on_signals(stop)
     printer = ProgressPrinter(backend, sys.stderr.write, invocation_id=invocation_id)
-    follower = None if quiet else asyncio.create_task(printer.follow())
+    printed = asyncio.Event()
+    follower = None if quiet else asyncio.create_task(printer.follow(printed))
     waiter = asyncio.create_task(runtime.wait_for_run(invocation_id))
     stopper = asyncio.create_task(stop.wait())
     try:
         done, _ = await asyncio.wait({waiter, stopper}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for task in (follower, stopper):
-            if task is not None:
-                task.cancel()
+        printed.set()
+        stopper.cancel()
         if not waiter.done():
             waiter.cancel()
         await asyncio.gather(*(t for t in (follower, stopper, waiter) if t is not None), return_exceptions=True)
@@ -297,7 +300,8 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     _stop_on_signals(stop)
     printer = ProgressPrinter(backend, sys.stderr.write, after_seq=await backend.run(backend.store.last_event_seq))
-    follower = None if args.quiet else asyncio.create_task(printer.follow())
+    printed = asyncio.Event()
+    follower = None if args.quiet else asyncio.create_task(printer.follow(printed))
     try:
         await runtime.start()
         _err(f"worker {runtime.owner}: driving {len(runtime.active_runs())} run(s) from {ctx.database}")
@@ -312,7 +316,7 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
                 pass
     finally:
         if follower is not None:
-            follower.cancel()
+            printed.set()
             await asyncio.gather(follower, return_exceptions=True)
             await printer.poll()
         await runtime.stop()

@@ -22,7 +22,7 @@ class RunState(StrEnum):
 FINISHED = frozenset({RunState.DONE, RunState.FAILED, RunState.CANCELLED})
 
 TRANSITIONS: dict[RunState, frozenset[RunState]] = {
-    RunState.QUEUED: frozenset({RunState.RUNNING, RunState.CANCELLED, RunState.FAILED}),
+    RunState.QUEUED: frozenset({RunState.RUNNING, RunState.WAITING, RunState.CANCELLED, RunState.FAILED}),
     RunState.RUNNING: frozenset(
         {RunState.WAITING, RunState.DONE, RunState.FAILED, RunState.CANCELLED, RunState.INTERRUPTED, RunState.QUEUED}
     ),

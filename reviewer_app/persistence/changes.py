@@ -105,9 +105,9 @@ class FeedBase:
         self._waiters.add(future)
         try:
             if self.token() == since:  # a change may have come while the watcher started
-                await asyncio.wait_for(asyncio.shield(future), timeout)
-        except TimeoutError:
-            pass
+                # asyncio.wait neither cancels the future on timeout nor swallows a cancel that
+                # lands in the same loop turn as a wake-up (wait_for(shield()) does on 3.11).
+                await asyncio.wait({future}, timeout=timeout)
         finally:
             self._waiters.discard(future)
         return self.token()

@@ -156,6 +156,8 @@ class _Prepared:
     @classmethod
     def build(cls, stmt: Any, keys: tuple[str, ...], dialect: Dialect) -> _Prepared:
         compiled = stmt.compile(dialect=dialect, column_keys=list(keys))
+        if compiled.post_compile_params:  # an expanding IN (...) would be baked in once: refuse it loudly
+            raise ValueError("prepared statements take one bind parameter per value, not expanding IN lists")
         names = tuple(compiled.positiontup or ())
         literals = compiled.params  # where-clause literals and scalar column defaults
         exported = list(stmt.exported_columns)

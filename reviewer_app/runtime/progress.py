@@ -14,6 +14,7 @@ from typing import Any
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.runtime.watcher import wait_for_change
 
 
 def _one_line(text: Any, limit: int = 160) -> str:
@@ -42,13 +43,13 @@ class ProgressPrinter:
         self._tool_names: dict[str, str] = {}
         self._texts_seen: set[str] = set()
 
-    async def follow(self) -> None:
-        """Print new events as they are committed, until cancelled."""
+    async def follow(self, stop: asyncio.Event | None = None) -> None:
+        """Print new events as they are committed, until ``stop`` is set (or the task is cancelled)."""
         feed = self.backend.feed
-        while True:
+        while stop is None or not stop.is_set():
             token = feed.token()
             await self.poll()
-            await feed.wait(token, 1.0)
+            await wait_for_change(feed, token, 0.25 if stop is not None else 1.0)
 
     async def poll(self) -> None:
         if self.invocation_id is not None:
@@ -151,17 +152,3 @@ class ProgressPrinter:
             message = f": {_one_line(data['message'], 100)}" if data.get("message") else ""
             return f"decision {data.get('decision')}{who}{expired}{message}"
         return f"request update: {_one_line(data)}"
-
-
-async def follow_until(printer: ProgressPrinter, done: asyncio.Event) -> None:
-    """Follow until ``done`` is set, then print what is left."""
-    task = asyncio.create_task(printer.follow())
-    try:
-        await done.wait()
-    finally:
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-    await printer.poll()

@@ -36,7 +36,7 @@ from reviewer_app.runtime.gate import apply_outcome, gate_call, result_text
 from reviewer_app.runtime.models import ModelClient, ModelTurn
 from reviewer_app.runtime.recovery import new_owner_id, owner_is_gone
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry, builtin_tools
-from reviewer_app.runtime.watcher import DecisionWatcher
+from reviewer_app.runtime.watcher import DecisionWatcher, wait_for_change
 
 log = logging.getLogger(__name__)
 
@@ -399,7 +399,7 @@ class Runtime:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise TimeoutError(f"run {invocation_id} is still {record.state} after {timeout} s")
-            await feed.wait(token, 1.0 if remaining is None else min(remaining, 1.0))
+            await wait_for_change(feed, token, 1.0 if remaining is None else min(remaining, 1.0))
 
     # -- recovery --------------------------------------------------------------------------------
     async def recover(self) -> list[str]:
@@ -516,6 +516,10 @@ class Runtime:
     # -- driving one run --------------------------------------------------------------------------
     async def _drive(self, run: _Run) -> None:
         try:
+            if run.db_state is RunState.QUEUED:
+                # Queued for a slot (new, re-queued after a decision, or resolved after an interruption):
+                # take the slot first; a run that still needs a reviewer then goes running -> waiting.
+                await self._activate(run, checkpoint=False)
             while True:
                 if run.ckpt.pending:
                     await self._settle(run)

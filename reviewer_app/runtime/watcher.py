@@ -14,8 +14,23 @@ from collections.abc import Callable, Iterable
 
 from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.persistence.changes import ChangeFeed
 
 log = logging.getLogger(__name__)
+
+
+async def wait_for_change(feed: ChangeFeed, token: int, timeout: float | None) -> int:
+    """``feed.wait`` that never swallows a cancellation.
+
+    Python 3.11's ``asyncio.wait_for`` returns normally when its inner future completes at the same
+    moment the waiting task is cancelled; a loop around it would then wait forever under a pending
+    cancel. The task still says it is ``cancelling()``, so honour that here.
+    """
+    result = await feed.wait(token, timeout)
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+    return result
 
 
 class DecisionWatcher:

@@ -1,28 +1,158 @@
-"""Start the window on the qasync loop (placeholder until the reviewer window lands)."""
+"""Start the window: QApplication, the qasync loop, the backend, the agent runtime, the main window.
+
+Everything the window does runs on one thread: Qt's event loop drives asyncio
+(qasync), the backend's database work happens on its own worker thread and comes
+back as awaited results.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
+from pathlib import Path
+from typing import Any
 
-from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QMessageBox
 from qasync import QEventLoop
 
-from reviewer_app.config import AppContext
+from reviewer_app.config import APP_AUTHOR, AppContext, default_agents_file
+from reviewer_app.domain.hitl import SchemaTooNew
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui import theme
+from reviewer_app.ui.main_window import MainWindow
+
+EXIT_CANNOT_OPEN = 2
+SCREENSHOT_TIMEOUT_S = 90.0
 
 
-def run_gui(ctx: AppContext, *, demo: bool = False) -> int:
-    app = QApplication.instance() or QApplication(sys.argv)
+def make_app() -> QApplication:
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    app.setApplicationName("Reviewer")
+    app.setOrganizationName(APP_AUTHOR)
+    app.setDesktopFileName("reviewer-app")
+    app.setWindowIcon(theme.icon("app"))
+    if sys.platform.startswith("linux") and app.style().name().lower() != "fusion":
+        app.setStyle("Fusion")  # so our palette can follow the OS light/dark scheme
+    return app
+
+
+def open_failure_text(database: str, exc: BaseException) -> tuple[str, str]:
+    """What to tell someone whose database cannot be opened (title line, details)."""
+    if isinstance(exc, SchemaTooNew):
+        return (
+            "This database was written by a newer version of Reviewer.",
+            f"{exc}\n\nOpening it with this version could damage it, so Reviewer stops here. "
+            "Install the newer Reviewer, or start with another database (--db PATH).",
+        )
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    hint = ""
+    if "locked" in text.lower():
+        hint = "\n\nAnother program holds a lock on it; close it or wait, then start Reviewer again."
+    return (
+        "Reviewer could not open its database.",
+        f"{database}\n\n{type(exc).__name__}: {text}{hint}",
+    )
+
+
+def report_open_failure(database: str, exc: BaseException) -> int:
+    """A clear message box (and a line on stderr), then exit code 2: never a traceback."""
+    title, details = open_failure_text(database, exc)
+    print(f"reviewer-app: {title} {details.splitlines()[-1] if details else ''}", file=sys.stderr)
+    box = QMessageBox(QMessageBox.Icon.Critical, "Reviewer cannot start", title)
+    box.setObjectName("openFailureBox")
+    box.setInformativeText(details)
+    box.exec()  # no event loop of ours is running yet: a plain modal box is fine here
+    return EXIT_CANNOT_OPEN
+
+
+def build_runtime(backend: SQLHITLBackend, ctx: AppContext) -> tuple[Any, str | None]:
+    """The agent runtime, or None and the reason when it cannot be built (the window still reviews)."""
+    try:
+        from reviewer_app.runtime.agents import AgentCatalog
+        from reviewer_app.runtime.runner import Runtime
+
+        catalog = AgentCatalog.load(ctx.agents_file, default_path=default_agents_file())
+        return Runtime(backend, catalog, workspaces_dir=ctx.workspaces_dir), None
+    except Exception as exc:
+        return None, f"Agents are not available ({type(exc).__name__}: {exc}); you can still review requests."
+
+
+async def take_screenshot(window: MainWindow, path: Path, expect: int) -> int:
+    """Wait for the demo requests, show the first write_file request with its diff, grab the window."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SCREENSHOT_TIMEOUT_S
+    while window.inbox_model.visible_count < expect and loop.time() < deadline:
+        await asyncio.sleep(0.1)
+    target = next((s.hitl_id for s in window.inbox_model.iter_requests() if s.tool_name == "write_file"), None)
+    if target is not None:
+        window.select_request(target)
+    while (window.detail.prepared is None or window.detail.timeline_model.rowCount() == 0) and loop.time() < deadline:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1.0)  # let the last paints land
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ok = window.grab().save(str(path))
+    print(f"screenshot {'saved to' if ok else 'FAILED for'} {path} ({window.inbox_model.visible_count} requests shown)")
+    return 0 if ok and window.inbox_model.visible_count >= expect else 1
+
+
+def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = None) -> int:
+    """Open the window on ``ctx.database``; returns the exit code (2: the database cannot be opened)."""
+    app = make_app()
+    watcher = theme.ThemeWatcher(app)
+    try:
+        backend = SQLHITLBackend(ctx.database, reviewer=ctx.reviewer)
+    except Exception as exc:
+        return report_open_failure(ctx.database, exc)
     loop = QEventLoop(app)
     asyncio.set_event_loop(loop)
-    backend = SQLHITLBackend(ctx.database, reviewer=ctx.reviewer)
-    window = QMainWindow()
-    window.setWindowTitle("Reviewer")
-    window.setCentralWidget(QLabel(f"Reviewer — {backend.store.count_pending()} pending"))
-    window.resize(1100, 700)
-    window.show()
-    with loop:
-        app.aboutToQuit.connect(backend.close)
-        loop.run_forever()
-    return 0
+    runtime, runtime_problem = build_runtime(backend, ctx)
+    settings_dir = tempfile.TemporaryDirectory(prefix="reviewer-shot-") if screenshot else None
+    settings = (
+        QSettings(str(Path(settings_dir.name) / "ui.ini"), QSettings.Format.IniFormat) if settings_dir else QSettings()
+    )
+    window = MainWindow(backend, runtime, settings=settings, tray=screenshot is None)
+    watcher.changed.connect(lambda _dark: window.update())
+    app.setQuitOnLastWindowClosed(False)  # closing the window ends main() below, which stops the runtime first
+
+    async def main() -> int:
+        closed = asyncio.Event()
+        window.closing.connect(closed.set)
+        if screenshot:
+            window.resize(1440, 900)
+        window.show()
+        window.start()
+        if runtime_problem:
+            window.show_error(runtime_problem)
+        code = 0
+        if runtime is not None:
+            try:
+                await runtime.start()
+            except Exception as exc:
+                window.show_error(f"The agent runtime did not start: {exc}")
+            else:
+                if demo:
+                    try:
+                        from reviewer_app.ui.demo import start_demo_runs
+
+                        await start_demo_runs(runtime, ctx.workspaces_dir)
+                    except Exception as exc:
+                        window.show_error(f"Could not start the demo runs: {exc}")
+        if screenshot:
+            code = await take_screenshot(window, Path(screenshot), expect=5 if demo else 1)
+            window.close()
+        await closed.wait()
+        if runtime is not None:
+            await runtime.stop()
+        return code
+
+    try:
+        with loop:
+            code = loop.run_until_complete(main())
+    finally:
+        backend.close()
+        if settings_dir is not None:
+            settings_dir.cleanup()
+    return code

@@ -1,19 +1,25 @@
 """The inbox: session → invocation → request, over our own sorted lists of blob-free summaries.
 
-Kept cheap for 100,000 requests: the model keeps every summary of the current scope
-in one list sorted by arrival (``_ordered``) with a parallel list of lower-cased
-search text, so a filter change is a list comprehension plus a grouping pass, and
-live changes are inserted or removed with ``beginInsertRows``/``beginRemoveRows``.
+Kept cheap for 100,000 requests. Every summary of the current scope lives in a
+"master" grouping (session buckets holding invocation buckets holding requests in
+arrival order, with their lower-cased search text); a filter change walks the
+buckets and keeps the matching requests with list comprehensions, so its cost is
+close to the number of groups, not a sort of 100,000 rows. Live changes update the
+master grouping and the visible tree with ``beginInsertRows``/``beginRemoveRows``.
 Model indexes carry the integer id of their parent group in ``internalId``.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from itertools import compress, repeat
+from operator import and_, contains
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
@@ -24,6 +30,7 @@ from reviewer_app.persistence.store import RequestSummary
 from reviewer_app.ui import theme
 
 ModelIndex = QModelIndex | QPersistentModelIndex
+Key = tuple[int, int, str]
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -36,7 +43,7 @@ COL_REQUEST, COL_SUMMARY, COL_AGENT, COL_AGE, COL_EXPIRES, COL_DECIDED = range(6
 HEADERS = ("Request", "Summary", "Agent", "Age", "Expires", "Decided")
 
 # Above this many changes at once a reset is cheaper than row-by-row signals.
-BULK_CHANGE_THRESHOLD = 2_000
+BULK_CHANGE_THRESHOLD = 500
 
 
 class Scope(StrEnum):
@@ -74,6 +81,10 @@ class InboxFilter:
     def terms(self) -> tuple[str, ...]:
         return tuple(self.text.lower().split())
 
+    @property
+    def narrows_fields(self) -> bool:
+        return self.hitl_type is not None or self.tool is not None or self.agent is not None
+
     def accepts_fields(self, s: RequestSummary) -> bool:
         if self.hitl_type is not None and s.hitl_type != self.hitl_type:
             return False
@@ -92,7 +103,7 @@ def haystack(s: RequestSummary) -> str:
     return f"{s.tool_name or s.hitl_type}\n{s.summary}\n{s.session_id}\n{s.agent or ''}\n{s.invocation_id}".lower()
 
 
-def sort_key(s: RequestSummary) -> tuple[int, int, str]:
+def sort_key(s: RequestSummary) -> Key:
     """Arrival order: created second, then the creation millisecond of a pending row, then id."""
     return (s.created_at, s.updated_at_ms if s.status == HITLStatus.PENDING.value else 0, s.hitl_id)
 
@@ -123,20 +134,41 @@ def format_countdown(expires_at: int | None, now: float) -> str:
     return f"in {format_age(left)}"
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Build big structures without the cyclic GC re-scanning 100,000 live summaries every few allocations."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 @dataclass(eq=False, slots=True)
 class _Group:
-    """A session or invocation row; invocations hold their request summaries sorted by key."""
+    """A session or an invocation: all of its in-scope requests, and the ones the filter shows.
+
+    ``items``/``keys`` (and ``hays`` for invocations) hold everything in scope in arrival order;
+    ``children``/``vkeys`` the visible subset; ``row`` is the visible row while ``visible``.
+    A session's items and children are its invocation groups.
+    """
 
     uid: int
     level: int
     ident: str
-    key: tuple[int, int, str]
+    key: Key
     agent: str | None
     parent: _Group | None = None
-    row: int = 0
+    items: list[Any] = field(default_factory=list)
+    keys: list[Key] = field(default_factory=list)
+    hays: list[str] = field(default_factory=list)
     children: list[Any] = field(default_factory=list)
-    keys: list[tuple[int, int, str]] = field(default_factory=list)  # invocations only, parallel to children
+    vkeys: list[Key] = field(default_factory=list)
+    row: int = 0
     count: int = 0
+    visible: bool = False
 
     def oldest_created(self) -> int:
         if self.level == LEVEL_INVOCATION:
@@ -158,21 +190,20 @@ class InboxModel(QAbstractItemModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._filter = InboxFilter()
-        # Everything in scope, sorted by arrival, with parallel search text.
+        # Everything in scope, grouped: sessions hold invocations hold summaries, in arrival order.
         self._source: dict[str, RequestSummary] = {}
-        self._ordered: list[RequestSummary] = []
-        self._ordered_keys: list[tuple[int, int, str]] = []
-        self._ordered_hay: list[str] = []
-        self._keys: dict[str, tuple[int, int, str]] = {}
-        # The visible tree.
-        self._sessions: list[_Group] = []
-        self._session_keys: list[tuple[int, int, str]] = []
-        self._session_by_id: dict[str, _Group] = {}
-        self._inv_by_id: dict[str, _Group] = {}
+        self._keys: dict[str, Key] = {}
+        self._m_sessions: list[_Group] = []
+        self._m_session_keys: list[Key] = []
+        self._m_session_by_id: dict[str, _Group] = {}
+        self._m_inv_by_id: dict[str, _Group] = {}
         self._by_uid: dict[int, _Group] = {}
-        self._req_parent: dict[str, _Group] = {}
         self._next_uid = 1
+        # The visible tree: the sessions with at least one request passing the filter.
+        self._sessions: list[_Group] = []
+        self._session_keys: list[Key] = []
         self._visible = 0
+        self._visible_groups = 0
         self.tools: set[str] = set()
         self.agents: set[str] = set()
         self.now = time.time  # replaceable clock for tests of ages and countdowns
@@ -192,6 +223,11 @@ class InboxModel(QAbstractItemModel):
     def source_count(self) -> int:
         return len(self._source)
 
+    @property
+    def group_count(self) -> int:
+        """Session and invocation rows: what expanding everything would cost."""
+        return self._visible_groups
+
     def summary(self, hitl_id: str) -> RequestSummary | None:
         return self._source.get(hitl_id)
 
@@ -199,60 +235,82 @@ class InboxModel(QAbstractItemModel):
         """Replace everything (first load, or a scope change that reloaded from the store)."""
         if scope is not None:
             self._filter = replace(self._filter, scope=scope)
-        in_scope = [s for s in summaries if self._filter.scope.includes(s.status)]
-        self._source = {s.hitl_id: s for s in in_scope}
-        self._keys = {hitl_id: sort_key(s) for hitl_id, s in self._source.items()}
-        self._ordered = sorted(self._source.values(), key=lambda s: self._keys[s.hitl_id])
-        self._ordered_keys = [self._keys[s.hitl_id] for s in self._ordered]
-        self._ordered_hay = [haystack(s) for s in self._ordered]
-        self.tools = {s.tool_name for s in self._ordered if s.tool_name}
-        self.agents = {s.agent for s in self._ordered if s.agent}
-        self._rebuild()
+        includes = self._filter.scope.includes
+        with gc_paused():
+            rows = [s for s in summaries if includes(s.status)]
+            keyed = sorted(((sort_key(s), s) for s in rows), key=lambda pair: pair[0])  # near-linear on store order
+            self._source = {s.hitl_id: s for s in rows}
+            self._keys = {s.hitl_id: key for key, s in keyed}
+            self._m_sessions, self._m_session_keys = [], []
+            self._m_session_by_id, self._m_inv_by_id, self._by_uid = {}, {}, {}
+            session_by_id = self._m_session_by_id
+            inv_by_id = self._m_inv_by_id
+            for key, s in keyed:
+                inv = inv_by_id.get(s.invocation_id)
+                if inv is None:
+                    session = session_by_id.get(s.session_id)
+                    if session is None:
+                        session = self._new_group(LEVEL_SESSION, s.session_id, key, s.agent)
+                        self._m_sessions.append(session)
+                        self._m_session_keys.append(key)
+                    inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent)
+                    inv.parent = session
+                    session.items.append(inv)
+                    session.keys.append(key)
+                inv.items.append(s)
+                inv.keys.append(key)
+                inv.hays.append(haystack(s))
+            self.tools = {s.tool_name for s in rows if s.tool_name}
+            self.agents = {s.agent for s in rows if s.agent}
+            self._rebuild()
 
     def set_filter(self, new: InboxFilter) -> None:
         """Apply search and filters. A scope change only takes effect with the next :meth:`set_requests`."""
         if new == self._filter:
             return
         self._filter = new
-        self._rebuild()
+        with gc_paused():
+            self._rebuild()
 
     def apply_changes(self, summaries: Iterable[RequestSummary]) -> None:
         """Merge changed summaries (by ``hitl_id``): update, insert or remove rows one by one."""
-        changed = [s for s in summaries if self._source.get(s.hitl_id) != s]
+        includes = self._filter.scope.includes
+        changed = [
+            s for s in summaries if self._source.get(s.hitl_id) != s and (includes(s.status) or s.hitl_id in self._source)
+        ]
         if not changed:
             return
         if len(changed) > BULK_CHANGE_THRESHOLD:
-            for s in changed:
-                self._merge_source(s)
-            self._rebuild()
+            with gc_paused():
+                for s in changed:
+                    self._merge_master(s)
+                self._rebuild()
             return
         for s in changed:
-            self._merge_source(s)
-            visible = s.hitl_id in self._req_parent
-            wanted = s.hitl_id in self._source and self._filter.accepts(s, haystack(s))
-            if visible and wanted:
-                self._update_row(s)
-            elif visible:
-                self._remove_request(s.hitl_id)
+            inv = self._visible_group(s.hitl_id)
+            wanted = self._filter.accepts(s, haystack(s))
+            if inv is not None and not wanted:
+                self._remove_request(inv, s.hitl_id)  # before the master drops its groups
+                self._merge_master(s)
+                continue
+            self._merge_master(s)
+            if inv is not None:
+                self._update_row(inv, s)
             elif wanted:
                 self._insert_request(s)
         self.countsChanged.emit()
 
     def index_for(self, hitl_id: str, column: int = 0) -> QModelIndex:
-        inv = self._req_parent.get(hitl_id)
+        inv = self._visible_group(hitl_id)
         if inv is None:
             return QModelIndex()
-        row = bisect_left(inv.keys, self._keys[hitl_id])
-        return self.createIndex(row, column, inv.uid)
+        return self.createIndex(self._row_in(inv, hitl_id), column, inv.uid)
 
     def group_index(self, ident: str, level: int) -> QModelIndex:
-        if level == LEVEL_SESSION:
-            group = self._session_by_id.get(ident)
-            return self.createIndex(group.row, 0, 0) if group else QModelIndex()
-        inv = self._inv_by_id.get(ident)
-        if inv is None or inv.parent is None:
+        group = (self._m_session_by_id if level == LEVEL_SESSION else self._m_inv_by_id).get(ident)
+        if group is None or not group.visible:
             return QModelIndex()
-        return self.createIndex(inv.row, 0, inv.parent.uid)
+        return self.createIndex(group.row, 0, group.parent.uid if group.parent is not None else 0)
 
     def request_at(self, index: ModelIndex) -> RequestSummary | None:
         level, node = self._node(index)
@@ -272,10 +330,10 @@ class InboxModel(QAbstractItemModel):
 
     def neighbour(self, hitl_id: str, step: int = 1) -> str | None:
         """The visible request ``step`` rows after (or before, negative) ``hitl_id`` in display order."""
-        inv = self._req_parent.get(hitl_id)
+        inv = self._visible_group(hitl_id)
         if inv is None or inv.parent is None:
             return None
-        row = bisect_left(inv.keys, self._keys[hitl_id]) + step
+        row = self._row_in(inv, hitl_id) + step
         session = inv.parent
         while True:
             if 0 <= row < len(inv.children):
@@ -294,9 +352,6 @@ class InboxModel(QAbstractItemModel):
     def next_after_removal(self, hitl_id: str) -> str | None:
         """What to select once ``hitl_id`` is decided: the next request, else the previous one."""
         return self.neighbour(hitl_id, 1) or self.neighbour(hitl_id, -1)
-
-    def pending_ids(self) -> set[str]:
-        return {hitl_id for hitl_id, s in self._source.items() if s.status == HITLStatus.PENDING.value}
 
     # -- Qt model ------------------------------------------------------------------------
     def _node(self, index: ModelIndex) -> tuple[int, Any]:
@@ -359,7 +414,12 @@ class InboxModel(QAbstractItemModel):
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.internalId() != 0:
+            group = self._by_uid.get(index.internalId())
+            if group is not None and group.level == LEVEL_INVOCATION:
+                flags |= Qt.ItemFlag.ItemNeverHasChildren  # lets the view skip asking leaves for children
+        return flags
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         level, node = self._node(index)
@@ -371,14 +431,14 @@ class InboxModel(QAbstractItemModel):
         return self._group_data(node, column, role)
 
     def _group_data(self, group: _Group, column: int, role: int) -> Any:
-        pending_scope = self._filter.scope is Scope.PENDING
         if role == Qt.ItemDataRole.DisplayRole:
             if column == COL_REQUEST:
                 kind = "session" if group.level == LEVEL_SESSION else "run"
                 return f"{kind} {short_id(group.ident)}"
             if column == COL_SUMMARY:
-                noun = "pending" if pending_scope else ("request" if group.count == 1 else "requests")
-                return f"{group.count} {noun}"
+                if self._filter.scope is Scope.PENDING:
+                    return f"{group.count} pending"
+                return f"{group.count} {'request' if group.count == 1 else 'requests'}"
             if column == COL_AGENT:
                 return group.agent or ""
             if column == COL_AGE:
@@ -391,6 +451,8 @@ class InboxModel(QAbstractItemModel):
             return f"{kind} {group.ident}\n{group.count} request(s) shown"
         if role == Qt.ItemDataRole.FontRole and group.level == LEVEL_SESSION:
             return self._bold
+        if role == Qt.ItemDataRole.ForegroundRole and column in (COL_SUMMARY, COL_AGENT, COL_AGE):
+            return theme.current().muted
         if role == LEVEL_ROLE:
             return group.level
         if role == GROUP_ID_ROLE:
@@ -447,100 +509,133 @@ class InboxModel(QAbstractItemModel):
             return s
         return None
 
-    # -- building --------------------------------------------------------------------------
-    def _merge_source(self, s: RequestSummary) -> None:
-        """Bring the in-scope list up to date with one changed summary."""
-        old = self._source.get(s.hitl_id)
+    # -- the master grouping -------------------------------------------------------------------
+    def _new_group(self, level: int, ident: str, key: Key, agent: str | None) -> _Group:
+        group = _Group(uid=self._next_uid, level=level, ident=ident, key=key, agent=agent)
+        self._next_uid += 1
+        self._by_uid[group.uid] = group
+        (self._m_session_by_id if level == LEVEL_SESSION else self._m_inv_by_id)[ident] = group
+        return group
+
+    def _merge_master(self, s: RequestSummary) -> None:
+        """Bring the in-scope grouping up to date with one changed summary (the visible tree is not touched)."""
+        hitl_id = s.hitl_id
+        old = self._source.get(hitl_id)
+        in_scope = self._filter.scope.includes(s.status)
         if old is not None:
-            key = self._keys[s.hitl_id]
-            pos = bisect_left(self._ordered_keys, key)
-            if not self._filter.scope.includes(s.status):
-                del self._ordered[pos], self._ordered_keys[pos], self._ordered_hay[pos]
-                del self._source[s.hitl_id], self._keys[s.hitl_id]
+            key = self._keys[hitl_id]
+            inv = self._m_inv_by_id[old.invocation_id]
+            pos = bisect_left(inv.keys, key)
+            if in_scope:
+                inv.items[pos] = s
+                inv.hays[pos] = haystack(s)
+                self._source[hitl_id] = s
                 return
-            self._ordered[pos] = s
-            self._ordered_hay[pos] = haystack(s)
-            self._source[s.hitl_id] = s
+            del inv.items[pos], inv.keys[pos], inv.hays[pos]
+            del self._source[hitl_id], self._keys[hitl_id]
+            if not inv.items:
+                self._drop_group(inv)
             return
-        if not self._filter.scope.includes(s.status):
+        if not in_scope:
             return
         key = sort_key(s)
-        pos = bisect_left(self._ordered_keys, key)
-        self._ordered.insert(pos, s)
-        self._ordered_keys.insert(pos, key)
-        self._ordered_hay.insert(pos, haystack(s))
-        self._source[s.hitl_id] = s
-        self._keys[s.hitl_id] = key
+        inv = self._m_inv_by_id.get(s.invocation_id)
+        if inv is None:
+            session = self._m_session_by_id.get(s.session_id)
+            if session is None:
+                session = self._new_group(LEVEL_SESSION, s.session_id, key, s.agent)
+                pos = bisect_left(self._m_session_keys, key)
+                self._m_sessions.insert(pos, session)
+                self._m_session_keys.insert(pos, key)
+            inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent)
+            inv.parent = session
+            pos = bisect_left(session.keys, key)
+            session.items.insert(pos, inv)
+            session.keys.insert(pos, key)
+        pos = bisect_left(inv.keys, key)
+        inv.items.insert(pos, s)
+        inv.keys.insert(pos, key)
+        inv.hays.insert(pos, haystack(s))
+        self._source[hitl_id] = s
+        self._keys[hitl_id] = key
         if s.tool_name:
             self.tools.add(s.tool_name)
         if s.agent:
             self.agents.add(s.agent)
 
-    def _visible_requests(self) -> list[RequestSummary]:
-        f = self._filter
-        terms = f.terms
-        narrow_fields = f.hitl_type is not None or f.tool is not None or f.agent is not None
-        if not terms and not narrow_fields:
-            return list(self._ordered)
-        if not narrow_fields:
-            if len(terms) == 1:
-                (term,) = terms
-                return [s for s, hay in zip(self._ordered, self._ordered_hay, strict=True) if term in hay]
-            return [
-                s for s, hay in zip(self._ordered, self._ordered_hay, strict=True) if all(t in hay for t in terms)
-            ]
-        return [
-            s
-            for s, hay in zip(self._ordered, self._ordered_hay, strict=True)
-            if f.accepts_fields(s) and all(t in hay for t in terms)
-        ]
+    def _drop_group(self, inv: _Group) -> None:
+        """An invocation lost its last in-scope request (it is no longer visible either)."""
+        session = inv.parent
+        assert session is not None and not inv.visible
+        del self._m_inv_by_id[inv.ident], self._by_uid[inv.uid]
+        pos = bisect_left(session.keys, inv.key)
+        del session.items[pos], session.keys[pos]
+        if not session.items:
+            del self._m_session_by_id[session.ident], self._by_uid[session.uid]
+            pos = bisect_left(self._m_session_keys, session.key)
+            del self._m_sessions[pos], self._m_session_keys[pos]
 
-    def _new_group(self, level: int, ident: str, key: tuple[int, int, str], agent: str | None) -> _Group:
-        group = _Group(uid=self._next_uid, level=level, ident=ident, key=key, agent=agent)
-        self._next_uid += 1
-        self._by_uid[group.uid] = group
-        if level == LEVEL_SESSION:
-            self._session_by_id[ident] = group
+    # -- the visible tree ----------------------------------------------------------------------
+    def _visible_group(self, hitl_id: str) -> _Group | None:
+        """The visible invocation row holding ``hitl_id``, or None when it is not shown."""
+        s = self._source.get(hitl_id)
+        if s is None:
+            return None
+        inv = self._m_inv_by_id.get(s.invocation_id)
+        if inv is None or not inv.visible:
+            return None
+        key = self._keys[hitl_id]
+        row = bisect_left(inv.vkeys, key)
+        return inv if row < len(inv.vkeys) and inv.vkeys[row] == key else None
+
+    def _row_in(self, inv: _Group, hitl_id: str) -> int:
+        return bisect_left(inv.vkeys, self._keys[hitl_id])
+
+    def _selected(self, inv: _Group, terms: tuple[str, ...]) -> tuple[list[RequestSummary], list[Key]]:
+        """The requests of one invocation that pass the filter (the common cases loop in C)."""
+        f = self._filter
+        if not terms and not f.narrows_fields:
+            return inv.items[:], inv.keys[:]
+        if not f.narrows_fields:
+            mask = list(map(contains, inv.hays, repeat(terms[0])))
+            for term in terms[1:]:
+                mask = list(map(and_, mask, map(contains, inv.hays, repeat(term))))
         else:
-            self._inv_by_id[ident] = group
-        return group
+            accepts = f.accepts_fields
+            mask = [accepts(s) and all(t in h for t in terms) for s, h in zip(inv.items, inv.hays, strict=True)]
+        if not any(mask):
+            return [], []
+        if all(mask):
+            return inv.items[:], inv.keys[:]
+        return list(compress(inv.items, mask)), list(compress(inv.keys, mask))
 
     def _rebuild(self) -> None:
-        visible = self._visible_requests()
         self.beginResetModel()
-        self._sessions = []
-        self._session_keys = []
-        self._session_by_id = {}
-        self._inv_by_id = {}
-        self._by_uid = {}
-        self._req_parent = {}
-        keys = self._keys
-        session_by_id = self._session_by_id
-        inv_by_id = self._inv_by_id
-        req_parent = self._req_parent
-        for s in visible:
-            inv = inv_by_id.get(s.invocation_id)
-            if inv is None:
-                session = session_by_id.get(s.session_id)
-                if session is None:
-                    session = self._new_group(LEVEL_SESSION, s.session_id, keys[s.hitl_id], s.agent)
-                    session.row = len(self._sessions)
-                    self._sessions.append(session)
-                    self._session_keys.append(session.key)
-                inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, keys[s.hitl_id], s.agent)
-                inv.parent = session
-                inv.row = len(session.children)
-                session.children.append(inv)
-            inv.children.append(s)
-            inv.keys.append(keys[s.hitl_id])
-            req_parent[s.hitl_id] = inv
-        for session in self._sessions:
+        sessions: list[_Group] = []
+        session_keys: list[Key] = []
+        visible = 0
+        terms = self._filter.terms
+        for session in self._m_sessions:
+            shown: list[_Group] = []
             total = 0
-            for inv in session.children:
-                inv.count = len(inv.children)
-                total += inv.count
-            session.count = total
-        self._visible = len(visible)
+            for inv in session.items:
+                children, keys = self._selected(inv, terms)
+                inv.children, inv.vkeys, inv.count = children, keys, len(children)
+                inv.visible = bool(children)
+                if children:
+                    inv.row = len(shown)
+                    shown.append(inv)
+                    total += inv.count
+            session.children, session.count = shown, total
+            session.visible = bool(shown)
+            if shown:
+                session.row = len(sessions)
+                sessions.append(session)
+                session_keys.append(session.key)
+                visible += total
+        self._sessions, self._session_keys = sessions, session_keys
+        self._visible = visible
+        self._visible_groups = len(sessions) + sum(len(session.children) for session in sessions)
         self.endResetModel()
         self.filterApplied.emit(self._visible)
         self.countsChanged.emit()
@@ -551,66 +646,49 @@ class InboxModel(QAbstractItemModel):
 
     def _insert_request(self, s: RequestSummary) -> None:
         key = self._keys[s.hitl_id]
-        inv = self._inv_by_id.get(s.invocation_id)
-        if inv is not None:
-            assert inv.parent is not None
-            row = bisect_left(inv.keys, key)
-            self.beginInsertRows(self.createIndex(inv.row, 0, inv.parent.uid), row, row)
+        inv = self._m_inv_by_id[s.invocation_id]
+        session = inv.parent
+        assert session is not None
+        if inv.visible:
+            row = bisect_left(inv.vkeys, key)
+            self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), row, row)
             inv.children.insert(row, s)
-            inv.keys.insert(row, key)
-            self._req_parent[s.hitl_id] = inv
+            inv.vkeys.insert(row, key)
             inv.count += 1
-            inv.parent.count += 1
+            session.count += 1
             self.endInsertRows()
             self._group_counts_changed(inv)
-            self._visible += 1
-            return
-        session = self._session_by_id.get(s.session_id)
-        if session is not None:
-            # A new invocation row (with its one request) inside an existing session.
-            keys = [g.key for g in session.children]
-            row = bisect_left(keys, key)
+        elif session.visible:
+            # A new invocation row (with its one request) inside a shown session.
+            row = bisect_left([g.key for g in session.children], inv.key)
             self.beginInsertRows(self.createIndex(session.row, 0, 0), row, row)
-            new_inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent)
-            new_inv.parent = session
-            new_inv.children.append(s)
-            new_inv.keys.append(key)
-            new_inv.count = 1
-            session.children.insert(row, new_inv)
+            inv.children, inv.vkeys, inv.count, inv.visible = [s], [key], 1, True
+            session.children.insert(row, inv)
             self._renumber(session.children, row)
             session.count += 1
-            self._req_parent[s.hitl_id] = new_inv
+            self._visible_groups += 1
             self.endInsertRows()
             self._group_counts_changed(session)
-            self._visible += 1
-            return
-        # A new session row carrying its invocation and request.
-        row = bisect_left(self._session_keys, key)
-        self.beginInsertRows(QModelIndex(), row, row)
-        session = self._new_group(LEVEL_SESSION, s.session_id, key, s.agent)
-        new_inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent)
-        new_inv.parent = session
-        new_inv.children.append(s)
-        new_inv.keys.append(key)
-        new_inv.count = 1
-        session.children.append(new_inv)
-        session.count = 1
-        self._sessions.insert(row, session)
-        self._session_keys.insert(row, key)
-        self._renumber(self._sessions, row)
-        self._req_parent[s.hitl_id] = new_inv
-        self.endInsertRows()
+        else:
+            # A new session row carrying its invocation and request.
+            row = bisect_left(self._session_keys, session.key)
+            self.beginInsertRows(QModelIndex(), row, row)
+            inv.children, inv.vkeys, inv.count, inv.visible, inv.row = [s], [key], 1, True, 0
+            session.children, session.count, session.visible = [inv], 1, True
+            self._sessions.insert(row, session)
+            self._session_keys.insert(row, session.key)
+            self._renumber(self._sessions, row)
+            self._visible_groups += 2
+            self.endInsertRows()
         self._visible += 1
 
-    def _remove_request(self, hitl_id: str) -> None:
-        inv = self._req_parent[hitl_id]
+    def _remove_request(self, inv: _Group, hitl_id: str) -> None:
         session = inv.parent
         assert session is not None
         if len(inv.children) > 1:
-            row = bisect_left(inv.keys, self._keys_for_removal(hitl_id, inv))
+            row = self._row_in(inv, hitl_id)
             self.beginRemoveRows(self.createIndex(inv.row, 0, session.uid), row, row)
-            del inv.children[row], inv.keys[row]
-            del self._req_parent[hitl_id]
+            del inv.children[row], inv.vkeys[row]
             inv.count -= 1
             session.count -= 1
             self.endRemoveRows()
@@ -620,9 +698,9 @@ class InboxModel(QAbstractItemModel):
             self.beginRemoveRows(self.createIndex(session.row, 0, 0), row, row)
             del session.children[row]
             self._renumber(session.children, row)
-            self._forget_group(inv)
-            del self._req_parent[hitl_id]
+            inv.children, inv.vkeys, inv.count, inv.visible = [], [], 0, False
             session.count -= 1
+            self._visible_groups -= 1
             self.endRemoveRows()
             self._group_counts_changed(session)
         else:
@@ -630,43 +708,22 @@ class InboxModel(QAbstractItemModel):
             self.beginRemoveRows(QModelIndex(), row, row)
             del self._sessions[row], self._session_keys[row]
             self._renumber(self._sessions, row)
-            self._forget_group(inv)
-            self._forget_group(session)
-            del self._req_parent[hitl_id]
+            inv.children, inv.vkeys, inv.count, inv.visible = [], [], 0, False
+            session.children, session.count, session.visible = [], 0, False
+            self._visible_groups -= 2
             self.endRemoveRows()
         self._visible -= 1
 
-    def _keys_for_removal(self, hitl_id: str, inv: _Group) -> tuple[int, int, str]:
-        key = self._keys.get(hitl_id)
-        if key is None:  # already dropped from the source: find it by id
-            for pos, child in enumerate(inv.children):
-                if child.hitl_id == hitl_id:
-                    return inv.keys[pos]
-            raise KeyError(hitl_id)
-        return key
-
-    def _forget_group(self, group: _Group) -> None:
-        self._by_uid.pop(group.uid, None)
-        if group.level == LEVEL_SESSION:
-            self._session_by_id.pop(group.ident, None)
-        else:
-            self._inv_by_id.pop(group.ident, None)
-
-    def _update_row(self, s: RequestSummary) -> None:
-        inv = self._req_parent[s.hitl_id]
-        row = bisect_left(inv.keys, self._keys[s.hitl_id])
+    def _update_row(self, inv: _Group, s: RequestSummary) -> None:
+        row = self._row_in(inv, s.hitl_id)
         inv.children[row] = s
         self.dataChanged.emit(self.createIndex(row, 0, inv.uid), self.createIndex(row, len(HEADERS) - 1, inv.uid))
 
-    def _group_counts_changed(self, group: _Group) -> None:
+    def _group_counts_changed(self, group: _Group | None) -> None:
         """The count and age cells of a group (and its session) changed."""
         while group is not None:
-            if group.level == LEVEL_SESSION:
-                first = self.createIndex(group.row, COL_SUMMARY, 0)
-                last = self.createIndex(group.row, COL_AGE, 0)
-            else:
-                assert group.parent is not None
-                first = self.createIndex(group.row, COL_SUMMARY, group.parent.uid)
-                last = self.createIndex(group.row, COL_AGE, group.parent.uid)
-            self.dataChanged.emit(first, last)
-            group = group.parent  # type: ignore[assignment]
+            parent_uid = group.parent.uid if group.parent is not None else 0
+            self.dataChanged.emit(
+                self.createIndex(group.row, COL_SUMMARY, parent_uid), self.createIndex(group.row, COL_AGE, parent_uid)
+            )
+            group = group.parent

@@ -64,7 +64,8 @@ def test_decide_from_the_cli_and_its_error_exits(store: Store, db_path: Path, ca
     db = str(db_path)
     code, out, _ = run_cli(capsys, "pending", "--json", "--db", db)
     records = json.loads(out)
-    assert code == 0 and [r["hitl_id"] for r in records] == ["h-write", "h-ask"]
+    assert code == 0 and {r["hitl_id"] for r in records} == {"h-write", "h-ask"}
+    assert records == sorted(records, key=lambda r: r["created_at"])  # oldest first
     assert all(tuple(r) == RECORD_KEYS for r in records)
 
     code, _, err = run_cli(capsys, "decide", "nope", "approve", "--db", db)

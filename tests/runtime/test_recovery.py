@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.recovery import new_owner_id, owner_is_gone, parse_owner, pid_alive
@@ -218,3 +219,37 @@ async def test_recovered_run_continues_from_its_checkpoint_without_asking_the_mo
     texts = [b.data["text"] for b in await timeline(backend, inv) if b.kind is BlockKind.TEXT]
     assert texts == ["step one", "step two", "step three"]
     assert (Path(done.workspace) / "effects.txt").read_text() == "line\n"
+
+
+@pytest.mark.asyncio
+async def test_run_queued_for_a_slot_when_its_process_died_applies_its_decisions_after_recovery(
+    backend: SQLHITLBackend, tmp_path: Path
+) -> None:
+    """The process died after decisions arrived but before a slot was free (state queued, the checkpoint
+    still says awaiting): the next process applies the decision it finds and waits for the other one."""
+    two = [
+        {"name": "run_shell", "args": {"command": "echo first >> effects.txt"}},
+        {"name": "write_file", "args": {"path": "second.txt", "content": "2"}},
+    ]
+    async with started_runtime(backend, tmp_path) as first:
+        inv = await first.start_run("tester", "x", script=[{"tool_calls": two}])
+        by_tool = {r["tool_name"]: r for r in await pending_requests(backend, inv, count=2)}
+        requests = [by_tool["run_shell"], by_tool["write_file"]]
+    await backend.write(lambda tx: tx.set_run_state(inv, RunState.QUEUED))
+    await backend.decide(requests[0]["hitl_id"], approval(requests[0]))
+    async with started_runtime(backend, tmp_path) as second:
+
+        async def first_ran_second_waits() -> Any:
+            run = await backend.run(backend.store.get_run, inv)
+            events = await backend.events(inv)
+            ran = any(e.data.get("status") == "success" for e in events)
+            return run if ran and run.state == "waiting" else None
+
+        waiting = await eventually(first_ran_second_waits, backend)
+        assert (Path(waiting.workspace) / "effects.txt").read_text() == "first\n"
+        assert waiting.pending == 1
+        await second.decide(requests[1]["hitl_id"], approval(requests[1]))
+        done = await second.wait_for_run(inv, timeout=10)
+    assert done.state == "done"
+    assert (Path(done.workspace) / "second.txt").read_text() == "2"
+    assert (Path(done.workspace) / "effects.txt").read_text() == "first\n"

@@ -17,6 +17,7 @@ from reviewer_app.persistence.store import RequestQuery
 from tests.runtime.test_runner_support import (
     agent,
     approval,
+    eventually,
     messages,
     pending_requests,
     run_state,
@@ -408,12 +409,16 @@ async def test_wall_time_budget_excludes_waiting_for_a_reviewer(backend: SQLHITL
 
 
 async def test_concurrency_cap_queues_runs_beyond_it(backend: SQLHITLBackend, tmp_path: Path) -> None:
-    script = [{"text": "working", "delay_ms": 300}]
+    script = [{"text": "working", "delay_ms": 1000}]
     async with started_runtime(backend, tmp_path, max_concurrent_runs=2) as runtime:
         runs = [await runtime.start_run("tester", f"job {i}", script=script) for i in range(5)]
-        await asyncio.sleep(0.15)
-        states = [(await backend.run(backend.store.get_run, inv)).state for inv in runs]
-        assert states.count("running") == 2 and states.count("queued") == 3
+
+        async def two_running() -> list[str] | None:
+            states = [(await backend.run(backend.store.get_run, inv)).state for inv in runs]
+            return states if states.count("running") == 2 else None
+
+        states = await eventually(two_running, backend)
+        assert states.count("queued") == 3
         finished = [await runtime.wait_for_run(inv, timeout=10) for inv in runs]
     assert [r.state for r in finished] == ["done"] * 5
 

@@ -60,7 +60,7 @@ async def eventually(probe: Callable[[], Awaitable[T | None]], backend: SQLHITLB
 
 
 async def pending_requests(backend: SQLHITLBackend, invocation_id: str, count: int = 1) -> list[HITLRecord]:
-    """Wait until the run has ``count`` pending requests; returns them in creation order."""
+    """Wait until the run has ``count`` pending requests (a turn's siblings share a timestamp: match by tool)."""
 
     async def probe() -> list[HITLRecord] | None:
         records = await backend.get_pending_by_invocation(invocation_id)

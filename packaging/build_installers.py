@@ -1,10 +1,10 @@
 """Build Reviewer's installers: the PyInstaller bundle, then the platform packages around it.
 
-    python packaging/build.py linux      # bundle + .deb + .tar.gz  (what `make package` runs)
-    python packaging/build.py bundle     # dist/reviewer-app/ (+ dist/Reviewer.app on macOS), any OS
-    python packaging/build.py deb        # dist/reviewer-app_<version>_<arch>.deb from the bundle
-    python packaging/build.py tarball    # dist/reviewer-app-<version>-linux-x86_64.tar.gz
-    python packaging/build.py sizes      # what the bundle is made of
+    python packaging/build_installers.py linux      # bundle + .deb + .tar.gz  (what `make package` runs)
+    python packaging/build_installers.py bundle     # dist/reviewer-app/ (+ dist/Reviewer.app on macOS), any OS
+    python packaging/build_installers.py deb        # dist/reviewer-app_<version>_<arch>.deb from the bundle
+    python packaging/build_installers.py tarball    # dist/reviewer-app-<version>-linux-x86_64.tar.gz
+    python packaging/build_installers.py sizes      # what the bundle is made of
 
 Windows (Inno Setup) and macOS (.dmg) installers wrap the same bundle; see
 packaging/windows/reviewer-app.iss, packaging/macos/build_dmg.sh and
@@ -73,7 +73,10 @@ def log(message: str) -> None:
 
 def run(*command: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
     log("$ " + " ".join(str(part) for part in command))
-    return subprocess.run([str(part) for part in command], check=True, text=True, **kwargs)  # type: ignore[call-overload]
+    result: subprocess.CompletedProcess[str] = subprocess.run(  # type: ignore[call-overload]
+        [str(part) for part in command], check=True, text=True, **kwargs
+    )
+    return result
 
 
 def bundle_dir() -> Path:
@@ -113,7 +116,8 @@ def build_bundle() -> Path:
         env=env,
         cwd=REPO,
     )
-    log(f"bundle {bundle_dir().relative_to(REPO)} built in {time.monotonic() - started:.0f} s, {mib(tree_size(bundle_dir()))}")
+    elapsed = time.monotonic() - started
+    log(f"bundle {bundle_dir().relative_to(REPO)} built in {elapsed:.0f} s, {mib(tree_size(bundle_dir()))}")
     return bundle_dir()
 
 
@@ -127,7 +131,7 @@ def mib(size: int) -> str:
 
 def require_bundle() -> Path:
     if not bundle_executable().is_file():
-        raise SystemExit(f"no bundle at {bundle_dir()}: run `python packaging/build.py bundle` first")
+        raise SystemExit(f"no bundle at {bundle_dir()}: run `python packaging/build_installers.py bundle` first")
     return bundle_dir()
 
 
@@ -274,7 +278,6 @@ def build_deb(meta: ProjectMeta) -> Path:
                 f"Maintainer: {meta.maintainer}",
                 f"Installed-Size: {installed_kib}",
                 f"Depends: {', '.join(depends)}",
-                "Recommends: libxcb-cursor0, libxkbcommon-x11-0",
                 "Section: devel",
                 "Priority: optional",
                 f"Description: {meta.description.rstrip('.')}",

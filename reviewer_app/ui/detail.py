@@ -1,0 +1,501 @@
+"""The detail pane: what the selected request asks, how the run got there, and the decision buttons.
+
+The full record (possibly megabytes of arguments) is fetched only for the selected
+request, and everything heavy about it — the hash of what is shown, the pretty
+text, the write_file diff — is computed on a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import html
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer_app.domain.decisions import args_digest, canonical_json
+from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
+from reviewer_app.domain.policy import SHELL_TOOLS, command_word
+from reviewer_app.hitl import SQLHITLBackend, shown_arguments
+from reviewer_app.persistence.store import RequestSummary, RunRecord
+from reviewer_app.runtime.tools import WorkspaceEscape, resolve_in_workspace
+from reviewer_app.ui import theme
+from reviewer_app.ui.inbox_model import format_age, format_countdown
+from reviewer_app.ui.json_view import FormattedJson, JsonPanel, format_json, monospace_font
+from reviewer_app.ui.strip import TimelineStrip
+from reviewer_app.ui.timeline_model import TimelineModel, TimelineView, format_duration
+
+DIFF_LIMIT_BYTES = 2_000_000
+WRITE_TOOLS = frozenset({"write_file"})
+
+
+@dataclass
+class PreparedRequest:
+    """Everything the pane shows about one request, computed off the GUI thread."""
+
+    record: HITLRecord
+    shown: Any
+    digest: str
+    formatted: FormattedJson
+    total_chars: int
+    diff: str | None = None
+    diff_note: str = ""
+    question: str | None = None
+    options: list[str] = field(default_factory=list)
+
+
+def write_file_diff(workspace: Path | None, args: Any) -> tuple[str | None, str]:
+    """A unified diff of a write_file call against the file as it is now, and a note about it."""
+    if not isinstance(args, dict) or not isinstance(args.get("path"), str):
+        return None, "no path in the arguments"
+    content = args.get("content")
+    if not isinstance(content, str):
+        return None, "no text content in the arguments"
+    relative = args["path"]
+    old = ""
+    note = ""
+    existed = False
+    if workspace is None:
+        note = "workspace unknown: compared with an empty file"
+    else:
+        try:
+            target = resolve_in_workspace(workspace, relative)
+        except WorkspaceEscape as exc:
+            return None, f"refused: {exc}"
+        if target.is_file():
+            if target.stat().st_size > DIFF_LIMIT_BYTES:
+                return None, f"{relative} is larger than {DIFF_LIMIT_BYTES // 1_000_000} MB: no diff"
+            try:
+                old = target.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                return None, f"{relative} is not UTF-8 text: no diff"
+            except OSError as exc:
+                return None, f"cannot read {relative}: {exc}"
+            note = f"changes to {relative}"
+            existed = True
+        elif target.exists():
+            return None, f"{relative} exists and is not a file"
+        else:
+            note = f"new file {relative}"
+    if len(content) > DIFF_LIMIT_BYTES:
+        return None, f"the new content is larger than {DIFF_LIMIT_BYTES // 1_000_000} MB: no diff"
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            content.splitlines(keepends=True),
+            fromfile=f"a/{relative}" if existed else "/dev/null",
+            tofile=f"b/{relative}",
+        )
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    if not text:
+        note = f"{relative}: the content is unchanged"
+    return text, note
+
+
+def prepare_request(record: HITLRecord, workspace: Path | None) -> PreparedRequest:
+    """Hash, pretty text and diff of a request (runs on a worker thread)."""
+    shown = shown_arguments(record)
+    compact = canonical_json(shown)
+    digest = args_digest(shown)
+    formatted = format_json(shown, total_chars=len(compact))
+    prepared = PreparedRequest(record, shown, digest, formatted, len(compact))
+    data = record.get("data") or {}
+    if record.get("hitl_type") == HITLType.ASK_USER.value:
+        args = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
+        question = data.get("question") or (args or {}).get("question") or data.get("prompt")
+        options = data.get("options") or (args or {}).get("options") or []
+        prepared.question = str(question) if question else ""
+        prepared.options = [str(o) for o in options] if isinstance(options, list) else []
+    elif record.get("tool_name") in WRITE_TOOLS:
+        prepared.diff, prepared.diff_note = write_file_diff(workspace, shown)
+    return prepared
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    """Colours a unified diff: additions, deletions, hunk headers."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+
+    def highlightBlock(self, text: str) -> None:
+        colors = theme.current()
+        fmt = QTextCharFormat()
+        if text.startswith(("+++", "---")):
+            fmt.setFontWeight(QFont.Weight.Bold)
+        elif text.startswith("+"):
+            fmt.setForeground(colors.diff_add_fg)
+            fmt.setBackground(colors.diff_add_bg)
+        elif text.startswith("-"):
+            fmt.setForeground(colors.diff_del_fg)
+            fmt.setBackground(colors.diff_del_bg)
+        elif text.startswith("@@"):
+            fmt.setForeground(colors.diff_hunk)
+        else:
+            return
+        self.setFormat(0, len(text), fmt)
+
+
+def _button(text: str, name: str, accessible: str, tip: str) -> QPushButton:
+    button = QPushButton(text)
+    button.setObjectName(name)
+    button.setAccessibleName(accessible)
+    button.setToolTip(tip)
+    button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+    return button
+
+
+class DetailPane(QWidget):
+    """Header, arguments / diff / question tabs, the invocation's timeline and the decision buttons.
+
+    Signals:
+        decisionRequested(str): a decision button was pressed: approve, approve_for_session, edit,
+            reject, steer or answer.
+        failed(str): loading the request failed; the message is for the banner.
+        loaded(str): the selected request (its hitl_id) is fully shown and can be decided.
+    """
+
+    decisionRequested = Signal(str)
+    failed = Signal(str)
+    loaded = Signal(str)
+
+    def __init__(
+        self,
+        backend: SQLHITLBackend,
+        spawn: Callable[[Coroutine[Any, Any, Any]], Any],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("detailPane")
+        self.setAccessibleName("Request details")
+        self.backend = backend
+        self._spawn = spawn
+        self._generation = 0
+        self.summary: RequestSummary | None = None
+        self.prepared: PreparedRequest | None = None
+        self.run_record: RunRecord | None = None
+        self.busy = False
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        self.header = QLabel()
+        self.header.setObjectName("detailHeader")
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.state_label = QLabel()
+        self.state_label.setObjectName("detailState")
+        self.state_label.setWordWrap(True)
+        self.state_label.hide()
+        layout.addWidget(self.header)
+        layout.addWidget(self.state_label)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("detailSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("detailTabs")
+        self.tabs.setDocumentMode(True)
+        self.args_panel = JsonPanel("")
+        self.args_view = self.args_panel.view
+        self.args_view.setObjectName("argsView")
+        self.args_view.setAccessibleName("Arguments")
+        self.args_panel.showAllRequested.connect(self.show_all)
+        self.diff_view = QPlainTextEdit()
+        self.diff_view.setObjectName("diffView")
+        self.diff_view.setAccessibleName("Diff against the current file")
+        self.diff_view.setReadOnly(True)
+        self.diff_view.setFont(monospace_font())
+        self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.diff_highlighter = DiffHighlighter(self.diff_view.document())
+        self.question_label = QLabel()
+        self.question_label.setObjectName("questionLabel")
+        self.question_label.setAccessibleName("Question")
+        self.question_label.setWordWrap(True)
+        self.question_label.setTextFormat(Qt.TextFormat.RichText)
+        self.question_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.question_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        question_page = QWidget()
+        question_layout = QVBoxLayout(question_page)
+        question_layout.addWidget(self.question_label, 1)
+        self.tabs.addTab(self.args_panel, "Arguments")
+        self.diff_tab = self.tabs.addTab(self.diff_view, "Diff")
+        self.question_tab = self.tabs.addTab(question_page, "Question")
+        self.splitter.addWidget(self.tabs)
+
+        timeline_box = QWidget()
+        timeline_layout = QVBoxLayout(timeline_box)
+        timeline_layout.setContentsMargins(0, 4, 0, 0)
+        self.timeline_title = QLabel("<b>Timeline</b>")
+        self.timeline_title.setTextFormat(Qt.TextFormat.RichText)
+        self.strip = TimelineStrip()
+        self.timeline_model = TimelineModel(self)
+        self.timeline_view = TimelineView()
+        self.timeline_view.setObjectName("timelineView")
+        self.timeline_view.setAccessibleName("Timeline")
+        self.timeline_view.setModel(self.timeline_model)
+        self.timeline_model.blocksChanged.connect(lambda: self.strip.set_blocks(self.timeline_model.blocks()))
+        timeline_layout.addWidget(self.timeline_title)
+        timeline_layout.addWidget(self.strip)
+        timeline_layout.addWidget(self.timeline_view, 1)
+        self.splitter.addWidget(timeline_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        layout.addWidget(self.splitter, 1)
+
+        bar = QHBoxLayout()
+        self.approve_button = _button("&Approve  a", "approveButton", "Approve", "Run the call as shown (a)")
+        self.approve_session_button = _button(
+            "Approve for session  ⇧A", "approveSessionButton", "Approve for session", "Approve and stop asking (Shift+A)"
+        )
+        self.edit_button = _button("&Edit && approve  e", "editButton", "Edit and approve", "Edit the arguments (e)")
+        self.reject_button = _button("&Reject  r", "rejectButton", "Reject", "Do not run it; optional reason (r)")
+        self.steer_button = _button("&Steer  s", "steerButton", "Steer", "Send guidance instead of running it (s)")
+        self.answer_button = _button("A&nswer  n", "answerButton", "Answer", "Answer the agent's question (n)")
+        self.decision_buttons = {
+            "approve": self.approve_button,
+            "approve_for_session": self.approve_session_button,
+            "edit": self.edit_button,
+            "reject": self.reject_button,
+            "steer": self.steer_button,
+            "answer": self.answer_button,
+        }
+        for kind, button in self.decision_buttons.items():
+            button.clicked.connect(lambda _=False, k=kind: self.decisionRequested.emit(k))
+            bar.addWidget(button)
+        bar.addStretch(1)
+        self.digest_label = QLabel()
+        self.digest_label.setObjectName("digestLabel")
+        self.digest_label.setToolTip("SHA-256 of the arguments shown: the approval names exactly these")
+        bar.addWidget(self.digest_label)
+        self.decision_bar = QWidget()
+        self.decision_bar.setLayout(bar)
+        layout.addWidget(self.decision_bar)
+        self.show_empty()
+
+    # -- what is shown ------------------------------------------------------------------------
+    @property
+    def hitl_id(self) -> str | None:
+        return self.summary.hitl_id if self.summary else None
+
+    @property
+    def is_ask(self) -> bool:
+        return bool(self.summary and self.summary.hitl_type == HITLType.ASK_USER.value)
+
+    def decidable(self) -> bool:
+        """A pending request fully loaded (its hash known) and no decision in flight."""
+        return (
+            self.summary is not None
+            and self.prepared is not None
+            and self.summary.status == HITLStatus.PENDING.value
+            and not self.busy
+        )
+
+    def allowed(self, kind: str) -> bool:
+        if not self.decidable():
+            return False
+        if self.is_ask:
+            return kind in ("answer", "reject", "steer")
+        return kind in ("approve", "approve_for_session", "edit", "reject", "steer")
+
+    def show_empty(self, message: str = "No pending requests. New ones appear here as agents ask.") -> None:
+        self._generation += 1
+        self.summary = None
+        self.prepared = None
+        self.run_record = None
+        self.header.setText(f"<span style='font-size:13pt'>{html.escape(message)}</span>")
+        self.state_label.hide()
+        self.tabs.show()
+        self.args_panel.set_message("")
+        self.diff_view.clear()
+        self.question_label.clear()
+        self.tabs.setTabVisible(self.diff_tab, False)
+        self.tabs.setTabVisible(self.question_tab, False)
+        self.digest_label.clear()
+        self.decision_bar.show()
+        self._refresh_buttons()
+
+    def show_request(self, summary: RequestSummary) -> None:
+        """Show a request at once from its summary, then load the full record in the background."""
+        self._generation += 1
+        generation = self._generation
+        self.summary = summary
+        self.prepared = None
+        self.run_record = None
+        self.busy = False
+        self.tabs.show()
+        self.decision_bar.show()
+        self._render_header()
+        self.args_panel.set_message("Loading…")
+        self.digest_label.clear()
+        is_ask = summary.hitl_type == HITLType.ASK_USER.value
+        self.tabs.setTabVisible(self.question_tab, is_ask)
+        self.tabs.setTabVisible(self.diff_tab, summary.tool_name in WRITE_TOOLS)
+        self.tabs.setCurrentIndex(self.question_tab if is_ask else 0)
+        self._refresh_buttons()
+        self._spawn(self._load(generation, summary))
+
+    def update_summary(self, summary: RequestSummary) -> None:
+        """The shown request changed in the store (decided here or elsewhere, expired...)."""
+        if self.summary is None or summary.hitl_id != self.summary.hitl_id:
+            return
+        self.summary = summary
+        self._render_header()
+        self._refresh_buttons()
+
+    def show_run(self, run: RunRecord) -> None:
+        """Show a run from the runs board: its header and timeline, no decision buttons."""
+        self._generation += 1
+        self.summary = None
+        self.prepared = None
+        self.run_record = run
+        self.tabs.hide()
+        self.decision_bar.hide()
+        self.state_label.hide()
+        self.update_run(run)
+
+    def update_run(self, run: RunRecord) -> None:
+        if self.run_record is None or run.id != self.run_record.id:
+            return
+        self.run_record = run
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.created_at))
+        parts = [
+            f"<span style='font-size:13pt'><b>{html.escape(run.agent or 'agent')}</b> run · {html.escape(run.state)}"
+            "</span>",
+            f"run {html.escape(run.id)} · session {html.escape(run.session_id)}",
+            f"started {started} · active {format_duration(run.active_ms)}"
+            + (f" · {run.pending} pending" if run.pending else ""),
+            f"<i>{html.escape((run.prompt or '')[:400])}</i>",
+        ]
+        if run.error:
+            parts.append(f"<span style='color:{theme.current().danger.name()}'>{html.escape(run.error[:400])}</span>")
+        self.header.setText("<br>".join(parts))
+
+    def _render_header(self) -> None:
+        s = self.summary
+        if s is None:
+            return
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created_at))
+        now = time.time()
+        kind = "question" if s.hitl_type == HITLType.ASK_USER.value else s.hitl_type.replace("_", " ")
+        what = "ask_user" if s.hitl_type == HITLType.ASK_USER.value else (s.tool_name or s.hitl_type)
+        expires = ""
+        if s.expires_at is not None:
+            expires = f" · expires {format_countdown(s.expires_at, now)}"
+        lines = [
+            f"<span style='font-size:14pt'><b>{html.escape(what)}</b></span>"
+            f"  <span style='color:{theme.current().muted.name()}'>{html.escape(kind)}"
+            f" · agent {html.escape(s.agent or '?')}</span>",
+            f"session <code>{html.escape(s.session_id)}</code> · run <code>{html.escape(s.invocation_id)}</code>",
+            f"created {created} ({format_age(now - s.created_at)} ago){expires}",
+        ]
+        self.header.setText("<br>".join(lines))
+        if s.status != HITLStatus.PENDING.value:
+            who = f" by {s.decided_by}" if s.decided_by else ""
+            self.state_label.setText(f"This request is {s.status} ({s.decision or s.status}{who}); nothing to decide.")
+            self.state_label.setStyleSheet(f"color: {theme.current().muted.name()}; font-weight: bold;")
+            self.state_label.show()
+        else:
+            self.state_label.hide()
+
+    def set_busy(self, busy: bool) -> None:
+        self.busy = busy
+        self._refresh_buttons()
+
+    def _refresh_buttons(self) -> None:
+        is_ask = self.is_ask
+        for kind, button in self.decision_buttons.items():
+            relevant = kind in ("answer", "reject", "steer") if is_ask else kind != "answer"
+            button.setVisible(relevant or self.summary is None)
+            button.setEnabled(self.allowed(kind))
+        if self.summary is not None and not is_ask and self.summary.tool_name:
+            tool = self.summary.tool_name
+            args = self.prepared.shown if self.prepared else None
+            word = command_word(args) if isinstance(args, dict) and tool in SHELL_TOOLS else None
+            what = f"'{word}' commands" if word else f"every {tool} call"
+            self.approve_session_button.setToolTip(
+                f"Approve, and allow {what} in this session without asking (Shift+A)"
+            )
+
+    # -- loading ----------------------------------------------------------------------------
+    async def _load(self, generation: int, summary: RequestSummary) -> None:
+        try:
+            record = await self.backend.get(summary.hitl_id)
+            if generation != self._generation:
+                return
+            if record is None:
+                self.args_panel.set_message("This request no longer exists.")
+                return
+            workspace = None
+            if record.get("tool_name") in WRITE_TOOLS:
+                workspace = await self._workspace(record)
+            prepared = await asyncio.to_thread(prepare_request, record, workspace)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if generation == self._generation:
+                self.args_panel.set_message(f"Could not load the request: {exc}")
+                self.failed.emit(f"Could not load request {summary.hitl_id}: {exc}")
+            return
+        if generation != self._generation:
+            return
+        self._apply(prepared)
+
+    async def _workspace(self, record: HITLRecord) -> Path | None:
+        run = await self.backend.run(self.backend.store.get_run, record["invocation_id"])
+        if run is not None and run.workspace:
+            return Path(run.workspace)
+        info = await self.backend.run(self.backend.store.session_info, record["session_id"])
+        workspace = (info or {}).get("workspace")
+        return Path(workspace) if workspace else None
+
+    def _apply(self, prepared: PreparedRequest) -> None:
+        self.prepared = prepared
+        self.args_panel.set_formatted(prepared.formatted)
+        self.digest_label.setText(f"sha256 {prepared.digest[:12]}…")
+        if prepared.question is not None:
+            options = "".join(f"<li>{html.escape(o)}</li>" for o in prepared.options)
+            self.question_label.setText(
+                f"<p style='font-size:13pt'>{html.escape(prepared.question) or '(no question text)'}</p>"
+                + (f"<p>Options:</p><ol>{options}</ol>" if options else "<p><i>Free answer.</i></p>")
+            )
+        if self.tabs.isTabVisible(self.diff_tab):
+            if prepared.diff is not None:
+                self.diff_view.setPlainText(f"# {prepared.diff_note}\n{prepared.diff}")
+                self.tabs.setCurrentIndex(self.diff_tab)
+            else:
+                self.diff_view.setPlainText(f"# {prepared.diff_note}")
+        self._refresh_buttons()
+        self.loaded.emit(prepared.record["hitl_id"])
+
+    def show_all(self) -> None:
+        prepared = self.prepared
+        if prepared is None:
+            return
+        generation = self._generation
+        self.args_panel.notice.setText("Rendering everything…")
+
+        async def render() -> None:
+            formatted = await asyncio.to_thread(
+                format_json, prepared.shown, budget=None, total_chars=prepared.total_chars
+            )
+            if generation == self._generation:
+                self.args_panel.set_formatted(formatted)
+
+        self._spawn(render())

@@ -1,0 +1,242 @@
+"""The runs board: runs grouped by state (waiting first), newest first inside a state, updated in place."""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_left
+from collections.abc import Iterable
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont
+
+from reviewer_app.domain.runs import RunState
+from reviewer_app.persistence.store import RunRecord
+from reviewer_app.ui import theme
+from reviewer_app.ui.inbox_model import format_age, short_id
+from reviewer_app.ui.timeline_model import format_duration
+
+ModelIndex = QModelIndex | QPersistentModelIndex
+
+RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+STATE_ROLE = Qt.ItemDataRole.UserRole + 2
+RUN_ROLE = Qt.ItemDataRole.UserRole + 3
+
+GROUP_ORDER = (
+    RunState.WAITING,
+    RunState.RUNNING,
+    RunState.QUEUED,
+    RunState.INTERRUPTED,
+    RunState.FAILED,
+    RunState.DONE,
+    RunState.CANCELLED,
+)
+GROUP_TITLES = {
+    RunState.WAITING: "Waiting for review",
+    RunState.RUNNING: "Running",
+    RunState.QUEUED: "Queued",
+    RunState.INTERRUPTED: "Interrupted",
+    RunState.FAILED: "Failed",
+    RunState.DONE: "Done",
+    RunState.CANCELLED: "Cancelled",
+}
+COL_RUN, COL_PROMPT, COL_PENDING, COL_STARTED, COL_ACTIVE = range(5)
+HEADERS = ("Run", "Prompt", "Pending", "Started", "Active")
+
+
+def _key(run: RunRecord) -> tuple[int, str]:
+    """Newest first: negated creation time, then id (never changes for a run)."""
+    return (-run.created_at, run.id)
+
+
+class RunsModel(QAbstractItemModel):
+    """State groups (fixed top-level rows) holding their runs; a state change moves a run between groups."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._groups: list[list[RunRecord]] = [[] for _ in GROUP_ORDER]
+        self._keys: list[list[tuple[int, str]]] = [[] for _ in GROUP_ORDER]
+        self._where: dict[str, int] = {}  # run id -> group row
+        self._runs: dict[str, RunRecord] = {}
+        self.now = time.time
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    # -- content -------------------------------------------------------------------------
+    def set_runs(self, runs: Iterable[RunRecord]) -> None:
+        self.beginResetModel()
+        self._groups = [[] for _ in GROUP_ORDER]
+        self._keys = [[] for _ in GROUP_ORDER]
+        self._where, self._runs = {}, {}
+        for run in sorted(runs, key=_key):
+            group = self._group_row(run.state)
+            self._groups[group].append(run)
+            self._keys[group].append(_key(run))
+            self._where[run.id] = group
+            self._runs[run.id] = run
+        self.endResetModel()
+
+    def apply_changes(self, runs: Iterable[RunRecord]) -> None:
+        for run in runs:
+            old = self._runs.get(run.id)
+            if old == run:
+                continue
+            group = self._group_row(run.state)
+            if old is not None and self._where[run.id] == group:
+                row = bisect_left(self._keys[group], _key(run))
+                self._groups[group][row] = run
+                self._runs[run.id] = run
+                self.dataChanged.emit(self.index(row, 0, self.index(group, 0)), self.index(row, 4, self.index(group, 0)))
+                continue
+            if old is not None:
+                self._remove(old)
+            self._insert(run)
+
+    def run(self, run_id: str) -> RunRecord | None:
+        return self._runs.get(run_id)
+
+    def index_for(self, run_id: str, column: int = 0) -> QModelIndex:
+        group = self._where.get(run_id)
+        run = self._runs.get(run_id)
+        if group is None or run is None:
+            return QModelIndex()
+        row = bisect_left(self._keys[group], _key(run))
+        return self.createIndex(row, column, group + 1)
+
+    def count(self, state: RunState) -> int:
+        return len(self._groups[self._group_row(state.value)])
+
+    def _group_row(self, state: str) -> int:
+        try:
+            return GROUP_ORDER.index(RunState(state))
+        except ValueError:
+            return GROUP_ORDER.index(RunState.FAILED)
+
+    def _insert(self, run: RunRecord) -> None:
+        group = self._group_row(run.state)
+        key = _key(run)
+        row = bisect_left(self._keys[group], key)
+        self.beginInsertRows(self.index(group, 0), row, row)
+        self._groups[group].insert(row, run)
+        self._keys[group].insert(row, key)
+        self._where[run.id] = group
+        self._runs[run.id] = run
+        self.endInsertRows()
+        self._group_changed(group)
+
+    def _remove(self, run: RunRecord) -> None:
+        group = self._where[run.id]
+        row = bisect_left(self._keys[group], _key(run))
+        self.beginRemoveRows(self.index(group, 0), row, row)
+        del self._groups[group][row], self._keys[group][row]
+        del self._where[run.id], self._runs[run.id]
+        self.endRemoveRows()
+        self._group_changed(group)
+
+    def _group_changed(self, group: int) -> None:
+        self.dataChanged.emit(self.index(group, 0), self.index(group, 0))
+
+    # -- Qt model -------------------------------------------------------------------------
+    # internalId: 0 for a state group row, group row + 1 for a run row.
+    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if row < 0 or not 0 <= column < len(HEADERS):
+            return QModelIndex()
+        if not parent.isValid():
+            return self.createIndex(row, column, 0) if row < len(GROUP_ORDER) else QModelIndex()
+        if parent.internalId() != 0 or parent.column() != 0:
+            return QModelIndex()
+        group = parent.row()
+        if row >= len(self._groups[group]):
+            return QModelIndex()
+        return self.createIndex(row, column, group + 1)
+
+    def parent(self, index: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid() or index.internalId() == 0:
+            return QModelIndex()
+        return self.createIndex(index.internalId() - 1, 0, 0)
+
+    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(GROUP_ORDER)
+        if parent.internalId() != 0 or parent.column() != 0:
+            return 0
+        return len(self._groups[parent.row()])
+
+    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return len(HEADERS)
+
+    def hasChildren(self, parent: ModelIndex = QModelIndex()) -> bool:  # noqa: B008
+        return self.rowCount(parent) > 0
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 5:
+            return HEADERS[section]
+        return None
+
+    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.internalId() != 0:
+            flags |= Qt.ItemFlag.ItemNeverHasChildren
+        return flags
+
+    def _run_at(self, index: ModelIndex) -> RunRecord | None:
+        if not index.isValid() or index.internalId() == 0:
+            return None
+        group = self._groups[index.internalId() - 1]
+        return group[index.row()] if index.row() < len(group) else None
+
+    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if index.internalId() == 0:
+            state = GROUP_ORDER[index.row()] if index.row() < len(GROUP_ORDER) else None
+            if state is None:
+                return None
+            if role == Qt.ItemDataRole.DisplayRole and index.column() == COL_RUN:
+                return f"{GROUP_TITLES[state]} ({len(self._groups[index.row()])})"
+            if role == Qt.ItemDataRole.FontRole:
+                return self._bold
+            if role == Qt.ItemDataRole.ForegroundRole and index.column() == COL_RUN:
+                return theme.current().status_color(state.value)
+            if role == STATE_ROLE:
+                return state.value
+            return None
+        run = self._run_at(index)
+        if run is None:
+            return None
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == COL_RUN:
+                return f"{run.agent or 'agent'} · {short_id(run.id.removeprefix('inv_'), 8)}"
+            if column == COL_PROMPT:
+                text = " ".join((run.error if run.state == RunState.FAILED.value and run.error else run.prompt or "").split())
+                return text[:200]
+            if column == COL_PENDING:
+                return str(run.pending) if run.pending else ""
+            if column == COL_STARTED:
+                return format_age(self.now() - run.created_at) + " ago"
+            if column == COL_ACTIVE:
+                return format_duration(run.active_ms)
+            return None
+        if role == Qt.ItemDataRole.DecorationRole and column == COL_RUN:
+            return theme.icon("run")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            lines = [f"run {run.id} ({run.state})", f"session {run.session_id}", f"prompt: {run.prompt or ''}"]
+            if run.error:
+                lines.append(f"error: {run.error}")
+            if run.parent_id:
+                lines.append(f"continues {run.parent_id}")
+            return "\n".join(lines)
+        if role == Qt.ItemDataRole.ForegroundRole and column == COL_PENDING and run.pending:
+            return theme.current().wait
+        if role == Qt.ItemDataRole.AccessibleTextRole and column == COL_RUN:
+            return f"run of {run.agent} {run.state}: {run.prompt or ''}"
+        if role == RUN_ID_ROLE:
+            return run.id
+        if role == STATE_ROLE:
+            return run.state
+        if role == RUN_ROLE:
+            return run
+        return None
