@@ -642,8 +642,14 @@ class MainWindow(QMainWindow):
         first = self.inbox_model.first_request()
         if first is not None:
             self.select_request(first)
-        elif self.detail.summary is not None or self.detail.hitl_id is None:
-            self.inbox_view.setCurrentIndex(QModelIndex())
+            return
+        self.inbox_view.setCurrentIndex(QModelIndex())
+        shown = self.detail.summary
+        run = self.runs_model.run(shown.invocation_id) if shown is not None else None
+        if run is not None:
+            # Nothing left to decide: keep the last request's run on screen to watch it finish.
+            self.detail.show_run(run)
+        elif self.detail.run_record is None:
             self.detail.show_empty()
             self.live.watch_invocation(None)
 

@@ -16,6 +16,16 @@ from reviewer_app.persistence.store import RequestSummary
 
 T = TypeVar("T")
 
+# The offscreen platform plugin warns whenever a top-level window's size constraints change; xcb does not.
+OFFSCREEN_NOISE = r"This plugin does not support propagateSizeHints\(\)"
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).parent == here:
+            item.add_marker(pytest.mark.qt_log_ignore(OFFSCREEN_NOISE))
+
 
 @pytest.fixture
 def qloop(qapp: Any) -> Iterator[qasync.QEventLoop]:
