@@ -138,5 +138,28 @@ def settle() -> None:
     gc.collect()
 
 
+class Profile:
+    """pyinstrument around a measured process when ``BENCH_PROFILE`` names an output file (else nothing).
+
+    The measured processes end with ``os._exit`` once their figures are out, so the report is
+    written explicitly by :meth:`save` rather than at interpreter exit.
+    """
+
+    def __init__(self) -> None:
+        self.path = os.environ.get("BENCH_PROFILE")
+        self.profiler: Any = None
+        if self.path:
+            from pyinstrument import Profiler
+
+            self.profiler = Profiler(interval=0.0005, async_mode="disabled")
+            self.profiler.start()
+
+    def save(self) -> None:
+        if self.profiler is not None and self.path:
+            self.profiler.stop()
+            Path(self.path).write_text(self.profiler.output_text(unicode=True, show_all=False), encoding="utf-8")
+            self.profiler = None
+
+
 def clock() -> float:
     return time.perf_counter()

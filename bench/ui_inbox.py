@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO_ROOT, Goal, describe_ms, report
+from common import REPO_ROOT, Goal, Profile, describe_ms, report
 
 BIG_MARKER = "bench-1mb-arguments"
 RESULT_PREFIX = "BENCH_RESULT "
@@ -33,7 +33,11 @@ RESULT_PREFIX = "BENCH_RESULT "
 
 # -- seeding -------------------------------------------------------------------------------------
 def seed(path: Path, *, sessions: int, invocations: int, requests: int, big_bytes: int) -> str:
-    """Fill a fresh database; returns the id of the request with ``big_bytes`` of arguments."""
+    """Fill a fresh database; returns the id of the request with ``big_bytes`` of arguments.
+
+    The requests come from external agents (other processes using the HITL backend), as an inbox
+    this size would: their runs are ``external``, so the app's runtime leaves them alone.
+    """
     from sqlalchemy import insert
 
     from reviewer_app.persistence.store import (
@@ -62,7 +66,7 @@ def seed(path: Path, *, sessions: int, invocations: int, requests: int, big_byte
                         "id": f"ses_{i:05d}",
                         "agent": agents[i % len(agents)],
                         "workspace": None,
-                        "external": False,
+                        "external": True,
                         "created_at": (now // 1000) - 86_400,
                         "updated_at": now // 1000,
                     }
@@ -77,8 +81,8 @@ def seed(path: Path, *, sessions: int, invocations: int, requests: int, big_byte
                         "session_id": f"ses_{i % sessions:05d}",
                         "agent": agents[(i % sessions) % len(agents)],
                         "prompt": f"task {i}",
-                        "state": "waiting",
-                        "external": False,
+                        "state": "running",
+                        "external": True,
                         "created_at": (now // 1000) - 86_400 + i,
                         "started_at": (now // 1000) - 86_400 + i,
                         "updated_at_ms": now,
@@ -126,6 +130,7 @@ def seed(path: Path, *, sessions: int, invocations: int, requests: int, big_byte
                         "updated_at_ms": created_ms,
                         "summary": summarize_request(hitl_type, data, tool),
                         "agent": agents[(invocation % sessions) % len(agents)],
+                        "external": True,
                     }
                 )
             # The big one: a file write whose content is ~1 MB of text, in the middle of the inbox.
@@ -153,11 +158,13 @@ def child(args: argparse.Namespace) -> None:
     from PySide6.QtCore import QEvent, QObject, Qt, QTimer
     from PySide6.QtWidgets import QAbstractItemView, QApplication, QWidget
 
+    profile = Profile()
     app = QApplication.instance() or QApplication([sys.argv[0]])
     process = psutil.Process()
     results: dict[str, Any] = {}
 
     def finish(problem: str | None = None) -> None:
+        profile.save()
         if problem:
             results["problem"] = problem
         results["rss_mb_end"] = process.memory_info().rss / 2**20
@@ -287,9 +294,10 @@ def child(args: argparse.Namespace) -> None:
             return
         results["search_text_at_select"] = search_text()
         view.scrollTo(index)
-        QTest.qWait(100)  # let the scroll settle: only the selection is timed
-        started = time.monotonic()
+        QTimer.singleShot(100, lambda: select_now(view, index))  # let the scroll settle: only selecting is timed
 
+    def select_now(view: QAbstractItemView, index: Any) -> None:
+        started = time.monotonic()
         window = view.window()
         detail = getattr(window, "detail", None)
         shown_signal = getattr(window, "requestShown", None)  # MainWindow: the detail has the full record
@@ -319,12 +327,22 @@ def child(args: argparse.Namespace) -> None:
             finish()
 
         wait_for_paint(detail_painted, done)
+        state["debug"] = lambda: {
+            "loaded": loaded[-3:],
+            "detail_shows": getattr(detail, "hitl_id", None),
+            "current_is_big": view.currentIndex().siblingAtColumn(0) == index,
+        }
         view.setCurrentIndex(index)
 
     watcher = Watcher()
     app.installEventFilter(watcher)
     wait_for_paint(first_inbox_paint, painted_inbox)
-    QTimer.singleShot(int(args.timeout * 1000), lambda: finish(f"timed out after {args.timeout} s: {sorted(results)}"))
+
+    def timed_out() -> None:
+        debug = state["debug"]() if "debug" in state else {}
+        finish(f"timed out after {args.timeout} s: {sorted(results)} {debug}")
+
+    QTimer.singleShot(int(args.timeout * 1000), timed_out)
     cli.main(["--db", str(args.db), "--reviewer", "bench", "gui"])
     finish("the window closed before the measurements ended")
 

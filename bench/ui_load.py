@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO_ROOT, Goal, new_database, percentile, report
+from common import REPO_ROOT, Goal, Profile, new_database, percentile, report
 
 RESULT_PREFIX = "BENCH_RESULT "
 TICK_MS = 5
@@ -59,12 +59,14 @@ def child(args: argparse.Namespace) -> None:
     from reviewer_app.hitl import shown_arguments
     from reviewer_app.runtime.runner import Runtime
 
+    profile = Profile()
     app = QApplication.instance() or QApplication([sys.argv[0]])
     results: dict[str, Any] = {}
     ticks: list[float] = []
     tasks: list[asyncio.Task[Any]] = []  # qasync keeps no strong reference to tasks
 
     def finish(problem: str | None = None) -> None:
+        profile.save()
         if problem:
             results["problem"] = problem
         print(RESULT_PREFIX + json.dumps(results), flush=True)

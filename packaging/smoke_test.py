@@ -38,10 +38,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_installers as build
 from project_meta import ProjectMeta, read_meta
 
-# A line of app output that means something went wrong (case-insensitive).
+# A line of app output that means something went wrong: a traceback, a log record at ERROR or above (Python
+# logging and PyInstaller's bootloader write the level in capitals), an exception Python or asyncio could only
+# print, a Qt plugin or library that failed to load. Demo content that merely says "failed" is not matched.
 ERROR_PATTERN = re.compile(
-    r"traceback|\berror\b|exception|critical|fatal|cannot load|could not|failed|undefined symbol|segmentation",
-    re.IGNORECASE,
+    r"Traceback \(most recent call last\)|\b(ERROR|CRITICAL|FATAL)\b|^error:|Exception ignored in"
+    r"|exception was never retrieved|This application failed to start|Could not (load|find) the Qt platform plugin"
+    r"|(?i:cannot load library|undefined symbol|segmentation fault|core dumped)",
+    re.MULTILINE,
 )
 # Known harmless Qt chatter under the offscreen platform.
 BENIGN_PATTERNS = (re.compile(r"This plugin does not support propagateSizeHints\(\)"),)

@@ -60,7 +60,7 @@ def open_failure_text(database: str, exc: BaseException) -> tuple[str, str]:
 def report_open_failure(database: str, exc: BaseException) -> int:
     """A clear message box (and a line on stderr), then exit code 2: never a traceback."""
     title, details = open_failure_text(database, exc)
-    print(f"reviewer-app: {title} {details.splitlines()[-1] if details else ''}", file=sys.stderr)
+    sys.stderr.write(f"reviewer-app: {title} {details.splitlines()[-1] if details else ''}\n")
     box = QMessageBox(QMessageBox.Icon.Critical, "Reviewer cannot start", title)
     box.setObjectName("openFailureBox")
     box.setInformativeText(details)
@@ -80,22 +80,31 @@ def build_runtime(backend: SQLHITLBackend, ctx: AppContext) -> tuple[Any, str | 
         return None, f"Agents are not available ({type(exc).__name__}: {exc}); you can still review requests."
 
 
+async def _until(predicate: Any, deadline: float) -> bool:
+    """Poll GUI state from the loop (no signal says "the demo is fully on screen")."""
+    loop = asyncio.get_running_loop()
+    while True:
+        if predicate():
+            return True
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.1)
+
+
 async def take_screenshot(window: MainWindow, path: Path, expect: int) -> int:
     """Wait for the demo requests, show the first write_file request with its diff, grab the window."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + SCREENSHOT_TIMEOUT_S
-    while window.inbox_model.visible_count < expect and loop.time() < deadline:
-        await asyncio.sleep(0.1)
+    deadline = asyncio.get_running_loop().time() + SCREENSHOT_TIMEOUT_S
+    await _until(lambda: window.inbox_model.visible_count >= expect, deadline)
     target = next((s.hitl_id for s in window.inbox_model.iter_requests() if s.tool_name == "write_file"), None)
     if target is not None:
         window.select_request(target)
-    while (window.detail.prepared is None or window.detail.timeline_model.rowCount() == 0) and loop.time() < deadline:
-        await asyncio.sleep(0.1)
+    await _until(lambda: window.detail.prepared is not None and window.detail.timeline_model.rowCount() > 0, deadline)
     await asyncio.sleep(1.0)  # let the last paints land
     path.parent.mkdir(parents=True, exist_ok=True)
     ok = window.grab().save(str(path))
-    print(f"screenshot {'saved to' if ok else 'FAILED for'} {path} ({window.inbox_model.visible_count} requests shown)")
-    return 0 if ok and window.inbox_model.visible_count >= expect else 1
+    shown = window.inbox_model.visible_count
+    sys.stdout.write(f"screenshot {'saved to' if ok else 'FAILED for'} {path} ({shown} requests shown)\n")
+    return 0 if ok and shown >= expect else 1
 
 
 def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = None) -> int:
@@ -150,7 +159,7 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
 
     try:
         with loop:
-            code = loop.run_until_complete(main())
+            code = int(loop.run_until_complete(main()))
     finally:
         backend.close()
         if settings_dir is not None:

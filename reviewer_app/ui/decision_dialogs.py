@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 import jsonschema
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -51,10 +51,33 @@ class _SubmitDialog(QDialog):
         self.buttons.accepted.connect(self.try_submit)
         self.buttons.rejected.connect(self.reject)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self, activated=self.try_submit)
+            QShortcut(QKeySequence(keys), self, self.try_submit)
 
     def finish_layout(self) -> None:
         self.layout_.addWidget(self.buttons)
+
+    def submit_on_ctrl_enter(self, widget: QWidget) -> None:
+        """Text editors eat Ctrl+Enter as a newline: catch it before they do."""
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+            if ctrl and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                self.try_submit()
+                return True
+        return super().eventFilter(watched, event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if ctrl and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.try_submit()
+            return
+        super().keyPressEvent(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.activateWindow()  # typing goes here at once, not to the window behind
 
     def can_submit(self) -> bool:
         return True
@@ -98,6 +121,7 @@ class EditArgumentsDialog(_SubmitDialog):
         self.editor.setFont(monospace_font())
         self.editor.setTabChangesFocus(True)
         self.highlighter = JsonHighlighter(self.editor.document())
+        self.submit_on_ctrl_enter(self.editor)
         self.error_label = QLabel()
         self.error_label.setObjectName("editError")
         self.error_label.setAccessibleName("Validation errors")
@@ -195,6 +219,7 @@ class TextDialog(_SubmitDialog):
         self.editor.setPlaceholderText(placeholder)
         self.editor.setTabChangesFocus(True)
         self.editor.textChanged.connect(self.refresh_ok)
+        self.submit_on_ctrl_enter(self.editor)
         self.layout_.addWidget(label)
         self.layout_.addWidget(self.editor, 1)
         self.finish_layout()
@@ -238,7 +263,7 @@ class AnswerDialog(_SubmitDialog):
             self.group.addButton(button, number)
             self.layout_.addWidget(button)
             if number < 10:
-                QShortcut(QKeySequence(str(number)), self, activated=button.click)
+                QShortcut(QKeySequence(str(number)), self, button.click)
         self.group.idToggled.connect(lambda *_: self.refresh_ok())
         form = QFormLayout()
         self.text = QLineEdit()
@@ -254,6 +279,15 @@ class AnswerDialog(_SubmitDialog):
         self.refresh_ok()
         if not self.options:
             self.text.setFocus()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if Qt.Key.Key_1 <= key <= Qt.Key.Key_9 and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            button = self.group.button(int(key) - int(Qt.Key.Key_0))
+            if button is not None:
+                button.click()
+                return
+        super().keyPressEvent(event)
 
     def answer(self) -> str:
         typed = self.text.text().strip()
@@ -292,6 +326,7 @@ class NewRunDialog(_SubmitDialog):
         self.prompt.setPlaceholderText("What should the agent do?")
         self.prompt.setTabChangesFocus(True)
         self.prompt.textChanged.connect(self.refresh_ok)
+        self.submit_on_ctrl_enter(self.prompt)
         form.addRow("&Agent:", self.agent)
         form.addRow("&Prompt:", self.prompt)
         self.layout_.addLayout(form)

@@ -262,7 +262,10 @@ class DetailPane(QWidget):
         bar = QHBoxLayout()
         self.approve_button = _button("&Approve  a", "approveButton", "Approve", "Run the call as shown (a)")
         self.approve_session_button = _button(
-            "Approve for session  ⇧A", "approveSessionButton", "Approve for session", "Approve and stop asking (Shift+A)"
+            "Approve for session  ⇧A",
+            "approveSessionButton",
+            "Approve for session",
+            "Approve and stop asking (Shift+A)",
         )
         self.edit_button = _button("&Edit && approve  e", "editButton", "Edit and approve", "Edit the arguments (e)")
         self.reject_button = _button("&Reject  r", "rejectButton", "Reject", "Do not run it; optional reason (r)")

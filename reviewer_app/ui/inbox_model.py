@@ -276,7 +276,9 @@ class InboxModel(QAbstractItemModel):
         """Merge changed summaries (by ``hitl_id``): update, insert or remove rows one by one."""
         includes = self._filter.scope.includes
         changed = [
-            s for s in summaries if self._source.get(s.hitl_id) != s and (includes(s.status) or s.hitl_id in self._source)
+            s
+            for s in summaries
+            if self._source.get(s.hitl_id) != s and (includes(s.status) or s.hitl_id in self._source)
         ]
         if not changed:
             return
@@ -539,8 +541,10 @@ class InboxModel(QAbstractItemModel):
         if not in_scope:
             return
         key = sort_key(s)
-        inv = self._m_inv_by_id.get(s.invocation_id)
-        if inv is None:
+        found = self._m_inv_by_id.get(s.invocation_id)
+        if found is not None:
+            inv = found
+        else:
             session = self._m_session_by_id.get(s.session_id)
             if session is None:
                 session = self._new_group(LEVEL_SESSION, s.session_id, key, s.agent)

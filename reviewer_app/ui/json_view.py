@@ -198,7 +198,7 @@ class JsonView(QPlainTextEdit):
 
     # -- content -------------------------------------------------------------------------
     def set_json_text(self, text: str, *, highlight: bool = True) -> None:
-        self.highlighter.setDocument(self.document() if highlight else None)  # type: ignore[arg-type]
+        self.highlighter.setDocument(self.document() if highlight else None)
         self._folded.clear()
         self.setPlainText(text)
         self._ranges = fold_ranges(text.split("\n")) if len(text) < 5_000_000 else {}
@@ -368,7 +368,7 @@ class JsonPanel(QWidget):
         layout.addLayout(bar)
         self.view = JsonView(self)
         layout.addWidget(self.view, 1)
-        self.collapse_button.clicked.connect(lambda: self.view.collapse_all())
+        self.collapse_button.clicked.connect(lambda: self.view.collapse_all(1))
         self.expand_button.clicked.connect(self.view.expand_all)
         self.show_all_button.hide()
 

@@ -86,7 +86,9 @@ class RunsModel(QAbstractItemModel):
                 row = bisect_left(self._keys[group], _key(run))
                 self._groups[group][row] = run
                 self._runs[run.id] = run
-                self.dataChanged.emit(self.index(row, 0, self.index(group, 0)), self.index(row, 4, self.index(group, 0)))
+                self.dataChanged.emit(
+                    self.index(row, 0, self.index(group, 0)), self.index(row, 4, self.index(group, 0))
+                )
                 continue
             if old is not None:
                 self._remove(old)
@@ -211,7 +213,9 @@ class RunsModel(QAbstractItemModel):
             if column == COL_RUN:
                 return f"{run.agent or 'agent'} · {short_id(run.id.removeprefix('inv_'), 8)}"
             if column == COL_PROMPT:
-                text = " ".join((run.error if run.state == RunState.FAILED.value and run.error else run.prompt or "").split())
+                text = " ".join(
+                    (run.error if run.state == RunState.FAILED.value and run.error else run.prompt or "").split()
+                )
                 return text[:200]
             if column == COL_PENDING:
                 return str(run.pending) if run.pending else ""

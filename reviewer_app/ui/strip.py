@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
@@ -53,7 +54,7 @@ class TimelineStrip(QWidget):
         self._spans: list[Span] = []
         self._t0 = 0
         self._t1 = 1
-        self.now_ms = lambda: time.time_ns() // 1_000_000
+        self.now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
         self.setMinimumHeight(self.sizeHint().height())
         self.setMouseTracking(True)
         self.setObjectName("timelineStrip")

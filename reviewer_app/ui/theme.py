@@ -69,6 +69,15 @@ class Theme:
             "interrupted": self.warning,
             "cancelled": self.muted,
             "expired": self.muted,
+            "decided": self.ok,
+            "approve": self.ok,
+            "approve_for_session": self.ok,
+            "edit": self.ok,
+            "respond": self.ok,
+            "reject": self.danger,
+            "steer": self.info,
+            "cancel": self.muted,
+            "expire": self.muted,
         }.get(status or "", self.muted)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import (
@@ -49,6 +49,16 @@ KIND_ICON = {
     BlockKind.END: "end",
 }
 FINAL_TOOL_STATES = frozenset({"success", "error"})
+DECISION_WORDS = {
+    "approve": "approved",
+    "approve_for_session": "approved for the session",
+    "edit": "edited and approved",
+    "reject": "rejected",
+    "steer": "steered",
+    "respond": "answered",
+    "cancel": "cancelled",
+    "expire": "expired",
+}
 DETAIL_MAX_LINES = 14
 DETAIL_MAX_CHARS = 20_000
 
@@ -70,8 +80,12 @@ def _text(value: Any) -> str:
 
 
 def block_status(block: Block) -> str | None:
-    if block.kind in (BlockKind.TOOL_USE, BlockKind.HITL):
+    """The chip of a tool call (pending, running, success, error) or a review (its decision once made)."""
+    if block.kind is BlockKind.TOOL_USE:
         status = block.data.get("status")
+        return str(status) if status else None
+    if block.kind is BlockKind.HITL:
+        status = block.data.get("decision") or block.data.get("status")
         return str(status) if status else None
     return None
 
@@ -85,8 +99,10 @@ def block_title(block: Block) -> str:
         return "Thinking"
     if block.kind is BlockKind.TOOL_USE:
         name = _first(data, "name", "tool_name", "tool") or "tool"
-        args = _first(data, "arguments", "args", "input")
-        return f"{name}  {summarize_arguments(args, 120)}" if args else str(name)
+        args = _first(data, "edited_arguments", "arguments", "args", "input")
+        title = f"{name}  {summarize_arguments(args, 120)}" if args else str(name)
+        decision = data.get("decision")
+        return f"{title}  · {DECISION_WORDS.get(decision, decision)}" if decision else title
     if block.kind is BlockKind.HITL:
         what = _first(data, "tool_name", "question", "title") or _first(data, "hitl_type") or "request"
         decision = data.get("decision")
@@ -111,6 +127,8 @@ def block_detail(block: Block) -> str | None:
         args = _first(data, "arguments", "args", "input")
         if args is not None:
             parts.append("arguments: " + _text(args))
+        if data.get("edited_arguments") is not None:
+            parts.append("ran with the reviewer's edit: " + _text(data["edited_arguments"]))
         result = _first(data, "result", "output")
         if result is not None:
             parts.append("result: " + _text(result))
@@ -196,7 +214,7 @@ class TimelineModel(QAbstractItemModel):
         self._by_block: dict[str, _Node] = {}
         self._next_uid = 1
         self.last_seq = 0
-        self.now_ms = lambda: time.time_ns() // 1_000_000
+        self.now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
 
     # -- content ---------------------------------------------------------------------------
     def blocks(self) -> list[Block]:
@@ -372,10 +390,11 @@ class TimelineDelegate(QStyledItemDelegate):
         lines: list[str] = []
         chars_per_line = max(20, width // max(1, metrics.averageCharWidth()))
         for raw in text.splitlines() or [""]:
-            while len(raw) > chars_per_line:
-                lines.append(raw[:chars_per_line])
-                raw = raw[chars_per_line:]
-            lines.append(raw)
+            rest = raw
+            while len(rest) > chars_per_line:
+                lines.append(rest[:chars_per_line])
+                rest = rest[chars_per_line:]
+            lines.append(rest)
         hidden = max(0, len(lines) - DETAIL_MAX_LINES)
         return lines[:DETAIL_MAX_LINES], hidden
 
@@ -405,9 +424,7 @@ class TimelineDelegate(QStyledItemDelegate):
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
         painter.save()
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
-        text_color = opt.palette.color(
-            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        )
+        text_color = opt.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
         rect = opt.rect.adjusted(self.PADDING, 0, -self.PADDING, 0)
         if index.data(IS_DETAIL_ROLE):
             font = self._font_for(index)
@@ -477,12 +494,12 @@ class TimelineView(QTreeView):
         self.setAnimated(False)
         self.doubleClicked.connect(self._on_double_click)
 
-    def setModel(self, model: Any) -> None:  # noqa: N802
+    def setModel(self, model: Any) -> None:
         super().setModel(model)
         model.modelReset.connect(self._expand_defaults)
         model.rowsInserted.connect(self._on_rows_inserted)
 
-    def keyboardSearch(self, search: str) -> None:  # noqa: N802
+    def keyboardSearch(self, search: str) -> None:
         """Letters are shortcuts in this window, not type-ahead."""
 
     def detail_width(self, index: ModelIndex) -> int:
@@ -515,9 +532,14 @@ class TimelineView(QTreeView):
             self._expand_under(index)
 
     def _apply_default(self, index: QModelIndex) -> None:
+        """Open what people read (long text, reviews, errors); fold thinking and tool results."""
         kind = index.data(KIND_ROLE)
-        if kind in (BlockKind.TEXT.value, BlockKind.HITL.value, BlockKind.ERROR.value):
+        if kind in (BlockKind.HITL.value, BlockKind.ERROR.value):
             self.expand(index)
+        elif kind == BlockKind.TEXT.value:
+            detail = self.model().index(0, 0, index).data() or ""
+            if "\n" in detail.strip() or len(detail) > 100:
+                self.expand(index)
 
     def _on_rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         at_bottom = self.verticalScrollBar().value() >= self.verticalScrollBar().maximum() - 4

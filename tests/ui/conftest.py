@@ -29,19 +29,21 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 @pytest.fixture
 def qloop(qapp: Any) -> Iterator[qasync.QEventLoop]:
-    """An asyncio loop integrated with Qt: callbacks run whenever Qt processes events (qtbot.wait*)."""
-    loop = qasync.QEventLoop(qapp, already_running=True)
+    """An asyncio loop integrated with Qt: callbacks run whenever Qt processes events (qtbot.wait*).
+
+    It is marked as the running loop without ``already_running=True``: that mode's ``stop()``
+    calls ``QApplication.exit()``, which would leave the test application unable to run a loop again.
+    """
+    loop = qasync.QEventLoop(qapp)
     asyncio.set_event_loop(loop)
+    asyncio.events._set_running_loop(loop)
     yield loop
     pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
     for task in pending:
         task.cancel()
-    if pending:
-        deadline = loop.time() + 5
-        while any(not task.done() for task in pending) and loop.time() < deadline:
-            qapp.processEvents()
-    loop.stop()
-    loop._after_run_forever()
+    deadline = loop.time() + 5
+    while any(not task.done() for task in pending) and loop.time() < deadline:
+        qapp.processEvents()
     asyncio.events._set_running_loop(None)
     loop.close()
     asyncio.set_event_loop(None)
