@@ -207,10 +207,11 @@ def child(args: argparse.Namespace) -> None:
 
     state: dict[str, Any] = {"view": None, "waiting": None}
 
-    def inbox_view() -> QAbstractItemView | None:
-        for widget in app.allWidgets():
-            if isinstance(widget, QAbstractItemView) and isinstance(widget.model(), InboxModel):
-                return widget
+    def inbox_view_of(viewport: QObject) -> QAbstractItemView | None:
+        """The inbox view whose viewport this is (O(1): paints are frequent, the harness must stay cheap)."""
+        view = viewport.parent()
+        if isinstance(view, QAbstractItemView) and isinstance(view.model(), InboxModel):
+            return view
         return None
 
     class Watcher(QObject):
@@ -228,7 +229,7 @@ def child(args: argparse.Namespace) -> None:
         state["waiting"], state["then"] = predicate, then
 
     def first_inbox_paint(watched: QObject) -> bool:
-        view = state["view"] or inbox_view()
+        view = inbox_view_of(watched)
         if view is None or watched is not view.viewport() or view.model().rowCount() == 0:
             return False
         state["view"] = view
@@ -293,7 +294,7 @@ def child(args: argparse.Namespace) -> None:
             finish(f"request {args.big_id} is not in the inbox (search box: {search_text()!r})")
             return
         results["search_text_at_select"] = search_text()
-        view.scrollTo(index)
+        view.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
         QTimer.singleShot(100, lambda: select_now(view, index))  # let the scroll settle: only selecting is timed
 
     def select_now(view: QAbstractItemView, index: Any) -> None:

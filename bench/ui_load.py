@@ -60,12 +60,60 @@ def child(args: argparse.Namespace) -> None:
     from reviewer_app.runtime.runner import Runtime
 
     profile = Profile()
-    app = QApplication.instance() or QApplication([sys.argv[0]])
     results: dict[str, Any] = {}
+    slow: dict[str, list[float]] = {}
+    threshold_ms = float(os.environ.get("BENCH_SLOW_MS", "0"))
+
+    class TimingApp(QApplication):
+        """Diagnostics only: which Qt event deliveries hold the GUI thread (nested ones count twice)."""
+
+        def notify(self, receiver: QObject, event: QEvent) -> bool:
+            began = time.monotonic()
+            handled = super().notify(receiver, event)
+            took = (time.monotonic() - began) * 1000
+            if took >= threshold_ms:
+                parent = receiver.parent() if event.type() == QEvent.Type.Paint else None
+                where = type(receiver).__name__
+                if parent is not None:
+                    where += f" in {parent.objectName() or type(parent).__name__}"
+                slow.setdefault(f"Qt {event.type().name} -> {where}", []).append(took)
+            return handled
+
+    app = QApplication.instance() or (TimingApp if threshold_ms > 0 else QApplication)([sys.argv[0]])
     ticks: list[float] = []
     tasks: list[asyncio.Task[Any]] = []  # qasync keeps no strong reference to tasks
 
+    if threshold_ms > 0:  # diagnostics: which asyncio callbacks hold the Qt thread longer than this
+        original_run = asyncio.events.Handle._run
+
+        def timed_run(handle: asyncio.events.Handle) -> None:
+            began = time.monotonic()
+            original_run(handle)
+            took = (time.monotonic() - began) * 1000
+            if took >= threshold_ms:
+                callback = getattr(handle, "_callback", None)
+                task = getattr(callback, "__self__", None)
+                coro = task.get_coro() if isinstance(task, asyncio.Task) else None
+                name = getattr(coro, "__qualname__", None) or getattr(callback, "__qualname__", repr(callback))
+                slow.setdefault(str(name)[:120], []).append(took)
+
+        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
+        gc_started: list[float] = []
+
+        def on_gc(phase: str, info: dict[str, Any]) -> None:
+            if phase == "start":
+                gc_started[:] = [time.monotonic()]
+            elif gc_started:
+                took = (time.monotonic() - gc_started[0]) * 1000
+                if took >= threshold_ms:
+                    slow.setdefault(f"gc.collect(generation {info['generation']})", []).append(took)
+
+        gc.callbacks.append(on_gc)
+
     def finish(problem: str | None = None) -> None:
+        if slow:
+            top = sorted(slow.items(), key=lambda kv: -sum(kv[1]))[:15]
+            results["slow_callbacks"] = [(name, len(v), round(max(v), 1), round(sum(v), 1)) for name, v in top]
         profile.save()
         if problem:
             results["problem"] = problem
@@ -191,6 +239,8 @@ def main() -> None:
     for label, stalls in (("stall under load", load), ("reference: idle", idle)):
         p50, p99 = percentile(stalls, 50), percentile(stalls, 99)
         print(f"  {label:18s} p50 {p50:6.1f} ms  p99 {p99:6.1f} ms  max {max(stalls):6.1f} ms")
+    for name, count, longest, total in result.get("slow_callbacks", []):
+        print(f"  slow callback {name}: {count}x, longest {longest} ms, total {total} ms")
     details = {k: v for k, v in result.items() if k not in ("load", "idle")}
     details["load_stalls_ms"] = {"p50": percentile(load, 50), "p99": percentile(load, 99), "max": max(load)}
     details["idle_stalls_ms"] = {"p50": percentile(idle, 50), "p99": percentile(idle, 99), "max": max(idle)}

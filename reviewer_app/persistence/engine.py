@@ -61,7 +61,9 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, busy_timeout_ms: in
 
 def _on_sqlite_begin(connection: Connection) -> None:
     mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
-    connection.exec_driver_sql(f"BEGIN {mode}")
+    # Straight to the driver: BEGIN is on every transaction's path and needs none of
+    # SQLAlchemy's statement machinery.
+    connection.connection.driver_connection.execute(f"BEGIN {mode}")  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)
