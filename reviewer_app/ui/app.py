@@ -21,6 +21,7 @@ from reviewer_app.config import APP_AUTHOR, AppContext, default_agents_file
 from reviewer_app.domain.hitl import SchemaTooNew
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
+from reviewer_app.ui.gc_guard import MainThreadGC
 from reviewer_app.ui.main_window import MainWindow
 
 EXIT_CANNOT_OPEN = 2
@@ -115,14 +116,14 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
         backend = SQLHITLBackend(ctx.database, reviewer=ctx.reviewer)
     except Exception as exc:
         return report_open_failure(ctx.database, exc)
+    collector = MainThreadGC(app)  # Qt objects must never be finalised on the database thread
     loop = QEventLoop(app)
     asyncio.set_event_loop(loop)
-    runtime, runtime_problem = build_runtime(backend, ctx)
     settings_dir = tempfile.TemporaryDirectory(prefix="reviewer-shot-") if screenshot else None
     settings = (
         QSettings(str(Path(settings_dir.name) / "ui.ini"), QSettings.Format.IniFormat) if settings_dir else QSettings()
     )
-    window = MainWindow(backend, runtime, settings=settings, tray=screenshot is None)
+    window = MainWindow(backend, None, settings=settings, tray=screenshot is None)
     watcher.changed.connect(lambda _dark: window.update())
     app.setQuitOnLastWindowClosed(False)  # closing the window ends main() below, which stops the runtime first
 
@@ -133,9 +134,14 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
             window.resize(1440, 900)
         window.show()
         window.start()
+        code = 0
+        # The inbox loads before the runtime is even built: importing it costs time, and recovering
+        # many runs queues a lot of work on the one database thread; the first screen waits for neither.
+        await window.live.wait_loaded(timeout=30)
+        runtime, runtime_problem = build_runtime(backend, ctx)
+        window.set_runtime(runtime)
         if runtime_problem:
             window.show_error(runtime_problem)
-        code = 0
         if runtime is not None:
             try:
                 await runtime.start()
@@ -162,6 +168,7 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
             code = int(loop.run_until_complete(main()))
     finally:
         backend.close()
+        collector.stop()
         if settings_dir is not None:
             settings_dir.cleanup()
     return code

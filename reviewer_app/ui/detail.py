@@ -42,6 +42,7 @@ from reviewer_app.ui.strip import TimelineStrip
 from reviewer_app.ui.timeline_model import TimelineModel, TimelineView, format_duration
 
 DIFF_LIMIT_BYTES = 2_000_000
+DIFF_SHOWN_CHARS = 200_000  # like the arguments view: more would make the text layout crawl
 WRITE_TOOLS = frozenset({"write_file"})
 
 
@@ -106,6 +107,11 @@ def write_file_diff(workspace: Path | None, args: Any) -> tuple[str | None, str]
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     if not text:
         note = f"{relative}: the content is unchanged"
+    elif len(text) > DIFF_SHOWN_CHARS:
+        cut = text.rfind("\n", 0, DIFF_SHOWN_CHARS) + 1
+        hidden = text.count("\n", cut)
+        text = text[:cut] + f"… {hidden:,} more diff lines not shown (see the Arguments tab for everything)\n"
+        note += " (first 200 KB of the diff)"
     return text, note
 
 

@@ -1,12 +1,15 @@
 """The inbox: session → invocation → request, over our own sorted lists of blob-free summaries.
 
 Kept cheap for 100,000 requests. Every summary of the current scope lives in a
-"master" grouping (session buckets holding invocation buckets holding requests in
-arrival order, with their lower-cased search text); a filter change walks the
-buckets and keeps the matching requests with list comprehensions, so its cost is
-close to the number of groups, not a sort of 100,000 rows. Live changes update the
-master grouping and the visible tree with ``beginInsertRows``/``beginRemoveRows``.
-Model indexes carry the integer id of their parent group in ``internalId``.
+grouping built once (sessions holding invocations holding requests in arrival
+order); a filter change walks the invocation groups and picks their matching
+requests with C-level ``map``/``compress`` loops, so its Python cost is close to the
+number of groups, not to the number of rows. Search text is matched per request
+(the lower-cased summary, shared with the summary when it already is lower case,
+and the tool) and per invocation (session, agent, run id), never duplicated per row.
+Live changes update the grouping and the visible tree with
+``beginInsertRows``/``beginRemoveRows``. Model indexes carry the integer id of their
+parent group in ``internalId``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from itertools import compress, repeat
-from operator import and_, contains
+from operator import and_, attrgetter, contains, or_
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
@@ -41,6 +44,10 @@ LEVEL_SESSION, LEVEL_INVOCATION, LEVEL_REQUEST = 0, 1, 2
 
 COL_REQUEST, COL_SUMMARY, COL_AGENT, COL_AGE, COL_EXPIRES, COL_DECIDED = range(6)
 HEADERS = ("Request", "Summary", "Agent", "Age", "Expires", "Decided")
+
+NO_FLAGS = Qt.ItemFlag.NoItemFlags
+ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+LEAF_FLAGS = ROW_FLAGS | Qt.ItemFlag.ItemNeverHasChildren  # lets the view skip asking leaves for children
 
 # Above this many changes at once a reset is cheaper than row-by-row signals.
 BULK_CHANGE_THRESHOLD = 500
@@ -99,8 +106,25 @@ class InboxFilter:
 
 
 def haystack(s: RequestSummary) -> str:
-    """The lower-cased text the search box matches: tool, arguments summary, session, agent, run."""
-    return f"{s.tool_name or s.hitl_type}\n{s.summary}\n{s.session_id}\n{s.agent or ''}\n{s.invocation_id}".lower()
+    """The lower-cased text the search box matches for one request: tool, arguments summary, session, agent, run."""
+    return f"{label_text(s)}\n{s.summary}\n{s.session_id}\n{s.agent or ''}\n{s.invocation_id}".lower()
+
+
+def label_text(s: RequestSummary) -> str:
+    """The request's kind as the search sees it (a question is found as 'ask_user' and as 'question')."""
+    if s.hitl_type == HITLType.ASK_USER.value:
+        return "ask_user question"
+    return (s.tool_name or s.hitl_type).lower()
+
+
+def summary_hay(s: RequestSummary) -> str:
+    """The lower-cased summary, sharing the summary's string when it already is lower case."""
+    low = s.summary.lower()
+    return s.summary if low == s.summary else low
+
+
+def group_hay(s: RequestSummary) -> str:
+    return f"{s.session_id}\n{s.agent or ''}\n{s.invocation_id}".lower()
 
 
 def sort_key(s: RequestSummary) -> Key:
@@ -150,9 +174,9 @@ def gc_paused() -> Iterator[None]:
 class _Group:
     """A session or an invocation: all of its in-scope requests, and the ones the filter shows.
 
-    ``items``/``keys`` (and ``hays`` for invocations) hold everything in scope in arrival order;
-    ``children``/``vkeys`` the visible subset; ``row`` is the visible row while ``visible``.
-    A session's items and children are its invocation groups.
+    ``items`` holds everything in scope in arrival order (for an invocation, with the parallel
+    ``hays`` and ``labels`` the search reads); ``children`` the visible subset; ``row`` is the
+    visible row while ``visible``. A session's items and children are its invocation groups.
     """
 
     uid: int
@@ -160,12 +184,12 @@ class _Group:
     ident: str
     key: Key
     agent: str | None
+    hay: str = ""
     parent: _Group | None = None
     items: list[Any] = field(default_factory=list)
-    keys: list[Key] = field(default_factory=list)
     hays: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
     children: list[Any] = field(default_factory=list)
-    vkeys: list[Key] = field(default_factory=list)
     row: int = 0
     count: int = 0
     visible: bool = False
@@ -174,6 +198,9 @@ class _Group:
         if self.level == LEVEL_INVOCATION:
             return int(self.children[0].created_at) if self.children else 0
         return min((inv.oldest_created() for inv in self.children), default=0)
+
+
+_group_key = attrgetter("key")
 
 
 class InboxModel(QAbstractItemModel):
@@ -192,20 +219,18 @@ class InboxModel(QAbstractItemModel):
         self._filter = InboxFilter()
         # Everything in scope, grouped: sessions hold invocations hold summaries, in arrival order.
         self._source: dict[str, RequestSummary] = {}
-        self._keys: dict[str, Key] = {}
         self._m_sessions: list[_Group] = []
-        self._m_session_keys: list[Key] = []
         self._m_session_by_id: dict[str, _Group] = {}
         self._m_inv_by_id: dict[str, _Group] = {}
         self._by_uid: dict[int, _Group] = {}
         self._next_uid = 1
         # The visible tree: the sessions with at least one request passing the filter.
         self._sessions: list[_Group] = []
-        self._session_keys: list[Key] = []
         self._visible = 0
         self._visible_groups = 0
         self.tools: set[str] = set()
         self.agents: set[str] = set()
+        self._labels: set[str] = set()
         self.now = time.time  # replaceable clock for tests of ages and countdowns
         self._bold = QFont()
         self._bold.setBold(True)
@@ -238,30 +263,39 @@ class InboxModel(QAbstractItemModel):
         includes = self._filter.scope.includes
         with gc_paused():
             rows = [s for s in summaries if includes(s.status)]
-            keyed = sorted(((sort_key(s), s) for s in rows), key=lambda pair: pair[0])  # near-linear on store order
+            rows.sort(key=sort_key)  # near-linear: the store's order already is this one for pending rows
             self._source = {s.hitl_id: s for s in rows}
-            self._keys = {s.hitl_id: key for key, s in keyed}
-            self._m_sessions, self._m_session_keys = [], []
+            self._m_sessions = []
             self._m_session_by_id, self._m_inv_by_id, self._by_uid = {}, {}, {}
             session_by_id = self._m_session_by_id
             inv_by_id = self._m_inv_by_id
-            for key, s in keyed:
-                inv = inv_by_id.get(s.invocation_id)
-                if inv is None:
-                    session = session_by_id.get(s.session_id)
-                    if session is None:
-                        session = self._new_group(LEVEL_SESSION, s.session_id, key, s.agent)
-                        self._m_sessions.append(session)
-                        self._m_session_keys.append(key)
-                    inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent)
-                    inv.parent = session
-                    session.items.append(inv)
-                    session.keys.append(key)
+            labels: dict[tuple[str | None, str], str] = {}
+            agents: set[str | None] = set()
+            inv: _Group | None = None
+            for s in rows:
+                if inv is None or inv.ident != s.invocation_id:
+                    inv = inv_by_id.get(s.invocation_id)
+                    if inv is None:
+                        session = session_by_id.get(s.session_id)
+                        if session is None:
+                            session = self._new_group(LEVEL_SESSION, s.session_id, sort_key(s), s.agent)
+                            self._m_sessions.append(session)
+                        inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, sort_key(s), s.agent, group_hay(s))
+                        inv.parent = session
+                        session.items.append(inv)
+                        agents.add(s.agent)
                 inv.items.append(s)
-                inv.keys.append(key)
-                inv.hays.append(haystack(s))
-            self.tools = {s.tool_name for s in rows if s.tool_name}
-            self.agents = {s.agent for s in rows if s.agent}
+                summary = s.summary
+                low = summary.lower()
+                inv.hays.append(summary if low == summary else low)
+                label_key = (s.tool_name, s.hitl_type)
+                label = labels.get(label_key)
+                if label is None:
+                    label = labels[label_key] = label_text(s)
+                inv.labels.append(label)
+            self.tools = {tool for tool, _type in labels if tool}
+            self.agents = {agent for agent in agents if agent}
+            self._labels = set(labels.values())
             self._rebuild()
 
     def set_filter(self, new: InboxFilter) -> None:
@@ -289,12 +323,13 @@ class InboxModel(QAbstractItemModel):
                 self._rebuild()
             return
         for s in changed:
+            old = self._source.get(s.hitl_id)
             inv = self._visible_group(s.hitl_id)
             wanted = self._filter.accepts(s, haystack(s))
-            if inv is not None and not wanted:
-                self._remove_request(inv, s.hitl_id)  # before the master drops its groups
-                self._merge_master(s)
-                continue
+            moved = old is not None and sort_key(old) != sort_key(s)  # e.g. decided, in the "all" scope
+            if inv is not None and old is not None and (moved or not wanted):
+                self._remove_request(inv, old)  # before the grouping drops its groups
+                inv = None
             self._merge_master(s)
             if inv is not None:
                 self._update_row(inv, s)
@@ -306,7 +341,7 @@ class InboxModel(QAbstractItemModel):
         inv = self._visible_group(hitl_id)
         if inv is None:
             return QModelIndex()
-        return self.createIndex(self._row_in(inv, hitl_id), column, inv.uid)
+        return self.createIndex(self._row_in(inv, self._source[hitl_id]), column, inv.uid)
 
     def group_index(self, ident: str, level: int) -> QModelIndex:
         group = (self._m_session_by_id if level == LEVEL_SESSION else self._m_inv_by_id).get(ident)
@@ -335,7 +370,7 @@ class InboxModel(QAbstractItemModel):
         inv = self._visible_group(hitl_id)
         if inv is None or inv.parent is None:
             return None
-        row = self._row_in(inv, hitl_id) + step
+        row = self._row_in(inv, self._source[hitl_id]) + step
         session = inv.parent
         while True:
             if 0 <= row < len(inv.children):
@@ -414,14 +449,14 @@ class InboxModel(QAbstractItemModel):
         return None
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
+        # Called for every laid-out row: precomputed flags, one dict lookup.
         if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if index.internalId() != 0:
-            group = self._by_uid.get(index.internalId())
-            if group is not None and group.level == LEVEL_INVOCATION:
-                flags |= Qt.ItemFlag.ItemNeverHasChildren  # lets the view skip asking leaves for children
-        return flags
+            return NO_FLAGS
+        uid = index.internalId()
+        if uid == 0:
+            return ROW_FLAGS
+        group = self._by_uid.get(uid)
+        return LEAF_FLAGS if group is not None and group.level == LEVEL_INVOCATION else ROW_FLAGS
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         level, node = self._node(index)
@@ -511,34 +546,35 @@ class InboxModel(QAbstractItemModel):
             return s
         return None
 
-    # -- the master grouping -------------------------------------------------------------------
-    def _new_group(self, level: int, ident: str, key: Key, agent: str | None) -> _Group:
-        group = _Group(uid=self._next_uid, level=level, ident=ident, key=key, agent=agent)
+    # -- the grouping of everything in scope --------------------------------------------------
+    def _new_group(self, level: int, ident: str, key: Key, agent: str | None, hay: str = "") -> _Group:
+        group = _Group(uid=self._next_uid, level=level, ident=ident, key=key, agent=agent, hay=hay)
         self._next_uid += 1
         self._by_uid[group.uid] = group
         (self._m_session_by_id if level == LEVEL_SESSION else self._m_inv_by_id)[ident] = group
         return group
 
     def _merge_master(self, s: RequestSummary) -> None:
-        """Bring the in-scope grouping up to date with one changed summary (the visible tree is not touched)."""
+        """Bring the grouping up to date with one changed summary (the visible tree is not touched)."""
         hitl_id = s.hitl_id
         old = self._source.get(hitl_id)
         in_scope = self._filter.scope.includes(s.status)
         if old is not None:
-            key = self._keys[hitl_id]
             inv = self._m_inv_by_id[old.invocation_id]
-            pos = bisect_left(inv.keys, key)
-            if in_scope:
+            pos = bisect_left(inv.items, sort_key(old), key=sort_key)
+            if in_scope and sort_key(old) == sort_key(s):
                 inv.items[pos] = s
-                inv.hays[pos] = haystack(s)
+                inv.hays[pos] = summary_hay(s)
+                inv.labels[pos] = label_text(s)
                 self._source[hitl_id] = s
                 return
-            del inv.items[pos], inv.keys[pos], inv.hays[pos]
-            del self._source[hitl_id], self._keys[hitl_id]
+            del inv.items[pos], inv.hays[pos], inv.labels[pos]
+            del self._source[hitl_id]
             if not inv.items:
                 self._drop_group(inv)
-            return
-        if not in_scope:
+            if not in_scope:
+                return
+        elif not in_scope:
             return
         key = sort_key(s)
         found = self._m_inv_by_id.get(s.invocation_id)
@@ -548,36 +584,30 @@ class InboxModel(QAbstractItemModel):
             session = self._m_session_by_id.get(s.session_id)
             if session is None:
                 session = self._new_group(LEVEL_SESSION, s.session_id, key, s.agent)
-                pos = bisect_left(self._m_session_keys, key)
-                self._m_sessions.insert(pos, session)
-                self._m_session_keys.insert(pos, key)
-            inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent)
+                self._m_sessions.insert(bisect_left(self._m_sessions, key, key=_group_key), session)
+            inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent, group_hay(s))
             inv.parent = session
-            pos = bisect_left(session.keys, key)
-            session.items.insert(pos, inv)
-            session.keys.insert(pos, key)
-        pos = bisect_left(inv.keys, key)
+            session.items.insert(bisect_left(session.items, key, key=_group_key), inv)
+        pos = bisect_left(inv.items, key, key=sort_key)
         inv.items.insert(pos, s)
-        inv.keys.insert(pos, key)
-        inv.hays.insert(pos, haystack(s))
+        inv.hays.insert(pos, summary_hay(s))
+        inv.labels.insert(pos, label_text(s))
         self._source[hitl_id] = s
-        self._keys[hitl_id] = key
         if s.tool_name:
             self.tools.add(s.tool_name)
         if s.agent:
             self.agents.add(s.agent)
+        self._labels.add(label_text(s))
 
     def _drop_group(self, inv: _Group) -> None:
         """An invocation lost its last in-scope request (it is no longer visible either)."""
         session = inv.parent
         assert session is not None and not inv.visible
         del self._m_inv_by_id[inv.ident], self._by_uid[inv.uid]
-        pos = bisect_left(session.keys, inv.key)
-        del session.items[pos], session.keys[pos]
+        session.items.remove(inv)
         if not session.items:
             del self._m_session_by_id[session.ident], self._by_uid[session.uid]
-            pos = bisect_left(self._m_session_keys, session.key)
-            del self._m_sessions[pos], self._m_session_keys[pos]
+            self._m_sessions.remove(session)
 
     # -- the visible tree ----------------------------------------------------------------------
     def _visible_group(self, hitl_id: str) -> _Group | None:
@@ -588,43 +618,70 @@ class InboxModel(QAbstractItemModel):
         inv = self._m_inv_by_id.get(s.invocation_id)
         if inv is None or not inv.visible:
             return None
-        key = self._keys[hitl_id]
-        row = bisect_left(inv.vkeys, key)
-        return inv if row < len(inv.vkeys) and inv.vkeys[row] == key else None
+        row = self._row_in(inv, s)
+        return inv if row < len(inv.children) and inv.children[row].hitl_id == hitl_id else None
 
-    def _row_in(self, inv: _Group, hitl_id: str) -> int:
-        return bisect_left(inv.vkeys, self._keys[hitl_id])
+    def _row_in(self, inv: _Group, s: RequestSummary) -> int:
+        return bisect_left(inv.children, sort_key(s), key=sort_key)
 
-    def _selected(self, inv: _Group, terms: tuple[str, ...]) -> tuple[list[RequestSummary], list[Key]]:
+    def _term_mask(self, inv: _Group, term: str, labels_hit: frozenset[str]) -> Iterator[bool] | None:
+        """Which requests of ``inv`` contain ``term``; None when the whole invocation does (session, agent, id)."""
+        if term in inv.hay:
+            return None
+        mask: Iterator[bool] = map(contains, inv.hays, repeat(term))
+        if labels_hit:
+            mask = map(or_, mask, map(labels_hit.__contains__, inv.labels))
+        return mask
+
+    def _selected(self, inv: _Group, terms: tuple[str, ...], labels_hit: list[frozenset[str]]) -> list[Any]:
         """The requests of one invocation that pass the filter (the common cases loop in C)."""
         f = self._filter
-        if not terms and not f.narrows_fields:
-            return inv.items[:], inv.keys[:]
-        if not f.narrows_fields:
-            mask = list(map(contains, inv.hays, repeat(terms[0])))
-            for term in terms[1:]:
-                mask = list(map(and_, mask, map(contains, inv.hays, repeat(term))))
-        else:
-            accepts = f.accepts_fields
-            mask = [accepts(s) and all(t in h for t in terms) for s, h in zip(inv.items, inv.hays, strict=True)]
-        if not any(mask):
-            return [], []
-        if all(mask):
-            return inv.items[:], inv.keys[:]
-        return list(compress(inv.items, mask)), list(compress(inv.keys, mask))
+        mask: Iterator[bool] | None = None
+        for term, hit in zip(terms, labels_hit, strict=True):
+            term_mask = self._term_mask(inv, term, hit)
+            if term_mask is not None:
+                mask = term_mask if mask is None else map(and_, mask, term_mask)
+        if f.narrows_fields:
+            fields = map(f.accepts_fields, inv.items)
+            mask = fields if mask is None else map(and_, mask, fields)
+        if mask is None:
+            return inv.items[:]
+        picked = list(mask)
+        if not any(picked):
+            return []
+        return inv.items[:] if all(picked) else list(compress(inv.items, picked))
 
     def _rebuild(self) -> None:
         self.beginResetModel()
         sessions: list[_Group] = []
-        session_keys: list[Key] = []
         visible = 0
+        groups = 0
         terms = self._filter.terms
+        labels_hit = [frozenset(label for label in self._labels if term in label) for term in terms]
+        everything = not terms and not self._filter.narrows_fields
+        # The common case, one search word and no other filter, inlined: it runs once per invocation.
+        single = terms[0] if len(terms) == 1 and not self._filter.narrows_fields else None
+        single_hit = labels_hit[0] if single is not None else frozenset()
         for session in self._m_sessions:
             shown: list[_Group] = []
             total = 0
             for inv in session.items:
-                children, keys = self._selected(inv, terms)
-                inv.children, inv.vkeys, inv.count = children, keys, len(children)
+                if everything:
+                    children = inv.items[:]
+                elif single is not None:
+                    if single in inv.hay:
+                        children = inv.items[:]
+                    elif single_hit:
+                        mask = map(
+                            or_, map(contains, inv.hays, repeat(single)), map(single_hit.__contains__, inv.labels)
+                        )
+                        children = list(compress(inv.items, mask))
+                    else:
+                        children = list(compress(inv.items, map(contains, inv.hays, repeat(single))))
+                else:
+                    children = self._selected(inv, terms, labels_hit)
+                inv.children = children
+                inv.count = len(children)
                 inv.visible = bool(children)
                 if children:
                     inv.row = len(shown)
@@ -635,11 +692,11 @@ class InboxModel(QAbstractItemModel):
             if shown:
                 session.row = len(sessions)
                 sessions.append(session)
-                session_keys.append(session.key)
                 visible += total
-        self._sessions, self._session_keys = sessions, session_keys
+                groups += 1 + len(shown)
+        self._sessions = sessions
         self._visible = visible
-        self._visible_groups = len(sessions) + sum(len(session.children) for session in sessions)
+        self._visible_groups = groups
         self.endResetModel()
         self.filterApplied.emit(self._visible)
         self.countsChanged.emit()
@@ -649,24 +706,22 @@ class InboxModel(QAbstractItemModel):
             groups[row].row = row
 
     def _insert_request(self, s: RequestSummary) -> None:
-        key = self._keys[s.hitl_id]
         inv = self._m_inv_by_id[s.invocation_id]
         session = inv.parent
         assert session is not None
         if inv.visible:
-            row = bisect_left(inv.vkeys, key)
+            row = self._row_in(inv, s)
             self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), row, row)
             inv.children.insert(row, s)
-            inv.vkeys.insert(row, key)
             inv.count += 1
             session.count += 1
             self.endInsertRows()
             self._group_counts_changed(inv)
         elif session.visible:
             # A new invocation row (with its one request) inside a shown session.
-            row = bisect_left([g.key for g in session.children], inv.key)
+            row = bisect_left(session.children, inv.key, key=_group_key)
             self.beginInsertRows(self.createIndex(session.row, 0, 0), row, row)
-            inv.children, inv.vkeys, inv.count, inv.visible = [s], [key], 1, True
+            inv.children, inv.count, inv.visible = [s], 1, True
             session.children.insert(row, inv)
             self._renumber(session.children, row)
             session.count += 1
@@ -675,24 +730,24 @@ class InboxModel(QAbstractItemModel):
             self._group_counts_changed(session)
         else:
             # A new session row carrying its invocation and request.
-            row = bisect_left(self._session_keys, session.key)
+            row = bisect_left(self._sessions, session.key, key=_group_key)
             self.beginInsertRows(QModelIndex(), row, row)
-            inv.children, inv.vkeys, inv.count, inv.visible, inv.row = [s], [key], 1, True, 0
+            inv.children, inv.count, inv.visible, inv.row = [s], 1, True, 0
             session.children, session.count, session.visible = [inv], 1, True
             self._sessions.insert(row, session)
-            self._session_keys.insert(row, session.key)
             self._renumber(self._sessions, row)
             self._visible_groups += 2
             self.endInsertRows()
         self._visible += 1
 
-    def _remove_request(self, inv: _Group, hitl_id: str) -> None:
+    def _remove_request(self, inv: _Group, s: RequestSummary) -> None:
+        """Remove the visible row of ``s`` (the summary as the tree holds it)."""
         session = inv.parent
         assert session is not None
         if len(inv.children) > 1:
-            row = self._row_in(inv, hitl_id)
+            row = self._row_in(inv, s)
             self.beginRemoveRows(self.createIndex(inv.row, 0, session.uid), row, row)
-            del inv.children[row], inv.vkeys[row]
+            del inv.children[row]
             inv.count -= 1
             session.count -= 1
             self.endRemoveRows()
@@ -702,7 +757,7 @@ class InboxModel(QAbstractItemModel):
             self.beginRemoveRows(self.createIndex(session.row, 0, 0), row, row)
             del session.children[row]
             self._renumber(session.children, row)
-            inv.children, inv.vkeys, inv.count, inv.visible = [], [], 0, False
+            inv.children, inv.count, inv.visible = [], 0, False
             session.count -= 1
             self._visible_groups -= 1
             self.endRemoveRows()
@@ -710,16 +765,16 @@ class InboxModel(QAbstractItemModel):
         else:
             row = session.row
             self.beginRemoveRows(QModelIndex(), row, row)
-            del self._sessions[row], self._session_keys[row]
+            del self._sessions[row]
             self._renumber(self._sessions, row)
-            inv.children, inv.vkeys, inv.count, inv.visible = [], [], 0, False
+            inv.children, inv.count, inv.visible = [], 0, False
             session.children, session.count, session.visible = [], 0, False
             self._visible_groups -= 2
             self.endRemoveRows()
         self._visible -= 1
 
     def _update_row(self, inv: _Group, s: RequestSummary) -> None:
-        row = self._row_in(inv, s.hitl_id)
+        row = self._row_in(inv, s)
         inv.children[row] = s
         self.dataChanged.emit(self.createIndex(row, 0, inv.uid), self.createIndex(row, len(HEADERS) - 1, inv.uid))
 

@@ -73,14 +73,26 @@ class LiveController(QObject):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self._closed = False
+        self._loaded_event: asyncio.Event | None = None
         self.refresh_count = 0
         self.last_refresh_ms = 0.0
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         """Subscribe to the feed and load everything once (call with the qasync loop running)."""
+        self._loaded_event = asyncio.Event()
         self._unsubscribe = self.backend.feed.subscribe(self.request_refresh)
         self.spawn(self._load_all())
+
+    async def wait_loaded(self, timeout: float | None = None) -> bool:
+        """Until the first load finished (or failed); False on timeout."""
+        if self._loaded_event is None:
+            return False
+        try:
+            await asyncio.wait_for(self._loaded_event.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
 
     def close(self) -> None:
         self._closed = True
@@ -159,6 +171,8 @@ class LiveController(QObject):
             self._loaded = True
 
         await self._guard(work(), "load the requests")
+        if self._loaded_event is not None:
+            self._loaded_event.set()
         self.refreshed.emit()
         if self._dirty:
             self.request_refresh()

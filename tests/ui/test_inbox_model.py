@@ -160,3 +160,16 @@ def test_bulk_changes_reset_instead_of_row_signals(qtmodeltester: Any) -> None:
     model.apply_changes([make_summary(n) for n in range(3_000)])
     assert resets and model.visible_count == 3_000
     assert model.first_request() == "h000000"
+
+
+def test_all_scope_keeps_a_decided_request_and_moves_it_to_its_new_place(qtmodeltester: Any) -> None:
+    model = InboxModel()
+    model.set_requests([make_summary(n) for n in range(5)], scope=Scope.ALL)
+    qtmodeltester.check(model)
+    decided = dataclasses.replace(make_summary(3), status="completed", decision="reject", decided_by="bob")
+    model.apply_changes([decided])
+    assert model.visible_count == 5
+    assert model.index_for("h000003", COL_DECIDED).data() == "reject by bob"
+    # Decided rows sort by their creation second only, so it now comes first within that second.
+    assert next(r.hitl_id for r in model.iter_requests()) == "h000003"
+    assert model.neighbour("h000003") == "h000000"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -166,13 +165,10 @@ def test_runs_model_moves_runs_between_state_groups(qtmodeltester: Any) -> None:
 
 def test_format_json_cuts_huge_payloads_and_show_all_splits_lines() -> None:
     big = {"path": "big.txt", "content": "x" * 10_000_000, "items": list(range(50_000))}
-    started = time.perf_counter()
-    cut = format_json(big)
-    took = time.perf_counter() - started
+    cut = format_json(big)  # stops after the budget: the 10 MB are never all formatted
     assert cut.truncated
     assert len(cut.text) < 260_000
     assert max(len(line) for line in cut.text.splitlines()) < 10_100
-    assert took < 2.0  # generous: it must never format the whole 10 MB
     full = format_json({"content": "y" * 25_000}, budget=None, max_line=10_000)
     assert not full.truncated and full.split_lines == 2
     assert full.text.replace(" ↩\n", "").count("y") == 25_000
@@ -212,12 +208,11 @@ def test_json_panel_shows_a_10mb_payload_truncated_with_show_all(qtbot: Any) -> 
         "data": {"arguments": {"path": "big.txt", "content": "z" * 10_000_000}},
     }
     prepared = prepare_request(record, None)
-    started = time.perf_counter()
     panel.set_formatted(prepared.formatted)
     panel.resize(600, 400)
     panel.show()
     panel.grab()
-    assert time.perf_counter() - started < 2.0
+    assert panel.view.document().characterCount() < 260_000  # what Qt lays out stays small
     assert panel.show_all_button.isVisibleTo(panel)
     assert "10.0 MB" in panel.notice.text()
     assert prepared.digest and prepared.total_chars > 10_000_000
