@@ -60,10 +60,15 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, busy_timeout_ms: in
 
 
 def _on_sqlite_begin(connection: Connection) -> None:
+    driver = connection.connection.driver_connection
+    if driver.in_transaction:  # type: ignore[union-attr]
+        # The store's fast path began this transaction on the driver itself (BEGIN IMMEDIATE, see
+        # store._HeldConnection); SQLAlchemy joins it instead of beginning a second one.
+        return
     mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
     # Straight to the driver: BEGIN is on every transaction's path and needs none of
     # SQLAlchemy's statement machinery.
-    connection.connection.driver_connection.execute(f"BEGIN {mode}")  # type: ignore[union-attr]
+    driver.execute(f"BEGIN {mode}")  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from types import EllipsisType
 from typing import Any, cast
 
-from sqlalchemy import Connection, Row, and_, bindparam, delete, func, insert, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Engine, Row, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DatabaseError, DBAPIError, OperationalError
 
@@ -41,7 +42,7 @@ from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.runs import RunState, check_transition
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.persistence import migrate
-from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url
+from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url, sqlite_path
 from reviewer_app.persistence.tables import (
     AuditRow,
     BlockEventRow,
@@ -130,6 +131,8 @@ def _decided_among_statement(count: int) -> Any:
 def _insert_ignore_statement(table: Any, index: tuple[str, ...], dialect: str) -> Any:
     """``INSERT .. ON CONFLICT DO NOTHING`` for ``table``, built once per dialect."""
     if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql  # ~45 ms of imports that SQLite users never need
+
         return postgresql.insert(table).on_conflict_do_nothing(index_elements=list(index))
     if dialect == "sqlite":
         return sqlite.insert(table).on_conflict_do_nothing(index_elements=list(index))
@@ -208,6 +211,17 @@ SUMMARY_COLUMNS = (
     requests_t.c.decided_by,
     requests_t.c.external,
 )
+
+
+@cache
+def _summary_page_sql(statuses: int, after: bool, limit: bool) -> str:
+    """SQLite text of :meth:`Store.summary_page` (row values need SQLite >= 3.15)."""
+    columns = ", ".join(column.name for column in SUMMARY_COLUMNS)
+    sql = f"SELECT {columns} FROM {requests_t.name} WHERE status IN ({', '.join('?' * statuses)})"
+    if after:  # the created_at bound lets SQLite seek in ix_hitl_status_created
+        sql += " AND created_at >= ? AND (created_at, updated_at_ms, hitl_id) > (?, ?, ?)"
+    sql += " ORDER BY created_at, updated_at_ms, hitl_id"
+    return sql + (" LIMIT ?" if limit else "")
 
 
 def now_ms() -> int:
@@ -376,11 +390,18 @@ def _audit_fields(
 class StoreTx:
     """Writes inside one transaction. Obtain it from :meth:`Store.transaction`."""
 
-    def __init__(self, connection: Connection, dialect: str, prepared: dict[Any, _Prepared] | None = None) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        dialect: str,
+        prepared: dict[Any, _Prepared] | None = None,
+        driver: sqlite3.Connection | None = None,
+    ) -> None:
         self.connection = connection
         self.dialect = dialect
         # SQLite only: statements compiled once per Store (see _Prepared); None means plain SQLAlchemy.
         self._prepared = prepared if dialect == "sqlite" else None
+        self._driver_connection = driver
 
     # -- helpers -----------------------------------------------------------------
     def _prepared_for(self, stmt: Any, values: Mapping[str, Any]) -> _Prepared:
@@ -408,8 +429,11 @@ class StoreTx:
         return int(prepared.execute(self._driver(), values).rowcount or 0)
 
     def _driver(self) -> sqlite3.Connection:
-        """The pysqlite connection under this transaction (SQLAlchemy has already begun it)."""
-        return cast(sqlite3.Connection, self.connection.connection.driver_connection)
+        """The pysqlite connection under this transaction (already begun)."""
+        driver = self._driver_connection
+        if driver is None:
+            driver = self._driver_connection = cast(sqlite3.Connection, self.connection.connection.driver_connection)
+        return driver
 
     def _insert_ignore(self, table: Any, values: dict[str, Any], index: Sequence[str]) -> int:
         """INSERT that does nothing when the key exists; returns rows inserted."""
@@ -477,13 +501,18 @@ class StoreTx:
         error: str | None = None,
         owner: str | EllipsisType | None = ...,
         add_active_ms: int = 0,
+        current: RunState | None = None,
     ) -> RunState:
-        """Move a run to ``state`` (checked against the allowed transitions); returns the old state."""
-        rows = self._rows(_SELECT_RUN_STATE, {"match_id": invocation_id})
-        current_raw = rows[0]["state"] if rows else None
-        if current_raw is None:
-            raise KeyError(f"no run with id {invocation_id!r}")
-        current = RunState(current_raw)
+        """Move a run to ``state`` (checked against the allowed transitions); returns the old state.
+
+        ``current``: the state the caller has just read in this transaction (saves reading it again).
+        """
+        if current is None:
+            rows = self._rows(_SELECT_RUN_STATE, {"match_id": invocation_id})
+            current_raw = rows[0]["state"] if rows else None
+            if current_raw is None:
+                raise KeyError(f"no run with id {invocation_id!r}")
+            current = RunState(current_raw)
         check_transition(current, state)
         ms = now_ms()
         values: dict[str, Any] = {
@@ -525,8 +554,12 @@ class StoreTx:
         expires_at: int | None = None,
         agent: str | None = None,
         external: bool = False,
+        ensure_parents: bool = True,
     ) -> None:
-        """Insert a pending request, creating its session and invocation on first use."""
+        """Insert a pending request, creating its session and invocation on first use.
+
+        ``ensure_parents=False``: the caller has checked in this transaction that the invocation exists.
+        """
         if not hitl_id or not session_id or not invocation_id:
             raise ValueError("hitl_id, session_id and invocation_id must be non-empty")
         if resume_mode not in ("response", "continuation"):
@@ -536,8 +569,9 @@ class StoreTx:
         if not isinstance(data, dict) or not isinstance(metadata, dict):
             raise TypeError("data and metadata must be JSON objects (dicts)")
         agent = agent or metadata.get("agent")
-        self.ensure_session(session_id, agent=agent, external=external)
-        self.ensure_invocation(invocation_id, session_id, agent=agent, external=external)
+        if ensure_parents:
+            self.ensure_session(session_id, agent=agent, external=external)
+            self.ensure_invocation(invocation_id, session_id, agent=agent, external=external)
         ms = now_ms()
         inserted = self._insert_ignore(
             requests_t,
@@ -751,6 +785,11 @@ class StoreTx:
         )
         return True
 
+    def session_rules(self, session_id: str) -> list[SessionRule]:
+        """The session's approve-for-session rules, read inside this transaction."""
+        rows = self._rows(_SELECT_SESSION_RULES, {"match_id": session_id})
+        return [SessionRule(row["tool_name"], row["command_prefix"]) for row in rows]
+
     def run_state_and_owner(self, invocation_id: str) -> tuple[RunState, str | None] | None:
         """A run's state and driving process, read inside the transaction that is about to change it."""
         rows = self._rows(_SELECT_RUN_STATE_OWNER, {"match_id": invocation_id})
@@ -776,12 +815,140 @@ def _default_decision(status: HITLStatus) -> str:
     }.get(status, DecisionKind.RESPOND.value)
 
 
+def _driver_sql(driver: sqlite3.Connection, sql: str) -> None:
+    """BEGIN/COMMIT/ROLLBACK on the driver, failing with the exception classes SQLAlchemy would raise."""
+    try:
+        driver.execute(sql)
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance(sql, (), exc, sqlite3.Error) from exc
+
+
+class _HeldConnection:
+    """A SQLite connection kept checked out of the pool, used by one caller at a time.
+
+    Checking a connection out of SQLAlchemy's pool, wrapping it and handing it back (with its reset)
+    cost ~25 µs per transaction, more than SQLite spent on most of them: an empty write transaction took
+    31 µs, now 5; the runtime's ``running`` commit 130 µs, now 62. A caller that finds it in use (another
+    thread, or a nested call on the same thread) gets None and takes the pooled path as before, so nothing
+    ever waits on this lock.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._lock = threading.Lock()
+        self._connection: Connection | None = None
+        self._closed = False
+
+    def acquire(self) -> Connection | None:
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            connection = self._connection
+            if connection is None or connection.invalidated or connection.closed:
+                if self._closed:
+                    self._lock.release()
+                    return None
+                if connection is not None:
+                    with suppress(Exception):
+                        connection.close()
+                    self._connection = None
+                connection = self._connection = self._engine.connect()
+            return connection
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def close(self) -> None:
+        """Close the connection (after a use in flight ends; left to the GC if that takes too long)."""
+        acquired = self._lock.acquire(timeout=5)
+        try:
+            self._closed = True
+            if acquired and self._connection is not None:
+                with suppress(Exception):
+                    self._connection.close()
+            self._connection = None
+        finally:
+            if acquired:
+                self._lock.release()
+
+
+class _Write:
+    """``Store.transaction()``: on SQLite files the held writer, ``BEGIN IMMEDIATE`` and ``COMMIT`` on the driver.
+
+    The held connection is taken on entry; when it is in use (another thread, a nested transaction) the
+    pooled path runs instead. Statements that go through SQLAlchemy inside it join the transaction (the
+    engine's begin hook sees the driver already in one), so the exit then commits through SQLAlchemy.
+    """
+
+    __slots__ = ("_connection", "_held", "_pooled", "_store")
+
+    def __init__(self, store: Store, held: _HeldConnection | None) -> None:
+        self._store = store
+        self._held = held
+        self._connection: Connection | None = None
+        self._pooled: AbstractContextManager[StoreTx] | None = None
+
+    def __enter__(self) -> StoreTx:
+        held = self._held
+        connection = held.acquire() if held is not None else None
+        if held is None or connection is None:
+            self._pooled = self._store._pooled_transaction()
+            return self._pooled.__enter__()
+        try:
+            driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+            _driver_sql(driver, "BEGIN IMMEDIATE")
+        except BaseException:
+            held.release()
+            raise
+        self._connection = connection
+        return StoreTx(connection, "sqlite", self._store._prepared, driver)
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool | None:
+        if self._pooled is not None:
+            return self._pooled.__exit__(exc_type, exc, tb)
+        connection, held = self._connection, self._held
+        assert connection is not None and held is not None
+        try:
+            driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+            if exc_type is None:
+                try:
+                    if connection.in_transaction():
+                        connection.commit()
+                    else:
+                        _driver_sql(driver, "COMMIT")
+                except BaseException:
+                    self._rollback(connection, driver)
+                    raise
+            else:
+                self._rollback(connection, driver)
+        finally:
+            held.release()
+        return None
+
+    @staticmethod
+    def _rollback(connection: Connection, driver: sqlite3.Connection) -> None:
+        try:
+            if connection.in_transaction():
+                connection.rollback()
+            elif driver.in_transaction:
+                _driver_sql(driver, "ROLLBACK")
+        except Exception:  # a connection that cannot even roll back is not reused
+            connection.invalidate()
+
+
 class Store:
     """Reviewer's database: open (and migrate) once, then read and write through it."""
 
     def __init__(self, engines: Engines) -> None:
         self.engines = engines
         self._prepared: dict[Any, _Prepared] = {}  # hot-path statements compiled for SQLite, see StoreTx
+        # SQLite files: one writer and one reader connection kept out of the pool (see _HeldConnection).
+        held = sqlite_path(engines.url) is not None
+        self._held_writer = _HeldConnection(engines.writer) if held else None
+        self._held_reader = _HeldConnection(engines.reader) if held else None
 
     @classmethod
     def open(cls, target: str | Any, *, migrate_schema: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
@@ -816,18 +983,38 @@ class Store:
         return self.engines.url
 
     def close(self) -> None:
+        for held in (self._held_writer, self._held_reader):
+            if held is not None:
+                held.close()
         self.engines.dispose()
 
-    @contextmanager
-    def transaction(self) -> Iterator[StoreTx]:
+    def transaction(self) -> AbstractContextManager[StoreTx]:
         """One short write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
+        return _Write(self, self._held_writer)
+
+    @contextmanager
+    def _pooled_transaction(self) -> Iterator[StoreTx]:
         with self.engines.write() as connection:
             yield StoreTx(connection, self.engines.dialect, self._prepared)
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:
-        with self.engines.read() as connection:
+        held = self._held_reader
+        connection = held.acquire() if held is not None else None
+        if held is None or connection is None:
+            with self.engines.read() as pooled:
+                yield pooled
+            return
+        try:
             yield connection
+        finally:
+            try:
+                if connection.in_transaction():  # what the pool's reset-on-return did: end the read
+                    connection.rollback()
+            except Exception:
+                connection.invalidate()
+            finally:
+                held.release()
 
     def _read(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """One prebuilt read (on SQLite a single autocommit SELECT on the DB-API connection, see _Prepared)."""
@@ -904,6 +1091,80 @@ class Store:
         with self._reading() as connection:
             result = connection.execute(self._filtered(select(*SUMMARY_COLUMNS), q))
             return [RequestSummary(*row) for row in result]
+
+    def summary_page(
+        self, statuses: Sequence[str], *, after: tuple[int, int, str] | None = None, limit: int | None = None
+    ) -> list[RequestSummary]:
+        """Summaries in arrival order (created_at, updated_at_ms, hitl_id) strictly after the key ``after``.
+
+        The inbox loads a huge queue page by page with it: keyset paging never skips or repeats a
+        row when others are decided meanwhile, as OFFSET would. On SQLite the rows come from the
+        DB-API cursor directly, and the values many rows repeat (type, session, run, tool, agent,
+        status, decision, reviewer) are shared strings rather than one copy per row: at 100,000
+        rows about twice as fast as :meth:`query_summaries` and ~35 MB smaller.
+        """
+        from sys import intern
+
+        statuses = tuple(statuses)
+        if not statuses:
+            raise ValueError("summary_page needs at least one status")
+        with self._reading() as connection:
+            if self.engines.is_sqlite:
+                driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+                sql = _summary_page_sql(len(statuses), after is not None, limit is not None)
+                params: list[Any] = list(statuses)
+                if after is not None:
+                    params += [after[0], *after]
+                if limit is not None:
+                    params.append(limit)
+                try:
+                    raw = driver.execute(sql, params).fetchall()
+                except sqlite3.Error as exc:
+                    raise DBAPIError.instance(sql, params, exc, sqlite3.Error) from exc
+            else:
+                from sqlalchemy import tuple_
+
+                order = (requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+                query = select(*SUMMARY_COLUMNS).where(requests_t.c.status.in_(statuses)).order_by(*order)
+                if after is not None:
+                    query = query.where(requests_t.c.created_at >= after[0], tuple_(*order) > tuple_(*after))
+                if limit is not None:
+                    query = query.limit(limit)
+                raw = list(connection.execute(query))
+        return [
+            RequestSummary(
+                hitl_id,
+                intern(hitl_type),
+                intern(session_id),
+                intern(invocation_id),
+                None if tool_name is None else intern(tool_name),
+                summary,
+                None if agent is None else intern(agent),
+                intern(status),
+                created_at,
+                expires_at,
+                updated_at_ms,
+                None if decision is None else intern(decision),
+                None if decided_by is None else intern(decided_by),
+                bool(external),
+            )
+            for (
+                hitl_id,
+                hitl_type,
+                session_id,
+                invocation_id,
+                tool_name,
+                summary,
+                agent,
+                status,
+                created_at,
+                expires_at,
+                updated_at_ms,
+                decision,
+                decided_by,
+                external,
+            ) in raw
+        ]
 
     def count_pending(self) -> int:
         with self._reading() as connection:

@@ -50,6 +50,9 @@ class PendingCall:
     run_arguments: dict[str, Any] | None = None  # what runs: the reviewer's edit, else the original
     decision: str | None = None
     guidance: str | None = None
+    # In memory only (never in the checkpoint): ``arguments`` passed the tool's schema in this process, at
+    # the gate; a call loaded from a checkpoint is checked again when it runs.
+    validated: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

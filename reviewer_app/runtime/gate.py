@@ -55,6 +55,7 @@ def gate_call(
         pending.ok = False
         pending.result = f"error: {exc}"
         return GateResult(pending, None)
+    pending.validated = True
     spec = tools.get(call.name)
     if call.name == ASK_USER:
         hitl_type = HITLType.ASK_USER.value

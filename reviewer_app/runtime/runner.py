@@ -19,7 +19,7 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +52,15 @@ class BudgetExceeded(Exception):
     """The agent used up its wall-time budget (time waiting for a reviewer does not count)."""
 
 
+@dataclass(frozen=True)
+class _Step:
+    """What one commit moves a run to: its state, and the timeline events and requests written with it."""
+
+    state: RunState
+    events: Sequence[BlockEvent] = ()
+    requests: Sequence[dict[str, Any]] = ()
+
+
 @dataclass
 class _Run:
     """One run this process drives: its agent, model, tools and the checkpoint being advanced."""
@@ -67,6 +76,8 @@ class _Run:
     clock_started: float | None = None  # monotonic start of the current active stretch
     unsaved_ms: int = 0  # active time not yet added to the invocation row
     holds_slot: bool = False
+    # Events that ride on the next commit: streamed text, and decision outcomes that are committed
+    # together with the call they let run (see Runtime._settle).
     stream_events: list[BlockEvent] = field(default_factory=list)
 
     def event(
@@ -295,8 +306,15 @@ class Runtime:
 
     # -- decisions, cancel, interrupted runs ---------------------------------------------------------
     async def decide(self, hitl_id: str, decision: Decision) -> HITLRecord:
-        """Commit a decision; the waiting run (in this or any process) resumes from the database."""
-        return await self.backend.decide(hitl_id, decision)
+        """Commit a decision; the waiting run (in this or any process) resumes from the database.
+
+        A run this process drives resumes at once with the committed record; the decision watcher
+        still wakes runs in other processes (and here, for decisions made elsewhere).
+        """
+        record = await self.backend.decide(hitl_id, decision)
+        if self._watcher is not None:
+            self._watcher.resolve([record])
+        return record
 
     async def cancel_run(self, invocation_id: str) -> None:
         """Stop the run and cancel its pending requests; works for runs driven by other processes too."""
@@ -506,7 +524,9 @@ class Runtime:
     async def _expiry_loop(self) -> None:
         while True:
             try:
-                await self.backend.expire_due(default_decision=self._expiry_default)
+                expired = await self.backend.expire_due(default_decision=self._expiry_default)
+                if expired and self._watcher is not None:
+                    self._watcher.resolve(expired)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -550,13 +570,17 @@ class Runtime:
 
     async def _activate(self, run: _Run, *, events: Sequence[BlockEvent] = (), checkpoint: bool = True) -> None:
         """Hold a slot of the concurrency cap and be ``running`` (``queued`` while no slot is free)."""
+        await self._hold_slot(run)
+        await self._commit(run, RunState.RUNNING, events=events, checkpoint=checkpoint)
+
+    async def _hold_slot(self, run: _Run) -> None:
+        """Take a slot of the concurrency cap, committing ``queued`` first while none is free."""
         assert self._slots is not None
         if not run.holds_slot:
             if self._slots.locked() and run.db_state is not RunState.QUEUED:
                 await self._commit(run, RunState.QUEUED, checkpoint=False)
             await self._slots.acquire()
             run.holds_slot = True
-        await self._commit(run, RunState.RUNNING, events=events, checkpoint=checkpoint)
 
     def _release(self, run: _Run) -> None:
         if run.holds_slot and self._slots is not None:
@@ -572,8 +596,14 @@ class Runtime:
         checkpoint: bool = True,
         requests: Sequence[dict[str, Any]] = (),
         error: str | None = None,
+        plan: Callable[[StoreTx], _Step] | None = None,
     ) -> None:
-        """One transaction: ownership check, run state, requests, timeline events and checkpoint."""
+        """One transaction: ownership check, run state, requests, timeline events and checkpoint.
+
+        ``plan``, when given, decides the step inside the transaction (after the ownership check) and
+        replaces ``state``, ``events`` and ``requests``: the gate reads the session rules there, so a
+        turn costs one database round trip and the rules cannot change between reading and writing.
+        """
         if run.clock_started is not None:
             now = time.monotonic()
             elapsed = int((now - run.clock_started) * 1000)
@@ -581,33 +611,39 @@ class Runtime:
             run.unsaved_ms += elapsed
             run.clock_started = now
         add_ms = run.unsaved_ms
-        events = [*run.stream_events, *events]
+        buffered = list(run.stream_events)
+        fixed = _Step(state, events, requests)
         ckpt_id = run.ckpt.next_id(run.invocation_id) if checkpoint else None
-        ckpt_state = run.ckpt.to_json() if checkpoint else None
+        ckpt_state = run.ckpt.to_json() if checkpoint and plan is None else None
         owner = self.owner
 
-        def work(tx: StoreTx) -> str | None:
+        def work(tx: StoreTx) -> str | _Step:
             current = tx.run_state_and_owner(run.invocation_id)
             if current is None:
                 return "the run no longer exists"
             db_state, db_owner = current
             if db_owner != owner:
                 return f"run taken over by {db_owner or 'nobody'}"
-            if db_state.finished and db_state is not state:
+            step = plan(tx) if plan is not None else fixed
+            if db_state.finished and db_state is not step.state:
                 return f"run is {db_state.value}"
-            tx.set_run_state(run.invocation_id, state, error=error, add_active_ms=add_ms)
-            for request in requests:
-                tx.create_request(**request, checkpoint_id=ckpt_id)
-            if events:
-                tx.append_events(events)
-            if ckpt_id is not None and ckpt_state is not None:
-                tx.save_checkpoint(ckpt_id, run.invocation_id, run.session_id, ckpt_state)
-            return None
+            tx.set_run_state(run.invocation_id, step.state, error=error, add_active_ms=add_ms, current=db_state)
+            for request in step.requests:
+                # The invocation was just read above, so its session exists too: no INSERT OR IGNORE for them.
+                tx.create_request(**request, checkpoint_id=ckpt_id, ensure_parents=False)
+            all_events = [*buffered, *step.events] if buffered else step.events
+            if all_events:
+                tx.append_events(all_events)
+            if ckpt_id is not None:
+                state_json = ckpt_state if ckpt_state is not None else run.ckpt.to_json()
+                tx.save_checkpoint(ckpt_id, run.invocation_id, run.session_id, state_json)
+            return step
 
-        problem = await self.backend.write(work)
-        if problem is not None:
-            raise RunStopped(f"{run.invocation_id}: {problem}")
-        run.stream_events = []
+        outcome = await self.backend.write(work)
+        if isinstance(outcome, str):
+            raise RunStopped(f"{run.invocation_id}: {outcome}")
+        state = outcome.state
+        del run.stream_events[: len(buffered)]  # what was committed (nothing else appends meanwhile, but be exact)
         run.unsaved_ms -= add_ms
         run.db_state = state
         if state is RunState.RUNNING:
@@ -664,76 +700,81 @@ class Runtime:
         return turn
 
     async def _gate(self, run: _Run, turn: ModelTurn) -> None:
-        """Record the assistant turn and its calls; requests for gated ones, all in one transaction."""
+        """Record the assistant turn and its calls; requests for gated ones, all in one transaction.
+
+        The session rules are read in that transaction (``plan``), under its write lock: a rule added
+        meanwhile cannot be missed, and the turn costs one round trip to the database thread.
+        """
         run.ckpt.add_assistant_turn(turn)
-        rules = await self.backend.run(self.backend.store.session_rules, run.session_id)
-        events: list[BlockEvent] = []
-        requests: list[dict[str, Any]] = []
-        pending: list[PendingCall] = []
-        for call in turn.tool_calls:
-            tool_block = run.tool_block(call.id)
-            result = gate_call(
-                call,
-                tools=run.tools,
-                policy=run.agent.policy,
-                rules=rules,
-                agent=run.agent.name,
-                session_id=run.session_id,
-                invocation_id=run.invocation_id,
-                block_id=run.hitl_block(call.id),
-            )
-            pending.append(result.call)
-            events.append(
-                run.event(
-                    tool_block,
-                    BlockKind.TOOL_USE,
-                    BlockOp.APPLY,
-                    {
-                        "name": call.name,
-                        "call_id": call.id,
-                        "arguments": call.arguments,
-                        "status": ToolStatus.PENDING.value,
-                        "gated": result.request is not None,
-                    },
+
+        def plan(tx: StoreTx) -> _Step:
+            rules = tx.session_rules(run.session_id)
+            events: list[BlockEvent] = []
+            requests: list[dict[str, Any]] = []
+            pending: list[PendingCall] = []
+            for call in turn.tool_calls:
+                tool_block = run.tool_block(call.id)
+                result = gate_call(
+                    call,
+                    tools=run.tools,
+                    policy=run.agent.policy,
+                    rules=rules,
+                    agent=run.agent.name,
+                    session_id=run.session_id,
+                    invocation_id=run.invocation_id,
+                    block_id=run.hitl_block(call.id),
                 )
-            )
-            if result.request is not None:
-                requests.append(result.request)
+                pending.append(result.call)
                 events.append(
                     run.event(
-                        run.hitl_block(call.id),
-                        BlockKind.HITL,
+                        tool_block,
+                        BlockKind.TOOL_USE,
                         BlockOp.APPLY,
                         {
-                            "hitl_id": result.request["hitl_id"],
-                            "hitl_type": result.request["hitl_type"],
-                            "tool_name": call.name,
+                            "name": call.name,
                             "call_id": call.id,
                             "arguments": call.arguments,
-                            "question": call.arguments.get("question") if call.name == "ask_user" else None,
-                            "status": "pending",
-                            "expires_at": result.request["expires_at"],
+                            "status": ToolStatus.PENDING.value,
+                            "gated": result.request is not None,
                         },
-                        parent_id=tool_block,
                     )
                 )
-            elif result.call.status.resolved:
-                events.append(self._tool_finished_event(run, result.call, duration_ms=0))
-        run.ckpt.pending = pending
-        runs_now = any(c.status is CallStatus.APPROVED for c in pending)
-        state = RunState.WAITING if requests and not runs_now else RunState.RUNNING
-        await self._commit(run, state, events=events, requests=requests)
+                if result.request is not None:
+                    requests.append(result.request)
+                    events.append(
+                        run.event(
+                            run.hitl_block(call.id),
+                            BlockKind.HITL,
+                            BlockOp.APPLY,
+                            {
+                                "hitl_id": result.request["hitl_id"],
+                                "hitl_type": result.request["hitl_type"],
+                                "tool_name": call.name,
+                                "call_id": call.id,
+                                "arguments": call.arguments,
+                                "question": call.arguments.get("question") if call.name == "ask_user" else None,
+                                "status": "pending",
+                                "expires_at": result.request["expires_at"],
+                            },
+                            parent_id=tool_block,
+                        )
+                    )
+                elif result.call.status.resolved:
+                    events.append(self._tool_finished_event(run, result.call, duration_ms=0))
+            run.ckpt.pending = pending
+            runs_now = any(c.status is CallStatus.APPROVED for c in pending)
+            state = RunState.WAITING if requests and not runs_now else RunState.RUNNING
+            return _Step(state, events, requests)
+
+        await self._commit(run, RunState.RUNNING, plan=plan)
 
     async def _settle(self, run: _Run) -> None:
         """Run approved calls, wait for decisions, until every call of the turn is resolved."""
         assert self._watcher is not None
         while True:
             approved = [c for c in run.ckpt.pending if c.status is CallStatus.APPROVED]
-            if approved:
-                if run.db_state is not RunState.RUNNING or not run.holds_slot:
-                    await self._activate(run, checkpoint=False)
-                for call in approved:
-                    await self._execute(run, call)
+            for call in approved:
+                await self._execute(run, call)
             awaiting = [c for c in run.ckpt.pending if c.status is CallStatus.AWAITING_DECISION]
             if not awaiting:
                 return
@@ -764,7 +805,10 @@ class Runtime:
                 events.append(run.event(run.hitl_block(call.call_id), BlockKind.HITL, BlockOp.PATCH, patch))
                 if call.status.resolved:
                     events.append(self._tool_finished_event(run, call, duration_ms=0))
-            if events:
+            if any(c.status is CallStatus.APPROVED for c in run.ckpt.pending):
+                # A call may run now: the outcomes ride on its ``running`` commit (one transaction, not two).
+                run.stream_events.extend(events)
+            elif events:
                 await self._activate(run, events=events)
 
     async def _execute(self, run: _Run, call: PendingCall) -> None:
@@ -773,10 +817,13 @@ class Runtime:
         if remaining is not None and remaining <= 0:
             raise BudgetExceeded(f"wall-time budget of {run.agent.time_budget_s:g} s used up")
         args = call.run_arguments if call.run_arguments is not None else call.arguments
+        await self._hold_slot(run)
         call.status = CallStatus.RUNNING
         patch: dict[str, Any] = {"status": ToolStatus.RUNNING.value}
         if call.run_arguments is not None:
             patch["edited_arguments"] = call.run_arguments
+        # One commit: the run is running (it holds a slot), this call is ``running`` in the checkpoint,
+        # and any decision outcomes waiting in ``stream_events`` are written with it.
         await self._commit(
             run,
             RunState.RUNNING,
@@ -785,7 +832,9 @@ class Runtime:
         started = time.monotonic()
         try:
             async with asyncio.timeout(remaining):
-                outcome = await run.tools.execute(call.name, args, run.ctx)
+                outcome = await run.tools.execute(
+                    call.name, args, run.ctx, validated=call.validated and args is call.arguments
+                )
         except TimeoutError as exc:
             call.status = CallStatus.ABORTED
             call.result = "<aborted: the agent's wall-time budget ran out while it was running>"

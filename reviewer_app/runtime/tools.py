@@ -166,8 +166,19 @@ class ToolRegistry:
         return list(self._specs)
 
     def subset(self, names: Iterable[str]) -> ToolRegistry:
-        """A registry with only these tools (in this order); unknown names raise KeyError."""
-        return ToolRegistry(self.get(n) for n in names)
+        """A registry with only these tools (in this order); unknown names raise KeyError.
+
+        The specs were checked when registered here, so their validators are shared rather than rebuilt:
+        re-checking every schema cost ~0.7 ms per started run.
+        """
+        subset = ToolRegistry()
+        for name in names:
+            spec = self.get(name)
+            if name in subset._specs:
+                raise ValueError(f"tool {name!r} is already registered")
+            subset._specs[name] = spec
+            subset._validators[name] = self._validators[name]
+        return subset
 
     def schemas(self) -> list[dict[str, Any]]:
         return [spec.openai_schema() for spec in self._specs.values()]
@@ -182,8 +193,14 @@ class ToolRegistry:
             raise ToolArgumentsError(f"{spec.name}: " + "; ".join(_describe_error(e) for e in errors[:3]))
         return args
 
-    async def execute(self, name: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Validate and run a tool. Failures become ``ok=False`` results; only cancellation propagates."""
+    async def execute(
+        self, name: str, args: dict[str, Any], ctx: ToolContext, *, validated: bool = False
+    ) -> ToolResult:
+        """Validate and run a tool. Failures become ``ok=False`` results; only cancellation propagates.
+
+        ``validated``: the caller has already checked these very arguments with :meth:`validate` (the
+        runtime's gate does, for calls it runs unedited), so they are not checked twice on the way in.
+        """
         started = time.monotonic()
 
         def done(ok: bool, output: str) -> ToolResult:
@@ -194,7 +211,8 @@ class ToolRegistry:
 
         try:
             spec = self.get(name)
-            self.validate(name, args)
+            if not validated:
+                self.validate(name, args)
         except KeyError as exc:
             return done(False, f"error: {exc.args[0]}")
         except ToolArgumentsError as exc:

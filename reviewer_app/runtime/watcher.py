@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable
 
-from reviewer_app.domain.hitl import HITLRecord
+from reviewer_app.domain.hitl import HITLRecord, HITLStatus
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.changes import ChangeFeed
 
@@ -47,7 +47,7 @@ class DecisionWatcher:
     def start(self) -> None:
         if self._task is not None:
             return
-        self._unsubscribe = self._backend.feed.subscribe(self._changed.set)
+        self._unsubscribe = self._backend.feed.subscribe(self._on_change)
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="reviewer-decision-watcher")
 
     async def stop(self) -> None:
@@ -64,6 +64,11 @@ class DecisionWatcher:
                 future.cancel()
         self._futures.clear()
 
+    def _on_change(self) -> None:
+        # Nobody waiting, nothing to look up (a new waiter looks once itself, see wait_any).
+        if self._futures:
+            self._changed.set()
+
     async def wait_any(self, hitl_ids: Iterable[str]) -> dict[str, HITLRecord]:
         """Wait until at least one of ``hitl_ids`` is decided; returns every one decided by then."""
         loop = asyncio.get_running_loop()
@@ -76,7 +81,17 @@ class DecisionWatcher:
             return {}
         self._changed.set()  # look once now: the decision may already be in the database
         try:
-            await asyncio.wait(mine.values(), return_when=asyncio.FIRST_COMPLETED)
+            if len(mine) == 1:  # the usual case: awaited directly, the run wakes one loop turn sooner
+                (only,) = mine.values()
+                try:
+                    await only
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise
+                    # the future alone was cancelled (stop()): return nothing, as asyncio.wait would
+            else:
+                await asyncio.wait(mine.values(), return_when=asyncio.FIRST_COMPLETED)
         finally:
             for hitl_id, future in mine.items():
                 waiting = self._futures.get(hitl_id)
@@ -106,7 +121,18 @@ class DecisionWatcher:
                 await asyncio.sleep(0.5)
                 self._changed.set()
                 continue
-            for record in records:
-                for future in self._futures.pop(record["hitl_id"], []):
-                    if not future.done():
-                        future.set_result(record)
+            self.resolve(records)
+
+    def resolve(self, records: Iterable[HITLRecord]) -> None:
+        """Hand decided (committed) requests to the runs waiting for them.
+
+        The runtime calls this with a decision it has just committed, so the run resumes without
+        waiting for the look-up after the next change; each waiter is resolved once, since it is
+        removed here, and a later look-up that still finds the id decided has nobody left to wake.
+        """
+        for record in records:
+            if record.get("status") == HITLStatus.PENDING.value:
+                continue
+            for future in self._futures.pop(record["hitl_id"], []):
+                if not future.done():
+                    future.set_result(record)
