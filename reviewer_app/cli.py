@@ -232,22 +232,9 @@ async def _final_text(backend: Any, invocation_id: str) -> str | None:
 
 def _load_script(path: str) -> Any:
     """A script's turns as data (kept in the run's checkpoint so any process can resume it)."""
-    from reviewer_app.runtime.models import ScriptedModel
+    from reviewer_app.runtime.models import ScriptedModel, read_script_file
 
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"cannot read script {file}: {exc}") from exc
-    try:
-        if file.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:
-        raise ValueError(f"script {file} is not valid JSON/YAML: {exc}") from exc
+    data = read_script_file(path)
     ScriptedModel.from_data(data)  # validates; raises ValueError naming the bad turn
     return data
 

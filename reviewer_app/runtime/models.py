@@ -132,6 +132,23 @@ def _chunks(text: str, parts: int = 3) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+def read_script_file(path: str | Path) -> Any:
+    """A script file's data: JSON for ``.json``, YAML for anything else; ValueError naming the file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read script {p}: {exc}") from exc
+    try:
+        if p.suffix.lower() == ".json":
+            return json.loads(text)
+        import yaml
+
+        return yaml.safe_load(text)
+    except Exception as exc:  # yaml.YAMLError does not derive from ValueError
+        raise ValueError(f"script {p} is not valid JSON/YAML: {exc}") from exc
+
+
 class ScriptedModel:
     """Plays a fixed list of turns. Stateless: the turn is chosen from the conversation, so a run rebuilt from a
     checkpoint after a crash continues at the right turn (turn index = number of assistant messages)."""
@@ -166,26 +183,11 @@ class ScriptedModel:
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
         """Load a JSON (``.json``) or YAML (anything else) script."""
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"cannot read script {p}: {exc}") from exc
-        try:
-            if p.suffix.lower() == ".json":
-                data = json.loads(text)
-            else:
-                import yaml
-
-                data = yaml.safe_load(text)
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise ValueError(f"script {p} is not valid JSON/YAML: {exc}") from exc
-        except Exception as exc:  # yaml.YAMLError does not derive from ValueError
-            raise ValueError(f"script {p} is not valid YAML: {exc}") from exc
+        data = read_script_file(path)
         try:
             return cls.from_data(data)
         except ValueError as exc:
-            raise ValueError(f"{p}: {exc}") from exc
+            raise ValueError(f"{path}: {exc}") from exc
 
     async def complete(
         self,
