@@ -3,9 +3,12 @@
 Measures, in a fresh process started the way a user starts the app (``reviewer-app --db DB gui``):
 
 * start: from spawning the process to the first paint of the inbox with its rows (goal <= 1.0 s);
+  a window that shows the oldest requests first and loads the rest in the background is also timed
+  until every request is in ("all loaded", printed next to it, not a goal);
 * RSS: resident memory once the inbox is painted and after the interactions below (goal <= 300 MB);
-* a filter keystroke: a key typed into the search box until the inbox model is rebuilt and the view
-  repainted; several keystrokes (typing and erasing), the slowest one counts (goal <= 50 ms);
+* a filter keystroke, once all requests are in the inbox (a keystroke over a partly loaded inbox
+  would filter fewer rows): a key typed into the search box until the inbox model is rebuilt and
+  the view repainted; several keystrokes (typing and erasing), the slowest one counts (goal <= 50 ms);
 * selecting the request with 1 MB of arguments until its detail view is painted (goal <= 100 ms).
 
 Reference, in the same run: a bare PySide6 window (a QTreeView over 100 rows) started the same way,
@@ -239,6 +242,15 @@ def child(args: argparse.Namespace) -> None:
         results["first_paint"] = time.monotonic()
         results["rss_mb_paint"] = process.memory_info().rss / 2**20
         results["visible_requests"] = state["view"].model().visible_count
+        all_loaded()
+
+    def all_loaded() -> None:
+        """Keystrokes are measured over the whole inbox: wait until every seeded request is in the model."""
+        if state["view"].model().source_count < args.requests:
+            QTimer.singleShot(5, all_loaded)
+            return
+        results["all_loaded"] = time.monotonic()
+        results["rss_mb_loaded"] = process.memory_info().rss / 2**20
         QTimer.singleShot(50, keystrokes)
 
     keys = [*"write", *["\b"] * 5]  # typing narrows 100,000 rows; erasing brings them all back
@@ -348,11 +360,13 @@ def child(args: argparse.Namespace) -> None:
     finish("the window closed before the measurements ended")
 
 
-def spawn(mode: str, db: Path | None, big_id: str | None, timeout: float, home: Path) -> dict[str, Any]:
+def spawn(
+    mode: str, db: Path | None, big_id: str | None, timeout: float, home: Path, requests: int = 0
+) -> dict[str, Any]:
     """Start the measured process; 'start' is counted from just before the spawn."""
     command = [sys.executable, str(Path(__file__).resolve()), "--child", "--mode", mode, "--timeout", str(timeout)]
     if db is not None:
-        command += ["--db", str(db), "--big-id", str(big_id)]
+        command += ["--db", str(db), "--big-id", str(big_id), "--requests", str(requests)]
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
@@ -365,6 +379,8 @@ def spawn(mode: str, db: Path | None, big_id: str | None, timeout: float, home: 
             result: dict[str, Any] = json.loads(line[len(RESULT_PREFIX) :])
             if "first_paint" in result:
                 result["start_s"] = result["first_paint"] - started
+            if "all_loaded" in result:
+                result["loaded_s"] = result["all_loaded"] - started
             return result
     return {"problem": f"no result (exit {done.returncode}): {done.stderr[-2000:]}"}
 
@@ -394,11 +410,12 @@ def main() -> None:
             f" in {time.monotonic() - began:.1f} s"
         )
         home = Path(tmp)
-        spawn("app", db, big_id, args.timeout, home)  # warm the OS file cache once, as a second start would be
+        # Warm the OS file cache once, as a second start would be.
+        spawn("app", db, big_id, args.timeout, home, args.requests)
         apps, bares = [], []
         for _ in range(args.starts):
             bares.append(spawn("bare", None, None, args.timeout, home))
-            apps.append(spawn("app", db, big_id, args.timeout, home))
+            apps.append(spawn("app", db, big_id, args.timeout, home, args.requests))
 
     problems = [r["problem"] for r in apps + bares if "problem" in r]
     if problems:
@@ -408,13 +425,18 @@ def main() -> None:
     inf = float("inf")
     start = describe_ms([r["start_s"] for r in good]) if good else None
     bare_start = describe_ms([r["start_s"] for r in good_bare]) if good_bare else None
-    rss = max((max(r["rss_mb_paint"], r.get("rss_mb_detail", 0.0), r["rss_mb_end"]) for r in good), default=inf)
+    rss_keys = ("rss_mb_paint", "rss_mb_loaded", "rss_mb_detail", "rss_mb_end")
+    rss = max((max(r.get(key, 0.0) for key in rss_keys) for r in good), default=inf)
+    loaded = [r["loaded_s"] for r in good if "loaded_s" in r]
     keystrokes = [ms for r in good for ms in r.get("keystroke_ms", [])]
     selects = [r["select_big_ms"] for r in good if "select_big_ms" in r]
     details: dict[str, Any] = {"apps": apps, "bare": bares}
     print(f"inbox at scale ({args.requests:,} pending), {len(good)} of {args.starts} starts measured:")
     if start:
         print(f"  start -> first painted inbox  p50 {start['p50_ms']:7.0f} ms  max {start['max_ms']:7.0f} ms")
+    if loaded:
+        print(f"  start -> all {args.requests:,} loaded p50 {sorted(loaded)[len(loaded) // 2] * 1000:7.0f} ms", end="")
+        print(f"  max {max(loaded) * 1000:7.0f} ms  (not a goal: the window is usable from its first paint)")
     if bare_start:
         print(f"  reference: bare PySide6 window p50 {bare_start['p50_ms']:7.0f} ms", end="")
         print(f"  (RSS {max(r['rss_mb_paint'] for r in good_bare):.0f} MB)")

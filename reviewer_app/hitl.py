@@ -27,8 +27,6 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-import jsonschema
-
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import (
     HITLConflict,
@@ -461,6 +459,8 @@ def validate_decision(record: HITLRecord, decision: Decision) -> None:
     if decision.kind is DecisionKind.EDIT:
         schema = (record.get("data") or {}).get("schema")
         if isinstance(schema, dict):
+            import jsonschema  # only edits need it: keeps ~40 ms of imports off the window's start
+
             try:
                 jsonschema.validate(decision.edited_args, schema)
             except jsonschema.ValidationError as exc:

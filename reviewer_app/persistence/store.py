@@ -98,6 +98,7 @@ _UPDATE_RUN = (
 
 def _runs_query(where: Any, limit: int | None) -> Any:
     """Runs with their workspace and pending-request count, newest first."""
+    # Answered from ix_hitl_invocation_status (migration 0004), never by walking every pending row.
     pending = (
         select(func.count())
         .where(

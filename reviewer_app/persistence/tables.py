@@ -61,6 +61,7 @@ class HITLRequestRow(SQLModel, table=True):
         Index("ix_hitl_status_created", "status", "created_at"),
         Index("ix_hitl_updated_ms", "updated_at_ms"),
         Index("ix_hitl_status_expires", "status", "expires_at"),
+        Index("ix_hitl_invocation_status", "invocation_id", "status"),
     )
 
     hitl_id: str = Field(primary_key=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
@@ -156,6 +155,8 @@ class EditArgumentsDialog(_SubmitDialog):
         if not isinstance(value, dict):
             return ["the arguments must be a JSON object ({ ... })"]
         if self.schema is not None:
+            import jsonschema  # imported when an edit is checked, not on the window's start path
+
             validator_cls = jsonschema.validators.validator_for(self.schema)
             problems = sorted(validator_cls(self.schema).iter_errors(value), key=lambda e: list(e.absolute_path))
             if problems:

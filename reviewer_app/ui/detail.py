@@ -34,13 +34,13 @@ from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.policy import SHELL_TOOLS, command_word
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.persistence.store import RequestSummary, RunRecord
-from reviewer_app.runtime.tools import WorkspaceEscape, resolve_in_workspace
 from reviewer_app.ui import theme
 from reviewer_app.ui.inbox_model import format_age, format_countdown
 from reviewer_app.ui.json_view import FormattedJson, JsonPanel, format_json, monospace_font
 from reviewer_app.ui.strip import TimelineStrip
 from reviewer_app.ui.timeline_model import TimelineModel, TimelineView, format_duration
 
+EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 DIFF_LIMIT_BYTES = 2_000_000
 DIFF_SHOWN_CHARS = 200_000  # like the arguments view: more would make the text layout crawl
 WRITE_TOOLS = frozenset({"write_file"})
@@ -75,6 +75,9 @@ def write_file_diff(workspace: Path | None, args: Any) -> tuple[str | None, str]
     if workspace is None:
         note = "workspace unknown: compared with an empty file"
     else:
+        # The runtime's tools (and jsonschema with them) load after the first screen, not before it.
+        from reviewer_app.runtime.tools import WorkspaceEscape, resolve_in_workspace
+
         try:
             target = resolve_in_workspace(workspace, relative)
         except WorkspaceEscape as exc:
@@ -209,7 +212,17 @@ class DetailPane(QWidget):
         self.state_label.setObjectName("detailState")
         self.state_label.setWordWrap(True)
         self.state_label.hide()
-        layout.addWidget(self.header)
+        self.external_badge = QLabel("external")
+        self.external_badge.setObjectName("externalBadge")
+        self.external_badge.setAccessibleName("External agent")
+        self.external_badge.setToolTip(EXTERNAL_BADGE_TIP)
+        self.external_badge.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.external_badge.hide()
+        header_row = QHBoxLayout()
+        header_row.setContentsMargins(0, 0, 0, 0)
+        header_row.addWidget(self.header, 1)
+        header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(header_row)
         layout.addWidget(self.state_label)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
@@ -338,7 +351,20 @@ class DetailPane(QWidget):
         self.tabs.setTabVisible(self.question_tab, False)
         self.digest_label.clear()
         self.decision_bar.show()
+        self._show_external(False)
         self._refresh_buttons()
+
+    def _show_external(self, external: bool, what: str = "request") -> None:
+        """The "external" badge next to the header: this request (or run) comes from another process."""
+        if external:
+            style = (
+                f"#externalBadge {{ background: {theme.current().json_literal.name()}; color: white;"
+                " border-radius: 6px; padding: 1px 7px; font-weight: bold; }"
+            )
+            if self.external_badge.styleSheet() != style:  # re-polishing on every selection costs a few ms
+                self.external_badge.setStyleSheet(style)
+            self.external_badge.setToolTip(f"External {what}: {EXTERNAL_BADGE_TIP}")
+        self.external_badge.setVisible(external)
 
     def show_request(self, summary: RequestSummary) -> None:
         """Show a request at once from its summary, then load the full record in the background."""
@@ -360,12 +386,17 @@ class DetailPane(QWidget):
         self._refresh_buttons()
         self._spawn(self._load(generation, summary))
 
-    def update_summary(self, summary: RequestSummary) -> None:
-        """The shown request changed in the store (decided here or elsewhere, expired...)."""
+    def update_summary(self, summary: RequestSummary, *, render: bool = True) -> None:
+        """The shown request changed in the store (decided here or elsewhere, expired...).
+
+        ``render=False`` keeps the header as it is (the buttons still follow) when another request
+        is about to replace it on screen: redrawing the header first would cost a layout for nothing.
+        """
         if self.summary is None or summary.hitl_id != self.summary.hitl_id:
             return
         self.summary = summary
-        self._render_header()
+        if render:
+            self._render_header()
         self._refresh_buttons()
 
     def show_run(self, run: RunRecord) -> None:
@@ -395,6 +426,7 @@ class DetailPane(QWidget):
         if run.error:
             parts.append(f"<span style='color:{theme.current().danger.name()}'>{html.escape(run.error[:400])}</span>")
         self.header.setText("<br>".join(parts))
+        self._show_external(run.external, "run")
 
     def _render_header(self) -> None:
         s = self.summary
@@ -415,6 +447,7 @@ class DetailPane(QWidget):
             f"created {created} ({format_age(now - s.created_at)} ago){expires}",
         ]
         self.header.setText("<br>".join(lines))
+        self._show_external(s.external)
         if s.status != HITLStatus.PENDING.value:
             who = f" by {s.decided_by}" if s.decided_by else ""
             self.state_label.setText(f"This request is {s.status} ({s.decision or s.status}{who}); nothing to decide.")

@@ -1,28 +1,38 @@
 """The inbox: session → invocation → request, over our own sorted lists of blob-free summaries.
 
-Kept cheap for 100,000 requests. Every summary of the current scope lives in a
-grouping built once (sessions holding invocations holding requests in arrival
-order); a filter change walks the invocation groups and picks their matching
-requests with C-level ``map``/``compress`` loops, so its Python cost is close to the
-number of groups, not to the number of rows. Search text is matched per request
-(the lower-cased summary, shared with the summary when it already is lower case,
-and the tool) and per invocation (session, agent, run id), never duplicated per row.
-Live changes update the grouping and the visible tree with
-``beginInsertRows``/``beginRemoveRows``. Model indexes carry the integer id of their
-parent group in ``internalId``.
+Kept cheap for 100,000 requests:
+
+* Everything in scope lives in a grouping (sessions holding invocations holding requests in
+  arrival order) plus flat per-request columns the search reads: the lower-cased summary (the
+  summary itself when it already is lower case), its invocation's text (session, agent, run id)
+  with the request's kind (one string shared by the invocation's requests of that kind), and the
+  fields the filter combos compare.
+* A filter change evaluates those columns with C-level ``map`` loops into one mask, keeps the last
+  few masks (erasing a search brings a cached one back), and decides only which sessions are
+  visible. Which invocations and requests of a session are visible is worked out when the view
+  first asks for them (it asks for what it expands), and a collapsed row's count and age without
+  them, so a keystroke costs the search plus what is on screen, not a Python step per group.
+* Live changes and the pages of a progressive load update the grouping and the visible tree with
+  ``beginInsertRows``/``beginRemoveRows``; model indexes carry their parent group's id in
+  ``internalId`` (0: a session row).
+* The view reads each cell with one :meth:`multiData` call instead of seven ``data`` calls, colours
+  are cached per theme, and age and countdown cells say when their text next changes, so the
+  window repaints the inbox once a second only while some shown age or countdown moves.
 """
 
 from __future__ import annotations
 
 import gc
+import math
 import time
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from itertools import compress, repeat
-from operator import and_, attrgetter, contains, or_
+from operator import and_, attrgetter, contains, eq, or_
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
@@ -39,18 +49,36 @@ HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 2
 SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 3
 GROUP_ID_ROLE = Qt.ItemDataRole.UserRole + 4
+EXTERNAL_ROLE = Qt.ItemDataRole.UserRole + 5
 
 LEVEL_SESSION, LEVEL_INVOCATION, LEVEL_REQUEST = 0, 1, 2
 
 COL_REQUEST, COL_SUMMARY, COL_AGENT, COL_AGE, COL_EXPIRES, COL_DECIDED = range(6)
 HEADERS = ("Request", "Summary", "Agent", "Age", "Expires", "Decided")
 
-NO_FLAGS = Qt.ItemFlag.NoItemFlags
-ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-LEAF_FLAGS = ROW_FLAGS | Qt.ItemFlag.ItemNeverHasChildren  # lets the view skip asking leaves for children
+EXTERNAL_TIP = "external: raised by an agent in another process"
 
 # Above this many changes at once a reset is cheaper than row-by-row signals.
 BULK_CHANGE_THRESHOLD = 500
+MASKS_KEPT = 6  # masks of recent searches kept for erasing (0.8 MB each at 100,000 requests)
+COMPACT_ABOVE = 5_000  # tombstones of removed requests tolerated before the flat columns are rebuilt
+
+# Roles as plain ints: compared on every cell of every paint.
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_DECORATION = int(Qt.ItemDataRole.DecorationRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_FONT = int(Qt.ItemDataRole.FontRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
+_HITL_ID = int(HITL_ID_ROLE)
+_LEVEL = int(LEVEL_ROLE)
+_SUMMARY = int(SUMMARY_ROLE)
+_GROUP_ID = int(GROUP_ID_ROLE)
+_EXTERNAL = int(EXTERNAL_ROLE)
+_PENDING = HITLStatus.PENDING.value
+_ASK = HITLType.ASK_USER.value
+_NOTHING = (None, None, None, None)
+_BLANK = ("", None, None, None)
 
 
 class Scope(StrEnum):
@@ -91,6 +119,11 @@ class InboxFilter:
     @property
     def narrows_fields(self) -> bool:
         return self.hitl_type is not None or self.tool is not None or self.agent is not None
+
+    @property
+    def mask_key(self) -> tuple[Any, ...]:
+        """What a mask depends on (not the scope: the grouping only ever holds the scope's requests)."""
+        return (self.terms, self.hitl_type, self.tool, self.agent)
 
     def accepts_fields(self, s: RequestSummary) -> bool:
         if self.hitl_type is not None and s.hitl_type != self.hitl_type:
@@ -147,6 +180,18 @@ def format_age(seconds: float) -> str:
     return f"{seconds // 86400}d {seconds % 86400 // 3600}h"
 
 
+def age_text_lasts(seconds: float) -> float:
+    """How many more seconds :func:`format_age` keeps giving the same text for this age."""
+    whole = max(0, int(seconds))
+    if whole < 60:
+        step = 1
+    elif whole < 86400:
+        step = 60
+    else:
+        step = 3600
+    return whole - whole % step + step - max(0.0, seconds)
+
+
 def format_countdown(expires_at: int | None, now: float) -> str:
     if expires_at is None:
         return ""
@@ -172,11 +217,13 @@ def gc_paused() -> Iterator[None]:
 
 @dataclass(eq=False, slots=True)
 class _Group:
-    """A session or an invocation: all of its in-scope requests, and the ones the filter shows.
+    """A session or an invocation: everything of it in scope, and what the filter shows of it.
 
-    ``items`` holds everything in scope in arrival order (for an invocation, with the parallel
-    ``hays`` and ``labels`` the search reads); ``children`` the visible subset; ``row`` is the
-    visible row while ``visible``. A session's items and children are its invocation groups.
+    ``items`` holds everything in scope in arrival order (a session's invocation groups, an
+    invocation's summaries with their flat-column ``slots``). ``children`` is the visible subset
+    and ``count`` the visible requests under the group; both are valid while ``gen`` equals the
+    model's generation, and are computed on first use otherwise. ``row`` is the visible row of a
+    session shown at the top level (``visible``) or of an invocation inside its computed session.
     """
 
     uid: int
@@ -186,21 +233,28 @@ class _Group:
     agent: str | None
     hay: str = ""
     parent: _Group | None = None
+    puid: int = 0  # internalId of this group's own index: its parent's uid (0 for a session)
     items: list[Any] = field(default_factory=list)
-    hays: list[str] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)
     children: list[Any] = field(default_factory=list)
+    gen: int = -1
     row: int = 0
     count: int = 0
     visible: bool = False
-
-    def oldest_created(self) -> int:
-        if self.level == LEVEL_INVOCATION:
-            return int(self.children[0].created_at) if self.children else 0
-        return min((inv.oldest_created() for inv in self.children), default=0)
+    tail: Key | None = None  # an invocation's newest key: pages append after it without a search
+    # What a collapsed row shows (its count and oldest age) without computing its rows: valid while
+    # ``cgen`` equals the model's generation. Rows the view never expanded need no row signals later.
+    cgen: int = -1
+    ccount: int = 0
+    coldest: int = 0
 
 
 _group_key = attrgetter("key")
+_hitl_id = attrgetter("hitl_id")
+_hitl_type = attrgetter("hitl_type")
+_tool_name = attrgetter("tool_name")
+_agent = attrgetter("agent")
+_parent = attrgetter("parent")
 
 
 class InboxModel(QAbstractItemModel):
@@ -224,16 +278,32 @@ class InboxModel(QAbstractItemModel):
         self._m_inv_by_id: dict[str, _Group] = {}
         self._by_uid: dict[int, _Group] = {}
         self._next_uid = 1
+        # Flat columns the search reads, one entry per slot; removed requests leave tombstones.
+        self._f_hay: list[str] = []
+        self._f_ghay: list[str] = []  # the invocation's text and the request's kind, shared by such requests
+        self._f_type: list[str | None] = []
+        self._f_tool: list[str | None] = []
+        self._f_agent: list[str | None] = []
+        self._f_inv: list[_Group | None] = []
+        self._f_session: list[_Group | None] = []
+        self._ghays: dict[tuple[int, str], str] = {}
+        self._dead = 0
+        self._version = 0  # bumped by every change of the grouping: cached masks are then stale
+        self._masks: OrderedDict[tuple[Any, ...], tuple[list[bool], int]] = OrderedDict()
         # The visible tree: the sessions with at least one request passing the filter.
+        self._gen = 0
+        self._mask: list[bool] | None = None  # None: everything in scope is visible
         self._sessions: list[_Group] = []
         self._visible = 0
-        self._visible_groups = 0
+        self._group_count: int | None = None
         self.tools: set[str] = set()
         self.agents: set[str] = set()
-        self._labels: set[str] = set()
+        self._labels: dict[tuple[str | None, str], str] = {}
         self.now = time.time  # replaceable clock for tests of ages and countdowns
+        self._age_due = math.inf
         self._bold = QFont()
         self._bold.setBold(True)
+        self._colors = theme.current()
 
     # -- public API ----------------------------------------------------------------------
     @property
@@ -250,11 +320,26 @@ class InboxModel(QAbstractItemModel):
 
     @property
     def group_count(self) -> int:
-        """Session and invocation rows: what expanding everything would cost."""
-        return self._visible_groups
+        """Visible session and invocation rows: what expanding everything would cost."""
+        if self._group_count is None:
+            mask = self._mask
+            invocations = len(self._m_inv_by_id) if mask is None else len(set(compress(self._f_inv, mask)))
+            self._group_count = len(self._sessions) + invocations
+        return self._group_count
 
     def summary(self, hitl_id: str) -> RequestSummary | None:
         return self._source.get(hitl_id)
+
+    def refresh_theme(self) -> None:
+        """The colour scheme changed: take its colours (the view repaints on the palette change)."""
+        self._colors = theme.current()
+
+    def ages_due(self) -> bool:
+        """True (once) when a shown age or countdown has a new text since the last paint."""
+        if self.now() >= self._age_due:
+            self._age_due = math.inf
+            return True
+        return False
 
     def set_requests(self, summaries: Iterable[RequestSummary], scope: Scope | None = None) -> None:
         """Replace everything (first load, or a scope change that reloaded from the store)."""
@@ -262,41 +347,39 @@ class InboxModel(QAbstractItemModel):
             self._filter = replace(self._filter, scope=scope)
         includes = self._filter.scope.includes
         with gc_paused():
-            rows = [s for s in summaries if includes(s.status)]
-            rows.sort(key=sort_key)  # near-linear: the store's order already is this one for pending rows
-            self._source = {s.hitl_id: s for s in rows}
+            latest = {s.hitl_id: s for s in summaries if includes(s.status)}  # one row per request
+            rows = sorted(latest.values(), key=sort_key)  # near-linear: the store gives this order already
+            self._source = {}
             self._m_sessions = []
             self._m_session_by_id, self._m_inv_by_id, self._by_uid = {}, {}, {}
-            session_by_id = self._m_session_by_id
-            inv_by_id = self._m_inv_by_id
-            labels: dict[tuple[str | None, str], str] = {}
-            agents: set[str | None] = set()
-            inv: _Group | None = None
-            for s in rows:
-                if inv is None or inv.ident != s.invocation_id:
-                    inv = inv_by_id.get(s.invocation_id)
-                    if inv is None:
-                        session = session_by_id.get(s.session_id)
-                        if session is None:
-                            session = self._new_group(LEVEL_SESSION, s.session_id, sort_key(s), s.agent)
-                            self._m_sessions.append(session)
-                        inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, sort_key(s), s.agent, group_hay(s))
-                        inv.parent = session
-                        session.items.append(inv)
-                        agents.add(s.agent)
-                inv.items.append(s)
-                summary = s.summary
-                low = summary.lower()
-                inv.hays.append(summary if low == summary else low)
-                label_key = (s.tool_name, s.hitl_type)
-                label = labels.get(label_key)
-                if label is None:
-                    label = labels[label_key] = label_text(s)
-                inv.labels.append(label)
-            self.tools = {tool for tool, _type in labels if tool}
-            self.agents = {agent for agent in agents if agent}
-            self._labels = set(labels.values())
+            self._clear_columns()
+            self.tools, self.agents, self._labels = set(), set(), {}
+            self._append_master(rows)
             self._rebuild()
+
+    def append_page(self, summaries: Iterable[RequestSummary]) -> None:
+        """Merge the next page of a progressive load (requests not in the inbox yet, in arrival order).
+
+        The pages come oldest first, so new rows mostly land at the ends of their groups and new
+        sessions at the end of the tree: one insert per touched group the view knows, none for
+        the groups it has not asked about yet.
+        """
+        statuses = frozenset(self._filter.scope.statuses)
+        source = self._source
+        rows = list({s.hitl_id: s for s in summaries if s.status in statuses and s.hitl_id not in source}.values())
+        if not rows:
+            return
+        with gc_paused():  # (no sort: pages come in arrival order, and the grouping copes with any order)
+            start = len(self._f_hay)
+            self._append_master(rows)
+            wanted = self._evaluate(self._filter, start)
+            if wanted is None:
+                wanted = [True] * len(rows)
+            else:
+                assert self._mask is not None
+                self._mask.extend(wanted)
+            self._show_appended(rows, wanted)
+        self.countsChanged.emit()
 
     def set_filter(self, new: InboxFilter) -> None:
         """Apply search and filters. A scope change only takes effect with the next :meth:`set_requests`."""
@@ -309,9 +392,10 @@ class InboxModel(QAbstractItemModel):
     def apply_changes(self, summaries: Iterable[RequestSummary]) -> None:
         """Merge changed summaries (by ``hitl_id``): update, insert or remove rows one by one."""
         includes = self._filter.scope.includes
+        latest = {s.hitl_id: s for s in summaries}
         changed = [
             s
-            for s in summaries
+            for s in latest.values()
             if self._source.get(s.hitl_id) != s and (includes(s.status) or s.hitl_id in self._source)
         ]
         if not changed:
@@ -323,31 +407,27 @@ class InboxModel(QAbstractItemModel):
                 self._rebuild()
             return
         for s in changed:
-            old = self._source.get(s.hitl_id)
-            inv = self._visible_group(s.hitl_id)
-            wanted = self._filter.accepts(s, haystack(s))
-            moved = old is not None and sort_key(old) != sort_key(s)  # e.g. decided, in the "all" scope
-            if inv is not None and old is not None and (moved or not wanted):
-                self._remove_request(inv, old)  # before the grouping drops its groups
-                inv = None
-            self._merge_master(s)
-            if inv is not None:
-                self._update_row(inv, s)
-            elif wanted:
-                self._insert_request(s)
+            self._apply_one(s)
         self.countsChanged.emit()
 
     def index_for(self, hitl_id: str, column: int = 0) -> QModelIndex:
-        inv = self._visible_group(hitl_id)
-        if inv is None:
+        found = self._visible_place(hitl_id)
+        if found is None:
             return QModelIndex()
-        return self.createIndex(self._row_in(inv, self._source[hitl_id]), column, inv.uid)
+        inv, row = found
+        return self.createIndex(row, column, inv.uid)
 
     def group_index(self, ident: str, level: int) -> QModelIndex:
-        group = (self._m_session_by_id if level == LEVEL_SESSION else self._m_inv_by_id).get(ident)
-        if group is None or not group.visible:
+        if level == LEVEL_SESSION:
+            session = self._m_session_by_id.get(ident)
+            return self.createIndex(session.row, 0, 0) if session is not None and session.visible else QModelIndex()
+        inv = self._m_inv_by_id.get(ident)
+        if inv is None or inv.parent is None or not inv.parent.visible:
             return QModelIndex()
-        return self.createIndex(group.row, 0, group.parent.uid if group.parent is not None else 0)
+        session = inv.parent
+        if inv not in self._kids(session):
+            return QModelIndex()
+        return self.createIndex(inv.row, 0, session.uid)
 
     def request_at(self, index: ModelIndex) -> RequestSummary | None:
         level, node = self._node(index)
@@ -361,36 +441,96 @@ class InboxModel(QAbstractItemModel):
 
     def iter_requests(self) -> Iterator[RequestSummary]:
         """Visible requests in display order."""
-        for session in self._sessions:
-            for inv in session.children:
-                yield from inv.children
+        for session in list(self._sessions):
+            for inv in self._kids(session):
+                yield from self._kids(inv)
 
     def neighbour(self, hitl_id: str, step: int = 1) -> str | None:
         """The visible request ``step`` rows after (or before, negative) ``hitl_id`` in display order."""
-        inv = self._visible_group(hitl_id)
-        if inv is None or inv.parent is None:
+        found = self._visible_place(hitl_id)
+        if found is None:
             return None
-        row = self._row_in(inv, self._source[hitl_id]) + step
+        inv, row = found
+        row += step
         session = inv.parent
+        assert session is not None
         while True:
-            if 0 <= row < len(inv.children):
-                return str(inv.children[row].hitl_id)
-            forward = row >= len(inv.children)
+            children = self._kids(inv)
+            if 0 <= row < len(children):
+                return str(children[row].hitl_id)
+            forward = row >= len(children)
+            invocations = self._kids(session)
             next_inv = inv.row + (1 if forward else -1)
-            while not (0 <= next_inv < len(session.children)):
+            while not (0 <= next_inv < len(invocations)):
                 next_session = session.row + (1 if forward else -1)
                 if not (0 <= next_session < len(self._sessions)):
                     return None
                 session = self._sessions[next_session]
-                next_inv = 0 if forward else len(session.children) - 1
-            inv = session.children[next_inv]
-            row = 0 if forward else len(inv.children) - 1
+                invocations = self._kids(session)
+                next_inv = 0 if forward else len(invocations) - 1
+            inv = invocations[next_inv]
+            row = 0 if forward else len(self._kids(inv)) - 1
 
     def next_after_removal(self, hitl_id: str) -> str | None:
         """What to select once ``hitl_id`` is decided: the next request, else the previous one."""
         return self.neighbour(hitl_id, 1) or self.neighbour(hitl_id, -1)
 
     # -- Qt model ------------------------------------------------------------------------
+    def _kids(self, group: _Group) -> list[Any]:
+        """The visible children of ``group`` under the current filter (computed on first use)."""
+        if group.gen == self._gen:
+            return group.children
+        if group.level == LEVEL_INVOCATION:
+            mask = self._mask
+            if mask is None:
+                children = group.items[:]
+            else:
+                children = list(compress(group.items, map(mask.__getitem__, group.slots)))
+            group.count = len(children)
+        else:
+            children = []
+            total = 0
+            for inv in group.items:
+                if self._kids(inv):
+                    inv.row = len(children)
+                    children.append(inv)
+                    total += inv.count
+            group.count = total
+        group.children = children
+        group.gen = self._gen
+        return children
+
+    def _summary_of(self, group: _Group) -> tuple[int, int]:
+        """(visible requests, oldest visible creation time) of a group, without computing its rows."""
+        gen = self._gen
+        if group.gen == gen:
+            children = group.children
+            if group.level == LEVEL_INVOCATION:
+                return group.count, int(children[0].created_at) if children else 0
+            oldest = min((int(inv.children[0].created_at) for inv in children if inv.children), default=0)
+            return group.count, oldest
+        if group.cgen != gen:
+            if group.level == LEVEL_INVOCATION:
+                mask = self._mask
+                if mask is None:
+                    count = len(group.items)
+                    oldest = int(group.items[0].created_at) if group.items else 0
+                else:
+                    flags = list(map(mask.__getitem__, group.slots))
+                    count = flags.count(True)
+                    oldest = int(next(compress(group.items, flags)).created_at) if count else 0
+            else:
+                count = 0
+                oldests = []
+                for inv in group.items:
+                    inv_count, inv_oldest = self._summary_of(inv)
+                    if inv_count:
+                        count += inv_count
+                        oldests.append(inv_oldest)
+                oldest = min(oldests, default=0)
+            group.ccount, group.coldest, group.cgen = count, oldest, gen
+        return group.ccount, group.coldest
+
     def _node(self, index: ModelIndex) -> tuple[int, Any]:
         if not index.isValid():
             return (-1, None)
@@ -399,35 +539,52 @@ class InboxModel(QAbstractItemModel):
         if uid == 0:
             return (LEVEL_SESSION, self._sessions[row]) if row < len(self._sessions) else (-1, None)
         group = self._by_uid.get(uid)
-        if group is None or row >= len(group.children):
+        if group is None:
             return (-1, None)
-        return (group.level + 1, group.children[row])
+        children = group.children if group.gen == self._gen else self._kids(group)
+        if row >= len(children):
+            return (-1, None)
+        return (group.level + 1, children[row])
 
     def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if row < 0 or not 0 <= column < len(HEADERS):
-            return QModelIndex()
+        # Called for every session row at each layout: the top level first, in few steps.
         if not parent.isValid():
-            return self.createIndex(row, column, 0) if row < len(self._sessions) else QModelIndex()
-        if parent.column() != 0:
+            if 0 <= row < len(self._sessions) and 0 <= column < 6:
+                return self.createIndex(row, column, 0)
             return QModelIndex()
-        level, group = self._node(parent)
-        if level in (LEVEL_SESSION, LEVEL_INVOCATION) and row < len(group.children):
-            return self.createIndex(row, column, group.uid)
-        return QModelIndex()
+        if row < 0 or not 0 <= column < 6 or parent.column() != 0:
+            return QModelIndex()
+        # The parent is a session (id 0) or an invocation (id: its session's uid); the view asks
+        # this for every cell it paints, so no tuple and no call for the common case.
+        puid = parent.internalId()
+        prow = parent.row()
+        if puid == 0:
+            if prow >= len(self._sessions):
+                return QModelIndex()
+            group = self._sessions[prow]
+        else:
+            session = self._by_uid.get(puid)
+            if session is None or session.level != LEVEL_SESSION:
+                return QModelIndex()
+            invocations = session.children if session.gen == self._gen else self._kids(session)
+            if prow >= len(invocations):
+                return QModelIndex()
+            group = invocations[prow]
+        children = group.children if group.gen == self._gen else self._kids(group)
+        return self.createIndex(row, column, group.uid) if row < len(children) else QModelIndex()
+
+    def sibling(self, row: int, column: int, index: ModelIndex) -> QModelIndex:
+        # One call instead of parent() + index(): views ask for every cell of a row.
+        if row == index.row() and 0 <= column < 6 and index.isValid():
+            return self.createIndex(row, column, index.internalId())
+        return super().sibling(row, column, index)
 
     def parent(self, index: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid():
-            return QModelIndex()
-        uid = index.internalId()
-        if uid == 0:
-            return QModelIndex()
-        group = self._by_uid.get(uid)
+        # Called several times per painted cell (selection checks): one lookup.
+        group = self._by_uid.get(index.internalId())  # an invalid index and a session row have id 0: no group
         if group is None:
             return QModelIndex()
-        if group.level == LEVEL_SESSION:
-            return self.createIndex(group.row, 0, 0)
-        assert group.parent is not None
-        return self.createIndex(group.row, 0, group.parent.uid)
+        return self.createIndex(group.row, 0, group.puid)
 
     def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
         if not parent.isValid():
@@ -435,118 +592,171 @@ class InboxModel(QAbstractItemModel):
         if parent.column() != 0:
             return 0
         level, node = self._node(parent)
-        return len(node.children) if level in (LEVEL_SESSION, LEVEL_INVOCATION) else 0
+        return len(self._kids(node)) if level in (LEVEL_SESSION, LEVEL_INVOCATION) else 0
 
     def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
         return len(HEADERS)
 
     def hasChildren(self, parent: ModelIndex = QModelIndex()) -> bool:  # noqa: B008
-        return self.rowCount(parent) > 0
+        # A shown session or invocation always has a shown child: answered without computing them.
+        if not parent.isValid():
+            return bool(self._sessions)
+        if parent.column() != 0:
+            return False
+        return self._node(parent)[0] in (LEVEL_SESSION, LEVEL_INVOCATION)
+
+    # No flags() override: Qt's own (enabled, selectable) answers in C++. A Python flags() that added
+    # ItemNeverHasChildren was called twice for every row of every layout, ~5,000 calls per keystroke.
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 6:
             return HEADERS[section]
         return None
 
-    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
-        # Called for every laid-out row: precomputed flags, one dict lookup.
-        if not index.isValid():
-            return NO_FLAGS
-        uid = index.internalId()
-        if uid == 0:
-            return ROW_FLAGS
-        group = self._by_uid.get(uid)
-        return LEAF_FLAGS if group is not None and group.level == LEVEL_INVOCATION else ROW_FLAGS
+    def multiData(self, index: ModelIndex, span: Any) -> None:
+        """Every role of a cell in one call (QStyledItemDelegate asks seven roles per painted cell)."""
+        level, node = self._node(index)
+        if node is None:
+            return
+        column = index.column()
+        # The delegate's request: Font, TextAlignment, Foreground, CheckState, Decoration, Display, Background.
+        if len(span) == 7 and span[5].role() == _DISPLAY and span[0].role() == _FONT:
+            display, decoration, foreground, font = self._cell(level, node, column)
+            if display is not None:
+                span[5].setData(display)
+            if decoration is not None and span[4].role() == _DECORATION:
+                span[4].setData(decoration)
+            if foreground is not None and span[2].role() == _FOREGROUND:
+                span[2].setData(foreground)
+            if font is not None:
+                span[0].setData(font)
+            return
+        for i in range(len(span)):
+            role_data = span[i]
+            value = self._value(level, node, column, role_data.role())
+            if value is not None:
+                role_data.setData(value)
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         level, node = self._node(index)
         if node is None:
             return None
-        column = index.column()
-        if level == LEVEL_REQUEST:
-            return self._request_data(node, column, role)
-        return self._group_data(node, column, role)
+        return self._value(level, node, index.column(), int(role))
 
-    def _group_data(self, group: _Group, column: int, role: int) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole:
+    def _value(self, level: int, node: Any, column: int, role: int) -> Any:
+        if role == _DISPLAY:
+            return self._cell(level, node, column)[0]
+        if role == _DECORATION:
+            return self._cell(level, node, column)[1]
+        if role == _FOREGROUND:
+            return self._cell(level, node, column)[2]
+        if role == _FONT:
+            return self._cell(level, node, column)[3]
+        if level == LEVEL_REQUEST:
+            return self._request_value(node, column, role)
+        return self._group_value(node, column, role)
+
+    def _cell(self, level: int, node: Any, column: int) -> tuple[Any, Any, Any, Any]:
+        """What a painted cell shows: (text, icon, colour, font)."""
+        if level == LEVEL_REQUEST:
+            s: RequestSummary = node
             if column == COL_REQUEST:
-                kind = "session" if group.level == LEVEL_SESSION else "run"
-                return f"{kind} {short_id(group.ident)}"
+                if s.status != _PENDING:
+                    icon = theme.icon("decided")
+                else:
+                    icon = theme.icon("question" if s.hitl_type == _ASK else "tool")
+                return ("question" if s.hitl_type == _ASK else s.tool_name or s.hitl_type, icon, None, None)
             if column == COL_SUMMARY:
-                if self._filter.scope is Scope.PENDING:
-                    return f"{group.count} pending"
-                return f"{group.count} {'request' if group.count == 1 else 'requests'}"
+                return (s.summary, None, None, None)
             if column == COL_AGENT:
-                return group.agent or ""
+                return (s.agent or "", theme.icon("external") if s.external else None, self._colors.muted, None)
             if column == COL_AGE:
-                return format_age(self.now() - group.oldest_created())
-            return ""
-        if role == Qt.ItemDataRole.DecorationRole and column == COL_REQUEST:
-            return theme.icon("session" if group.level == LEVEL_SESSION else "run")
-        if role == Qt.ItemDataRole.ToolTipRole:
+                return (self._age(s.created_at), None, self._colors.muted, None)
+            if column == COL_EXPIRES:
+                if s.status != _PENDING or s.expires_at is None:
+                    return _BLANK
+                now = self.now()
+                left = s.expires_at - now
+                if left > 0:  # counts down every second
+                    self._age_due = min(self._age_due, now + 1.0 - (now % 1.0))
+                return (format_countdown(s.expires_at, now), None, self._colors.danger if left < 120 else None, None)
+            if column == COL_DECIDED:
+                if s.status == _PENDING:
+                    return _BLANK
+                how = s.decision or s.status
+                return (f"{how} by {s.decided_by}" if s.decided_by else how, None, None, None)
+            return _NOTHING
+        group: _Group = node
+        session = group.level == LEVEL_SESSION
+        font = self._bold if session else None
+        if column == COL_REQUEST:
+            icon = theme.icon("session" if session else "run")
+            return (f"{'session' if session else 'run'} {short_id(group.ident)}", icon, None, font)
+        if column == COL_SUMMARY:
+            count = self._summary_of(group)[0]
+            if self._filter.scope is Scope.PENDING:
+                text = f"{count} pending"
+            else:
+                text = f"{count} {'request' if count == 1 else 'requests'}"
+            return (text, None, self._colors.muted, font)
+        if column == COL_AGENT:
+            return (group.agent or "", None, self._colors.muted, font)
+        if column == COL_AGE:
+            return (self._age(self._summary_of(group)[1]), None, self._colors.muted, font)
+        return ("", None, None, font)
+
+    def _age(self, created_at: float) -> str:
+        """The age text of something created at ``created_at``; notes when that text next changes."""
+        now = self.now()
+        age = now - created_at
+        self._age_due = min(self._age_due, now + age_text_lasts(age))
+        return format_age(age)
+
+    def _group_value(self, group: _Group, column: int, role: int) -> Any:
+        if role == _TOOLTIP:
             kind = "Session" if group.level == LEVEL_SESSION else "Invocation (run)"
-            return f"{kind} {group.ident}\n{group.count} request(s) shown"
-        if role == Qt.ItemDataRole.FontRole and group.level == LEVEL_SESSION:
-            return self._bold
-        if role == Qt.ItemDataRole.ForegroundRole and column in (COL_SUMMARY, COL_AGENT, COL_AGE):
-            return theme.current().muted
-        if role == LEVEL_ROLE:
+            return f"{kind} {group.ident}\n{self._summary_of(group)[0]} request(s) shown"
+        if role == _LEVEL:
             return group.level
-        if role == GROUP_ID_ROLE:
+        if role == _GROUP_ID:
             return group.ident
-        if role == Qt.ItemDataRole.AccessibleTextRole and column == COL_REQUEST:
-            return f"{'session' if group.level == LEVEL_SESSION else 'run'} {group.ident}, {group.count} requests"
+        if role == _ACCESSIBLE and column == COL_REQUEST:
+            count = self._summary_of(group)[0]
+            return f"{'session' if group.level == LEVEL_SESSION else 'run'} {group.ident}, {count} requests"
         return None
 
-    def _request_data(self, s: RequestSummary, column: int, role: int) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole:
-            if column == COL_REQUEST:
-                if s.hitl_type == HITLType.ASK_USER.value:
-                    return "question"
-                return s.tool_name or s.hitl_type
-            if column == COL_SUMMARY:
-                return s.summary
-            if column == COL_AGENT:
-                return s.agent or ""
-            if column == COL_AGE:
-                return format_age(self.now() - s.created_at)
-            if column == COL_EXPIRES:
-                return format_countdown(s.expires_at, self.now()) if s.status == HITLStatus.PENDING.value else ""
-            if column == COL_DECIDED:
-                if s.status == HITLStatus.PENDING.value:
-                    return ""
-                how = s.decision or s.status
-                return f"{how} by {s.decided_by}" if s.decided_by else how
-            return None
-        if role == Qt.ItemDataRole.DecorationRole and column == COL_REQUEST:
-            if s.status != HITLStatus.PENDING.value:
-                return theme.icon("decided")
-            return theme.icon("question" if s.hitl_type == HITLType.ASK_USER.value else "tool")
-        if role == Qt.ItemDataRole.ForegroundRole and column == COL_EXPIRES and s.expires_at is not None:
-            left = s.expires_at - self.now()
-            return theme.current().danger if left < 120 else None
-        if role == Qt.ItemDataRole.ForegroundRole and column in (COL_AGENT, COL_AGE):
-            return theme.current().muted
-        if role == Qt.ItemDataRole.ToolTipRole:
+    def _request_value(self, s: RequestSummary, column: int, role: int) -> Any:
+        if role == _TOOLTIP:
             lines = [
                 f"{s.tool_name or s.hitl_type}: {s.summary}",
                 f"request {s.hitl_id}",
                 f"session {s.session_id} · run {s.invocation_id}",
             ]
-            if s.status != HITLStatus.PENDING.value:
+            if s.external:
+                lines.append(EXTERNAL_TIP)
+            if s.status != _PENDING:
                 lines.append(f"{s.status}: {s.decision or ''} by {s.decided_by or '?'}")
             return "\n".join(lines)
-        if role == Qt.ItemDataRole.AccessibleTextRole and column == COL_REQUEST:
-            return f"{s.tool_name or s.hitl_type} request: {s.summary}"
-        if role == HITL_ID_ROLE:
+        if role == _ACCESSIBLE and column == COL_REQUEST:
+            origin = "external " if s.external else ""
+            return f"{origin}{s.tool_name or s.hitl_type} request: {s.summary}"
+        if role == _HITL_ID:
             return s.hitl_id
-        if role == LEVEL_ROLE:
+        if role == _LEVEL:
             return LEVEL_REQUEST
-        if role == SUMMARY_ROLE:
+        if role == _SUMMARY:
             return s
+        if role == _EXTERNAL:
+            return bool(s.external)
         return None
 
     # -- the grouping of everything in scope --------------------------------------------------
+    def _touch(self) -> None:
+        """The grouping changed: cached masks and the group count no longer hold."""
+        self._version += 1
+        self._masks.clear()
+        self._group_count = None
+
     def _new_group(self, level: int, ident: str, key: Key, agent: str | None, hay: str = "") -> _Group:
         group = _Group(uid=self._next_uid, level=level, ident=ident, key=key, agent=agent, hay=hay)
         self._next_uid += 1
@@ -554,198 +764,288 @@ class InboxModel(QAbstractItemModel):
         (self._m_session_by_id if level == LEVEL_SESSION else self._m_inv_by_id)[ident] = group
         return group
 
-    def _merge_master(self, s: RequestSummary) -> None:
-        """Bring the grouping up to date with one changed summary (the visible tree is not touched)."""
-        hitl_id = s.hitl_id
-        old = self._source.get(hitl_id)
-        in_scope = self._filter.scope.includes(s.status)
-        if old is not None:
-            inv = self._m_inv_by_id[old.invocation_id]
-            pos = bisect_left(inv.items, sort_key(old), key=sort_key)
-            if in_scope and sort_key(old) == sort_key(s):
-                inv.items[pos] = s
-                inv.hays[pos] = summary_hay(s)
-                inv.labels[pos] = label_text(s)
-                self._source[hitl_id] = s
-                return
-            del inv.items[pos], inv.hays[pos], inv.labels[pos]
-            del self._source[hitl_id]
-            if not inv.items:
-                self._drop_group(inv)
-            if not in_scope:
-                return
-        elif not in_scope:
-            return
-        key = sort_key(s)
-        found = self._m_inv_by_id.get(s.invocation_id)
-        if found is not None:
-            inv = found
+    def _clear_columns(self) -> None:
+        for column in (self._f_hay, self._f_ghay, self._f_type, self._f_tool, self._f_agent):
+            column.clear()
+        self._f_inv, self._f_session, self._ghays = [], [], {}
+        self._dead = 0
+
+    def _ghay(self, inv: _Group, s: RequestSummary) -> str:
+        """The text a search matches for ``s`` besides its summary: its invocation's text and its kind."""
+        label = self._label(s)
+        key = (inv.uid, label)
+        text = self._ghays.get(key)
+        if text is None:
+            text = self._ghays[key] = f"{inv.hay}\n{label}"
+        return text
+
+    def _label(self, s: RequestSummary) -> str:
+        label_key = (s.tool_name, s.hitl_type)
+        label = self._labels.get(label_key)
+        if label is None:
+            label = self._labels[label_key] = label_text(s)
+            if s.tool_name:
+                self.tools.add(s.tool_name)
+        return label
+
+    def _invocation_for(self, s: RequestSummary, key: Key) -> _Group:
+        """The invocation group of ``s``, created (with its session) in key order when new."""
+        inv = self._m_inv_by_id.get(s.invocation_id)
+        if inv is not None:
+            return inv
+        session = self._m_session_by_id.get(s.session_id)
+        if session is None:
+            session = self._new_group(LEVEL_SESSION, s.session_id, key, s.agent)
+            sessions = self._m_sessions
+            if not sessions or sessions[-1].key < key:
+                sessions.append(session)
+            else:
+                sessions.insert(bisect_left(sessions, key, key=_group_key), session)
+        inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent, group_hay(s))
+        inv.parent, inv.puid = session, session.uid
+        if not session.items or session.items[-1].key < key:
+            session.items.append(inv)
         else:
-            session = self._m_session_by_id.get(s.session_id)
-            if session is None:
-                session = self._new_group(LEVEL_SESSION, s.session_id, key, s.agent)
-                self._m_sessions.insert(bisect_left(self._m_sessions, key, key=_group_key), session)
-            inv = self._new_group(LEVEL_INVOCATION, s.invocation_id, key, s.agent, group_hay(s))
-            inv.parent = session
             session.items.insert(bisect_left(session.items, key, key=_group_key), inv)
-        pos = bisect_left(inv.items, key, key=sort_key)
-        inv.items.insert(pos, s)
-        inv.hays.insert(pos, summary_hay(s))
-        inv.labels.insert(pos, label_text(s))
-        self._source[hitl_id] = s
-        if s.tool_name:
-            self.tools.add(s.tool_name)
         if s.agent:
             self.agents.add(s.agent)
-        self._labels.add(label_text(s))
+        return inv
+
+    def _append_master(self, rows: list[RequestSummary]) -> None:
+        """Add new requests (sorted by key, not yet in the grouping) to the grouping and the flat columns."""
+        f_ghay, f_inv = self._f_ghay, self._f_inv
+        ghays, label_of = self._ghays, self._labels
+        inv_by_id = self._m_inv_by_id
+        slot = len(self._f_hay)
+        for s in rows:  # the one per-row Python loop: the grouping and the shared search text
+            key = (s.created_at, s.updated_at_ms if s.status == _PENDING else 0, s.hitl_id)
+            inv = inv_by_id.get(s.invocation_id) or self._invocation_for(s, key)
+            tail = inv.tail
+            if tail is None or tail < key:
+                inv.items.append(s)
+                inv.slots.append(slot)
+                inv.tail = key
+            else:  # older than what the group holds (a live row arrived before this page)
+                pos = bisect_left(inv.items, key, key=sort_key)
+                inv.items.insert(pos, s)
+                inv.slots.insert(pos, slot)
+            label = label_of.get((s.tool_name, s.hitl_type))
+            ghay = None if label is None else ghays.get((inv.uid, label))
+            f_ghay.append(ghay if ghay is not None else self._ghay(inv, s))
+            f_inv.append(inv)
+            slot += 1
+        # The other columns in C-level loops.
+        start = len(self._f_hay)
+        self._f_hay.extend(map(summary_hay, rows))
+        self._f_type.extend(map(_hitl_type, rows))
+        self._f_tool.extend(map(_tool_name, rows))
+        self._f_agent.extend(map(_agent, rows))
+        self._f_session.extend(map(_parent, f_inv[start:]))
+        self._source.update(zip(map(_hitl_id, rows), rows, strict=True))
+        self._touch()
+
+    def _locate(self, s: RequestSummary) -> tuple[_Group, int]:
+        """The invocation group holding ``s`` (as the grouping has it) and its position there."""
+        inv = self._m_inv_by_id[s.invocation_id]
+        return inv, bisect_left(inv.items, sort_key(s), key=sort_key)
+
+    def _set_slot(self, slot: int, s: RequestSummary | None, inv: _Group | None) -> None:
+        """Write (or, with None, tombstone) one request's flat columns."""
+        if s is None:
+            self._f_hay[slot] = self._f_ghay[slot] = ""  # contains no search term
+            self._f_type[slot] = self._f_tool[slot] = self._f_agent[slot] = None
+            self._f_inv[slot] = self._f_session[slot] = None
+            return
+        assert inv is not None
+        self._f_hay[slot] = summary_hay(s)
+        self._f_ghay[slot] = self._ghay(inv, s)
+        self._f_type[slot] = s.hitl_type
+        self._f_tool[slot] = s.tool_name
+        self._f_agent[slot] = s.agent
+        self._f_inv[slot] = inv
+        self._f_session[slot] = inv.parent
+
+    def _remove_master(self, old: RequestSummary) -> None:
+        """Take ``old`` out of the grouping (its visible row, if any, is gone already)."""
+        inv, pos = self._locate(old)
+        slot = inv.slots[pos]
+        del inv.items[pos], inv.slots[pos]
+        inv.tail = sort_key(inv.items[-1]) if inv.items else None
+        self._set_slot(slot, None, None)
+        if self._mask is not None:
+            self._mask[slot] = False
+        self._dead += 1
+        del self._source[old.hitl_id]
+        if not inv.items:
+            self._drop_group(inv)
+        self._touch()
+
+    def _merge_master(self, s: RequestSummary) -> None:
+        """Bring the grouping up to date with one changed summary (the visible tree is not touched)."""
+        old = self._source.get(s.hitl_id)
+        in_scope = self._filter.scope.includes(s.status)
+        if old is not None:
+            if in_scope and sort_key(old) == sort_key(s) and old.invocation_id == s.invocation_id:
+                inv, pos = self._locate(old)
+                inv.items[pos] = s  # same key: the tail stays
+                self._set_slot(inv.slots[pos], s, inv)
+                self._source[s.hitl_id] = s
+                self._touch()
+                return
+            self._remove_master(old)
+        if in_scope:
+            self._append_master([s])
+            if self._mask is not None:
+                self._mask.append(self._accepts(s))
 
     def _drop_group(self, inv: _Group) -> None:
         """An invocation lost its last in-scope request (it is no longer visible either)."""
         session = inv.parent
-        assert session is not None and not inv.visible
+        assert session is not None
         del self._m_inv_by_id[inv.ident], self._by_uid[inv.uid]
         session.items.remove(inv)
+        if inv in session.children and session.gen == self._gen:
+            session.children.remove(inv)
         if not session.items:
             del self._m_session_by_id[session.ident], self._by_uid[session.uid]
             self._m_sessions.remove(session)
 
+    def _compact(self) -> None:
+        """Rebuild the flat columns without tombstones (slots are renumbered; masks are recomputed after)."""
+        self._clear_columns()
+        for session in self._m_sessions:
+            for inv in session.items:
+                inv.slots = list(range(len(self._f_hay), len(self._f_hay) + len(inv.items)))
+                for s in inv.items:
+                    self._f_hay.append(summary_hay(s))
+                    self._f_ghay.append(self._ghay(inv, s))
+                    self._f_type.append(s.hitl_type)
+                    self._f_tool.append(s.tool_name)
+                    self._f_agent.append(s.agent)
+                    self._f_inv.append(inv)
+                    self._f_session.append(session)
+        assert len(self._f_hay) == len(self._source)
+        self._mask = None
+        self._touch()
+
+    # -- filtering ---------------------------------------------------------------------------
+    def _accepts(self, s: RequestSummary) -> bool:
+        return self._filter.accepts(s, haystack(s))
+
+    def _evaluate(self, f: InboxFilter, start: int = 0) -> list[bool] | None:
+        """Which slots from ``start`` on pass ``f`` (None: no filter at all), in C-level loops."""
+        terms = f.terms
+        if not terms and not f.narrows_fields:
+            return None
+
+        def part(column: list[Any]) -> list[Any]:
+            return column if start == 0 else column[start:]
+
+        mask: Iterator[bool] | None = None
+        for term in terms:
+            found: Iterator[bool] = map(
+                or_, map(contains, part(self._f_hay), repeat(term)), map(contains, part(self._f_ghay), repeat(term))
+            )
+            mask = found if mask is None else map(and_, mask, found)
+        for column, wanted in ((self._f_type, f.hitl_type), (self._f_tool, f.tool), (self._f_agent, f.agent)):
+            if wanted is not None:
+                same: Iterator[bool] = map(eq, part(column), repeat(wanted))
+                mask = same if mask is None else map(and_, mask, same)
+        assert mask is not None
+        return list(mask)
+
+    def _rebuild(self) -> None:
+        """Apply the filter to everything: a reset, then the view asks for what it shows."""
+        self.beginResetModel()
+        if self._dead > COMPACT_ABOVE and self._dead >= len(self._source):
+            self._compact()
+        f = self._filter
+        key = f.mask_key
+        cached = self._masks.get(key)
+        mask: list[bool] | None
+        if cached is not None:  # shared with the cache: any change that edits the mask clears the cache first
+            self._masks.move_to_end(key)
+            mask, visible = cached
+        else:
+            mask = self._evaluate(f)
+            visible = len(self._source) if mask is None else mask.count(True)
+            if mask is not None:
+                self._masks[key] = (mask, visible)
+                while len(self._masks) > MASKS_KEPT:
+                    self._masks.popitem(last=False)
+        self._mask = mask
+        self._gen += 1
+        for session in self._sessions:
+            session.visible = False
+        if mask is None:
+            sessions = self._m_sessions[:]
+        else:
+            shown = set(compress(self._f_session, mask))
+            sessions = [session for session in self._m_sessions if session in shown]
+        self._group_count = None
+        for row, session in enumerate(sessions):
+            session.row = row
+            session.visible = True
+        self._sessions = sessions
+        self._visible = visible
+        self.endResetModel()
+        self.filterApplied.emit(self._visible)
+        self.countsChanged.emit()
+
     # -- the visible tree ----------------------------------------------------------------------
-    def _visible_group(self, hitl_id: str) -> _Group | None:
-        """The visible invocation row holding ``hitl_id``, or None when it is not shown."""
+    def _visible_place(self, hitl_id: str) -> tuple[_Group, int] | None:
+        """The visible invocation row holding ``hitl_id`` and the request's row in it, or None."""
         s = self._source.get(hitl_id)
         if s is None:
             return None
         inv = self._m_inv_by_id.get(s.invocation_id)
-        if inv is None or not inv.visible:
+        if inv is None or inv.parent is None or not inv.parent.visible:
             return None
-        row = self._row_in(inv, s)
-        return inv if row < len(inv.children) and inv.children[row].hitl_id == hitl_id else None
-
-    def _row_in(self, inv: _Group, s: RequestSummary) -> int:
-        return bisect_left(inv.children, sort_key(s), key=sort_key)
-
-    def _term_mask(self, inv: _Group, term: str, labels_hit: frozenset[str]) -> Iterator[bool] | None:
-        """Which requests of ``inv`` contain ``term``; None when the whole invocation does (session, agent, id)."""
-        if term in inv.hay:
-            return None
-        mask: Iterator[bool] = map(contains, inv.hays, repeat(term))
-        if labels_hit:
-            mask = map(or_, mask, map(labels_hit.__contains__, inv.labels))
-        return mask
-
-    def _selected(self, inv: _Group, terms: tuple[str, ...], labels_hit: list[frozenset[str]]) -> list[Any]:
-        """The requests of one invocation that pass the filter (the common cases loop in C)."""
-        f = self._filter
-        mask: Iterator[bool] | None = None
-        for term, hit in zip(terms, labels_hit, strict=True):
-            term_mask = self._term_mask(inv, term, hit)
-            if term_mask is not None:
-                mask = term_mask if mask is None else map(and_, mask, term_mask)
-        if f.narrows_fields:
-            fields = map(f.accepts_fields, inv.items)
-            mask = fields if mask is None else map(and_, mask, fields)
-        if mask is None:
-            return inv.items[:]
-        picked = list(mask)
-        if not any(picked):
-            return []
-        return inv.items[:] if all(picked) else list(compress(inv.items, picked))
-
-    def _rebuild(self) -> None:
-        self.beginResetModel()
-        sessions: list[_Group] = []
-        visible = 0
-        groups = 0
-        terms = self._filter.terms
-        labels_hit = [frozenset(label for label in self._labels if term in label) for term in terms]
-        everything = not terms and not self._filter.narrows_fields
-        # The common case, one search word and no other filter, inlined: it runs once per invocation.
-        single = terms[0] if len(terms) == 1 and not self._filter.narrows_fields else None
-        single_hit = labels_hit[0] if single is not None else frozenset()
-        for session in self._m_sessions:
-            shown: list[_Group] = []
-            total = 0
-            for inv in session.items:
-                if everything:
-                    children = inv.items[:]
-                elif single is not None:
-                    if single in inv.hay:
-                        children = inv.items[:]
-                    elif single_hit:
-                        mask = map(
-                            or_, map(contains, inv.hays, repeat(single)), map(single_hit.__contains__, inv.labels)
-                        )
-                        children = list(compress(inv.items, mask))
-                    else:
-                        children = list(compress(inv.items, map(contains, inv.hays, repeat(single))))
-                else:
-                    children = self._selected(inv, terms, labels_hit)
-                inv.children = children
-                inv.count = len(children)
-                inv.visible = bool(children)
-                if children:
-                    inv.row = len(shown)
-                    shown.append(inv)
-                    total += inv.count
-            session.children, session.count = shown, total
-            session.visible = bool(shown)
-            if shown:
-                session.row = len(sessions)
-                sessions.append(session)
-                visible += total
-                groups += 1 + len(shown)
-        self._sessions = sessions
-        self._visible = visible
-        self._visible_groups = groups
-        self.endResetModel()
-        self.filterApplied.emit(self._visible)
-        self.countsChanged.emit()
+        self._kids(inv.parent)
+        children = self._kids(inv)
+        row = bisect_left(children, sort_key(s), key=sort_key)
+        return (inv, row) if row < len(children) and children[row].hitl_id == hitl_id else None
 
     def _renumber(self, groups: list[_Group], start: int) -> None:
         for row in range(start, len(groups)):
             groups[row].row = row
 
-    def _insert_request(self, s: RequestSummary) -> None:
-        inv = self._m_inv_by_id[s.invocation_id]
-        session = inv.parent
-        assert session is not None
-        if inv.visible:
-            row = self._row_in(inv, s)
-            self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), row, row)
-            inv.children.insert(row, s)
-            inv.count += 1
-            session.count += 1
-            self.endInsertRows()
-            self._group_counts_changed(inv)
-        elif session.visible:
-            # A new invocation row (with its one request) inside a shown session.
-            row = bisect_left(session.children, inv.key, key=_group_key)
-            self.beginInsertRows(self.createIndex(session.row, 0, 0), row, row)
-            inv.children, inv.count, inv.visible = [s], 1, True
-            session.children.insert(row, inv)
-            self._renumber(session.children, row)
-            session.count += 1
-            self._visible_groups += 1
-            self.endInsertRows()
-            self._group_counts_changed(session)
+    def _apply_one(self, s: RequestSummary) -> None:
+        """One live change: the grouping, the mask and the visible rows (with their signals)."""
+        old = self._source.get(s.hitl_id)
+        in_scope = self._filter.scope.includes(s.status)
+        wanted = in_scope and self._accepts(s)
+        if old is not None:
+            place = self._visible_place(old.hitl_id)  # also computes its session's rows before the change
+            same = in_scope and sort_key(old) == sort_key(s) and old.invocation_id == s.invocation_id
+            if same and place is not None and wanted:
+                self._merge_master(s)
+                inv, row = place
+                inv.children[row] = s
+                self.dataChanged.emit(self.createIndex(row, 0, inv.uid), self.createIndex(row, 5, inv.uid))
+                return
+            if place is not None:
+                self._remove_row(*place)
+            self._merge_master(s)
+            if same:
+                inv, pos = self._locate(s)
+                if self._mask is not None:
+                    self._mask[inv.slots[pos]] = wanted
         else:
-            # A new session row carrying its invocation and request.
-            row = bisect_left(self._sessions, session.key, key=_group_key)
-            self.beginInsertRows(QModelIndex(), row, row)
-            inv.children, inv.count, inv.visible, inv.row = [s], 1, True, 0
-            session.children, session.count, session.visible = [inv], 1, True
-            self._sessions.insert(row, session)
-            self._renumber(self._sessions, row)
-            self._visible_groups += 2
-            self.endInsertRows()
-        self._visible += 1
+            if not in_scope:
+                return
+            session = self._m_session_by_id.get(s.session_id)
+            if session is not None and session.visible:
+                self._kids(session)  # the rows the view may know, before the change
+            self._merge_master(s)
+        if wanted:
+            self._insert_row(s)
 
-    def _remove_request(self, inv: _Group, s: RequestSummary) -> None:
-        """Remove the visible row of ``s`` (the summary as the tree holds it)."""
+    def _remove_row(self, inv: _Group, row: int) -> None:
+        """Remove one visible request row (its session's rows are computed)."""
         session = inv.parent
         assert session is not None
         if len(inv.children) > 1:
-            row = self._row_in(inv, s)
             self.beginRemoveRows(self.createIndex(inv.row, 0, session.uid), row, row)
             del inv.children[row]
             inv.count -= 1
@@ -753,34 +1053,143 @@ class InboxModel(QAbstractItemModel):
             self.endRemoveRows()
             self._group_counts_changed(inv)
         elif len(session.children) > 1:
-            row = inv.row
-            self.beginRemoveRows(self.createIndex(session.row, 0, 0), row, row)
-            del session.children[row]
-            self._renumber(session.children, row)
-            inv.children, inv.count, inv.visible = [], 0, False
+            self.beginRemoveRows(self.createIndex(session.row, 0, 0), inv.row, inv.row)
+            del session.children[inv.row]
+            self._renumber(session.children, inv.row)
+            inv.children, inv.count = [], 0
             session.count -= 1
-            self._visible_groups -= 1
             self.endRemoveRows()
             self._group_counts_changed(session)
         else:
-            row = session.row
-            self.beginRemoveRows(QModelIndex(), row, row)
-            del self._sessions[row]
-            self._renumber(self._sessions, row)
-            inv.children, inv.count, inv.visible = [], 0, False
+            self.beginRemoveRows(QModelIndex(), session.row, session.row)
+            del self._sessions[session.row]
+            self._renumber(self._sessions, session.row)
+            inv.children, inv.count = [], 0
             session.children, session.count, session.visible = [], 0, False
-            self._visible_groups -= 2
             self.endRemoveRows()
         self._visible -= 1
+        self._group_count = None
 
-    def _update_row(self, inv: _Group, s: RequestSummary) -> None:
-        row = self._row_in(inv, s)
-        inv.children[row] = s
-        self.dataChanged.emit(self.createIndex(row, 0, inv.uid), self.createIndex(row, len(HEADERS) - 1, inv.uid))
+    def _insert_row(self, s: RequestSummary) -> None:
+        """Show one request that passes the filter (already in the grouping and the mask)."""
+        inv = self._m_inv_by_id[s.invocation_id]
+        session = inv.parent
+        assert session is not None
+        gen = self._gen
+        if session.visible and session.gen == gen:
+            if inv.gen == gen and inv.children:
+                row = bisect_left(inv.children, sort_key(s), key=sort_key)
+                self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), row, row)
+                inv.children.insert(row, s)
+                inv.count += 1
+                session.count += 1
+                self.endInsertRows()
+                self._group_counts_changed(inv)
+            else:
+                row = bisect_left(session.children, inv.key, key=_group_key)
+                self.beginInsertRows(self.createIndex(session.row, 0, 0), row, row)
+                inv.children, inv.count, inv.gen = [s], 1, gen
+                session.children.insert(row, inv)
+                self._renumber(session.children, row)
+                session.count += 1
+                self.endInsertRows()
+                self._group_counts_changed(session)
+        elif session.visible:
+            # The view has not asked for this session's rows: they are computed when it does.
+            self._invalidate(session)
+            self._group_counts_changed(session)
+        else:
+            row = bisect_left(self._sessions, session.key, key=_group_key)
+            self.beginInsertRows(QModelIndex(), row, row)
+            self._invalidate(session)
+            session.visible = True
+            self._sessions.insert(row, session)
+            self._renumber(self._sessions, row)
+            self.endInsertRows()
+        self._visible += 1
+        self._group_count = None
+
+    def _invalidate(self, session: _Group) -> None:
+        """Forget a session's computed rows and counts (recomputed from the grouping and mask on use)."""
+        session.gen = session.cgen = -1
+        for inv in session.items:
+            inv.gen = inv.cgen = -1
+
+    def _show_appended(self, rows: list[RequestSummary], wanted: list[bool]) -> None:
+        """The visible-tree side of :meth:`append_page`: signals only for rows the view knows."""
+        gen = self._gen
+        known: dict[_Group, list[RequestSummary]] = {}  # invocation -> its new visible rows
+        appearing: dict[_Group, None] = {}  # sessions that become visible, in key order
+        for s, ok in zip(rows, wanted, strict=True):
+            inv = self._m_inv_by_id[s.invocation_id]
+            session = inv.parent
+            assert session is not None
+            if session.visible and session.gen == gen:
+                if ok:
+                    known.setdefault(inv, []).append(s)
+            else:
+                self._invalidate(session)
+                if ok and not session.visible:
+                    appearing[session] = None
+        for inv, new in known.items():
+            session = inv.parent
+            assert session is not None
+            if inv.gen == gen and inv.children:
+                children = inv.children
+                if sort_key(children[-1]) < sort_key(new[0]):
+                    first = len(children)
+                    self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), first, first + len(new) - 1)
+                    children.extend(new)
+                    self.endInsertRows()
+                else:
+                    for s in new:
+                        row = bisect_left(children, sort_key(s), key=sort_key)
+                        self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), row, row)
+                        children.insert(row, s)
+                        self.endInsertRows()
+                inv.count = len(children)
+                session.count += len(new)
+                self._group_counts_changed(inv)
+            else:
+                row = bisect_left(session.children, inv.key, key=_group_key)
+                self.beginInsertRows(self.createIndex(session.row, 0, 0), row, row)
+                inv.children, inv.count, inv.gen = new, len(new), gen
+                session.children.insert(row, inv)
+                self._renumber(session.children, row)
+                session.count += len(new)
+                self.endInsertRows()
+                self._group_counts_changed(session)
+        if appearing:
+            sessions = self._sessions
+            tail = [s for s in appearing if not sessions or sessions[-1].key < s.key]
+            for session in appearing:  # the rare ones that sort among the shown sessions
+                if session in tail:
+                    continue
+                row = bisect_left(sessions, session.key, key=_group_key)
+                self.beginInsertRows(QModelIndex(), row, row)
+                session.visible = True
+                sessions.insert(row, session)
+                self._renumber(sessions, row)
+                self.endInsertRows()
+            tail.sort(key=_group_key)
+            if tail:
+                first = len(sessions)
+                self.beginInsertRows(QModelIndex(), first, first + len(tail) - 1)
+                for row, session in enumerate(tail, start=first):
+                    session.visible, session.row = True, row
+                sessions.extend(tail)
+                self.endInsertRows()
+        self._visible += sum(wanted)
+        self._group_count = None
+        if self._sessions:  # the counts and ages of sessions whose rows the view has not asked for
+            last = len(self._sessions) - 1
+            self.dataChanged.emit(self.createIndex(0, COL_SUMMARY, 0), self.createIndex(last, COL_AGE, 0))
 
     def _group_counts_changed(self, group: _Group | None) -> None:
         """The count and age cells of a group (and its session) changed."""
         while group is not None:
+            if group.level == LEVEL_SESSION and not group.visible:
+                return
             parent_uid = group.parent.uid if group.parent is not None else 0
             self.dataChanged.emit(
                 self.createIndex(group.row, COL_SUMMARY, parent_uid), self.createIndex(group.row, COL_AGE, parent_uid)

@@ -1,11 +1,17 @@
 """The change feed turned into small increments for the window's models.
 
-Whenever the database changes (a commit in this process, or another process's
-commit seen through ``PRAGMA data_version``), one refresh reads only what changed:
-request summaries updated since a watermark (minus two seconds of slack for
-commits that were stamped before they landed), runs updated since theirs, and the
-shown invocation's events after its last ``seq``. At most one refresh is in flight;
-changes that arrive meanwhile make it run once more.
+The pending inbox loads progressively: the oldest requests first (one small page, so the
+window shows them at once), then the rest page by page in arrival order (keyset paging on
+the database thread, so a request decided meanwhile is never skipped or shown twice), each
+page merged into the inbox as it comes. Until the last page is in, :attr:`loading` is true
+and ``loadProgress`` says how far it got; the pending count comes from the database then.
+
+Whenever the database changes (a commit in this process, or another process's commit seen
+through ``PRAGMA data_version``), one refresh reads only what changed: request summaries
+updated since a watermark (minus two seconds of slack for commits that were stamped before
+they landed), runs updated since theirs, and the shown invocation's events after its last
+``seq``. At most one refresh is in flight and refreshes start at most every 100 ms: under
+load many commits make one refresh, and each refresh is work proportional to what changed.
 """
 
 from __future__ import annotations
@@ -25,17 +31,28 @@ from reviewer_app.ui.inbox_model import Scope
 SLACK_MS = 2_000
 HISTORY_LIMIT = 20_000
 RUNS_LIMIT = 2_000
+FIRST_PAGE = 1_000  # the first screen shows a few dozen rows; this page costs ~10 ms to read and show
+PAGE = 10_000  # then the rest, in pages that each cost the GUI thread ~10-20 ms to merge
+MIN_REFRESH_INTERVAL_S = 0.1
+PENDING = (HITLStatus.PENDING.value,)
 
 
 def wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _page_key(summary: RequestSummary) -> tuple[int, int, str]:
+    return (summary.created_at, summary.updated_at_ms, summary.hitl_id)
+
+
 class LiveController(QObject):
     """Owns the feed subscription and the watermarks; emits increments on the GUI thread.
 
     Signals:
-        requestsLoaded(list, str): every request of a scope (first load or scope change), and the scope.
+        requestsLoaded(list, str): every request of a scope (first load or scope change), and the scope;
+            for the pending scope only the first page, the others follow with requestsAppended.
+        requestsAppended(list): the next page of the pending inbox (requests newer than those loaded).
+        loadProgress(int, int): requests loaded so far and how many the database holds; equal when done.
         requestsChanged(list): summaries changed since the last refresh, any status.
         pendingCountChanged(int): the number of pending requests in the database.
         newPending(list): summaries that became pending after the first load (for notifications).
@@ -48,6 +65,8 @@ class LiveController(QObject):
     """
 
     requestsLoaded = Signal(list, str)
+    requestsAppended = Signal(list)
+    loadProgress = Signal(int, int)
     requestsChanged = Signal(list)
     pendingCountChanged = Signal(int)
     newPending = Signal(list)
@@ -68,8 +87,13 @@ class LiveController(QObject):
         self._watched: str | None = None
         self._watched_seq = 0
         self._loaded = False
+        self._loading = False  # the pending inbox is still coming in, page by page
+        self._load_gen = 0
+        self._load_started_s = 0
+        self._expected = 0
         self._dirty = False
         self._refresh_task: asyncio.Task[None] | None = None
+        self._next_refresh_at = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Callable[[], None] | None = None
         self._closed = False
@@ -85,7 +109,7 @@ class LiveController(QObject):
         self.spawn(self._load_all())
 
     async def wait_loaded(self, timeout: float | None = None) -> bool:
-        """Until the first load finished (or failed); False on timeout."""
+        """Until the whole first load finished, every page of it (or failed); False on timeout."""
         if self._loaded_event is None:
             return False
         try:
@@ -93,6 +117,11 @@ class LiveController(QObject):
         except TimeoutError:
             return False
         return True
+
+    @property
+    def loading(self) -> bool:
+        """True while pages of the pending inbox are still to come."""
+        return self._loading
 
     def close(self) -> None:
         self._closed = True
@@ -127,6 +156,8 @@ class LiveController(QObject):
     def set_scope(self, scope: Scope) -> None:
         """Load another scope (pending, decided history, all) from the store."""
         self.scope = scope
+        self._load_gen += 1  # a progressive load still running stops at its next page
+        self._set_loading(False)
         self.spawn(self._load_scope(scope))
 
     def watch_invocation(self, invocation_id: str | None) -> None:
@@ -154,28 +185,78 @@ class LiveController(QObject):
             if not self._closed:
                 self.failed.emit(f"Could not {what}: {exc}")
 
+    def _set_loading(self, loading: bool) -> None:
+        was, self._loading = self._loading, loading
+        if was and not loading:
+            count = len(self.pending_ids) if self.scope is Scope.PENDING else self._expected
+            self.loadProgress.emit(count, count)
+
     async def _load_all(self) -> None:
-        async def work() -> None:
+        gen = self._load_gen
+        after: tuple[int, int, str] | None = None
+
+        async def first() -> None:
+            nonlocal after
             started = wall_ms()
-            pending = await self.backend.list_summaries(RequestQuery(statuses=(HITLStatus.PENDING.value,)))
-            runs = await self.backend.list_runs(limit=RUNS_LIMIT)
-            self._request_wm = started
-            self._run_wm = started
-            self.pending_ids = {s.hitl_id for s in pending}
+            # Set before anything is read: what changes from now on reaches the first refresh.
+            self._request_wm = self._run_wm = started
+            self._load_started_s = started // 1000
             if self.scope is Scope.PENDING:
-                self.requestsLoaded.emit(pending, self.scope.value)
-            else:
+                backend = self.backend
+                total = await backend.run(backend.store.count_pending)
+                page = await backend.run(backend.store.summary_page, PENDING, limit=FIRST_PAGE)
+                self.pending_ids = {s.hitl_id for s in page}
+                self._expected = total
+                if len(page) >= FIRST_PAGE:
+                    after = _page_key(page[-1])
+                    self._set_loading(True)
+                self.requestsLoaded.emit(page, self.scope.value)
+                self.pendingCountChanged.emit(total if self._loading else len(self.pending_ids))
+                if self._loading:
+                    self.loadProgress.emit(len(page), total)
+            else:  # the ids of the pending requests still count them and spot new ones
+                pending = await self.backend.run(self.backend.store.summary_page, PENDING)
+                self.pending_ids = {s.hitl_id for s in pending}
                 await self._load_scope(self.scope)
-            self.pendingCountChanged.emit(len(self.pending_ids))
-            self.runsLoaded.emit(runs)
+                self.pendingCountChanged.emit(len(self.pending_ids))
             self._loaded = True
 
-        await self._guard(work(), "load the requests")
-        if self._loaded_event is not None:
-            self._loaded_event.set()
+        await self._guard(first(), "load the requests")
         self.refreshed.emit()
         if self._dirty:
             self.request_refresh()
+        # The first screen is up: the runs board and the rest of the inbox follow.
+        await self._guard(self._load_runs(), "load the runs")
+        if after is not None and gen == self._load_gen:
+            await self._guard(self._load_rest(gen, after), "load the requests")
+        if self._loaded_event is not None:
+            self._loaded_event.set()
+
+    async def _load_runs(self) -> None:
+        runs = await self.backend.list_runs(limit=RUNS_LIMIT)
+        if not self._closed:
+            self.runsLoaded.emit(runs)
+
+    async def _load_rest(self, gen: int, after: tuple[int, int, str]) -> None:
+        """The pending requests after the first page, oldest first, one page at a time."""
+        backend = self.backend
+        try:
+            while True:
+                page = await backend.run(backend.store.summary_page, PENDING, after=after, limit=PAGE)
+                if self._closed or gen != self._load_gen:
+                    return
+                self.pending_ids.update(s.hitl_id for s in page)
+                self.requestsAppended.emit(page)
+                if len(page) < PAGE:
+                    break
+                after = _page_key(page[-1])
+                loaded = len(self.pending_ids)
+                self.loadProgress.emit(loaded, max(loaded, self._expected))
+        finally:
+            if gen == self._load_gen:
+                self._set_loading(False)
+                if not self._closed:
+                    self.pendingCountChanged.emit(len(self.pending_ids))
 
     async def _load_scope(self, scope: Scope) -> None:
         async def work() -> None:
@@ -184,6 +265,8 @@ class LiveController(QObject):
                 RequestQuery(statuses=scope.statuses, limit=limit, newest_first=limit is not None)
             )
             if scope is self.scope:
+                if scope is Scope.PENDING:
+                    self.pending_ids = {s.hitl_id for s in rows}
                 self.requestsLoaded.emit(rows, scope.value)
 
         await self._guard(work(), f"load the {scope.value} requests")
@@ -200,8 +283,15 @@ class LiveController(QObject):
 
     # -- increments ------------------------------------------------------------------------
     async def _refresh_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._dirty and not self._closed:
+            wait = self._next_refresh_at - loop.time()
+            if wait > 0:  # a refresh ran moments ago: gather what else changes until the next slot
+                await asyncio.sleep(wait)
+                if self._closed:
+                    return
             self._dirty = False
+            self._next_refresh_at = loop.time() + MIN_REFRESH_INTERVAL_S
             started = time.perf_counter()
             try:
                 await self._refresh_once()
@@ -222,6 +312,8 @@ class LiveController(QObject):
         self._request_wm = started
         if changed:
             self._merge_requests(changed)
+            if self._loading:  # the loaded ids are not all the pending ones yet: ask the database
+                self.pendingCountChanged.emit(await self.backend.run(self.backend.store.count_pending))
         run_started = wall_ms()
         runs = await self.backend.list_runs(updated_since_ms=self._run_wm - SLACK_MS, limit=None)
         self._run_wm = run_started
@@ -238,15 +330,18 @@ class LiveController(QObject):
     def _merge_requests(self, changed: list[RequestSummary]) -> None:
         arrived = []
         count_before = len(self.pending_ids)
+        # While pages are still coming, an old request that changed is not new: it was not loaded yet.
+        recent = self._load_started_s - SLACK_MS // 1000 if self._loading else None
         for summary in changed:
             if summary.status == HITLStatus.PENDING.value:
                 if summary.hitl_id not in self.pending_ids:
                     self.pending_ids.add(summary.hitl_id)
-                    arrived.append(summary)
+                    if recent is None or summary.created_at >= recent:
+                        arrived.append(summary)
             else:
                 self.pending_ids.discard(summary.hitl_id)
         self.requestsChanged.emit(changed)
-        if len(self.pending_ids) != count_before or arrived:
+        if not self._loading and (len(self.pending_ids) != count_before or arrived):
             self.pendingCountChanged.emit(len(self.pending_ids))
         if arrived:
             self.newPending.emit(arrived)

@@ -75,7 +75,7 @@ from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.runs_model import COL_PROMPT, RUN_ROLE, RunsModel
 
 EXPAND_ALL_GROUPS = 1_500  # above this many session + invocation rows only the first sessions open
-EXPAND_FIRST_SESSIONS = 15
+EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
 FREEZE_ABOVE = 20_000
 SEARCH_DEBOUNCE_MS = 0  # coalesces keys queued together; a rebuild of 100,000 rows takes ~30 ms
 TYPE_FILTERS = (("All types", None), ("Tool approvals", HITLType.TOOL_APPROVAL.value), ("Questions", "ask_user"))
@@ -140,16 +140,22 @@ class InboxView(QTreeView):
         if not isinstance(model, InboxModel):
             return
         sessions = model.rowCount()
-        limit = sessions if model.group_count <= EXPAND_ALL_GROUPS else min(sessions, EXPAND_FIRST_SESSIONS)
+        small = sessions <= EXPAND_ALL_GROUPS and model.group_count <= EXPAND_ALL_GROUPS
+        limit = sessions if small else min(sessions, EXPAND_FIRST_SESSIONS)
         for row in range(limit):
             self._expand_group(model.index(row, 0))
 
     def _expand_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        """New sessions open like at the start: all of them in a small inbox, only the first ones in a huge one."""
         model = self.model()
-        for row in range(first, last + 1):
-            if not parent.isValid():
+        if not parent.isValid():
+            if model.rowCount() > EXPAND_ALL_GROUPS:
+                last = min(last, EXPAND_FIRST_SESSIONS - 1)
+            for row in range(first, last + 1):
                 self._expand_group(model.index(row, 0))
-            elif parent.data(LEVEL_ROLE) == LEVEL_SESSION and self.isExpanded(parent):
+            return
+        if parent.data(LEVEL_ROLE) == LEVEL_SESSION and self.isExpanded(parent):
+            for row in range(first, last + 1):
                 self.expand(model.index(row, 0, parent))
 
 
@@ -234,6 +240,8 @@ class MainWindow(QMainWindow):
         self._dialogs: list[QWidget] = []
         self._pending = 0
         self._reconciling = False
+        self._load_progress: tuple[int, int] | None = None  # (loaded, expected) while the inbox loads
+        self.last_interaction = 0.0  # monotonic time of the last search, selection or decision
         self.notifications: list[str] = []
         self.last_filter_ms = 0.0
         self.setObjectName("mainWindow")
@@ -445,6 +453,8 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         live = self.live
         live.requestsLoaded.connect(self._on_requests_loaded)
+        live.requestsAppended.connect(self._on_requests_appended)
+        live.loadProgress.connect(self._on_load_progress)
         live.requestsChanged.connect(self._on_requests_changed)
         live.pendingCountChanged.connect(self._on_pending_count)
         live.newPending.connect(self._on_new_pending)
@@ -574,6 +584,7 @@ class MainWindow(QMainWindow):
     def apply_filter(self) -> None:
         """Rebuild the inbox for the search and filters, keeping the selected request if it still shows."""
         self._search_timer.stop()
+        self.last_interaction = time.monotonic()
         selected = self.detail.hitl_id
         started = time.perf_counter()
         self._reconciling = True
@@ -619,14 +630,33 @@ class MainWindow(QMainWindow):
         self._refresh_filter_choices()
         self._reselect(selected)
 
+    def _on_requests_appended(self, rows: list[RequestSummary]) -> None:
+        """The next page of a progressive load: newer requests, merged without moving the selection."""
+        self._reconciling = True
+        try:
+            self.inbox_model.append_page(rows)
+        finally:
+            self._reconciling = False
+        if self.inbox_model.source_count >= FREEZE_ABOVE:
+            gc.freeze()  # the same reason as after a big first load, page by page
+        self._refresh_filter_choices()
+        if self.detail.summary is None and self.detail.run_record is None:
+            self._reselect(None)
+
+    def _on_load_progress(self, loaded: int, expected: int) -> None:
+        self._load_progress = (loaded, expected) if loaded < expected else None
+        self._update_inbox_status()
+
     def _on_requests_changed(self, rows: list[RequestSummary]) -> None:
         selected = self.detail.hitl_id
         fallback = None
         if selected is not None:
             for row in rows:
                 if row.hitl_id == selected:
-                    self.detail.update_summary(row)
-                    if not self.inbox_model.filter.scope.includes(row.status):
+                    if self.inbox_model.filter.scope.includes(row.status):
+                        self.detail.update_summary(row)
+                    else:  # it leaves the inbox: the next request replaces it below, no need to redraw it
+                        self.detail.update_summary(row, render=False)
                         fallback = self.inbox_model.next_after_removal(selected)
         self._reconciling = True
         try:
@@ -728,6 +758,7 @@ class MainWindow(QMainWindow):
     def _show_summary(self, summary: RequestSummary | None) -> None:
         if summary is None:
             return
+        self.last_interaction = time.monotonic()
         self.detail.show_request(summary)
         self.live.watch_invocation(summary.invocation_id)
 
@@ -739,7 +770,30 @@ class MainWindow(QMainWindow):
         text = f"{shown:,} shown of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
         if self.last_filter_ms and shown != total:
             text += f" · filtered in {self.last_filter_ms:.0f} ms"
+        if self._load_progress is not None:  # never a partial count without saying so
+            loaded, expected = self._load_progress
+            text += f" · loading… {loaded:,} of {expected:,} loaded"
         self.inbox_status.setText(text)
+
+    @property
+    def inbox_loading(self) -> bool:
+        """True while the inbox is still receiving pages of its first load."""
+        return self._load_progress is not None
+
+    async def wait_idle(self, quiet_s: float, at_most_s: float) -> None:
+        """Until the operator has left the window alone for ``quiet_s`` from now on (at most ``at_most_s``).
+
+        Background work that would hold the GUI thread (importing and starting the agent
+        runtime) waits for a pause in typing and navigating rather than delaying a keystroke.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + at_most_s
+        since = time.monotonic()
+        while True:
+            quiet_for = time.monotonic() - max(self.last_interaction, since)
+            if quiet_for >= quiet_s or loop.time() >= deadline:
+                return
+            await asyncio.sleep(min(quiet_s - quiet_for, max(0.0, deadline - loop.time())) + 0.01)
 
     def focus_search(self) -> None:
         self.show_tab(0)
@@ -806,7 +860,8 @@ class MainWindow(QMainWindow):
         viewer.show()
 
     def _on_tick(self) -> None:
-        self.inbox_view.viewport().update()
+        if self.inbox_model.ages_due():  # only when a shown age or countdown has a new text
+            self.inbox_view.viewport().update()
         self.detail.strip.refresh()
         self.detail.timeline_view.viewport().update()
         if self.detail.summary is not None and self.detail.summary.expires_at is not None:
@@ -818,6 +873,7 @@ class MainWindow(QMainWindow):
         """A decision key or button: approve at once, or open the dialog that collects the rest."""
         if self.left_tabs.currentIndex() != 0:
             return
+        self.last_interaction = time.monotonic()
         detail = self.detail
         if detail.is_ask and kind == "approve":
             kind = "answer"
@@ -1069,6 +1125,7 @@ class MainWindow(QMainWindow):
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self.inbox_model.refresh_theme()
             self.detail.args_view.highlighter.refresh_theme()
             self.detail.diff_highlighter.rehighlight()
         super().changeEvent(event)

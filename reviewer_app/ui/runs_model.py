@@ -21,6 +21,8 @@ ModelIndex = QModelIndex | QPersistentModelIndex
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 STATE_ROLE = Qt.ItemDataRole.UserRole + 2
 RUN_ROLE = Qt.ItemDataRole.UserRole + 3
+EXTERNAL_ROLE = Qt.ItemDataRole.UserRole + 4
+EXTERNAL_RUN_TIP = "external: run by an agent in another process (its requests are raised from there)"
 
 GROUP_ORDER = (
     RunState.WAITING,
@@ -225,9 +227,11 @@ class RunsModel(QAbstractItemModel):
                 return format_duration(run.active_ms)
             return None
         if role == Qt.ItemDataRole.DecorationRole and column == COL_RUN:
-            return theme.icon("run")
+            return theme.icon("external" if run.external else "run")
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = [f"run {run.id} ({run.state})", f"session {run.session_id}", f"prompt: {run.prompt or ''}"]
+            if run.external:
+                lines.append(EXTERNAL_RUN_TIP)
             if run.error:
                 lines.append(f"error: {run.error}")
             if run.parent_id:
@@ -236,7 +240,10 @@ class RunsModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.ForegroundRole and column == COL_PENDING and run.pending:
             return theme.current().wait
         if role == Qt.ItemDataRole.AccessibleTextRole and column == COL_RUN:
-            return f"run of {run.agent} {run.state}: {run.prompt or ''}"
+            origin = "external " if run.external else ""
+            return f"{origin}run of {run.agent} {run.state}: {run.prompt or ''}"
+        if role == EXTERNAL_ROLE:
+            return run.external
         if role == RUN_ID_ROLE:
             return run.id
         if role == STATE_ROLE:

@@ -173,3 +173,96 @@ def test_all_scope_keeps_a_decided_request_and_moves_it_to_its_new_place(qtmodel
     # Decided rows sort by their creation second only, so it now comes first within that second.
     assert next(r.hitl_id for r in model.iter_requests()) == "h000003"
     assert model.neighbour("h000003") == "h000000"
+
+
+def test_pages_merge_like_one_load_under_a_search_with_expanded_rows(qtmodeltester: Any) -> None:
+    """A progressive load (first page, then pages) ends with the tree a single load gives."""
+    everything = [make_summary(n, summary=f"echo {'match' if n % 3 else 'other'} {n}") for n in range(400)]
+    reference = InboxModel()
+    reference.set_requests(everything)
+    reference.set_filter(InboxFilter(text="match"))
+
+    model = InboxModel()
+    model.set_requests(everything[:30])
+    model.set_filter(InboxFilter(text="match"))
+    qtmodeltester.check(model)
+    # The view would have asked for these rows (expanded, painted): they get row signals from now on.
+    first_session = model.index(0, 0)
+    assert model.rowCount(first_session) > 0 and model.rowCount(model.index(0, 0, first_session)) > 0
+    inserted: list[int] = []
+    model.rowsInserted.connect(lambda parent, first, last: inserted.append(last - first + 1))
+    for start in range(30, 400, 70):
+        model.append_page(everything[start : start + 70])
+        model.append_page(everything[start : start + 5])  # repeated rows are ignored
+    assert model.visible_count == reference.visible_count == sum(1 for n in range(400) if n % 3)
+    assert tree(model) == tree(reference)
+    assert [r.hitl_id for r in model.iter_requests()] == [r.hitl_id for r in reference.iter_requests()]
+    assert inserted  # rows under the known groups and new sessions were announced, not reset
+    model.set_filter(InboxFilter())
+    reference.set_filter(InboxFilter())
+    assert tree(model) == tree(reference) and model.visible_count == 400
+
+
+def test_a_live_request_between_pages_and_older_pages_after_it(qtmodeltester: Any) -> None:
+    model = InboxModel()
+    model.set_requests([make_summary(n) for n in range(20)])
+    qtmodeltester.check(model)
+    live = make_summary(10_000, invocation="i00001", session="s0000")  # newer than every page
+    model.apply_changes([live])
+    model.append_page([make_summary(n, invocation="i00001", session="s0000") for n in range(20, 25)])
+    inv = model.index_for("h010000").parent()
+    ids = [model.index(row, 0, inv).data(HITL_ID_ROLE) for row in range(model.rowCount(inv))]
+    assert ids == [f"h{n:06d}" for n in range(10, 20)] + [f"h{n:06d}" for n in range(20, 25)] + ["h010000"]
+    assert model.visible_count == 26
+
+
+def test_cached_search_masks_never_outlive_a_change(qtmodeltester: Any) -> None:
+    model = InboxModel()
+    model.set_requests([make_summary(n) for n in range(100)])
+    qtmodeltester.check(model)
+    model.set_filter(InboxFilter(text="echo 1"))
+    before = {r.hitl_id for r in model.iter_requests()}
+    model.set_filter(InboxFilter())
+    model.apply_changes(
+        [
+            make_summary(500, summary="echo 1 later"),
+            dataclasses.replace(make_summary(1), status="completed", decision="approve"),
+            dataclasses.replace(make_summary(2), summary="echo 12 now"),
+        ]
+    )
+    model.set_filter(InboxFilter(text="echo 1"))  # a mask for this search was cached before the changes
+    assert {r.hitl_id for r in model.iter_requests()} == (before - {"h000001"}) | {"h000500", "h000002"}
+    fresh = InboxModel()
+    fresh.set_requests(list(model._source.values()))
+    fresh.set_filter(InboxFilter(text="echo 1"))
+    assert tree(model) == tree(fresh)
+
+
+def test_removed_requests_leave_no_trace_in_searches_after_compaction(qtmodeltester: Any, monkeypatch: Any) -> None:
+    from reviewer_app.ui import inbox_model
+
+    monkeypatch.setattr(inbox_model, "COMPACT_ABOVE", 10)
+    model = InboxModel()
+    model.set_requests([make_summary(n, tool="write_file" if n % 2 else "run_shell") for n in range(40)])
+    qtmodeltester.check(model)
+    model.apply_changes([dataclasses.replace(make_summary(n), status="cancelled") for n in range(0, 40, 2)])
+    assert model.visible_count == 20
+    model.set_filter(InboxFilter(tool="run_shell"))  # the tombstones are compacted away here
+    assert model.visible_count == 0 and model.rowCount() == 0
+    model.set_filter(InboxFilter(text="write"))
+    assert model.visible_count == 20
+    assert len(model._f_hay) == 20
+
+
+def test_ages_ask_for_a_repaint_only_when_their_text_changes() -> None:
+    model = InboxModel()
+    clock = [1_700_000_000 + 125.0]
+    model.now = lambda: clock[0]
+    model.set_requests([make_summary(0)])  # created at 1_700_000_000: two minutes old
+    assert model.index_for("h000000", COL_AGE).data() == "2m"
+    assert not model.ages_due()
+    clock[0] += 30  # 2m 35s: still "2m"
+    assert not model.ages_due()
+    clock[0] += 30  # 3m 05s: the text changed
+    assert model.ages_due() and not model.ages_due()  # once, until the next paint asks again
+    assert model.index_for("h000000", COL_AGE).data() == "3m"
