@@ -8,24 +8,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from PySide6.QtCore import QObject, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
-
-
-def resource_path(name: str) -> Path:
-    return RESOURCES / name
+from reviewer_app.resources import app_icon_pngs, app_icon_svg, resource_path
 
 
 @cache
 def icon(name: str) -> QIcon:
-    """A bundled SVG icon (``resources/icons/NAME.svg``); cached, so call only after the app exists."""
+    """A bundled icon (``resources/icons/NAME.svg``; ``app`` is the app icon); cached, so call after the app exists."""
     if name == "app":
-        return QIcon(str(resource_path("reviewer.svg")))
+        app_icon = QIcon(str(app_icon_svg()))
+        for png in app_icon_pngs():  # raster sizes too, for platforms without the SVG plugin
+            app_icon.addFile(str(png))
+        return app_icon
     return QIcon(str(resource_path(f"icons/{name}.svg")))
 
 
