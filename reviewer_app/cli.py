@@ -7,7 +7,7 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +153,18 @@ def _err(message: str) -> None:
 
 def _dump(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _print_listing(as_json: bool, data: list[Any], lines: Iterable[str], empty: str) -> int:
+    """A listing as JSON, or one line per item (``empty`` when there is none); ``lines`` is consumed lazily."""
+    if as_json:
+        _dump(data)
+    elif not data:
+        print(empty)
+    else:
+        for line in lines:
+            print(line)
+    return 0
 
 
 def _open_backend(ctx: AppContext) -> Any:
@@ -321,17 +333,14 @@ async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
         records = await backend.list_records(RequestQuery())
     finally:
         await backend.aclose()
-    if args.json:
-        _dump(records)
-        return 0
-    if not records:
-        print("no pending requests")
-    for record in records:
+
+    def line(record: dict[str, Any]) -> str:
         args_text = json.dumps(shown_arguments(record), ensure_ascii=False, default=str)
         agent = (record.get("metadata") or {}).get("agent") or "-"
         tool = record.get("tool_name") or "-"
-        print(f"{record['hitl_id']}  {record['hitl_type']:<13} {tool:<12} {agent:<10} {args_text}")
-    return 0
+        return f"{record['hitl_id']}  {record['hitl_type']:<13} {tool:<12} {agent:<10} {args_text}"
+
+    return _print_listing(args.json, records, map(line, records), "no pending requests")
 
 
 async def cmd_decide(ctx: AppContext, args: argparse.Namespace) -> int:
@@ -398,15 +407,12 @@ async def cmd_runs(ctx: AppContext, args: argparse.Namespace) -> int:
         runs = await backend.list_runs(limit=args.limit)
     finally:
         await backend.aclose()
-    if args.json:
-        _dump([run.to_dict() for run in runs])
-        return 0
-    if not runs:
-        print("no runs")
-    for run in runs:
+
+    def line(run: Any) -> str:
         waiting = f"  {run.pending} pending" if run.pending else ""
-        print(f"{run.id}  {run.state:<11} {run.agent or '-':<10} {run.session_id}  {run.prompt or ''!r:.60}{waiting}")
-    return 0
+        return f"{run.id}  {run.state:<11} {run.agent or '-':<10} {run.session_id}  {run.prompt or ''!r:.60}{waiting}"
+
+    return _print_listing(args.json, [run.to_dict() for run in runs], map(line, runs), "no runs")
 
 
 async def cmd_timeline(ctx: AppContext, args: argparse.Namespace) -> int:
@@ -457,17 +463,14 @@ async def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
             where = f" at row {report.first_bad_id}" if report.first_bad_id is not None else ""
             print(f"audit chain BROKEN{where}: {report.problem}")
         return 0 if report.ok else EXIT_FAILED
-    if args.json:
-        _dump([entry.to_dict() for entry in entries])
-        return 0
-    if not entries:
-        print("no decisions yet")
-    for entry in entries:
+
+    def line(entry: Any) -> str:
         message = f"  {entry.message}" if entry.message else ""
-        print(
+        return (
             f"{entry.id:>6}  {entry.at_ms / 1000:.3f}  {entry.hitl_id}  {entry.decision:<20} {entry.reviewer}{message}"
         )
-    return 0
+
+    return _print_listing(args.json, [entry.to_dict() for entry in entries], map(line, entries), "no decisions yet")
 
 
 async def cmd_cancel(ctx: AppContext, args: argparse.Namespace) -> int:
