@@ -620,21 +620,34 @@ class InboxModel(QAbstractItemModel):
             return
         column = index.column()
         # The delegate's request: Font, TextAlignment, Foreground, CheckState, Decoration, Display, Background.
-        if len(span) == 7 and span[5].role() == _DISPLAY and span[0].role() == _FONT:
+        # The span is reused from cell to cell: every role must be set or cleared, or the previous
+        # cell's icon, colour and font show through.
+        if (
+            len(span) == 7
+            and span[0].role() == _FONT
+            and span[2].role() == _FOREGROUND
+            and span[4].role() == _DECORATION
+            and span[5].role() == _DISPLAY
+        ):
             display, decoration, foreground, font = self._cell(level, node, column)
-            if display is not None:
-                span[5].setData(display)
-            if decoration is not None and span[4].role() == _DECORATION:
-                span[4].setData(decoration)
-            if foreground is not None and span[2].role() == _FOREGROUND:
-                span[2].setData(foreground)
-            if font is not None:
-                span[0].setData(font)
+            for slot, value in ((5, display), (4, decoration), (2, foreground), (0, font)):
+                if value is None:
+                    span[slot].clearData()
+                else:
+                    span[slot].setData(value)
+            for slot in (1, 3, 6):
+                value = self._value(level, node, column, span[slot].role())
+                if value is None:
+                    span[slot].clearData()
+                else:
+                    span[slot].setData(value)
             return
         for i in range(len(span)):
             role_data = span[i]
             value = self._value(level, node, column, role_data.role())
-            if value is not None:
+            if value is None:
+                role_data.clearData()
+            else:
                 role_data.setData(value)
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

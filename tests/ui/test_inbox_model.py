@@ -266,3 +266,34 @@ def test_ages_ask_for_a_repaint_only_when_their_text_changes() -> None:
     clock[0] += 30  # 3m 05s: the text changed
     assert model.ages_due() and not model.ages_due()  # once, until the next paint asks again
     assert model.index_for("h000000", COL_AGE).data() == "3m"
+
+
+def test_a_reused_role_span_never_carries_one_cell_into_the_next() -> None:
+    """The delegate reuses its role-data span from cell to cell, as QStyledItemDelegate does."""
+    from PySide6.QtCore import QModelRoleData
+
+    model = InboxModel()
+    model.set_requests([make_summary(n) for n in range(3)])
+    session = model.index(0, 0)
+    invocation = model.index(0, 0, session)
+    request_name = model.index(0, 0, invocation)
+    request_summary = model.index(0, COL_SUMMARY, invocation)
+    roles = (
+        Qt.ItemDataRole.FontRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.CheckStateRole,
+        Qt.ItemDataRole.DecorationRole,
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.BackgroundRole,
+    )
+    span = [QModelRoleData(int(role)) for role in roles]
+    model.multiData(session, span)  # a bold group row first
+    model.multiData(request_name, span)
+    assert span[4].data() is not None  # the request's own icon
+    assert span[0].data() == model.index(0, 0, invocation).data(Qt.ItemDataRole.FontRole)
+    model.multiData(request_summary, span)
+    assert span[5].data() == request_summary.data()
+    assert span[4].data() is None  # no icon carried over from the name cell
+    assert span[0].data() == request_summary.data(Qt.ItemDataRole.FontRole)
+    assert span[2].data() == request_summary.data(Qt.ItemDataRole.ForegroundRole)
