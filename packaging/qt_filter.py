@@ -151,6 +151,35 @@ def _basename(path: str) -> str:
     return PurePosixPath(path.replace("\\", "/")).name
 
 
+def _index_by_name(entries: Iterable[TocEntry]) -> dict[str, list[TocEntry]]:
+    """Entries under both their bundle and source file names, as a binary's link list names them."""
+    by_name: dict[str, list[TocEntry]] = defaultdict(list)
+    for entry in entries:
+        by_name[_basename(entry[0])].append(entry)
+        by_name[_basename(entry[1])].append(entry)
+    return by_name
+
+
+def _reachable(
+    starts: Iterable[TocEntry],
+    by_name: dict[str, list[TocEntry]],
+    imports_of: Callable[[str], Iterable[str]],
+) -> dict[str, None]:
+    """Names in ``by_name`` that ``starts`` link, directly or through each other (in discovery order)."""
+    seen: dict[str, None] = {}
+    stack = list(starts)
+    while stack:
+        entry = stack.pop()
+        if entry[2] == "SYMLINK":
+            continue
+        for name in imports_of(entry[1]):
+            key = _basename(name)
+            if key in by_name and key not in seen:
+                seen[key] = None
+                stack.extend(by_name[key])
+    return seen
+
+
 def orphaned_dependencies(
     kept: list[TocEntry],
     dropped: list[TocEntry],
@@ -163,28 +192,10 @@ def orphaned_dependencies(
     behind. A library goes only if a dropped file reaches it and no remaining
     file does; ``imports_of(source_path)`` names the libraries a binary links.
     """
-    by_name: dict[str, list[TocEntry]] = defaultdict(list)
-    for entry in kept:
-        by_name[_basename(entry[0])].append(entry)
-        by_name[_basename(entry[1])].append(entry)
-
-    def reach(starts: Iterable[TocEntry]) -> set[str]:
-        seen: set[str] = set()
-        stack = list(starts)
-        while stack:
-            entry = stack.pop()
-            if entry[2] == "SYMLINK":
-                continue
-            for name in imports_of(entry[1]):
-                key = _basename(name)
-                if key in by_name and key not in seen:
-                    seen.add(key)
-                    stack.extend(by_name[key])
-        return seen
-
-    candidates = reach(dropped)
+    by_name = _index_by_name(kept)
+    candidates = _reachable(dropped, by_name, imports_of).keys()
     roots = [e for e in kept if _basename(e[0]) not in candidates and _basename(e[1]) not in candidates]
-    orphans = candidates - reach(roots)
+    orphans = candidates - _reachable(roots, by_name, imports_of).keys()
     return [e for e in kept if _basename(e[0]) in orphans or _basename(e[1]) in orphans]
 
 
@@ -198,24 +209,11 @@ def linked_but_dropped(
     The lists above say what the app wants; this makes sure a kept plugin never
     loses a library it links (on macOS the cocoa plugin's frameworks, say).
     """
-    by_name: dict[str, list[TocEntry]] = defaultdict(list)
-    for entry in dropped:
-        by_name[_basename(entry[0])].append(entry)
-        by_name[_basename(entry[1])].append(entry)
+    by_name = _index_by_name(dropped)
     restored: dict[TocEntry, None] = {}
-    seen: set[str] = set()
-    stack = list(kept)
-    while stack:
-        entry = stack.pop()
-        if entry[2] == "SYMLINK":
-            continue
-        for name in imports_of(entry[1]):
-            key = _basename(name)
-            if key in by_name and key not in seen:
-                seen.add(key)
-                for needed in by_name[key]:
-                    restored[needed] = None
-                    stack.append(needed)
+    for name in _reachable(kept, by_name, imports_of):
+        for entry in by_name[name]:
+            restored[entry] = None
     return list(restored)
 
 
