@@ -31,10 +31,11 @@ from typing import Any
 
 from common import Goal, clock, new_database, report, settle
 
+from reviewer_app.domain.audit import AUDIT_HEAD_KEY, GENESIS_HASH, audit_row_hash
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
-from reviewer_app.persistence.store import AUDIT_HEAD_KEY, GENESIS_HASH, Store, audit_row_hash, summarize_request
+from reviewer_app.persistence.store import Store, summarize_request
 
 SESSIONS = 50
 INVOCATIONS = 200

@@ -36,6 +36,7 @@ from reviewer_app.domain.hitl import (
     HITLStatus,
     HITLType,
     SchemaTooNew,
+    shown_arguments,
 )
 from reviewer_app.domain.policy import SHELL_TOOLS, rule_for
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
@@ -62,6 +63,7 @@ __all__ = [
     "SQLHITLBackend",
     "SchemaTooNew",
     "default_reviewer",
+    "shown_arguments",
 ]
 
 T = TypeVar("T")
@@ -76,12 +78,6 @@ def default_reviewer() -> str:
         return getpass.getuser()
     except Exception:  # no user database entry (some containers)
         return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown"
-
-
-def shown_arguments(record: HITLRecord) -> Any:
-    """The arguments a reviewer sees (and an approval hashes) for a request."""
-    data = record.get("data") or {}
-    return data.get("arguments", data) if record.get("hitl_type") != HITLType.ASK_USER.value else data
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:

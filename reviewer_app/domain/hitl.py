@@ -138,3 +138,9 @@ def summarize_arguments(args: Any, limit: int = 160) -> str:
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= 40 else text[:39] + "…"
+
+
+def shown_arguments(record: HITLRecord) -> Any:
+    """The arguments a reviewer sees (and an approval hashes) for a request: one definition for all paths."""
+    data = record.get("data") or {}
+    return data.get("arguments", data) if record.get("hitl_type") != HITLType.ASK_USER.value else data

@@ -9,7 +9,6 @@ methods on one database thread.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 import time
@@ -25,7 +24,8 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DatabaseError, DBAPIError, OperationalError
 
-from reviewer_app.domain.decisions import DecisionKind, args_digest, canonical_json
+from reviewer_app.domain.audit import AUDIT_HEAD_KEY, GENESIS_HASH, audit_fields, audit_row_hash
+from reviewer_app.domain.decisions import DecisionKind, args_digest
 from reviewer_app.domain.hitl import (
     RECORD_KEYS,
     DatabaseUnavailable,
@@ -63,8 +63,6 @@ rules_t = SessionRuleRow.__table__  # type: ignore[attr-defined]
 audit_t = AuditRow.__table__  # type: ignore[attr-defined]
 meta_t = MetaRow.__table__  # type: ignore[attr-defined]
 
-AUDIT_HEAD_KEY = "audit_head"
-GENESIS_HASH = "0" * 64
 
 # Hot-path statements are built once and given their values as execute() parameters: building a
 # Core statement per call (``.values(**row)``, ``column == value``) cost several times more than
@@ -361,31 +359,6 @@ def summarize_request(hitl_type: str, data: dict[str, Any], tool_name: str | Non
         return summarize_arguments({"question": question}) if question else ""
     arguments = data.get("arguments", data)
     return summarize_arguments(arguments)
-
-
-def audit_row_hash(prev_hash: str, fields: dict[str, Any]) -> str:
-    payload = prev_hash + canonical_json(fields)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def _audit_fields(
-    hitl_id: str,
-    decision: str,
-    reviewer: str,
-    at_ms: int,
-    shown_sha: str | None,
-    edited_args: Any,
-    message: str | None,
-) -> dict[str, Any]:
-    return {
-        "hitl_id": hitl_id,
-        "decision": decision,
-        "reviewer": reviewer,
-        "at_ms": at_ms,
-        "shown_args_sha256": shown_sha,
-        "edited_args": edited_args,
-        "message": message,
-    }
 
 
 class StoreTx:
@@ -706,7 +679,7 @@ class StoreTx:
     ) -> str:
         count, prev_hash = self._audit_head()
         shown_sha = args_digest(shown_args) if shown_args is not None else None
-        fields = _audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
+        fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
         row_hash = audit_row_hash(prev_hash, fields)
         self._write(_INSERT_AUDIT, {"shown_args": shown_args, "prev_hash": prev_hash, "row_hash": row_hash, **fields})
         self._write(_UPDATE_AUDIT_HEAD, {"value": f"{count + 1}:{row_hash}"})
@@ -1293,7 +1266,7 @@ class Store:
                 shown_sha = args_digest(entry.shown_args) if entry.shown_args is not None else None
                 if shown_sha != entry.shown_args_sha256:
                     return AuditReport(False, checked, entry.id, "the shown arguments do not match their hash")
-                fields = _audit_fields(
+                fields = audit_fields(
                     entry.hitl_id,
                     entry.decision,
                     entry.reviewer,
