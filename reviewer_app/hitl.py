@@ -259,14 +259,21 @@ class SQLHITLBackend:
         reviewer = str(user_response.get("reviewer") or self.reviewer)
         await self.write(lambda tx: tx.decide(hitl_id, user_response, reviewer=reviewer))
 
-    async def cancel(self, hitl_id: str) -> None:
-        """Cancel a pending request (compare-and-set)."""
+    async def cancel(self, hitl_id: str, *, reason: str | None = None, by: str | None = None) -> None:
+        """Cancel a pending request (compare-and-set).
+
+        As in aury-agent's backend, ``user_response`` stays ``None``; who cancelled (``by``, default this
+        backend's reviewer) is kept in ``decided_by`` and the audit row, with ``reason`` as its message.
+        """
+        who = by or self.reviewer
         await self.write(
             lambda tx: tx.decide(
                 hitl_id,
-                {"decision": DecisionKind.CANCEL.value, "reviewer": self.reviewer},
+                None,
                 status=HITLStatus.CANCELLED,
-                reviewer=self.reviewer,
+                reviewer=who,
+                decision=DecisionKind.CANCEL.value,
+                message=reason,
             )
         )
 
@@ -450,6 +457,10 @@ def validate_decision(record: HITLRecord, decision: Decision) -> None:
         raise DecisionError(f"an ask_user request is answered, not {decision.kind.value}d")
     if not is_ask and decision.kind is DecisionKind.RESPOND and record.get("tool_name"):
         raise DecisionError("a tool approval is approved, edited, rejected or steered, not answered")
+    allowed = (record.get("data") or {}).get("allowed_decisions")
+    if isinstance(allowed, list) and decision.kind.value not in allowed:
+        offered = ", ".join(str(kind) for kind in allowed) or "nothing"
+        raise DecisionError(f"this request does not allow {decision.kind.value} (it allows {offered})")
     shown = shown_arguments(record)
     decision.check_hash(shown)
     if decision.kind is DecisionKind.EDIT:

@@ -347,9 +347,11 @@ class Runtime:
             for pending in self.backend.store.pending_records(invocation_id=invocation_id):
                 tx.decide(
                     pending["hitl_id"],
-                    {"decision": DecisionKind.CANCEL.value, "reviewer": reviewer, "message": "run cancelled"},
+                    None,
                     status=HITLStatus.CANCELLED,
                     reviewer=reviewer,
+                    decision=DecisionKind.CANCEL.value,
+                    message="run cancelled",
                 )
             tx.set_run_state(invocation_id, RunState.CANCELLED, error=f"cancelled by {reviewer}")
             tx.append_events([end])
