@@ -232,7 +232,7 @@ async def _drive_until_finished(
 
 
 async def _final_text(backend: Any, invocation_id: str) -> str | None:
-    latest = await backend.run(backend.store.latest_checkpoint, invocation_id)
+    latest = await backend.latest_checkpoint(invocation_id)
     if latest is None:
         return None
     messages = latest[1].get("messages") or []
@@ -298,7 +298,7 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
     )
     stop = asyncio.Event()
     _stop_on_signals(stop)
-    printer = ProgressPrinter(backend, sys.stderr.write, after_seq=await backend.run(backend.store.last_event_seq))
+    printer = ProgressPrinter(backend, sys.stderr.write, after_seq=await backend.last_event_seq())
     printed = asyncio.Event()
     follower = None if args.quiet else asyncio.create_task(printer.follow(printed))
     try:
@@ -325,8 +325,8 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
+    from reviewer_app.domain.records import RequestQuery
     from reviewer_app.hitl import shown_arguments
-    from reviewer_app.persistence.store import RequestQuery
 
     backend = _open_backend(ctx)
     try:
@@ -421,7 +421,7 @@ async def cmd_timeline(ctx: AppContext, args: argparse.Namespace) -> int:
 
     backend = _open_backend(ctx)
     try:
-        run = await backend.run(backend.store.get_run, args.invocation_id)
+        run = await backend.get_run(args.invocation_id)
         events = await backend.events(args.invocation_id)
     finally:
         await backend.aclose()

@@ -24,7 +24,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
@@ -39,18 +39,10 @@ from reviewer_app.domain.hitl import (
     shown_arguments,
 )
 from reviewer_app.domain.policy import SHELL_TOOLS, rule_for
+from reviewer_app.domain.records import AuditEntry, AuditReport, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
-from reviewer_app.persistence.store import (
-    AuditEntry,
-    AuditReport,
-    RequestQuery,
-    RequestSummary,
-    RunRecord,
-    Store,
-    StoreTx,
-    now_ms,
-)
+from reviewer_app.persistence.store import Store, StoreTx, now_ms
 
 __all__ = [
     "Decision",
@@ -388,6 +380,42 @@ class SQLHITLBackend:
 
     async def events(self, invocation_id: str, *, after_seq: int = 0) -> list[BlockEvent]:
         return await self.run(self.store.events, invocation_id, after_seq=after_seq)
+
+    async def get_run(self, invocation_id: str) -> RunRecord | None:
+        return await self.run(self.store.get_run, invocation_id)
+
+    async def session_info(self, session_id: str) -> dict[str, Any] | None:
+        """The session's row (agent, workspace, external) as a dict, or None."""
+        return await self.run(self.store.session_info, session_id)
+
+    async def latest_checkpoint(self, invocation_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The run's newest checkpoint as ``(checkpoint_id, state)``."""
+        return await self.run(self.store.latest_checkpoint, invocation_id)
+
+    async def count_pending(self) -> int:
+        return await self.run(self.store.count_pending)
+
+    async def summary_page(
+        self, statuses: Sequence[str], *, after: tuple[int, int, str] | None = None, limit: int | None = None
+    ) -> list[RequestSummary]:
+        """One keyset page of inbox rows (oldest first), after the ``(created_at, updated_at_ms, hitl_id)`` key."""
+        return await self.run(self.store.summary_page, statuses, after=after, limit=limit)
+
+    async def decided_among(self, hitl_ids: Sequence[str]) -> list[HITLRecord]:
+        """The requests among ``hitl_ids`` that are no longer pending (one query however many)."""
+        return await self.run(self.store.decided_among, hitl_ids)
+
+    async def events_since(self, after_seq: int, *, limit: int = 10_000) -> list[BlockEvent]:
+        """Timeline events of every run after ``after_seq`` (the CLI's progress lines follow these)."""
+        return await self.run(self.store.events_since, after_seq, limit=limit)
+
+    async def last_event_seq(self) -> int:
+        return await self.run(self.store.last_event_seq)
+
+    @property
+    def database_url(self) -> str:
+        """The database's URL (passwords are the caller's to mask before showing it)."""
+        return self.store.url
 
     async def audit(self, hitl_id: str | None = None) -> list[AuditEntry]:
         return await self.run(self.store.audit_entries, hitl_id=hitl_id)

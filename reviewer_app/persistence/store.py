@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from types import EllipsisType
 from typing import Any, cast
@@ -39,6 +39,7 @@ from reviewer_app.domain.hitl import (
     summarize_arguments,
 )
 from reviewer_app.domain.policy import SessionRule
+from reviewer_app.domain.records import AuditEntry, AuditReport, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.runs import RunState, check_transition
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.persistence import migrate
@@ -225,122 +226,6 @@ def _summary_page_sql(statuses: int, after: bool, limit: bool) -> str:
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class RequestSummary:
-    """What an inbox row shows; loaded for every request, so it stays small."""
-
-    hitl_id: str
-    hitl_type: str
-    session_id: str
-    invocation_id: str
-    tool_name: str | None
-    summary: str
-    agent: str | None
-    status: str
-    created_at: int
-    expires_at: int | None
-    updated_at_ms: int
-    decision: str | None
-    decided_by: str | None
-    external: bool = False  # raised by an agent in another process
-
-
-@dataclass(frozen=True, slots=True)
-class RequestQuery:
-    """Filtered, paged listing for the UI and the CLI. Empty fields do not filter."""
-
-    statuses: tuple[str, ...] = (HITLStatus.PENDING.value,)
-    session_id: str | None = None
-    invocation_id: str | None = None
-    hitl_type: str | None = None
-    tool_name: str | None = None
-    agent: str | None = None
-    text: str | None = None
-    updated_since_ms: int | None = None
-    limit: int | None = None
-    offset: int = 0
-    newest_first: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    id: int
-    hitl_id: str
-    decision: str
-    reviewer: str
-    at_ms: int
-    shown_args: Any
-    shown_args_sha256: str | None
-    edited_args: Any
-    message: str | None
-    prev_hash: str
-    row_hash: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "hitl_id": self.hitl_id,
-            "decision": self.decision,
-            "reviewer": self.reviewer,
-            "time": self.at_ms / 1000,
-            "at_ms": self.at_ms,
-            "shown_args_sha256": self.shown_args_sha256,
-            "edited_args": self.edited_args,
-            "message": self.message,
-            "row_hash": self.row_hash,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class AuditReport:
-    """Result of walking the audit chain; ``first_bad_id`` is where it breaks."""
-
-    ok: bool
-    rows_checked: int
-    first_bad_id: int | None = None
-    problem: str | None = None
-
-
-@dataclass(slots=True)
-class RunRecord:
-    """An invocation as the runs board and the runtime see it."""
-
-    id: str
-    session_id: str
-    agent: str | None
-    prompt: str | None
-    state: str
-    parent_id: str | None
-    external: bool
-    owner: str | None
-    error: str | None
-    created_at: int
-    started_at: int | None
-    finished_at: int | None
-    updated_at_ms: int
-    active_ms: int
-    workspace: str | None = None
-    pending: int = field(default=0)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "invocation_id": self.id,
-            "session_id": self.session_id,
-            "agent": self.agent,
-            "prompt": self.prompt,
-            "state": self.state,
-            "parent_id": self.parent_id,
-            "external": self.external,
-            "error": self.error,
-            "created_at": self.created_at,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "active_ms": self.active_ms,
-            "pending": self.pending,
-        }
 
 
 def row_to_record(row: Row[Any] | Mapping[str, Any]) -> HITLRecord:
@@ -587,6 +472,15 @@ class StoreTx:
     def get_request(self, hitl_id: str) -> HITLRecord | None:
         rows = self._rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
         return row_to_record(rows[0]) if rows else None
+
+    def pending_records(self, *, invocation_id: str) -> list[HITLRecord]:
+        """The run's pending requests, read under this transaction's write lock."""
+        query = (
+            select(requests_t)
+            .where(requests_t.c.status == HITLStatus.PENDING.value, requests_t.c.invocation_id == invocation_id)
+            .order_by(requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+        )
+        return [row_to_record(row) for row in self.connection.execute(query)]
 
     def conflict_for(self, hitl_id: str, attempted: str) -> HITLError:
         """The error for acting on a request that is not pending: not found, or who decided it."""

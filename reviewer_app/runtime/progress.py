@@ -55,7 +55,7 @@ class ProgressPrinter:
         if self.invocation_id is not None:
             events = await self.backend.events(self.invocation_id, after_seq=self.seq)
         else:
-            events = await self.backend.run(self.backend.store.events_since, self.seq)
+            events = await self.backend.events_since(self.seq)
         for line in self.lines(events):
             self.write(line + "\n")
 

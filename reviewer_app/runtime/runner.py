@@ -26,10 +26,11 @@ from typing import Any, Literal
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
+from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.persistence.store import RunRecord, StoreTx, now_ms
+from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
 from reviewer_app.runtime.gate import apply_outcome, gate_call, result_text
@@ -230,13 +231,13 @@ class Runtime:
         return await self._create_run(spec, prompt, fresh, session_id=record.session_id, parent_id=invocation_id)
 
     async def _finished_run(self, invocation_id: str, *, allowed: Sequence[RunState]) -> tuple[RunRecord, Checkpoint]:
-        record = await self.backend.run(self.backend.store.get_run, invocation_id)
+        record = await self.backend.get_run(invocation_id)
         if record is None:
             raise KeyError(f"no run with id {invocation_id!r}")
         if RunState(record.state) not in allowed:
             names = "/".join(s.value for s in allowed)
             raise ValueError(f"run {invocation_id} is {record.state}; only a {names} run can be used here")
-        latest = await self.backend.run(self.backend.store.latest_checkpoint, invocation_id)
+        latest = await self.backend.latest_checkpoint(invocation_id)
         if latest is None:
             raise ValueError(f"run {invocation_id} has no checkpoint (it was not started by this app)")
         return record, Checkpoint.from_json(latest[1])
@@ -249,7 +250,7 @@ class Runtime:
         tools = self.tools.subset(spec.tools)
         invocation_id = f"inv_{uuid.uuid4().hex[:16]}"
         session_id = session_id or f"ses_{uuid.uuid4().hex[:16]}"
-        info = await self.backend.run(self.backend.store.session_info, session_id)
+        info = await self.backend.session_info(session_id)
         workspace = Path(info["workspace"]) if info and info.get("workspace") else self.workspaces_dir / session_id
         workspace.mkdir(parents=True, exist_ok=True)
         ckpt_id = ckpt.next_id(invocation_id)
@@ -324,7 +325,7 @@ class Runtime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         reviewer = self.backend.reviewer
-        record = await self.backend.run(self.backend.store.get_run, invocation_id)
+        record = await self.backend.get_run(invocation_id)
         if record is None:
             raise KeyError(f"no run with id {invocation_id!r}")
         end = BlockEvent(
@@ -344,7 +345,7 @@ class Runtime:
             if current[0].finished:
                 raise ValueError(f"run {invocation_id} is already {current[0].value}")
             # Read under the write lock: no request of this run can be created before the commit.
-            for pending in self.backend.store.pending_records(invocation_id=invocation_id):
+            for pending in tx.pending_records(invocation_id=invocation_id):
                 tx.decide(
                     pending["hitl_id"],
                     None,
@@ -367,7 +368,7 @@ class Runtime:
             raise ValueError("action must be 'rerun' or 'abort'")
         if invocation_id in self._tasks:
             raise ValueError(f"run {invocation_id} is being driven by this process")
-        record = await self.backend.run(self.backend.store.get_run, invocation_id)
+        record = await self.backend.get_run(invocation_id)
         if record is None:
             raise KeyError(f"no run with id {invocation_id!r}")
         if record.state != RunState.INTERRUPTED.value:
@@ -411,7 +412,7 @@ class Runtime:
             await asyncio.wait({task}, timeout=timeout)
         while True:
             token = feed.token()
-            record = await self.backend.run(self.backend.store.get_run, invocation_id)
+            record = await self.backend.get_run(invocation_id)
             if record is None:
                 raise KeyError(f"no run with id {invocation_id!r}")
             if RunState(record.state).finished:
@@ -425,7 +426,7 @@ class Runtime:
     async def recover(self) -> list[str]:
         """Take over resumable runs whose process is gone; returns the invocations taken over."""
         self._require_started()
-        records = await self.backend.run(self.backend.store.list_runs, states=[s.value for s in RESUMABLE], limit=None)
+        records = await self.backend.list_runs(states=[s.value for s in RESUMABLE], limit=None)
         taken = []
         for record in sorted(records, key=lambda r: (r.created_at, r.id)):
             if record.external or record.id in self._tasks or record.owner == self.owner:
@@ -480,7 +481,7 @@ class Runtime:
         return True
 
     async def _load(self, record: RunRecord) -> _Run:
-        latest = await self.backend.run(self.backend.store.latest_checkpoint, record.id)
+        latest = await self.backend.latest_checkpoint(record.id)
         if latest is None:
             raise ValueError(f"run {record.id} has no checkpoint")
         ckpt = Checkpoint.from_json(latest[1])

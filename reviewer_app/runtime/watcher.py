@@ -113,7 +113,7 @@ class DecisionWatcher:
                 continue
             try:
                 self.queries += 1
-                records = await self._backend.run(self._backend.store.decided_among, ids)
+                records = await self._backend.decided_among(ids)
             except asyncio.CancelledError:
                 raise
             except Exception:  # a transient database error must not kill every waiting run

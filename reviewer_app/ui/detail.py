@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 from reviewer_app.domain.decisions import args_digest, canonical_json
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.policy import SHELL_TOOLS, command_word
+from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
-from reviewer_app.persistence.store import RequestSummary, RunRecord
 from reviewer_app.ui import theme
 from reviewer_app.ui.inbox_model import format_age, format_countdown
 from reviewer_app.ui.json_view import FormattedJson, JsonPanel, format_json, monospace_font
@@ -500,10 +500,10 @@ class DetailPane(QWidget):
         self._apply(prepared)
 
     async def _workspace(self, record: HITLRecord) -> Path | None:
-        run = await self.backend.run(self.backend.store.get_run, record["invocation_id"])
+        run = await self.backend.get_run(record["invocation_id"])
         if run is not None and run.workspace:
             return Path(run.workspace)
-        info = await self.backend.run(self.backend.store.session_info, record["session_id"])
+        info = await self.backend.session_info(record["session_id"])
         workspace = (info or {}).get("workspace")
         return Path(workspace) if workspace else None
 

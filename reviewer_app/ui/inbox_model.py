@@ -39,7 +39,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistent
 from PySide6.QtGui import QFont
 
 from reviewer_app.domain.hitl import HITLStatus, HITLType
-from reviewer_app.persistence.store import RequestSummary
+from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui import theme
 
 ModelIndex = QModelIndex | QPersistentModelIndex

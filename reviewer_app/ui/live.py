@@ -24,8 +24,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from reviewer_app.domain.hitl import HITLStatus
+from reviewer_app.domain.records import RequestQuery, RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.persistence.store import RequestQuery, RequestSummary
 from reviewer_app.ui.inbox_model import Scope
 
 SLACK_MS = 2_000
@@ -203,8 +203,8 @@ class LiveController(QObject):
             self._load_started_s = started // 1000
             if self.scope is Scope.PENDING:
                 backend = self.backend
-                total = await backend.run(backend.store.count_pending)
-                page = await backend.run(backend.store.summary_page, PENDING, limit=FIRST_PAGE)
+                total = await backend.count_pending()
+                page = await backend.summary_page(PENDING, limit=FIRST_PAGE)
                 self.pending_ids = {s.hitl_id for s in page}
                 self._expected = total
                 if len(page) >= FIRST_PAGE:
@@ -215,7 +215,7 @@ class LiveController(QObject):
                 if self._loading:
                     self.loadProgress.emit(len(page), total)
             else:  # the ids of the pending requests still count them and spot new ones
-                pending = await self.backend.run(self.backend.store.summary_page, PENDING)
+                pending = await self.backend.summary_page(PENDING)
                 self.pending_ids = {s.hitl_id for s in pending}
                 await self._load_scope(self.scope)
                 self.pendingCountChanged.emit(len(self.pending_ids))
@@ -242,7 +242,7 @@ class LiveController(QObject):
         backend = self.backend
         try:
             while True:
-                page = await backend.run(backend.store.summary_page, PENDING, after=after, limit=PAGE)
+                page = await backend.summary_page(PENDING, after=after, limit=PAGE)
                 if self._closed or gen != self._load_gen:
                     return
                 self.pending_ids.update(s.hitl_id for s in page)
@@ -313,7 +313,7 @@ class LiveController(QObject):
         if changed:
             self._merge_requests(changed)
             if self._loading:  # the loaded ids are not all the pending ones yet: ask the database
-                self.pendingCountChanged.emit(await self.backend.run(self.backend.store.count_pending))
+                self.pendingCountChanged.emit(await self.backend.count_pending())
         run_started = wall_ms()
         runs = await self.backend.list_runs(updated_since_ms=self._run_wm - SLACK_MS, limit=None)
         self._run_wm = run_started

@@ -43,9 +43,9 @@ from PySide6.QtWidgets import (
 from reviewer_app import __version__
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLType
+from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.persistence.store import RequestSummary, RunRecord
 from reviewer_app.ui import theme
 from reviewer_app.ui.decision_dialogs import (
     AnswerDialog,
@@ -359,7 +359,7 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([520, 760])
         outer.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
-        self.db_label = QLabel(f"{mask_url(self.backend.store.url)} · reviewer {self.backend.reviewer}")
+        self.db_label = QLabel(f"{mask_url(self.backend.database_url)} · reviewer {self.backend.reviewer}")
         self.db_label.setObjectName("dbLabel")
         self.statusBar().addPermanentWidget(self.db_label)
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
@@ -1107,7 +1107,7 @@ class MainWindow(QMainWindow):
             f"<table><tr><td>Qt</td><td>{qVersion()}</td></tr>"
             f"<tr><td>PySide6</td><td>{PySide6.__version__}</td></tr>"
             f"<tr><td>Python</td><td>{sys.version.split()[0]}</td></tr>"
-            f"<tr><td>Database&nbsp;</td><td>{mask_url(self.backend.store.url)}</td></tr>"
+            f"<tr><td>Database&nbsp;</td><td>{mask_url(self.backend.database_url)}</td></tr>"
             f"<tr><td>Reviewer</td><td>{self.backend.reviewer}</td></tr></table>"
         )
 

@@ -10,8 +10,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
+from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
-from reviewer_app.persistence.store import RunRecord
 from reviewer_app.ui import theme
 from reviewer_app.ui.inbox_model import format_age, short_id
 from reviewer_app.ui.timeline_model import format_duration

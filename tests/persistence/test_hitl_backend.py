@@ -10,8 +10,8 @@ import pytest
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.hitl import RECORD_KEYS
+from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import HITLConflict, HITLNotFound, SQLHITLBackend, shown_arguments
-from reviewer_app.persistence.store import RequestQuery
 
 pytestmark = pytest.mark.asyncio
 

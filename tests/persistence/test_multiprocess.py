@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.persistence import migrate
-from reviewer_app.persistence.store import RequestQuery, Store
+from reviewer_app.persistence.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COUNT = 1_000

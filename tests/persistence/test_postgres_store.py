@@ -20,12 +20,13 @@ from sqlalchemy import text
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, SchemaTooNew
 from reviewer_app.domain.policy import SessionRule
+from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend, default_reviewer
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.engine import create_engines
-from reviewer_app.persistence.store import RequestQuery, Store
+from reviewer_app.persistence.store import Store
 from reviewer_app.persistence.tables import metadata
 
 BIG = 2**40  # beyond 32-bit integers: the BigInteger columns must hold it

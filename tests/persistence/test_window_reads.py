@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from reviewer_app.domain.hitl import HITLStatus
-from reviewer_app.persistence.store import RequestQuery, Store, _runs_query
+from reviewer_app.domain.records import RequestQuery
+from reviewer_app.persistence.store import Store, _runs_query
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PENDING = (HITLStatus.PENDING.value,)

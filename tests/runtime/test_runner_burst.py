@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.persistence.store import RequestQuery
 from tests.runtime.test_runner_support import approval, eventually, started_runtime
 
 RUNS = 100

@@ -12,8 +12,8 @@ import pytest
 import qasync
 from PySide6.QtCore import QSettings
 
+from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.persistence.store import RequestSummary
 
 T = TypeVar("T")
 

@@ -12,8 +12,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from reviewer_app.config import AppContext
+from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.persistence.store import RequestQuery
 from reviewer_app.ui.app import open_failure_text, run_gui
 
 

@@ -16,9 +16,9 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.timeline import BlockKind
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.persistence.store import RequestQuery
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog

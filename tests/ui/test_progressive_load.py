@@ -11,8 +11,9 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
+from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.persistence.store import RequestQuery, Store
+from reviewer_app.persistence.store import Store
 from reviewer_app.ui import live
 from reviewer_app.ui.main_window import MainWindow
 

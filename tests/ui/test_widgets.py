@@ -8,8 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 
+from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
-from reviewer_app.persistence.store import RunRecord
 from reviewer_app.ui.detail import prepare_request, write_file_diff
 from reviewer_app.ui.json_view import JsonPanel, JsonView, fold_ranges, format_json
 from reviewer_app.ui.runs_model import GROUP_ORDER, RUN_ID_ROLE, RunsModel
