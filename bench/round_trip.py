@@ -127,19 +127,19 @@ class ReviewerSide:
         def transaction() -> Iterator[StoreTx]:
             seen: list[str] = []
             with original() as tx:
-                create, decide = tx.create_request, tx.decide
+                create, decide = tx.create_request, tx.settle
 
-                def create_request(**kwargs: Any) -> None:
-                    create(**kwargs)
+                def create_request(request: Any, **kwargs: Any) -> None:
+                    create(request, **kwargs)
                     seen.append("request_committed")
-                    side.hitl_id = kwargs["hitl_id"]
+                    side.hitl_id = request.hitl_id
 
                 def decide_request(*args: Any, **kwargs: Any) -> Any:
                     seen.append("decision_committed")
                     return decide(*args, **kwargs)
 
                 tx.create_request = create_request  # type: ignore[method-assign]
-                tx.decide = decide_request  # type: ignore[method-assign]
+                tx.settle = decide_request  # type: ignore[method-assign]
                 yield tx
             now = clock()
             for name in seen:
@@ -164,7 +164,7 @@ class ReviewerSide:
         await asyncio.wait_for(self.request_ready.wait(), 30)
         marks = self.marks[0]
         marks["decide_called"] = clock()
-        await self.runtime.decide(self.hitl_id, Decision(DecisionKind.APPROVE, args_sha256=args_digest(arguments)))
+        await self.runtime.decide_and_resume(self.hitl_id, Decision(DecisionKind.APPROVE, args_sha256=args_digest(arguments)))
         await asyncio.wait_for(self.tool_started.wait(), 30)
         finished = await self.runtime.wait_for_run(invocation, timeout=30)
         if finished.state != "done":

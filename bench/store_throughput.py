@@ -33,6 +33,7 @@ from common import Goal, clock, new_database, report, settle
 
 from reviewer_app.domain.audit import AUDIT_HEAD_KEY, GENESIS_HASH, audit_row_hash
 from reviewer_app.domain.decisions import args_digest
+from reviewer_app.domain.records import NewRequest
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.store import Store, summarize_request
@@ -281,17 +282,19 @@ def _store_sync(store: Store, items: list[dict[str, Any]]) -> None:
     for item in items:
         with store.transaction() as tx:
             tx.create_request(
-                hitl_id=item["hitl_id"],
-                hitl_type="tool_approval",
-                session_id=item["session_id"],
-                invocation_id=item["invocation_id"],
-                data=item["data"],
-                metadata=item["metadata"],
-                tool_name=item["tool_name"],
-                tool_call_id=item["tool_call_id"],
+                NewRequest(
+                    hitl_id=item["hitl_id"],
+                    hitl_type="tool_approval",
+                    session_id=item["session_id"],
+                    invocation_id=item["invocation_id"],
+                    data=item["data"],
+                    metadata=item["metadata"],
+                    tool_name=item["tool_name"],
+                    tool_call_id=item["tool_call_id"],
+                )
             )
         with store.transaction() as tx:
-            tx.decide(item["hitl_id"], item["response"], reviewer=item["response"]["reviewer"])
+            tx.settle(item["hitl_id"], item["response"], reviewer=item["response"]["reviewer"])
 
 
 async def _raw_via_db_thread(

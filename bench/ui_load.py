@@ -146,7 +146,7 @@ def child(args: argparse.Namespace) -> None:
                     continue
                 digest = args_digest(shown_arguments(record))
                 try:
-                    await runtime.decide(summary.hitl_id, Decision(DecisionKind.APPROVE, args_sha256=digest))
+                    await runtime.decide_and_resume(summary.hitl_id, Decision(DecisionKind.APPROVE, args_sha256=digest))
                     results["decisions"] = results.get("decisions", 0) + 1
                 except Exception as exc:  # decided meanwhile: fine, count it
                     results.setdefault("decide_errors", []).append(f"{type(exc).__name__}: {exc}"[:200])

@@ -39,7 +39,7 @@ from reviewer_app.domain.hitl import (
     shown_arguments,
 )
 from reviewer_app.domain.policy import SHELL_TOOLS, rule_for
-from reviewer_app.domain.records import AuditEntry, AuditReport, RequestQuery, RequestSummary, RunRecord
+from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
@@ -220,26 +220,24 @@ class SQLHITLBackend:
         expires_at: int | None = None,
     ) -> None:
         """Create a pending request. An existing ``hitl_id`` raises :class:`HITLConflict`."""
-        external = bool((metadata or {}).get("external", False))
-        await self.write(
-            lambda tx: tx.create_request(
-                hitl_id=hitl_id,
-                hitl_type=hitl_type,
-                session_id=session_id,
-                invocation_id=invocation_id,
-                data=data,
-                metadata=metadata,
-                block_id=block_id,
-                resume_mode=resume_mode,
-                tool_state=tool_state,
-                checkpoint_id=checkpoint_id,
-                tool_name=tool_name,
-                tool_call_id=tool_call_id,
-                node_id=node_id,
-                expires_at=expires_at,
-                external=external,
-            )
+        request = NewRequest(
+            hitl_id=hitl_id,
+            hitl_type=hitl_type,
+            session_id=session_id,
+            invocation_id=invocation_id,
+            data={} if data is None else data,
+            metadata={} if metadata is None else metadata,
+            block_id=block_id,
+            resume_mode=resume_mode,
+            tool_state=tool_state,
+            checkpoint_id=checkpoint_id,
+            tool_name=tool_name,
+            tool_call_id=tool_call_id,
+            node_id=node_id,
+            expires_at=expires_at,
+            external=bool((metadata or {}).get("external", False)),
         )
+        await self.write(lambda tx: tx.create_request(request))
 
     async def get(self, hitl_id: str) -> HITLRecord | None:
         return await self.run(self.store.get_request, hitl_id)
@@ -249,7 +247,7 @@ class SQLHITLBackend:
         if not isinstance(user_response, dict):
             raise TypeError("user_response must be a dict")
         reviewer = str(user_response.get("reviewer") or self.reviewer)
-        await self.write(lambda tx: tx.decide(hitl_id, user_response, reviewer=reviewer))
+        await self.write(lambda tx: tx.settle(hitl_id, user_response, reviewer=reviewer))
 
     async def cancel(self, hitl_id: str, *, reason: str | None = None, by: str | None = None) -> None:
         """Cancel a pending request (compare-and-set).
@@ -259,7 +257,7 @@ class SQLHITLBackend:
         """
         who = by or self.reviewer
         await self.write(
-            lambda tx: tx.decide(
+            lambda tx: tx.settle(
                 hitl_id,
                 None,
                 status=HITLStatus.CANCELLED,
@@ -318,7 +316,7 @@ class SQLHITLBackend:
                 try:
                     with self.store.transaction() as tx:
                         expired.append(
-                            tx.decide(
+                            tx.settle(
                                 record["hitl_id"],
                                 response,
                                 status=HITLStatus.EXPIRED,
@@ -359,7 +357,7 @@ class SQLHITLBackend:
             if record is None or record["status"] != HITLStatus.PENDING.value:
                 raise tx.conflict_for(hitl_id, decision.kind.value)
             validate_decision(record, decision)
-            decided = tx.decide(hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message)
+            decided = tx.settle(hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message)
             if decision.kind is DecisionKind.APPROVE_FOR_SESSION and record.get("tool_name"):
                 args = shown_arguments(record)
                 shell_tools = frozenset((record.get("data") or {}).get("shell_tools") or SHELL_TOOLS)

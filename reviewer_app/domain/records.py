@@ -125,3 +125,39 @@ class RunRecord:
             "active_ms": self.active_ms,
             "pending": self.pending,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class NewRequest:
+    """A request about to be created: the one value every creator builds (the backend, the gate, the hooks)."""
+
+    hitl_id: str
+    hitl_type: str
+    session_id: str
+    invocation_id: str
+    data: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    block_id: str | None = None
+    resume_mode: str = "response"
+    tool_state: dict[str, Any] | None = None
+    checkpoint_id: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    node_id: str | None = None
+    expires_at: int | None = None
+    agent: str | None = None
+    external: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.hitl_id or not self.session_id or not self.invocation_id:
+            raise ValueError("hitl_id, session_id and invocation_id must be non-empty")
+        if self.resume_mode not in ("response", "continuation"):
+            raise ValueError(f"resume_mode must be 'response' or 'continuation', not {self.resume_mode!r}")
+        if not isinstance(self.data, dict) or not isinstance(self.metadata, dict):
+            raise TypeError("data and metadata must be JSON objects (dicts)")
+
+    @property
+    def agent_name(self) -> str | None:
+        """The agent named explicitly, else the one the metadata names."""
+        named = self.agent or self.metadata.get("agent")
+        return named if isinstance(named, str) else None

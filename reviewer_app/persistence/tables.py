@@ -165,3 +165,21 @@ class MetaRow(SQLModel, table=True):
 
 
 metadata = SQLModel.metadata
+
+
+# Core table handles: the store writes through SQLAlchemy Core (or its SQLite fast path), not the ORM.
+requests_t = HITLRequestRow.__table__  # type: ignore[attr-defined]
+
+sessions_t = SessionRow.__table__  # type: ignore[attr-defined]
+
+invocations_t = InvocationRow.__table__  # type: ignore[attr-defined]
+
+events_t = BlockEventRow.__table__  # type: ignore[attr-defined]
+
+checkpoints_t = CheckpointRow.__table__  # type: ignore[attr-defined]
+
+rules_t = SessionRuleRow.__table__  # type: ignore[attr-defined]
+
+audit_t = AuditRow.__table__  # type: ignore[attr-defined]
+
+meta_t = MetaRow.__table__  # type: ignore[attr-defined]

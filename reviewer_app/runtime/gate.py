@@ -14,6 +14,7 @@ from typing import Any
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.policy import ApprovalPolicy, SessionRule
+from reviewer_app.domain.records import NewRequest
 from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
 from reviewer_app.runtime.models import ToolCall
 from reviewer_app.runtime.tools import ToolArgumentsError, ToolRegistry
@@ -26,7 +27,7 @@ class GateResult:
     """A call as the gate left it, plus the request to create when it needs a human."""
 
     call: PendingCall
-    request: dict[str, Any] | None
+    request: NewRequest | None
 
 
 def gate_call(
@@ -80,20 +81,19 @@ def gate_call(
     pending.status = CallStatus.AWAITING_DECISION
     pending.hitl_id = hitl_id
     pending.hitl_type = hitl_type
-    request = {
-        "hitl_id": hitl_id,
-        "hitl_type": hitl_type,
-        "session_id": session_id,
-        "invocation_id": invocation_id,
-        "data": data,
-        "metadata": {"agent": agent},
-        "block_id": block_id,
-        "resume_mode": "response",
-        "tool_name": call.name,
-        "tool_call_id": call.id,
-        "expires_at": expires_at,
-        "agent": agent,
-    }
+    request = NewRequest(
+        hitl_id=hitl_id,
+        hitl_type=hitl_type,
+        session_id=session_id,
+        invocation_id=invocation_id,
+        data=data,
+        metadata={"agent": agent},
+        block_id=block_id,
+        tool_name=call.name,
+        tool_call_id=call.id,
+        expires_at=expires_at,
+        agent=agent,
+    )
     return GateResult(pending, request)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import logging
 import time
@@ -26,7 +27,7 @@ from typing import Any, Literal
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
-from reviewer_app.domain.records import RunRecord
+from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.hitl import SQLHITLBackend
@@ -59,7 +60,7 @@ class _Step:
 
     state: RunState
     events: Sequence[BlockEvent] = ()
-    requests: Sequence[dict[str, Any]] = ()
+    requests: Sequence[NewRequest] = ()
 
 
 @dataclass
@@ -306,8 +307,10 @@ class Runtime:
             raise RuntimeError("the runtime is not started (await runtime.start() first)")
 
     # -- decisions, cancel, interrupted runs ---------------------------------------------------------
-    async def decide(self, hitl_id: str, decision: Decision) -> HITLRecord:
-        """Commit a decision; the waiting run (in this or any process) resumes from the database.
+    async def decide_and_resume(self, hitl_id: str, decision: Decision) -> HITLRecord:
+        """Commit a decision (:meth:`SQLHITLBackend.decide`), then hand it to the waiting run at once.
+
+        The run (in this or any process) resumes from the database.
 
         A run this process drives resumes at once with the committed record; the decision watcher
         still wakes runs in other processes (and here, for decisions made elsewhere).
@@ -346,7 +349,7 @@ class Runtime:
                 raise ValueError(f"run {invocation_id} is already {current[0].value}")
             # Read under the write lock: no request of this run can be created before the commit.
             for pending in tx.pending_records(invocation_id=invocation_id):
-                tx.decide(
+                tx.settle(
                     pending["hitl_id"],
                     None,
                     status=HITLStatus.CANCELLED,
@@ -597,7 +600,7 @@ class Runtime:
         *,
         events: Sequence[BlockEvent] = (),
         checkpoint: bool = True,
-        requests: Sequence[dict[str, Any]] = (),
+        requests: Sequence[NewRequest] = (),
         error: str | None = None,
         plan: Callable[[StoreTx], _Step] | None = None,
     ) -> None:
@@ -633,7 +636,7 @@ class Runtime:
             tx.set_run_state(run.invocation_id, step.state, error=error, add_active_ms=add_ms, current=db_state)
             for request in step.requests:
                 # The invocation was just read above, so its session exists too: no INSERT OR IGNORE for them.
-                tx.create_request(**request, checkpoint_id=ckpt_id, ensure_parents=False)
+                tx.create_request(dataclasses.replace(request, checkpoint_id=ckpt_id), ensure_parents=False)
             all_events = [*buffered, *step.events] if buffered else step.events
             if all_events:
                 tx.append_events(all_events)
@@ -713,7 +716,7 @@ class Runtime:
         def plan(tx: StoreTx) -> _Step:
             rules = tx.session_rules(run.session_id)
             events: list[BlockEvent] = []
-            requests: list[dict[str, Any]] = []
+            requests: list[NewRequest] = []
             pending: list[PendingCall] = []
             for call in turn.tool_calls:
                 tool_block = run.tool_block(call.id)
@@ -750,14 +753,14 @@ class Runtime:
                             BlockKind.HITL,
                             BlockOp.APPLY,
                             {
-                                "hitl_id": result.request["hitl_id"],
-                                "hitl_type": result.request["hitl_type"],
+                                "hitl_id": result.request.hitl_id,
+                                "hitl_type": result.request.hitl_type,
                                 "tool_name": call.name,
                                 "call_id": call.id,
                                 "arguments": call.arguments,
                                 "question": call.arguments.get("question") if call.name == "ask_user" else None,
                                 "status": "pending",
-                                "expires_at": result.request["expires_at"],
+                                "expires_at": result.request.expires_at,
                             },
                             parent_id=tool_block,
                         )

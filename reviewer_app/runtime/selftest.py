@@ -43,7 +43,7 @@ async def self_test(timeout: float = 30.0) -> SelfTestResult:
                     await backend.feed.wait(token, 0.5)
             request = pending[0]
             digest = args_digest(shown_arguments(request))
-            await runtime.decide(request["hitl_id"], Decision(DecisionKind.APPROVE, args_sha256=digest))
+            await runtime.decide_and_resume(request["hitl_id"], Decision(DecisionKind.APPROVE, args_sha256=digest))
             record = await runtime.wait_for_run(invocation_id, timeout=max(deadline - time.monotonic(), 1.0))
             if record.state != RunState.DONE.value:
                 return SelfTestResult(False, f"self-test FAILED: run ended {record.state} ({record.error})")

@@ -966,7 +966,7 @@ class MainWindow(QMainWindow):
     async def _decide(self, hitl_id: str, decision: Decision, next_id: str | None) -> None:
         try:
             if self.runtime is not None:
-                await self.runtime.decide(hitl_id, decision)
+                await self.runtime.decide_and_resume(hitl_id, decision)
             else:
                 await self.backend.decide(hitl_id, decision)
         except HITLConflict as exc:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewer_app.domain.records import NewRequest
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import Store, StoreTx
 
@@ -26,12 +27,14 @@ def seed(store: Store, prefix: str, count: int) -> None:
 
 def seed_one(tx: StoreTx, hitl_id: str, index: int) -> None:
     tx.create_request(
-        hitl_id=hitl_id,
-        hitl_type="tool_approval",
-        session_id=f"s{index % 7}",
-        invocation_id=f"i{index % 31}",
-        data={"arguments": {"n": index}},
-        tool_name="run_shell",
+        NewRequest(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id=f"s{index % 7}",
+            invocation_id=f"i{index % 31}",
+            data={"arguments": {"n": index}},
+            tool_name="run_shell",
+        )
     )
 
 

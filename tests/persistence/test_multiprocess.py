@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
-from reviewer_app.domain.records import RequestQuery
+from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.store import Store
@@ -34,12 +34,14 @@ def _seed(store: Store, count: int) -> None:
     with store.transaction() as tx:
         for index in range(count):
             tx.create_request(
-                hitl_id=f"m{index:04d}",
-                hitl_type="tool_approval",
-                session_id=f"s{index % 7}",
-                invocation_id=f"i{index % 31}",
-                data={"arguments": {"command": f"echo {index}"}, "schema": {"type": "object"}},
-                tool_name="run_shell",
+                NewRequest(
+                    hitl_id=f"m{index:04d}",
+                    hitl_type="tool_approval",
+                    session_id=f"s{index % 7}",
+                    invocation_id=f"i{index % 31}",
+                    data={"arguments": {"command": f"echo {index}"}, "schema": {"type": "object"}},
+                    tool_name="run_shell",
+                )
             )
 
 

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
+from reviewer_app.domain.records import NewRequest
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.changes import SQLiteChangeFeed, change_feed_for
 from reviewer_app.persistence.engine import CHANGES_CHANNEL
@@ -27,7 +28,7 @@ def _libpq(url: str) -> str:
 
 def _write(store: Store, hitl_id: str) -> None:
     with store.transaction() as tx:
-        tx.create_request(hitl_id=hitl_id, hitl_type="ask_user", session_id="s", invocation_id="i")
+        tx.create_request(NewRequest(hitl_id=hitl_id, hitl_type="ask_user", session_id="s", invocation_id="i"))
 
 
 async def _until(predicate: object, timeout: float = 10.0) -> None:
@@ -94,7 +95,9 @@ def test_notify_is_sent_on_commit_only(pg_url: str) -> None:
         with psycopg.connect(_libpq(pg_url), autocommit=True) as listener:
             listener.execute(f"LISTEN {CHANGES_CHANNEL}")
             with pytest.raises(RuntimeError), store.transaction() as tx:
-                tx.create_request(hitl_id="rolled-back", hitl_type="ask_user", session_id="s", invocation_id="i")
+                tx.create_request(
+                    NewRequest(hitl_id="rolled-back", hitl_type="ask_user", session_id="s", invocation_id="i")
+                )
                 raise RuntimeError("abort the transaction")
             assert list(listener.notifies(timeout=0.3)) == []
             assert store.get_request("rolled-back") is None

@@ -20,7 +20,7 @@ from sqlalchemy import text
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, SchemaTooNew
 from reviewer_app.domain.policy import SessionRule
-from reviewer_app.domain.records import RequestQuery
+from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend, default_reviewer
@@ -35,13 +35,15 @@ BIG = 2**40  # beyond 32-bit integers: the BigInteger columns must hold it
 def _create(store: Store, hitl_id: str, *, session: str = "s1", invocation: str = "i1", **extra: Any) -> None:
     with store.transaction() as tx:
         tx.create_request(
-            hitl_id=hitl_id,
-            hitl_type=extra.pop("hitl_type", "tool_approval"),
-            session_id=session,
-            invocation_id=invocation,
-            data=extra.pop("data", {"arguments": {"command": f"echo {hitl_id}"}}),
-            tool_name=extra.pop("tool_name", "run_shell"),
-            **extra,
+            NewRequest(
+                hitl_id=hitl_id,
+                hitl_type=extra.pop("hitl_type", "tool_approval"),
+                session_id=session,
+                invocation_id=invocation,
+                data=extra.pop("data", {"arguments": {"command": f"echo {hitl_id}"}}),
+                tool_name=extra.pop("tool_name", "run_shell"),
+                **extra,
+            )
         )
 
 
@@ -135,13 +137,13 @@ def test_store_round_trip(any_db: str) -> None:
         assert store.get_request("h1") == record
         # Compare-and-set with RETURNING, then the loser learns who won.
         with store.transaction() as tx:
-            decided = tx.decide("h1", {"decision": "approve", "reviewer": "ann"}, reviewer="ann")
+            decided = tx.settle("h1", {"decision": "approve", "reviewer": "ann"}, reviewer="ann")
         assert decided["status"] == "completed" and decided["data"] == data
         with pytest.raises(HITLConflict, match="ann") as lost, store.transaction() as tx:
-            tx.decide("h1", {"decision": "reject"}, reviewer="bob")
+            tx.settle("h1", {"decision": "reject"}, reviewer="bob")
         assert lost.value.record is not None and lost.value.record["status"] == "completed"
         with pytest.raises(HITLNotFound), store.transaction() as tx:
-            tx.decide("nope", {"decision": "reject"}, reviewer="bob")
+            tx.settle("nope", {"decision": "reject"}, reviewer="bob")
         extras = store.get_request_extras("h1")
         assert extras is not None and (extras["decision"], extras["decided_by"]) == ("approve", "ann")
         [entry] = store.audit_entries()
@@ -193,11 +195,13 @@ def test_concurrent_decisions_on_one_store_keep_the_audit_chain(any_db: str) -> 
         with store.transaction() as tx:
             for n in range(60):
                 tx.create_request(
-                    hitl_id=f"r{n}",
-                    hitl_type="tool_approval",
-                    session_id="s",
-                    invocation_id="i",
-                    data={"arguments": {"n": n}},
+                    NewRequest(
+                        hitl_id=f"r{n}",
+                        hitl_type="tool_approval",
+                        session_id="s",
+                        invocation_id="i",
+                        data={"arguments": {"n": n}},
+                    )
                 )
         start = threading.Barrier(4)
 
@@ -207,7 +211,7 @@ def test_concurrent_decisions_on_one_store_keep_the_audit_chain(any_db: str) -> 
             for n in range(60):
                 try:
                     with store.transaction() as tx:
-                        tx.decide(f"r{n}", {"decision": "approve", "reviewer": name}, reviewer=name)
+                        tx.settle(f"r{n}", {"decision": "approve", "reviewer": name}, reviewer=name)
                     won.append(f"r{n}")
                 except HITLConflict:
                     lost += 1
@@ -306,14 +310,14 @@ def test_verify_audit_reads_one_snapshot_while_decisions_land(any_db: str) -> No
     try:
         with store.transaction() as tx:
             for n in range(150):
-                tx.create_request(hitl_id=f"v{n}", hitl_type="ask_user", session_id="s", invocation_id="i")
+                tx.create_request(NewRequest(hitl_id=f"v{n}", hitl_type="ask_user", session_id="s", invocation_id="i"))
         done = threading.Event()
 
         def decide_all() -> None:
             try:
                 for n in range(150):
                     with store.transaction() as tx:
-                        tx.decide(f"v{n}", {"decision": "respond", "message": "ok"}, reviewer="w")
+                        tx.settle(f"v{n}", {"decision": "respond", "message": "ok"}, reviewer="w")
             finally:
                 done.set()
 

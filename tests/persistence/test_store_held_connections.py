@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.domain.policy import SessionRule
+from reviewer_app.domain.records import NewRequest
 from reviewer_app.persistence.store import Store
 
 
 def _request(tx, hitl_id: str) -> None:
     tx.create_request(
-        hitl_id=hitl_id, hitl_type="tool_approval", session_id="s1", invocation_id="i1", data={"arguments": {}}
+        NewRequest(
+            hitl_id=hitl_id, hitl_type="tool_approval", session_id="s1", invocation_id="i1", data={"arguments": {}}
+        )
     )
 
 

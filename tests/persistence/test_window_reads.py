@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from reviewer_app.domain.hitl import HITLStatus
-from reviewer_app.domain.records import RequestQuery
+from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.persistence.store import Store, _runs_query
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -18,14 +18,16 @@ def _seed(store: Store, count: int) -> None:
     with store.transaction() as tx:
         for index in range(count):
             tx.create_request(
-                hitl_id=f"r{index:03d}",
-                hitl_type="ask_user" if index % 5 == 0 else "tool_approval",
-                session_id=f"s{index % 3}",
-                invocation_id=f"i{index % 7}",
-                data={"arguments": {"command": f"echo {index}"}},
-                metadata={"agent": "bot", "external": index % 2 == 0},
-                tool_name=None if index % 5 == 0 else "run_shell",
-                external=index % 2 == 0,
+                NewRequest(
+                    hitl_id=f"r{index:03d}",
+                    hitl_type="ask_user" if index % 5 == 0 else "tool_approval",
+                    session_id=f"s{index % 3}",
+                    invocation_id=f"i{index % 7}",
+                    data={"arguments": {"command": f"echo {index}"}},
+                    metadata={"agent": "bot", "external": index % 2 == 0},
+                    tool_name=None if index % 5 == 0 else "run_shell",
+                    external=index % 2 == 0,
+                )
             )
 
 
@@ -34,7 +36,7 @@ def test_summary_pages_follow_arrival_order_without_gaps_or_repeats(any_db: str)
     try:
         _seed(store, 50)
         with store.transaction() as tx:
-            tx.decide("r010", {"decision": "reject"}, reviewer="x")
+            tx.settle("r010", {"decision": "reject"}, reviewer="x")
         everything = store.query_summaries(RequestQuery())
         assert store.summary_page(PENDING) == everything
         pages, after = [], None
@@ -47,7 +49,7 @@ def test_summary_pages_follow_arrival_order_without_gaps_or_repeats(any_db: str)
             # A decision between two pages: the rows still to come never include it, and none is skipped.
             if len(pages) == 16:
                 with store.transaction() as tx:
-                    tx.decide("r040", {"decision": "reject"}, reviewer="x")
+                    tx.settle("r040", {"decision": "reject"}, reviewer="x")
         assert [s.hitl_id for s in pages] == [s.hitl_id for s in everything if s.hitl_id != "r040"]
         assert pages == [s for s in everything if s.hitl_id != "r040"]  # every field, external included
         assert {s.external for s in pages} == {True, False}

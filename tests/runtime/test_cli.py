@@ -14,6 +14,7 @@ import pytest
 from reviewer_app.cli import EXIT_CONFLICT, EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, main
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import RECORD_KEYS
+from reviewer_app.domain.records import NewRequest
 from reviewer_app.persistence.store import Store
 from reviewer_app.runtime.tools import builtin_tools
 
@@ -31,21 +32,25 @@ def seed(store: Store) -> None:
     schema = builtin_tools().get("write_file").parameters
     with store.transaction() as tx:
         tx.create_request(
-            hitl_id="h-write",
-            hitl_type="tool_approval",
-            session_id="s1",
-            invocation_id="i1",
-            data={"arguments": WRITE_ARGS, "schema": schema},
-            metadata={"agent": "demo"},
-            tool_name="write_file",
+            NewRequest(
+                hitl_id="h-write",
+                hitl_type="tool_approval",
+                session_id="s1",
+                invocation_id="i1",
+                data={"arguments": WRITE_ARGS, "schema": schema},
+                metadata={"agent": "demo"},
+                tool_name="write_file",
+            )
         )
         tx.create_request(
-            hitl_id="h-ask",
-            hitl_type="ask_user",
-            session_id="s1",
-            invocation_id="i1",
-            data={"question": "Proceed?"},
-            tool_name="ask_user",
+            NewRequest(
+                hitl_id="h-ask",
+                hitl_type="ask_user",
+                session_id="s1",
+                invocation_id="i1",
+                data={"question": "Proceed?"},
+                tool_name="ask_user",
+            )
         )
 
 

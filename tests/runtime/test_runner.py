@@ -51,7 +51,7 @@ async def test_approve_runs_the_tool_once_and_the_timeline_tells_the_story(
         assert request["checkpoint_id"] and request["block_id"] and request["tool_call_id"] == "call_0_0"
         assert await backend.run(backend.store.get_checkpoint, request["checkpoint_id"]) is not None
 
-        await runtime.decide(request["hitl_id"], approval(request))
+        await runtime.decide_and_resume(request["hitl_id"], approval(request))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done" and done.finished_at is not None and done.error is None
     assert (workspace_of(done) / "notes.txt").read_text() == "hello\n"
@@ -82,7 +82,7 @@ async def test_edit_runs_the_edited_arguments_and_keeps_the_original_on_record(
         inv = await runtime.start_run("tester", "x", script=[{"tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, inv)
         edited = {"path": "notes.txt", "content": "edited by reviewer\n"}
-        await runtime.decide(request["hitl_id"], approval(request, DecisionKind.EDIT, edited_args=edited))
+        await runtime.decide_and_resume(request["hitl_id"], approval(request, DecisionKind.EDIT, edited_args=edited))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert (workspace_of(done) / "notes.txt").read_text() == "edited by reviewer\n"
@@ -101,14 +101,14 @@ async def test_edit_that_breaks_the_schema_is_refused_and_the_run_keeps_waiting(
         inv = await runtime.start_run("tester", "x", script=[{"tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, inv)
         with pytest.raises(DecisionError, match="content"):
-            await runtime.decide(request["hitl_id"], approval(request, DecisionKind.EDIT, edited_args={"path": "a"}))
+            await runtime.decide_and_resume(request["hitl_id"], approval(request, DecisionKind.EDIT, edited_args={"path": "a"}))
         with pytest.raises(DecisionError, match="arguments changed"):
-            await runtime.decide(request["hitl_id"], Decision(DecisionKind.APPROVE, args_sha256=args_digest({})))
+            await runtime.decide_and_resume(request["hitl_id"], Decision(DecisionKind.APPROVE, args_sha256=args_digest({})))
         await asyncio.sleep(0.2)
         run = await backend.run(backend.store.get_run, inv)
         assert run.state == "waiting" and run.pending == 1
         assert not (workspace_of(run) / "notes.txt").exists()
-        await runtime.decide(request["hitl_id"], approval(request))
+        await runtime.decide_and_resume(request["hitl_id"], approval(request))
         assert (await runtime.wait_for_run(inv, timeout=10)).state == "done"
 
 
@@ -116,7 +116,7 @@ async def test_reject_with_reason_skips_the_tool_and_tells_the_model(backend: SQ
     async with started_runtime(backend, tmp_path) as runtime:
         inv = await runtime.start_run("tester", "x", script=[{"tool_calls": [WRITE]}, {"text": "Understood."}])
         (request,) = await pending_requests(backend, inv)
-        await runtime.decide(request["hitl_id"], Decision(DecisionKind.REJECT, message="not in this folder"))
+        await runtime.decide_and_resume(request["hitl_id"], Decision(DecisionKind.REJECT, message="not in this folder"))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert not (workspace_of(done) / "notes.txt").exists()
@@ -137,7 +137,7 @@ async def test_steer_skips_the_tool_and_sends_guidance_as_a_user_message(
     async with started_runtime(backend, tmp_path) as runtime:
         inv = await runtime.start_run("tester", "x", script=script)
         (first,) = await pending_requests(backend, inv)
-        await runtime.decide(first["hitl_id"], Decision(DecisionKind.STEER, message="use NOTES.md instead"))
+        await runtime.decide_and_resume(first["hitl_id"], Decision(DecisionKind.STEER, message="use NOTES.md instead"))
         (second,) = await pending_requests(backend, inv)
         assert second["hitl_id"] != first["hitl_id"]
         conversation = await messages(backend, inv)
@@ -146,7 +146,7 @@ async def test_steer_skips_the_tool_and_sends_guidance_as_a_user_message(
         tool_index = next(i for i, m in enumerate(conversation) if m["role"] == "tool")
         assert conversation.index(guidance) == tool_index + 1  # after the tool results, before the next turn
         assert "not run" in tool_results(conversation)["call_0_0"]
-        await runtime.decide(second["hitl_id"], approval(second))
+        await runtime.decide_and_resume(second["hitl_id"], approval(second))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert not (workspace_of(done) / "notes.txt").exists()
@@ -163,8 +163,8 @@ async def test_respond_answers_ask_user_and_the_answer_is_the_tool_result(
         assert request["hitl_type"] == "ask_user" and request["resume_mode"] == "response"
         assert request["data"]["question"] == "Which colour?" and request["data"]["options"] == ["red", "blue"]
         with pytest.raises(DecisionError):
-            await runtime.decide(request["hitl_id"], approval(request))  # a question is answered, not approved
-        await runtime.decide(request["hitl_id"], Decision(DecisionKind.RESPOND, message="blue"))
+            await runtime.decide_and_resume(request["hitl_id"], approval(request))  # a question is answered, not approved
+        await runtime.decide_and_resume(request["hitl_id"], Decision(DecisionKind.RESPOND, message="blue"))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert tool_results(await messages(backend, inv)) == {"call_0_0": "blue"}
@@ -186,7 +186,7 @@ async def test_parallel_calls_each_get_a_request_and_approved_siblings_run_when_
         assert len({r["hitl_id"] for r in requests}) == 3
         ws = workspace_of(await backend.run(backend.store.get_run, inv))
 
-        await runtime.decide(by_path["a.txt"]["hitl_id"], approval(by_path["a.txt"]))
+        await runtime.decide_and_resume(by_path["a.txt"]["hitl_id"], approval(by_path["a.txt"]))
         # The approved call runs while its siblings still wait; the run does not continue yet.
         await run_state(backend, inv, "waiting")
         for _ in range(100):
@@ -198,8 +198,8 @@ async def test_parallel_calls_each_get_a_request_and_approved_siblings_run_when_
         assert run.state == "waiting" and run.pending == 2
         assert sum(1 for m in await messages(backend, inv) if m["role"] == "assistant") == 1
 
-        await runtime.decide(by_path["b.txt"]["hitl_id"], Decision(DecisionKind.REJECT, message="no b"))
-        await runtime.decide(by_path["shell"]["hitl_id"], Decision(DecisionKind.STEER, message="skip the shell"))
+        await runtime.decide_and_resume(by_path["b.txt"]["hitl_id"], Decision(DecisionKind.REJECT, message="no b"))
+        await runtime.decide_and_resume(by_path["shell"]["hitl_id"], Decision(DecisionKind.STEER, message="skip the shell"))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert (ws / "a.txt").exists() and not (ws / "b.txt").exists() and not (ws / "c.txt").exists()
@@ -226,10 +226,10 @@ async def test_approve_for_session_waives_the_same_command_word_but_not_others(
     async with started_runtime(backend, tmp_path) as runtime:
         inv = await runtime.start_run("tester", "x", script=script)
         (first,) = await pending_requests(backend, inv)
-        await runtime.decide(first["hitl_id"], approval(first, DecisionKind.APPROVE_FOR_SESSION))
+        await runtime.decide_and_resume(first["hitl_id"], approval(first, DecisionKind.APPROVE_FOR_SESSION))
         (third,) = await pending_requests(backend, inv)
         assert third["data"]["arguments"]["command"] == "touch other.txt"  # a different word is asked again
-        await runtime.decide(third["hitl_id"], approval(third))
+        await runtime.decide_and_resume(third["hitl_id"], approval(third))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert (workspace_of(done) / "log.txt").read_text() == "one\ntwo\n"
@@ -260,7 +260,7 @@ async def test_workspace_escapes_are_refused_through_the_runner(backend: SQLHITL
         requests = await pending_requests(backend, inv, count=3)
         assert workspace_of(await backend.run(backend.store.get_run, inv)) == ws
         for request in requests:
-            await runtime.decide(request["hitl_id"], approval(request))
+            await runtime.decide_and_resume(request["hitl_id"], approval(request))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     results = tool_results(await messages(backend, inv))
@@ -359,7 +359,7 @@ async def test_follow_up_continues_the_conversation_in_the_same_session(
     async with started_runtime(backend, tmp_path) as runtime:
         first = await runtime.start_run("tester", "part one", script=script)
         (request,) = await pending_requests(backend, first)
-        await runtime.decide(request["hitl_id"], approval(request))
+        await runtime.decide_and_resume(request["hitl_id"], approval(request))
         assert (await runtime.wait_for_run(first, timeout=10)).state == "done"
         with pytest.raises(ValueError, match="only a failed run"):
             await runtime.retry_run(first)
@@ -396,7 +396,7 @@ async def test_wall_time_budget_excludes_waiting_for_a_reviewer(backend: SQLHITL
         inv = await runtime.start_run("budgeted", "x", script=[{"tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, inv)
         await asyncio.sleep(1.5)  # longer than the budget, but spent waiting for a human
-        await runtime.decide(request["hitl_id"], approval(request))
+        await runtime.decide_and_resume(request["hitl_id"], approval(request))
         done = await runtime.wait_for_run(inv, timeout=10)
         assert done.state == "done"
         assert done.active_ms < 1000

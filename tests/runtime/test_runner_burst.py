@@ -44,7 +44,7 @@ async def test_hundred_waiting_runs_decided_in_one_burst(backend: SQLHITLBackend
 
         queries_before = runtime._watcher.queries if runtime._watcher else 0
         burst = time.perf_counter()
-        await asyncio.gather(*(runtime.decide(r["hitl_id"], approval(r)) for r in records))
+        await asyncio.gather(*(runtime.decide_and_resume(r["hitl_id"], approval(r)) for r in records))
         decided = time.perf_counter() - burst
         finished = await asyncio.gather(*(runtime.wait_for_run(inv, timeout=120) for inv in invs))
         total = time.perf_counter() - burst

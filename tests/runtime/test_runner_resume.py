@@ -37,7 +37,7 @@ async def test_a_decision_made_here_resumes_the_run_without_a_watcher_lookup(
 
         await eventually(looked_once, backend)
         before = watcher.queries
-        await runtime.decide(request["hitl_id"], approval(request))
+        await runtime.decide_and_resume(request["hitl_id"], approval(request))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert watcher.queries == before  # resumed by the committed record itself, not by a look-up
@@ -57,7 +57,7 @@ async def test_an_approved_run_waits_for_a_free_slot_before_it_runs(backend: SQL
         busy = await runtime.start_run("tester", "think", script=[{"text": "working", "delay_ms": 1500}])
         await run_state(backend, busy, "running")
 
-        await runtime.decide(request["hitl_id"], approval(request))
+        await runtime.decide_and_resume(request["hitl_id"], approval(request))
         await run_state(backend, gated, "queued")  # approved, but the only slot is taken
         assert not list((tmp_path / "workspaces").glob("*/notes.txt"))  # nothing ran yet
         hitl = next(b for b in await timeline(backend, gated) if b.kind is BlockKind.HITL)

@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from reviewer_app.domain.records import RequestQuery
+from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import Store
 from reviewer_app.ui import live
@@ -22,12 +22,14 @@ def _create(store: Store, *ids: str) -> None:
     with store.transaction() as tx:
         for hitl_id in ids:
             tx.create_request(
-                hitl_id=hitl_id,
-                hitl_type="tool_approval",
-                session_id=f"s-{hitl_id[-1]}",
-                invocation_id=f"i-{hitl_id[-2:]}",
-                data={"arguments": {"command": f"echo {hitl_id}"}},
-                tool_name="run_shell",
+                NewRequest(
+                    hitl_id=hitl_id,
+                    hitl_type="tool_approval",
+                    session_id=f"s-{hitl_id[-1]}",
+                    invocation_id=f"i-{hitl_id[-2:]}",
+                    data={"arguments": {"command": f"echo {hitl_id}"}},
+                    tool_name="run_shell",
+                )
             )
 
 
@@ -64,8 +66,8 @@ def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_req
             seen["loaded"] = win.inbox_model.source_count
             # Meanwhile elsewhere: one request not loaded yet and one loaded are decided, one is new.
             with other.transaction() as tx:
-                tx.decide("p-039", {"decision": "reject"}, reviewer="elsewhere")
-                tx.decide("p-000", {"decision": "reject"}, reviewer="elsewhere")
+                tx.settle("p-039", {"decision": "reject"}, reviewer="elsewhere")
+                tx.settle("p-000", {"decision": "reject"}, reviewer="elsewhere")
             _create(other, "p-new")
 
         win.live.requestsAppended.connect(first_page_arrived)

@@ -1,0 +1,97 @@
+"""What every aggregate module builds on: running statements inside a transaction, and reading."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
+
+from sqlalchemy import Connection
+
+from reviewer_app.persistence.engine import Engines
+from reviewer_app.persistence.store.fastpath import _HeldConnection, _insert_ignore_statement, _Prepared
+
+
+class TxBase:
+    """Statement plumbing shared by every aggregate's writes (and by reads on one connection)."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        dialect: str,
+        prepared: dict[Any, _Prepared] | None = None,
+        driver: sqlite3.Connection | None = None,
+    ) -> None:
+        self.connection = connection
+        self.dialect = dialect
+        # SQLite only: statements compiled once per Store (see _Prepared); None means plain SQLAlchemy.
+        self._prepared = prepared if dialect == "sqlite" else None
+        self._driver_connection = driver
+
+    def _prepared_for(self, stmt: Any, values: Mapping[str, Any]) -> _Prepared:
+        assert self._prepared is not None
+        key = (stmt, tuple(values))
+        prepared = self._prepared.get(key)
+        if prepared is None:
+            prepared = self._prepared[key] = _Prepared.build(stmt, key[1], self.connection.dialect)
+        return prepared
+
+    def _rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """Rows of a SELECT or of a statement with RETURNING, as mappings."""
+        if self._prepared is None:
+            return [cast(Mapping[str, Any], row._mapping) for row in self.connection.execute(stmt, values)]
+        prepared = self._prepared_for(stmt, values)
+        return list(prepared.rows(prepared.execute(self._driver(), values)))
+
+    def _write(self, stmt: Any, values: Mapping[str, Any]) -> int:
+        """Run a write; returns the rows it changed."""
+        if self._prepared is None:
+            # preserve_rowcount: SQLAlchemy keeps an INSERT's rowcount only when asked (psycopg reports -1 otherwise).
+            result = self.connection.execute(stmt, values, execution_options={"preserve_rowcount": True})
+            return int(result.rowcount or 0)
+        prepared = self._prepared_for(stmt, values)
+        return int(prepared.execute(self._driver(), values).rowcount or 0)
+
+    def _driver(self) -> sqlite3.Connection:
+        """The pysqlite connection under this transaction (already begun)."""
+        driver = self._driver_connection
+        if driver is None:
+            driver = self._driver_connection = cast(sqlite3.Connection, self.connection.connection.driver_connection)
+        return driver
+
+    def _insert_ignore(self, table: Any, values: dict[str, Any], index: Sequence[str]) -> int:
+        """INSERT that does nothing when the key exists; returns rows inserted."""
+        return self._write(_insert_ignore_statement(table, tuple(index), self.dialect), values)
+
+
+class ReadsBase:
+    """Connection plumbing shared by every aggregate's reads (see :class:`Store`)."""
+
+    engines: Engines
+    _prepared: dict[Any, _Prepared]
+    _held_reader: _HeldConnection | None
+
+    @contextmanager
+    def _reading(self) -> Iterator[Connection]:
+        held = self._held_reader
+        connection = held.acquire() if held is not None else None
+        if held is None or connection is None:
+            with self.engines.read() as pooled:
+                yield pooled
+            return
+        try:
+            yield connection
+        finally:
+            try:
+                if connection.in_transaction():  # what the pool's reset-on-return did: end the read
+                    connection.rollback()
+            except Exception:
+                connection.invalidate()
+            finally:
+                held.release()
+
+    def _read(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """One prebuilt read (on SQLite a single autocommit SELECT on the DB-API connection, see _Prepared)."""
+        with self._reading() as connection:
+            return TxBase(connection, self.engines.dialect, self._prepared)._rows(stmt, values)

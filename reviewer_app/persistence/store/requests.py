@@ -1,0 +1,389 @@
+"""Requests: creating them, compare-and-set settling (with the audit row), and the inbox's listings."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, cast
+
+from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy.exc import DBAPIError
+
+from reviewer_app.domain.decisions import DecisionKind
+from reviewer_app.domain.hitl import (
+    HITLConflict,
+    HITLError,
+    HITLNotFound,
+    HITLRecord,
+    HITLStatus,
+    HITLType,
+)
+from reviewer_app.domain.records import NewRequest, RequestQuery, RequestSummary
+from reviewer_app.persistence.store.audit import AuditWrites
+from reviewer_app.persistence.store.base import ReadsBase, TxBase
+from reviewer_app.persistence.store.records import now_ms, row_to_record, summarize_request
+from reviewer_app.persistence.store.runs import RunWrites
+from reviewer_app.persistence.tables import (
+    requests_t,
+)
+
+_SELECT_REQUEST = select(requests_t).where(requests_t.c.hitl_id == bindparam("match_hitl_id"))
+
+_DECIDE_REQUEST = (
+    update(requests_t)
+    .where(requests_t.c.hitl_id == bindparam("match_hitl_id"), requests_t.c.status == bindparam("match_status"))
+    .returning(*requests_t.c)
+)
+
+SUMMARY_COLUMNS = (
+    requests_t.c.hitl_id,
+    requests_t.c.hitl_type,
+    requests_t.c.session_id,
+    requests_t.c.invocation_id,
+    requests_t.c.tool_name,
+    requests_t.c.summary,
+    requests_t.c.agent,
+    requests_t.c.status,
+    requests_t.c.created_at,
+    requests_t.c.expires_at,
+    requests_t.c.updated_at_ms,
+    requests_t.c.decision,
+    requests_t.c.decided_by,
+    requests_t.c.external,
+)
+
+
+@cache
+def _decided_among_statement(count: int) -> Any:
+    """Decided requests among ``count`` ids, one bind parameter each (the waiting runs' watcher asks this)."""
+    return select(requests_t).where(
+        requests_t.c.hitl_id.in_([bindparam(f"id_{i}") for i in range(count)]),
+        requests_t.c.status != HITLStatus.PENDING.value,
+    )
+
+
+@cache
+def _summary_page_sql(statuses: int, after: bool, limit: bool) -> str:
+    """SQLite text of :meth:`Store.summary_page` (row values need SQLite >= 3.15)."""
+    columns = ", ".join(column.name for column in SUMMARY_COLUMNS)
+    sql = f"SELECT {columns} FROM {requests_t.name} WHERE status IN ({', '.join('?' * statuses)})"
+    if after:  # the created_at bound lets SQLite seek in ix_hitl_status_created
+        sql += " AND created_at >= ? AND (created_at, updated_at_ms, hitl_id) > (?, ?, ?)"
+    sql += " ORDER BY created_at, updated_at_ms, hitl_id"
+    return sql + (" LIMIT ?" if limit else "")
+
+
+def _default_decision(status: HITLStatus) -> str:
+    return {
+        HITLStatus.CANCELLED: DecisionKind.CANCEL.value,
+        HITLStatus.EXPIRED: DecisionKind.EXPIRE.value,
+    }.get(status, DecisionKind.RESPOND.value)
+
+
+class RequestWrites(RunWrites, AuditWrites):
+    """Request writes inside one transaction."""
+
+    def create_request(self, request: NewRequest, *, ensure_parents: bool = True) -> None:
+        """Insert a pending request, creating its session and invocation on first use.
+
+        ``ensure_parents=False``: the caller has checked in this transaction that the invocation exists.
+        """
+        agent = request.agent_name
+        if ensure_parents:
+            self.ensure_session(request.session_id, agent=agent, external=request.external)
+            self.ensure_invocation(request.invocation_id, request.session_id, agent=agent, external=request.external)
+        ms = now_ms()
+        inserted = self._insert_ignore(
+            requests_t,
+            {
+                "hitl_id": request.hitl_id,
+                "hitl_type": request.hitl_type,
+                "session_id": request.session_id,
+                "invocation_id": request.invocation_id,
+                "data": request.data,
+                "metadata": request.metadata,
+                "block_id": request.block_id,
+                "status": HITLStatus.PENDING.value,
+                "resume_mode": request.resume_mode,
+                "tool_state": request.tool_state,
+                "checkpoint_id": request.checkpoint_id,
+                "tool_name": request.tool_name,
+                "tool_call_id": request.tool_call_id,
+                "node_id": request.node_id,
+                "expires_at": request.expires_at,
+                "user_response": None,
+                "responded_at": None,
+                "created_at": ms // 1000,
+                "updated_at": ms // 1000,
+                "updated_at_ms": ms,
+                "summary": summarize_request(request.hitl_type, request.data, request.tool_name),
+                "agent": agent,
+                "external": request.external,
+            },
+            ["hitl_id"],
+        )
+        if not inserted:
+            existing = self.get_request(request.hitl_id)
+            status = existing["status"] if existing else "unknown"
+            raise HITLConflict(
+                f"a request with id {request.hitl_id!r} already exists ({status}); request ids are never reused",
+                existing,
+            )
+
+    def get_request(self, hitl_id: str) -> HITLRecord | None:
+        rows = self._rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
+        return row_to_record(rows[0]) if rows else None
+
+    def pending_records(self, *, invocation_id: str) -> list[HITLRecord]:
+        """The run's pending requests, read under this transaction's write lock."""
+        query = (
+            select(requests_t)
+            .where(requests_t.c.status == HITLStatus.PENDING.value, requests_t.c.invocation_id == invocation_id)
+            .order_by(requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+        )
+        return [row_to_record(row) for row in self.connection.execute(query)]
+
+    def conflict_for(self, hitl_id: str, attempted: str) -> HITLError:
+        """The error for acting on a request that is not pending: not found, or who decided it."""
+        rows = self._rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
+        if not rows:
+            return HITLNotFound(hitl_id)
+        return HITLConflict.already_decided(
+            row_to_record(rows[0]),
+            attempted,
+            decided_by=rows[0]["decided_by"],
+            decision=rows[0]["decision"],
+        )
+
+    def settle(
+        self,
+        hitl_id: str,
+        user_response: dict[str, Any] | None,
+        *,
+        status: HITLStatus = HITLStatus.COMPLETED,
+        reviewer: str,
+        decision: str | None = None,
+        message: str | None = None,
+        edited_args: Any = None,
+    ) -> HITLRecord:
+        """Compare-and-set a pending request to ``status`` and append its audit row.
+
+        Raises :class:`HITLNotFound` for an unknown id and :class:`HITLConflict`
+        when the request is no longer pending.
+        """
+        ms = now_ms()
+        response = dict(user_response) if user_response is not None else None
+        decision = decision or (response or {}).get("decision") or _default_decision(status)
+        rows = self._rows(
+            _DECIDE_REQUEST,
+            {
+                "match_hitl_id": hitl_id,
+                "match_status": HITLStatus.PENDING.value,
+                "status": status.value,
+                "user_response": response,
+                "responded_at": ms // 1000,
+                "updated_at": ms // 1000,
+                "updated_at_ms": ms,
+                "decision": decision,
+                "decided_by": reviewer,
+            },
+        )
+        if not rows:
+            verb = {HITLStatus.CANCELLED: "cancel", HITLStatus.EXPIRED: "expire"}.get(status, "respond to")
+            raise self.conflict_for(hitl_id, verb)
+        record = row_to_record(rows[0])
+        shown = record["data"].get("arguments") if record["hitl_type"] != HITLType.ASK_USER.value else record["data"]
+        if message is None and response is not None:
+            raw = response.get("message")
+            message = raw if isinstance(raw, str) else None
+        if edited_args is None and response is not None:
+            edited_args = response.get("args")
+        self.append_audit(
+            hitl_id=hitl_id,
+            decision=decision,
+            reviewer=reviewer,
+            at_ms=ms,
+            shown_args=shown,
+            edited_args=edited_args,
+            message=message,
+        )
+        return record
+
+
+class RequestReads(ReadsBase):
+    """Request reads: records, inbox summaries, keyset pages, expiry candidates."""
+
+    def get_request(self, hitl_id: str) -> HITLRecord | None:
+        with self._reading():
+            rows = self._read(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
+            return row_to_record(rows[0]) if rows else None
+
+    def get_request_extras(self, hitl_id: str) -> dict[str, Any] | None:
+        """The app's own columns of a request (agent, summary, who decided and how)."""
+        with self._reading() as connection:
+            row = connection.execute(
+                select(
+                    requests_t.c.agent,
+                    requests_t.c.summary,
+                    requests_t.c.decision,
+                    requests_t.c.decided_by,
+                    requests_t.c.updated_at_ms,
+                ).where(requests_t.c.hitl_id == hitl_id)
+            ).first()
+            return dict(row._mapping) if row is not None else None
+
+    def pending_records(self, *, session_id: str | None = None, invocation_id: str | None = None) -> list[HITLRecord]:
+        query = select(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
+        if session_id is not None:
+            query = query.where(requests_t.c.session_id == session_id)
+        if invocation_id is not None:
+            query = query.where(requests_t.c.invocation_id == invocation_id)
+        query = query.order_by(requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+        with self._reading() as connection:
+            return [row_to_record(row) for row in connection.execute(query)]
+
+    def _filtered(self, query: Any, q: RequestQuery) -> Any:
+        if q.statuses:
+            query = query.where(requests_t.c.status.in_(q.statuses))
+        for column, value in (
+            (requests_t.c.session_id, q.session_id),
+            (requests_t.c.invocation_id, q.invocation_id),
+            (requests_t.c.hitl_type, q.hitl_type),
+            (requests_t.c.tool_name, q.tool_name),
+            (requests_t.c.agent, q.agent),
+        ):
+            if value is not None:
+                query = query.where(column == value)
+        if q.updated_since_ms is not None:
+            query = query.where(requests_t.c.updated_at_ms >= q.updated_since_ms)
+        if q.text:
+            pattern = f"%{q.text.lower()}%"
+            query = query.where(
+                or_(
+                    func.lower(requests_t.c.summary).like(pattern),
+                    func.lower(func.coalesce(requests_t.c.tool_name, "")).like(pattern),
+                    func.lower(requests_t.c.session_id).like(pattern),
+                    func.lower(func.coalesce(requests_t.c.agent, "")).like(pattern),
+                )
+            )
+        order = (requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+        query = query.order_by(*(c.desc() for c in order)) if q.newest_first else query.order_by(*order)
+        if q.limit is not None:
+            query = query.limit(q.limit)
+        if q.offset:
+            query = query.offset(q.offset)
+        return query
+
+    def query_records(self, q: RequestQuery) -> list[HITLRecord]:
+        with self._reading() as connection:
+            return [row_to_record(row) for row in connection.execute(self._filtered(select(requests_t), q))]
+
+    def query_summaries(self, q: RequestQuery) -> list[RequestSummary]:
+        """Inbox rows without the data blobs: cheap enough for 100,000 requests."""
+        with self._reading() as connection:
+            result = connection.execute(self._filtered(select(*SUMMARY_COLUMNS), q))
+            return [RequestSummary(*row) for row in result]
+
+    def summary_page(
+        self, statuses: Sequence[str], *, after: tuple[int, int, str] | None = None, limit: int | None = None
+    ) -> list[RequestSummary]:
+        """Summaries in arrival order (created_at, updated_at_ms, hitl_id) strictly after the key ``after``.
+
+        The inbox loads a huge queue page by page with it: keyset paging never skips or repeats a
+        row when others are decided meanwhile, as OFFSET would. On SQLite the rows come from the
+        DB-API cursor directly, and the values many rows repeat (type, session, run, tool, agent,
+        status, decision, reviewer) are shared strings rather than one copy per row: at 100,000
+        rows about twice as fast as :meth:`query_summaries` and ~35 MB smaller.
+        """
+        from sys import intern
+
+        statuses = tuple(statuses)
+        if not statuses:
+            raise ValueError("summary_page needs at least one status")
+        with self._reading() as connection:
+            if self.engines.is_sqlite:
+                driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+                sql = _summary_page_sql(len(statuses), after is not None, limit is not None)
+                params: list[Any] = list(statuses)
+                if after is not None:
+                    params += [after[0], *after]
+                if limit is not None:
+                    params.append(limit)
+                try:
+                    raw = driver.execute(sql, params).fetchall()
+                except sqlite3.Error as exc:
+                    raise DBAPIError.instance(sql, params, exc, sqlite3.Error) from exc
+            else:
+                from sqlalchemy import tuple_
+
+                order = (requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+                query = select(*SUMMARY_COLUMNS).where(requests_t.c.status.in_(statuses)).order_by(*order)
+                if after is not None:
+                    query = query.where(requests_t.c.created_at >= after[0], tuple_(*order) > tuple_(*after))
+                if limit is not None:
+                    query = query.limit(limit)
+                raw = list(connection.execute(query))
+        return [
+            RequestSummary(
+                hitl_id,
+                intern(hitl_type),
+                intern(session_id),
+                intern(invocation_id),
+                None if tool_name is None else intern(tool_name),
+                summary,
+                None if agent is None else intern(agent),
+                intern(status),
+                created_at,
+                expires_at,
+                updated_at_ms,
+                None if decision is None else intern(decision),
+                None if decided_by is None else intern(decided_by),
+                bool(external),
+            )
+            for (
+                hitl_id,
+                hitl_type,
+                session_id,
+                invocation_id,
+                tool_name,
+                summary,
+                agent,
+                status,
+                created_at,
+                expires_at,
+                updated_at_ms,
+                decision,
+                decided_by,
+                external,
+            ) in raw
+        ]
+
+    def count_pending(self) -> int:
+        with self._reading() as connection:
+            return int(
+                connection.execute(
+                    select(func.count()).select_from(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
+                ).scalar_one()
+            )
+
+    def decided_among(self, hitl_ids: Sequence[str]) -> list[HITLRecord]:
+        """The requests among ``hitl_ids`` that are no longer pending: one query for every waiting run."""
+        ids = list(dict.fromkeys(hitl_ids))
+        found: list[HITLRecord] = []
+        with self._reading() as connection:
+            tx = TxBase(connection, self.engines.dialect, self._prepared)
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                rows = tx._rows(_decided_among_statement(len(chunk)), {f"id_{i}": v for i, v in enumerate(chunk)})
+                found.extend(row_to_record(row) for row in rows)
+        return found
+
+    def due_for_expiry(self, now: int) -> list[HITLRecord]:
+        query = select(requests_t).where(
+            requests_t.c.status == HITLStatus.PENDING.value,
+            requests_t.c.expires_at.is_not(None),
+            requests_t.c.expires_at <= now,
+        )
+        with self._reading() as connection:
+            return [row_to_record(row) for row in connection.execute(query)]

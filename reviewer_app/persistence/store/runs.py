@@ -1,0 +1,236 @@
+"""Runs: sessions, invocations (state, owner), checkpoints, and the runs board's listing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from types import EllipsisType
+from typing import Any
+
+from sqlalchemy import and_, bindparam, func, insert, select, update
+
+from reviewer_app.domain.hitl import (
+    HITLStatus,
+)
+from reviewer_app.domain.records import RunRecord
+from reviewer_app.domain.runs import RunState, check_transition
+from reviewer_app.persistence.store.base import ReadsBase, TxBase
+from reviewer_app.persistence.store.records import now_ms
+from reviewer_app.persistence.tables import (
+    checkpoints_t,
+    invocations_t,
+    requests_t,
+    sessions_t,
+)
+
+_INSERT_CHECKPOINT = insert(checkpoints_t)
+
+_SELECT_RUN_STATE = select(invocations_t.c.state).where(invocations_t.c.id == bindparam("match_id"))
+
+_SELECT_RUN_STATE_OWNER = select(invocations_t.c.state, invocations_t.c.owner).where(
+    invocations_t.c.id == bindparam("match_id")
+)
+
+_SELECT_SESSION = select(sessions_t).where(sessions_t.c.id == bindparam("match_id"))
+
+_UPDATE_RUN = (
+    update(invocations_t)
+    .where(invocations_t.c.id == bindparam("match_id"))
+    .values(active_ms=invocations_t.c.active_ms + bindparam("add_active_ms"))
+)
+
+
+def _runs_query(where: Any, limit: int | None) -> Any:
+    """Runs with their workspace and pending-request count, newest first."""
+    # Answered from ix_hitl_invocation_status (migration 0004), never by walking every pending row.
+    pending = (
+        select(func.count())
+        .where(
+            requests_t.c.invocation_id == invocations_t.c.id,
+            requests_t.c.status == HITLStatus.PENDING.value,
+        )
+        .scalar_subquery()
+    )
+    query = select(invocations_t, sessions_t.c.workspace, pending.label("pending")).join(
+        sessions_t, sessions_t.c.id == invocations_t.c.session_id
+    )
+    if where is not None:
+        query = query.where(where)
+    query = query.order_by(invocations_t.c.created_at.desc(), invocations_t.c.updated_at_ms.desc())
+    return query.limit(limit) if limit is not None else query
+
+
+_SELECT_RUN = _runs_query(invocations_t.c.id == bindparam("match_id"), 1)
+
+
+class RunWrites(TxBase):
+    """Session, run and checkpoint writes inside one transaction."""
+
+    def ensure_session(
+        self, session_id: str, *, agent: str | None = None, workspace: str | None = None, external: bool = False
+    ) -> None:
+        now = int(time.time())
+        self._insert_ignore(
+            sessions_t,
+            {
+                "id": session_id,
+                "agent": agent,
+                "workspace": workspace,
+                "external": external,
+                "created_at": now,
+                "updated_at": now,
+            },
+            ["id"],
+        )
+
+    def ensure_invocation(
+        self,
+        invocation_id: str,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        prompt: str | None = None,
+        state: RunState = RunState.RUNNING,
+        parent_id: str | None = None,
+        external: bool = False,
+        owner: str | None = None,
+    ) -> bool:
+        """Create the invocation unless it exists; True if it was created."""
+        ms = now_ms()
+        return (
+            self._insert_ignore(
+                invocations_t,
+                {
+                    "id": invocation_id,
+                    "session_id": session_id,
+                    "agent": agent,
+                    "prompt": prompt,
+                    "state": state.value,
+                    "parent_id": parent_id,
+                    "external": external,
+                    "owner": owner,
+                    "created_at": ms // 1000,
+                    "started_at": ms // 1000 if state is RunState.RUNNING else None,
+                    "updated_at_ms": ms,
+                    "active_ms": 0,
+                },
+                ["id"],
+            )
+            > 0
+        )
+
+    def set_run_state(
+        self,
+        invocation_id: str,
+        state: RunState,
+        *,
+        error: str | None = None,
+        owner: str | EllipsisType | None = ...,
+        add_active_ms: int = 0,
+        current: RunState | None = None,
+    ) -> RunState:
+        """Move a run to ``state`` (checked against the allowed transitions); returns the old state.
+
+        ``current``: the state the caller has just read in this transaction (saves reading it again).
+        """
+        if current is None:
+            rows = self._rows(_SELECT_RUN_STATE, {"match_id": invocation_id})
+            current_raw = rows[0]["state"] if rows else None
+            if current_raw is None:
+                raise KeyError(f"no run with id {invocation_id!r}")
+            current = RunState(current_raw)
+        check_transition(current, state)
+        ms = now_ms()
+        values: dict[str, Any] = {
+            "match_id": invocation_id,
+            "add_active_ms": add_active_ms,
+            "state": state.value,
+            "updated_at_ms": ms,
+        }
+        if state is RunState.RUNNING and current is RunState.QUEUED:
+            values["started_at"] = ms // 1000
+        if state.finished:
+            values["finished_at"] = ms // 1000
+        elif current.finished or state is RunState.QUEUED:
+            values["finished_at"] = None
+        if error is not None or state in (RunState.RUNNING, RunState.QUEUED):
+            values["error"] = error
+        if owner is not ...:
+            values["owner"] = owner
+        self._write(_UPDATE_RUN, values)
+        return current
+
+    def save_checkpoint(self, checkpoint_id: str, invocation_id: str, session_id: str, state: dict[str, Any]) -> None:
+        self._write(
+            _INSERT_CHECKPOINT,
+            {
+                "checkpoint_id": checkpoint_id,
+                "invocation_id": invocation_id,
+                "session_id": session_id,
+                "state": state,
+                "created_ms": now_ms(),
+            },
+        )
+
+    def run_state_and_owner(self, invocation_id: str) -> tuple[RunState, str | None] | None:
+        """A run's state and driving process, read inside the transaction that is about to change it."""
+        rows = self._rows(_SELECT_RUN_STATE_OWNER, {"match_id": invocation_id})
+        return (RunState(rows[0]["state"]), rows[0]["owner"]) if rows else None
+
+    def claim_run(self, invocation_id: str, owner: str | None, *, expected_owner: str | None) -> bool:
+        """Compare-and-set the process that drives a run (None releases it); False if someone changed it first."""
+        condition = (
+            invocations_t.c.owner.is_(None) if expected_owner is None else invocations_t.c.owner == expected_owner
+        )
+        result = self.connection.execute(
+            update(invocations_t)
+            .where(invocations_t.c.id == invocation_id, condition)
+            .values(owner=owner, updated_at_ms=now_ms())
+        )
+        return bool(result.rowcount)
+
+
+class RunReads(ReadsBase):
+    """Run, session and checkpoint reads."""
+
+    def latest_checkpoint(self, invocation_id: str) -> tuple[str, dict[str, Any]] | None:
+        query = (
+            select(checkpoints_t.c.checkpoint_id, checkpoints_t.c.state)
+            .where(checkpoints_t.c.invocation_id == invocation_id)
+            .order_by(checkpoints_t.c.created_ms.desc(), checkpoints_t.c.checkpoint_id.desc())
+            .limit(1)
+        )
+        with self._reading() as connection:
+            row = connection.execute(query).first()
+            return (row[0], row[1]) if row is not None else None
+
+    def get_checkpoint(self, checkpoint_id: str) -> dict[str, Any] | None:
+        with self._reading() as connection:
+            value = connection.execute(
+                select(checkpoints_t.c.state).where(checkpoints_t.c.checkpoint_id == checkpoint_id)
+            ).scalar()
+            return value if isinstance(value, dict) else None
+
+    def get_run(self, invocation_id: str) -> RunRecord | None:
+        rows = self._read(_SELECT_RUN, {"match_id": invocation_id})
+        return RunRecord(**rows[0]) if rows else None
+
+    def list_runs(
+        self, *, states: Sequence[str] | None = None, limit: int | None = 500, updated_since_ms: int | None = None
+    ) -> list[RunRecord]:
+        """Runs, newest first."""
+        conditions = []
+        if states:
+            conditions.append(invocations_t.c.state.in_(list(states)))
+        if updated_since_ms is not None:
+            conditions.append(invocations_t.c.updated_at_ms >= updated_since_ms)
+        return self._runs(select_where=and_(*conditions) if conditions else None, limit=limit)
+
+    def _runs(self, *, select_where: Any, limit: int | None) -> list[RunRecord]:
+        query = _runs_query(select_where, limit)
+        with self._reading() as connection:
+            return [RunRecord(**dict(row._mapping)) for row in connection.execute(query)]
+
+    def session_info(self, session_id: str) -> dict[str, Any] | None:
+        rows = self._read(_SELECT_SESSION, {"match_id": session_id})
+        return dict(rows[0]) if rows else None
