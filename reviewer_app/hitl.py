@@ -18,6 +18,7 @@ pending, and they are committed before anything acts on them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import getpass
 import os
 import queue
@@ -38,7 +39,7 @@ from reviewer_app.domain.hitl import (
     SchemaTooNew,
     shown_arguments,
 )
-from reviewer_app.domain.policy import SHELL_TOOLS, rule_for
+from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
@@ -243,11 +244,33 @@ class SQLHITLBackend:
         return await self.run(self.store.get_request, hitl_id)
 
     async def respond(self, hitl_id: str, user_response: dict[str, Any]) -> None:
-        """Complete a pending request with ``user_response`` (compare-and-set)."""
+        """Complete a pending request with ``user_response`` (compare-and-set).
+
+        A response that names a decision goes through the same gate as :meth:`decide`: one that would run
+        a tool must name the SHA-256 of the arguments shown, and edits must pass the tool's schema. A bare
+        protocol answer (no ``decision`` key) is stored as given. Either way the recorded reviewer is this
+        backend's identity, never a name the response asserts.
+        """
         if not isinstance(user_response, dict):
             raise TypeError("user_response must be a dict")
-        reviewer = str(user_response.get("reviewer") or self.reviewer)
-        await self.write(lambda tx: tx.settle(hitl_id, user_response, reviewer=reviewer))
+        response = dict(user_response)
+        decision = None
+        if "decision" in response:
+            response["reviewer"] = self.reviewer
+            decision = Decision.from_user_response(response)
+        elif "reviewer" in response:
+            response["reviewer"] = self.reviewer
+
+        def work(tx: StoreTx) -> HITLRecord:
+            if decision is not None:
+                record = tx.get_request(hitl_id)
+                if record is None or record["status"] != HITLStatus.PENDING.value:
+                    raise tx.conflict_for(hitl_id, decision.kind.value)
+                validate_decision(record, decision)
+                self._grant_session_rule(tx, record, decision)
+            return tx.settle(hitl_id, response, reviewer=self.reviewer)
+
+        await self.write(work)
 
     async def cancel(self, hitl_id: str, *, reason: str | None = None, by: str | None = None) -> None:
         """Cancel a pending request (compare-and-set).
@@ -341,16 +364,9 @@ class SQLHITLBackend:
         one (``data["schema"]``); approve-for-session adds its session rule in
         the same transaction.
         """
-        reviewer = decision.reviewer or self.reviewer
-        if decision.reviewer is None:
-            decision = Decision(
-                kind=decision.kind,
-                message=decision.message,
-                edited_args=decision.edited_args,
-                args_sha256=decision.args_sha256,
-                reviewer=reviewer,
-                extra=decision.extra,
-            )
+        reviewer = self.reviewer  # who decides is this backend's identity, not a name the caller asserts
+        if decision.reviewer != reviewer:
+            decision = dataclasses.replace(decision, reviewer=reviewer)
 
         def work(tx: StoreTx) -> HITLRecord:
             record = tx.get_request(hitl_id)
@@ -358,14 +374,23 @@ class SQLHITLBackend:
                 raise tx.conflict_for(hitl_id, decision.kind.value)
             validate_decision(record, decision)
             decided = tx.settle(hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message)
-            if decision.kind is DecisionKind.APPROVE_FOR_SESSION and record.get("tool_name"):
-                args = shown_arguments(record)
-                shell_tools = frozenset((record.get("data") or {}).get("shell_tools") or SHELL_TOOLS)
-                rule = rule_for(record["tool_name"], args if isinstance(args, dict) else {}, shell_tools)
-                tx.add_session_rule(record["session_id"], rule, created_by=reviewer, hitl_id=hitl_id)
+            self._grant_session_rule(tx, record, decision)
             return decided
 
         return await self.write(work)
+
+    def _grant_session_rule(self, tx: StoreTx, record: HITLRecord, decision: Decision) -> None:
+        """Approve-for-session adds its waiver in the decision's transaction; its scope comes from the call
+        itself and the operator's fixed list of shell tools, never from anything in the request's data."""
+        if decision.kind is not DecisionKind.APPROVE_FOR_SESSION or not record.get("tool_name"):
+            return
+        args = shown_arguments(record)
+        rule = rule_for(record["tool_name"], args if isinstance(args, dict) else {})
+        tx.add_session_rule(record["session_id"], rule, created_by=self.reviewer, hitl_id=record["hitl_id"])
+
+    async def session_rules(self, session_id: str) -> list[SessionRule]:
+        """The approve-for-session waivers in force for ``session_id``."""
+        return await self.run(self.store.session_rules, session_id)
 
     async def list_records(self, query: RequestQuery | None = None) -> list[HITLRecord]:
         return await self.run(self.store.query_records, query or RequestQuery())

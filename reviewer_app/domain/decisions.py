@@ -102,7 +102,7 @@ class Decision:
 
     def effective_args(self, original: dict[str, Any]) -> dict[str, Any]:
         """The arguments the tool runs with if this decision lets it run."""
-        return self.edited_args if self.kind is DecisionKind.EDIT and self.edited_args else original
+        return self.edited_args if self.kind is DecisionKind.EDIT and self.edited_args is not None else original
 
     def check_hash(self, shown_args: Any) -> None:
         """Refuse an approval whose hash does not match the arguments that would run."""

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from reviewer_app.domain.decisions import args_digest
 from reviewer_app.hitl import HITLConflict, SQLHITLBackend
 
 
@@ -30,7 +31,9 @@ async def decide_all(url: str, reviewer: str, start_file: Path, prefix: str, cou
         for index in range(count):
             hitl_id = f"{prefix}{index}"
             try:
-                await backend.respond(hitl_id, {"decision": "approve", "reviewer": reviewer})
+                # the seeded arguments are {"n": index}: an approval names their hash, as every approval must
+                response = {"decision": "approve", "args_sha256": args_digest({"n": index})}
+                await backend.respond(hitl_id, response)
                 won.append(hitl_id)
             except HITLConflict:
                 lost += 1

@@ -107,7 +107,7 @@ async def test_wait_for_response_wakes_when_another_process_responds(
     out, _ = await proc.communicate()
     assert proc.returncode == 0
     assert record["status"] == "completed"
-    assert record["user_response"] == {"decision": "respond", "message": "from afar"}
+    assert record["user_response"] == {"decision": "respond", "message": "from afar", "reviewer": "other-process"}
     extras = await backend.run(backend.store.get_request_extras, "x1")
     assert extras is not None and extras["decided_by"] == "other-process"
     latency = woke - float(out.decode().strip())

@@ -101,7 +101,9 @@ async def test_pending_by_session_and_invocation(backend: SQLHITLBackend) -> Non
 
 async def test_second_decision_conflicts_and_says_who(backend: SQLHITLBackend) -> None:
     await make(backend, "h1")
-    await backend.respond("h1", {"decision": "approve", "reviewer": "alice"})
+    alice = SQLHITLBackend(store=backend.store, reviewer="alice")
+    await alice.respond("h1", {"decision": "approve", "args_sha256": args_digest(WRITE_ARGS)})
+    await alice.aclose()
     await make(backend, "h2")
     other_reviewer = SQLHITLBackend(store=backend.store, reviewer="dora")
     await other_reviewer.respond("h2", {"answer": "ok"})
@@ -165,7 +167,7 @@ async def test_data_survives_close_and_reopen(db_path: Path) -> None:
     big = {"arguments": {"path": "big.txt", "content": "x" * (10 * 1024 * 1024)}}
     await make(first, "big", data=big)
     await make(first, "h2")
-    await first.respond("h2", {"decision": "approve"})
+    await first.respond("h2", {"decision": "approve", "args_sha256": args_digest(WRITE_ARGS)})
     await first.aclose()
 
     second = SQLHITLBackend(db_path, reviewer="r2")
@@ -256,7 +258,9 @@ async def test_filtered_paged_listing(backend: SQLHITLBackend) -> None:
     assert {s.hitl_id for s in shells} == {f"h{i:02d}" for i in range(30) if i % 2 and i % 3 == 1}
     found = await backend.list_summaries(RequestQuery(text="ECHO 17"))
     assert [s.hitl_id for s in found] == ["h17"]
-    await backend.respond("h03", {"decision": "reject", "reviewer": "carol"})
+    carol = SQLHITLBackend(store=backend.store, reviewer="carol")
+    await carol.respond("h03", {"decision": "reject", "reviewer": "someone else"})
+    await carol.aclose()
     history = await backend.list_summaries(RequestQuery(statuses=("completed",)))
     assert [(s.hitl_id, s.decision, s.decided_by) for s in history] == [("h03", "reject", "carol")]
 

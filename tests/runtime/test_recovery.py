@@ -95,7 +95,7 @@ async def interrupt_mid_tool(backend: SQLHITLBackend, tmp_path: Path, tool: Slow
     async with started_runtime(backend, tmp_path, SLOW_AGENT, tools=tools) as first:
         inv = await first.start_run("slowpoke", "x", script=[{"tool_calls": [SLOW_CALL]}])
         (request,) = await pending_requests(backend, inv)
-        await first.decide(request["hitl_id"], approval(request))
+        await first.decide_and_resume(request["hitl_id"], approval(request))
 
         async def tool_running() -> bool:
             events = await backend.events(inv)
@@ -168,7 +168,7 @@ async def test_a_live_owner_is_never_robbed_and_a_stopped_one_is_taken_over(
     assert released.state == "waiting" and released.owner is None
     async with started_runtime(backend, tmp_path) as third:
         assert inv in third.active_runs()
-        await third.decide(request["hitl_id"], approval(request))
+        await third.decide_and_resume(request["hitl_id"], approval(request))
         done = await third.wait_for_run(inv, timeout=10)
         assert done.owner == third.owner
     assert (Path(done.workspace) / "effects.txt").read_text() == "line\n"
@@ -194,7 +194,7 @@ async def test_runs_of_a_dead_process_are_recovered_and_other_hosts_are_left_alo
         assert second.active_runs() == [dead]
         assert (await backend.run(backend.store.get_run, remote)).owner == "elsewhere.example:1234:0000"
         (request,) = await pending_requests(backend, dead)
-        await second.decide(request["hitl_id"], approval(request))
+        await second.decide_and_resume(request["hitl_id"], approval(request))
         assert (await second.wait_for_run(dead, timeout=10)).state == "done"
 
 
@@ -211,7 +211,7 @@ async def test_recovered_run_continues_from_its_checkpoint_without_asking_the_mo
         inv = await first.start_run("tester", "x", script=script)
         (request,) = await pending_requests(backend, inv)
     async with started_runtime(backend, tmp_path) as second:
-        await second.decide(request["hitl_id"], approval(request))
+        await second.decide_and_resume(request["hitl_id"], approval(request))
         done = await second.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     conversation = await messages(backend, inv)
@@ -248,7 +248,7 @@ async def test_run_queued_for_a_slot_when_its_process_died_applies_its_decisions
         waiting = await eventually(first_ran_second_waits, backend)
         assert (Path(waiting.workspace) / "effects.txt").read_text() == "first\n"
         assert waiting.pending == 1
-        await second.decide(requests[1]["hitl_id"], approval(requests[1]))
+        await second.decide_and_resume(requests[1]["hitl_id"], approval(requests[1]))
         done = await second.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert (Path(done.workspace) / "second.txt").read_text() == "2"

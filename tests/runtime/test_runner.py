@@ -101,9 +101,13 @@ async def test_edit_that_breaks_the_schema_is_refused_and_the_run_keeps_waiting(
         inv = await runtime.start_run("tester", "x", script=[{"tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, inv)
         with pytest.raises(DecisionError, match="content"):
-            await runtime.decide_and_resume(request["hitl_id"], approval(request, DecisionKind.EDIT, edited_args={"path": "a"}))
+            await runtime.decide_and_resume(
+                request["hitl_id"], approval(request, DecisionKind.EDIT, edited_args={"path": "a"})
+            )
         with pytest.raises(DecisionError, match="arguments changed"):
-            await runtime.decide_and_resume(request["hitl_id"], Decision(DecisionKind.APPROVE, args_sha256=args_digest({})))
+            await runtime.decide_and_resume(
+                request["hitl_id"], Decision(DecisionKind.APPROVE, args_sha256=args_digest({}))
+            )
         await asyncio.sleep(0.2)
         run = await backend.run(backend.store.get_run, inv)
         assert run.state == "waiting" and run.pending == 1
@@ -163,7 +167,9 @@ async def test_respond_answers_ask_user_and_the_answer_is_the_tool_result(
         assert request["hitl_type"] == "ask_user" and request["resume_mode"] == "response"
         assert request["data"]["question"] == "Which colour?" and request["data"]["options"] == ["red", "blue"]
         with pytest.raises(DecisionError):
-            await runtime.decide_and_resume(request["hitl_id"], approval(request))  # a question is answered, not approved
+            await runtime.decide_and_resume(
+                request["hitl_id"], approval(request)
+            )  # a question is answered, not approved
         await runtime.decide_and_resume(request["hitl_id"], Decision(DecisionKind.RESPOND, message="blue"))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
@@ -199,7 +205,9 @@ async def test_parallel_calls_each_get_a_request_and_approved_siblings_run_when_
         assert sum(1 for m in await messages(backend, inv) if m["role"] == "assistant") == 1
 
         await runtime.decide_and_resume(by_path["b.txt"]["hitl_id"], Decision(DecisionKind.REJECT, message="no b"))
-        await runtime.decide_and_resume(by_path["shell"]["hitl_id"], Decision(DecisionKind.STEER, message="skip the shell"))
+        await runtime.decide_and_resume(
+            by_path["shell"]["hitl_id"], Decision(DecisionKind.STEER, message="skip the shell")
+        )
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert (ws / "a.txt").exists() and not (ws / "b.txt").exists() and not (ws / "c.txt").exists()

@@ -17,7 +17,7 @@ from reviewer_app.domain.hitl import (
     HITLNotFound,
     HITLRecord,
     HITLStatus,
-    HITLType,
+    shown_arguments,
 )
 from reviewer_app.domain.records import NewRequest, RequestQuery, RequestSummary
 from reviewer_app.persistence.store.audit import AuditWrites
@@ -193,7 +193,7 @@ class RequestWrites(RunWrites, AuditWrites):
             verb = {HITLStatus.CANCELLED: "cancel", HITLStatus.EXPIRED: "expire"}.get(status, "respond to")
             raise self.conflict_for(hitl_id, verb)
         record = row_to_record(rows[0])
-        shown = record["data"].get("arguments") if record["hitl_type"] != HITLType.ASK_USER.value else record["data"]
+        shown = shown_arguments(record)
         if message is None and response is not None:
             raw = response.get("message")
             message = raw if isinstance(raw, str) else None
