@@ -13,11 +13,13 @@ from typing import Any
 
 from reviewer_app import __version__
 from reviewer_app.config import AppContext, default_agents_file, resolve_database
+from reviewer_app.domain.sanitize import json_terminal_safe, redact_secrets, terminal_safe
 
 EXIT_FAILED = 1  # the run failed or was cancelled; the audit chain is broken; the self-test failed
 EXIT_USAGE = 2  # bad arguments or input (invalid JSON, a decision that does not fit the request)
 EXIT_CONFLICT = 3  # the request was already decided (by whom and how is printed)
 EXIT_NOT_FOUND = 4  # no such request or run
+EXIT_CHANGED = 5  # the arguments are not the ones the operator named with --sha256
 EXIT_INTERRUPTED = 130
 
 
@@ -59,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     decide.add_argument("--message", help="reason (reject), guidance (steer) or answer (respond)")
     decide.add_argument("--args", help="edited arguments as a JSON object (edit)")
     decide.add_argument("--json", action="store_true", help="print the decided record as JSON")
+    decide.add_argument(
+        "--sha256",
+        metavar="HASH",
+        help="the SHA-256 of the arguments you reviewed (from `pending`); refused (exit 5) if they differ now",
+    )
 
     runs = sub.add_parser("runs", help="list runs, newest first")
     runs.add_argument("--json", action="store_true")
@@ -143,16 +150,21 @@ def _run_async(coro: Awaitable[int]) -> int:
     except BrokenPipeError:  # output piped into ``head`` and the like
         return 0
     except SchemaError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _err(f"error: {exc}")
         return EXIT_FAILED
 
 
 def _err(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """A line for the person at the terminal: secrets redacted, control characters made visible."""
+    print(terminal_safe(redact_secrets(message), keep_newlines=True), file=sys.stderr, flush=True)
+
+
+def _out(line: str) -> None:
+    print(terminal_safe(line), flush=False)
 
 
 def _dump(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    print(json_terminal_safe(json.dumps(value, indent=2, ensure_ascii=False, default=str)))
 
 
 def _print_listing(as_json: bool, data: list[Any], lines: Iterable[str], empty: str) -> int:
@@ -160,10 +172,10 @@ def _print_listing(as_json: bool, data: list[Any], lines: Iterable[str], empty: 
     if as_json:
         _dump(data)
     elif not data:
-        print(empty)
+        _out(empty)
     else:
         for line in lines:
-            print(line)
+            _out(line)
     return 0
 
 
@@ -192,7 +204,7 @@ async def _self_test() -> int:
     from reviewer_app.runtime.selftest import self_test
 
     result = await self_test()
-    print(result.summary)
+    _out(result.summary)
     return 0 if result.ok else EXIT_FAILED
 
 
@@ -226,7 +238,7 @@ async def _drive_until_finished(
     record = waiter.result()
     final = await _final_text(backend, invocation_id)
     if final:
-        print(final)
+        print(terminal_safe(final, keep_newlines=True))
     _err(f"run {invocation_id} {record.state}" + (f": {record.error}" if record.error else ""))
     return 0 if record.state == "done" else EXIT_FAILED
 
@@ -325,6 +337,7 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
+    from reviewer_app.domain.decisions import args_digest
     from reviewer_app.domain.records import RequestQuery
     from reviewer_app.hitl import shown_arguments
 
@@ -334,13 +347,17 @@ async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
     finally:
         await backend.aclose()
 
+    digests = {record["hitl_id"]: args_digest(shown_arguments(record)) for record in records}
+
     def line(record: dict[str, Any]) -> str:
         args_text = json.dumps(shown_arguments(record), ensure_ascii=False, default=str)
         agent = (record.get("metadata") or {}).get("agent") or "-"
         tool = record.get("tool_name") or "-"
-        return f"{record['hitl_id']}  {record['hitl_type']:<13} {tool:<12} {agent:<10} {args_text}"
+        short = digests[record["hitl_id"]][:12]
+        return f"{record['hitl_id']}  {record['hitl_type']:<13} {tool:<12} {agent:<10} {short}  {args_text}"
 
-    return _print_listing(args.json, records, map(line, records), "no pending requests")
+    listed = [{**record, "args_sha256": digests[record["hitl_id"]]} for record in records]
+    return _print_listing(args.json, listed, map(line, records), "no pending requests")
 
 
 async def cmd_decide(ctx: AppContext, args: argparse.Namespace) -> int:
@@ -372,7 +389,15 @@ async def cmd_decide(ctx: AppContext, args: argparse.Namespace) -> int:
             _err(f"error: no HITL request with id {args.hitl_id!r}")
             return EXIT_NOT_FOUND
         shown = shown_arguments(record)
-        digest = args_digest(shown) if kind.needs_hash else None
+        current = args_digest(shown)
+        if args.sha256 is not None and args.sha256.strip().lower() != current:
+            _err(
+                f"error: {args.hitl_id} changed since you reviewed it: you named SHA-256 {args.sha256.strip()[:12]}…, "
+                f"its arguments now hash to {current[:12]}…; they are now: "
+                f"{json.dumps(shown, ensure_ascii=False, default=str)}"
+            )
+            return EXIT_CHANGED
+        digest = current if kind.needs_hash else None
         try:
             decision = Decision(kind, message=args.message, edited_args=edited, args_sha256=digest)
         except DecisionError as exc:
@@ -397,7 +422,7 @@ async def cmd_decide(ctx: AppContext, args: argparse.Namespace) -> int:
     if args.json:
         _dump(decided)
     else:
-        print(f"{decided['hitl_id']}: {kind.value} (by {backend.reviewer})")
+        _out(f"{decided['hitl_id']}: {kind.value} (by {backend.reviewer})")
     return 0
 
 
@@ -434,7 +459,7 @@ async def cmd_timeline(ctx: AppContext, args: argparse.Namespace) -> int:
         return 0
     printer = ProgressPrinter(backend, sys.stdout.write, invocation_id=args.invocation_id)
     for line in printer.lines(events):
-        print(line)
+        _out(line)
     return 0
 
 
@@ -458,10 +483,10 @@ async def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
                 }
             )
         elif report.ok:
-            print(f"audit chain ok: {report.rows_checked} rows")
+            _out(f"audit chain ok: {report.rows_checked} rows")
         else:
             where = f" at row {report.first_bad_id}" if report.first_bad_id is not None else ""
-            print(f"audit chain BROKEN{where}: {report.problem}")
+            _out(f"audit chain BROKEN{where}: {report.problem}")
         return 0 if report.ok else EXIT_FAILED
 
     def line(entry: Any) -> str:
@@ -488,7 +513,7 @@ async def cmd_cancel(ctx: AppContext, args: argparse.Namespace) -> int:
         return EXIT_CONFLICT
     finally:
         await backend.aclose()
-    print(f"run {args.invocation_id} cancelled")
+    _out(f"run {args.invocation_id} cancelled")
     return 0
 
 

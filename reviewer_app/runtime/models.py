@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from reviewer_app.domain.sanitize import redact_secrets
+
 StreamCallback = Callable[[str, str], Awaitable[None] | None]
 """Receives ``(kind, delta)`` with kind ``"text"`` or ``"thinking"`` while a turn streams."""
 
@@ -447,6 +449,20 @@ class OpenAICompatibleModel:
         return payload
 
     async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        on_delta: StreamCallback | None = None,
+    ) -> ModelTurn:
+        try:
+            return await self._complete(messages, tools, on_delta=on_delta)
+        except ModelError as exc:
+            # Servers echo request headers in error bodies and base_url may hold user:password@: whatever this
+            # error says is stored on the run, shown in the window and printed, so it never carries a secret.
+            raise ModelError(redact_secrets(str(exc), [self._api_key])) from None
+
+    async def _complete(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]],

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reviewer_app.domain.hitl import summarize_arguments
+from reviewer_app.domain.sanitize import terminal_safe
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.watcher import wait_for_change
@@ -57,7 +58,7 @@ class ProgressPrinter:
         else:
             events = await self.backend.events_since(self.seq)
         for line in self.lines(events):
-            self.write(line + "\n")
+            self.write(terminal_safe(line) + "\n")  # model text and arguments may carry escape sequences
 
     def lines(self, events: list[BlockEvent]) -> list[str]:
         """One line per step; streamed text of a block is gathered into one line per batch."""

@@ -29,6 +29,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState
+from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import StoreTx, now_ms
@@ -711,6 +712,7 @@ class Runtime:
         The session rules are read in that transaction (``plan``), under its write lock: a rule added
         meanwhile cannot be missed, and the turn costs one round trip to the database thread.
         """
+        turn = _with_run_unique_call_ids(turn, run.ckpt.messages)
         run.ckpt.add_assistant_turn(turn)
 
         def plan(tx: StoreTx) -> _Step:
@@ -877,7 +879,7 @@ class Runtime:
         await self._commit(run, RunState.DONE, events=[end])
 
     async def _fail(self, run: _Run, exc: BaseException) -> None:
-        message = str(exc) or type(exc).__name__
+        message = redact_secrets(str(exc) or type(exc).__name__)  # stored, shown and logged: never a credential
         if not isinstance(exc, BudgetExceeded | RuntimeError | ValueError):
             log.warning("run %s failed: %s: %s", run.invocation_id, type(exc).__name__, message)
         events = [
@@ -900,3 +902,26 @@ class Runtime:
             pass
         except Exception:
             log.exception("could not record the failure of run %s", run.invocation_id)
+
+
+def _with_run_unique_call_ids(turn: ModelTurn, messages: Sequence[dict[str, Any]]) -> ModelTurn:
+    """The turn with every call id unique within the run, before anything is recorded under it.
+
+    Servers stream calls without ids, or number them per message (``call_0`` every turn); blocks, requests
+    and tool results are keyed by call id, so a repeat would overwrite an earlier call's record. A missing or
+    repeated id is replaced by a fresh one, which is also what the server gets back with the call's result.
+    """
+    used = {
+        str(call.get("id"))
+        for message in messages
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or ()
+    }
+    calls = []
+    for call in turn.tool_calls:
+        call_id = call.id
+        if not call_id or call_id in used:
+            call_id = f"call_{uuid.uuid4().hex[:24]}"
+        used.add(call_id)
+        calls.append(call if call_id == call.id else dataclasses.replace(call, id=call_id))
+    return dataclasses.replace(turn, tool_calls=tuple(calls))

@@ -25,7 +25,7 @@ def agent(name: str = "tester", *, policy: ApprovalPolicy | None = None, **extra
     return AgentSpec(
         name=name,
         system_prompt="You are a test agent.",
-        model={"type": "scripted", "script": []},
+        model=extra.pop("model", {"type": "scripted", "script": []}),
         tools=list(extra.pop("tools", DEFAULT_TOOLS)),
         policy=policy or ApprovalPolicy(),
         **extra,

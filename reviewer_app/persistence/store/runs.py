@@ -197,7 +197,10 @@ class RunReads(ReadsBase):
         query = (
             select(checkpoints_t.c.checkpoint_id, checkpoints_t.c.state)
             .where(checkpoints_t.c.invocation_id == invocation_id)
-            .order_by(checkpoints_t.c.created_ms.desc(), checkpoints_t.c.checkpoint_id.desc())
+            # By the run's own checkpoint sequence, never the wall clock (a clock stepped back would pick an
+            # older checkpoint and run a tool again). Ids share the run's prefix and end in the zero-padded
+            # sequence: longer is later, equal lengths compare as numbers.
+            .order_by(func.length(checkpoints_t.c.checkpoint_id).desc(), checkpoints_t.c.checkpoint_id.desc())
             .limit(1)
         )
         with self._reading() as connection:
