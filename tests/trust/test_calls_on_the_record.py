@@ -7,6 +7,7 @@ approval, and the ids it invented were sent back to the server as duplicates.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def streamed_call(path: str, call_id: str | None) -> list[dict[str, Any]]:
     first: dict[str, Any] = {"index": 0, "type": "function", "function": {"name": "write_file", "arguments": ""}}
     if call_id is not None:
         first["id"] = call_id
-    args = '{"path": "%s", "content": "x"}' % path
+    args = json.dumps({"path": path, "content": "x"})
     return [
         delta(tool_calls=[first]),
         delta(tool_calls=[{"index": 0, "function": {"arguments": args[:10]}}]),

@@ -72,6 +72,7 @@ def run_cli(db: Path, agents: Path, env: dict[str, str], *extra: str) -> subproc
             str(agents),
             *extra,
         ],
+        check=False,
         capture_output=True,
         text=True,
         env=env,
@@ -94,7 +95,10 @@ async def test_a_key_echoed_by_the_server_is_never_stored_or_printed(
     tmp_path: Path, server: FakeOpenAI, subprocess_env: dict[str, str]
 ) -> None:
     server.plan.append(echo_headers)
-    model = f'{{ type = "openai", base_url = "{server.base_url}", model = "m", api_key_env = "LEAKY_KEY", stream = false, max_retries = 0 }}'
+    model = (
+        f'{{ type = "openai", base_url = "{server.base_url}", model = "m", api_key_env = "LEAKY_KEY", '
+        "stream = false, max_retries = 0 }"
+    )
     env = {**subprocess_env, "LEAKY_KEY": KEY}
     proc = run_cli(tmp_path / "r.db", agents_file(tmp_path, model), env)
     assert server.requests and server.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
@@ -109,7 +113,10 @@ async def test_a_key_echoed_by_the_server_is_never_stored_or_printed(
 async def test_a_password_in_base_url_is_never_stored_or_printed(
     tmp_path: Path, subprocess_env: dict[str, str]
 ) -> None:
-    model = '{ type = "openai", base_url = "http://alice:pw-s3cret-99@127.0.0.1:9/v1", model = "m", api_key = "x-1234", max_retries = 0, timeout = 2 }'
+    model = (
+        '{ type = "openai", base_url = "http://alice:pw-s3cret-99@127.0.0.1:9/v1", model = "m", '
+        'api_key = "x-1234", max_retries = 0, timeout = 2 }'
+    )
     proc = run_cli(tmp_path / "r.db", agents_file(tmp_path, model), subprocess_env)
     assert "failed" in proc.stderr
     assert "pw-s3cret-99" not in proc.stderr + proc.stdout
@@ -143,6 +150,7 @@ def test_escape_sequences_in_model_output_never_reach_the_terminal_raw(tmp_path:
             "--timeout",
             "3",
         ],
+        check=False,
         capture_output=True,
         text=True,
         env=subprocess_env,
