@@ -76,8 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     timeline.add_argument("--json", action="store_true")
 
     audit = sub.add_parser("audit", help="the decision audit log; 'audit verify' checks its hash chain")
-    audit.add_argument("action", nargs="?", choices=["verify"])
+    audit.add_argument("action", nargs="?", choices=["verify", "export"])
     audit.add_argument("--json", action="store_true")
+    audit.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="export format (default jsonl)")
+    audit.add_argument("--output", "-o", help="export to this file instead of standard output")
 
     cancel = sub.add_parser("cancel", help="cancel a run and its pending requests")
     cancel.add_argument("invocation_id")
@@ -466,6 +468,8 @@ async def cmd_timeline(ctx: AppContext, args: argparse.Namespace) -> int:
 async def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
     backend = _open_backend(ctx)
     try:
+        if args.action == "export":
+            return await _export_audit(backend, args.format, args.output)
         if args.action == "verify":
             report = await backend.verify_audit()
         else:
@@ -480,10 +484,15 @@ async def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
                     "rows_checked": report.rows_checked,
                     "first_bad_id": report.first_bad_id,
                     "problem": report.problem,
+                    "anchors_checked": report.anchors_checked,
+                    "warning": report.warning,
                 }
             )
         elif report.ok:
-            _out(f"audit chain ok: {report.rows_checked} rows")
+            anchored = f", checked against {report.anchors_checked} anchors" if report.anchors_checked else ""
+            _out(f"audit chain ok: {report.rows_checked} rows{anchored}")
+            if report.warning:
+                _err(f"warning: {report.warning}")
         else:
             where = f" at row {report.first_bad_id}" if report.first_bad_id is not None else ""
             _out(f"audit chain BROKEN{where}: {report.problem}")
@@ -554,3 +563,57 @@ COMMANDS: dict[str, Command] = {
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+async def _export_audit(backend: Any, fmt: str, output: str | None) -> int:
+    """The decision log as JSONL or CSV, page by page, ending with the chain's verification result.
+
+    JSONL ends with one ``{"verification": ...}`` line; CSV gets the result on stderr (a CSV has no place for it).
+    """
+    import csv
+
+    columns = [
+        "id",
+        "hitl_id",
+        "decision",
+        "reviewer",
+        "at_ms",
+        "shown_args_sha256",
+        "edited_args",
+        "message",
+        "row_hash",
+    ]
+    handle: Any = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115, ASYNC230
+    try:
+        writer = csv.writer(handle) if fmt == "csv" else None
+        if writer is not None:
+            writer.writerow(columns)
+        after = 0
+        while True:
+            page = await backend.audit_page(after_id=after)
+            if not page:
+                break
+            for entry in page:
+                row = {key: entry.to_dict()[key] for key in columns}
+                if writer is not None:
+                    row["edited_args"] = "" if row["edited_args"] is None else json.dumps(row["edited_args"])
+                    writer.writerow([row[key] for key in columns])
+                else:
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            after = page[-1].id
+        report = await backend.verify_audit()
+        verification = {
+            "ok": report.ok,
+            "rows_checked": report.rows_checked,
+            "problem": report.problem,
+            "anchors_checked": report.anchors_checked,
+            "warning": report.warning,
+        }
+        if writer is None:
+            handle.write(json.dumps({"verification": verification}) + "\n")
+        else:
+            _err(f"verification: {json.dumps(verification)}")
+    finally:
+        if output:
+            handle.close()
+    return 0 if report.ok else EXIT_FAILED

@@ -443,6 +443,10 @@ class SQLHITLBackend:
     async def audit(self, hitl_id: str | None = None) -> list[AuditEntry]:
         return await self.run(self.store.audit_entries, hitl_id=hitl_id)
 
+    async def audit_page(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
+        """One page of the decision log after ``after_id`` (keyset paging for exports)."""
+        return await self.run(self.store.audit_page, after_id=after_id, limit=limit)
+
     async def verify_audit(self) -> AuditReport:
         return await self.run(self.store.verify_audit)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 import pytest_asyncio
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Never the real user data dir: the audit key and anchors (and any default database) go to a throw-away one.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="reviewer-tests-data-")
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import Store

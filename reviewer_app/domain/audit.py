@@ -6,11 +6,18 @@ Plain Python so every writer of the log (the store, the hook's fast path) comput
 from __future__ import annotations
 
 import hashlib
+import hmac
 from typing import Any
 
 from reviewer_app.domain.decisions import canonical_json
 
 AUDIT_HEAD_KEY = "audit_head"
+AUDIT_KEY_ID_KEY = "audit_key_id"
+"""Meta key: which audit key (by :func:`key_id`) the chain is keyed with."""
+AUDIT_KEYED_FROM_KEY = "audit_keyed_from"
+"""Meta key: the chain position (1-based) of the first keyed row; rows before it predate keying."""
+DATABASE_ID_KEY = "database_id"
+"""Meta key: the database's identity, naming its anchor file outside the database."""
 GENESIS_HASH = "0" * 64
 
 
@@ -35,7 +42,18 @@ def audit_fields(
     }
 
 
-def audit_row_hash(prev_hash: str, fields: dict[str, Any]) -> str:
-    """SHA-256 over the previous row's hash and this row's canonical fields."""
-    payload = prev_hash + canonical_json(fields)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+def audit_row_hash(prev_hash: str, fields: dict[str, Any], key: bytes | None = None) -> str:
+    """HMAC-SHA256 (with ``key``) over the previous row's hash and this row's canonical fields.
+
+    Keyed, a row cannot be rewritten and the chain recomputed by someone who can write the database but not
+    read the key. ``key=None`` is the plain SHA-256 of rows written before the chain was keyed.
+    """
+    payload = (prev_hash + canonical_json(fields)).encode("utf-8")
+    if key is None:
+        return hashlib.sha256(payload).hexdigest()
+    return hmac.new(key, payload, hashlib.sha256).hexdigest()
+
+
+def key_id(key: bytes) -> str:
+    """A public name for an audit key: says which key a chain needs without revealing it."""
+    return hmac.new(key, b"reviewer-audit-key-id", hashlib.sha256).hexdigest()[:16]

@@ -85,6 +85,9 @@ class AuditReport:
     rows_checked: int
     first_bad_id: int | None = None
     problem: str | None = None
+    anchors_checked: int = 0
+    """Chain heads recorded outside the database that the chain was checked against."""
+    warning: str | None = None
 
 
 @dataclass(slots=True)

@@ -1,42 +1,89 @@
-"""The decision log: appending hash-chained rows and verifying the chain."""
+"""The decision log: appending keyed, hash-chained rows, anchoring the head outside, and verifying it all.
+
+A row's hash is an HMAC over the previous hash and its fields (:mod:`reviewer_app.domain.audit`), keyed with
+the audit key kept outside the database (:mod:`reviewer_app.persistence.audit_seal`); after each commit the new
+head is appended to the database's anchor file. Verification walks the chain, checks every anchor against it,
+and cross-checks every decided request against its audit row, so editing a row, recomputing the chain,
+truncating it or flipping a decision in ``hitl_requests`` is reported.
+"""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import and_, exists, insert, literal, or_, select, update
 
-from reviewer_app.domain.audit import AUDIT_HEAD_KEY, GENESIS_HASH, audit_fields, audit_row_hash
-from reviewer_app.domain.decisions import args_digest
-from reviewer_app.domain.records import AuditEntry, AuditReport
-from reviewer_app.persistence.store.base import ReadsBase, TxBase
-from reviewer_app.persistence.tables import (
-    audit_t,
-    meta_t,
+from reviewer_app.domain.audit import (
+    AUDIT_HEAD_KEY,
+    AUDIT_KEY_ID_KEY,
+    AUDIT_KEYED_FROM_KEY,
+    DATABASE_ID_KEY,
+    GENESIS_HASH,
+    audit_fields,
+    audit_row_hash,
 )
+from reviewer_app.domain.decisions import args_digest
+from reviewer_app.domain.hitl import HITLStatus
+from reviewer_app.domain.records import AuditEntry, AuditReport
+from reviewer_app.persistence.audit_seal import AuditKeyError
+from reviewer_app.persistence.store.base import ReadsBase, TxBase
+from reviewer_app.persistence.tables import audit_t, meta_t, requests_t
 
-_SELECT_AUDIT_HEAD = select(meta_t.c.value).where(meta_t.c.key == AUDIT_HEAD_KEY)
-
-_SELECT_AUDIT_HEAD_FOR_UPDATE = _SELECT_AUDIT_HEAD.with_for_update()
-
+_CHAIN_KEYS = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_ID_KEY)
+# One bind parameter per key (the SQLite fast path compiles statements once; no expanding IN lists).
+_SELECT_CHAIN_META = select(meta_t.c.key, meta_t.c.value).where(
+    or_(*(meta_t.c.key == literal(name) for name in _CHAIN_KEYS))
+)
+_SELECT_CHAIN_META_FOR_UPDATE = _SELECT_CHAIN_META.with_for_update()
 _UPDATE_AUDIT_HEAD = update(meta_t).where(meta_t.c.key == AUDIT_HEAD_KEY)
-
 _INSERT_AUDIT = insert(audit_t)
+
+# A decided request with no audit row naming the same decision and reviewer: a flipped or forged decision.
+_UNAUDITED_DECISION = (
+    select(requests_t.c.hitl_id, requests_t.c.decision, requests_t.c.decided_by)
+    .where(
+        requests_t.c.status != HITLStatus.PENDING.value,
+        ~exists().where(
+            and_(
+                audit_t.c.hitl_id == requests_t.c.hitl_id,
+                audit_t.c.decision == requests_t.c.decision,
+                audit_t.c.reviewer == requests_t.c.decided_by,
+            )
+        ),
+    )
+    .limit(1)
+)
+_DECIDED_RESPONSES = select(requests_t.c.hitl_id, requests_t.c.decision, requests_t.c.user_response).where(
+    requests_t.c.status != HITLStatus.PENDING.value
+)
 
 
 class AuditWrites(TxBase):
     """Audit writes inside one transaction (the head is serialised by the write lock)."""
 
-    def _audit_head(self) -> tuple[int, str]:
-        # SQLite is already serialised by BEGIN IMMEDIATE; PostgreSQL locks the head row.
-        query = _SELECT_AUDIT_HEAD_FOR_UPDATE if self.dialect == "postgresql" else _SELECT_AUDIT_HEAD
-        rows = self._rows(query, {})
-        if not rows:  # the first decision of this database starts the chain
-            self._insert_ignore(meta_t, {"key": AUDIT_HEAD_KEY, "value": f"0:{GENESIS_HASH}"}, ["key"])
-            rows = self._rows(query, {})
-        value = rows[0]["value"]
-        count, _, head = str(value).partition(":")
-        return int(count), head
+    def _chain_meta(self) -> dict[str, str]:
+        # SQLite is already serialised by BEGIN IMMEDIATE; PostgreSQL locks the chain's meta rows.
+        query = _SELECT_CHAIN_META_FOR_UPDATE if self.dialect == "postgresql" else _SELECT_CHAIN_META
+        return {str(row["key"]): str(row["value"]) for row in self._rows(query, {})}
+
+    def _start_keyed_chain(self, meta: dict[str, str], key_id: str) -> dict[str, str]:
+        """The first keyed row of this database: record the key's id, where keying starts, the database id.
+
+        Read again after inserting: on PostgreSQL a concurrent first decision's rows block the insert until it
+        commits, and the second read then locks them, so two processes never start two chains.
+        """
+        count = int((meta.get(AUDIT_HEAD_KEY) or "0").partition(":")[0])
+        additions = {
+            AUDIT_HEAD_KEY: f"0:{GENESIS_HASH}",
+            AUDIT_KEY_ID_KEY: key_id,
+            AUDIT_KEYED_FROM_KEY: str(count + 1),
+            DATABASE_ID_KEY: uuid.uuid4().hex,
+        }
+        for name, value in additions.items():
+            if name not in meta:
+                self._insert_ignore(meta_t, {"key": name, "value": value}, ["key"])
+        return self._chain_meta()
 
     def append_audit(
         self,
@@ -49,12 +96,26 @@ class AuditWrites(TxBase):
         edited_args: Any,
         message: str | None,
     ) -> str:
-        count, prev_hash = self._audit_head()
+        seal = self.seal
+        if seal is None:
+            raise AuditKeyError("audit rows are written only inside a Store transaction (it holds the audit key)")
+        meta = self._chain_meta()
+        if any(name not in meta for name in _CHAIN_KEYS):
+            meta = self._start_keyed_chain(meta, seal.key_id)
+        count, _, prev_hash = meta[AUDIT_HEAD_KEY].partition(":")
+        position = int(count) + 1
+        if meta[AUDIT_KEY_ID_KEY] != seal.key_id:
+            raise AuditKeyError(
+                f"this database's audit log is keyed with another key (id {meta[AUDIT_KEY_ID_KEY]}, this machine's "
+                f"is {seal.key_id}): set REVIEWER_AUDIT_KEY_FILE to the team's key"
+            )
         shown_sha = args_digest(shown_args) if shown_args is not None else None
         fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
-        row_hash = audit_row_hash(prev_hash, fields)
+        row_hash = audit_row_hash(prev_hash, fields, seal.key)
         self._write(_INSERT_AUDIT, {"shown_args": shown_args, "prev_hash": prev_hash, "row_hash": row_hash, **fields})
-        self._write(_UPDATE_AUDIT_HEAD, {"value": f"{count + 1}:{row_hash}"})
+        self._write(_UPDATE_AUDIT_HEAD, {"value": f"{position}:{row_hash}"})
+        database_id, url = meta[DATABASE_ID_KEY], self.database_url
+        self.after_commit("audit-anchor", lambda: seal.anchor(database_id, position, row_hash, url))
         return row_hash
 
 
@@ -70,16 +131,40 @@ class AuditReads(ReadsBase):
         with self._reading() as connection:
             return [AuditEntry(**dict(row._mapping)) for row in connection.execute(query)]
 
+    def audit_page(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
+        """Audit rows after ``after_id`` in order: exports page through the log with flat memory."""
+        query = select(audit_t).where(audit_t.c.id > after_id).order_by(audit_t.c.id).limit(limit)
+        with self._reading() as connection:
+            return [AuditEntry(**dict(row._mapping)) for row in connection.execute(query)]
+
     def verify_audit(self) -> AuditReport:
-        """Walk the chain; report the first row that was edited, inserted or removed."""
+        """Walk the keyed chain, check it against its anchors, and cross-check every decided request."""
+        seal = self.audit_seal
+        # Anchors before the snapshot: each is appended after its commit, so every anchor read now is covered by
+        # the rows the snapshot below sees (read after it, a busy log would look truncated).
+        with self._reading() as connection:
+            early_id = connection.execute(select(meta_t.c.value).where(meta_t.c.key == DATABASE_ID_KEY)).scalar()
+        early_anchors = seal.anchors(str(early_id)) if early_id else []
         with self._reading() as connection:
             if self.engines.dialect == "postgresql":  # head and rows from one snapshot, as SQLite reads anyway
                 connection.execution_options(isolation_level="REPEATABLE READ")
-            head_value = connection.execute(select(meta_t.c.value).where(meta_t.c.key == AUDIT_HEAD_KEY)).scalar()
-            rows = connection.execute(select(audit_t).order_by(audit_t.c.id))
+            meta = {str(k): str(v) for k, v in connection.execute(_SELECT_CHAIN_META)}
+            keyed_from = int(meta.get(AUDIT_KEYED_FROM_KEY) or 0)
+            if keyed_from and meta.get(AUDIT_KEY_ID_KEY) != seal.key_id:
+                return AuditReport(
+                    False,
+                    0,
+                    None,
+                    f"the log is keyed with key id {meta.get(AUDIT_KEY_ID_KEY)}, not this machine's "
+                    f"({seal.key_id}): verify with REVIEWER_AUDIT_KEY_FILE set to that key",
+                )
+            database_id = meta.get(DATABASE_ID_KEY)
+            if database_id is not None and database_id != early_id:
+                early_anchors = seal.anchors(database_id)  # the id was just set: nothing anchored for it before
+            anchors = {a.count: a.head for a in early_anchors} if database_id else {}
             prev_hash = GENESIS_HASH
             checked = 0
-            for row in rows:
+            for row in connection.execute(select(audit_t).order_by(audit_t.c.id)):
                 entry = AuditEntry(**dict(row._mapping))
                 checked += 1
                 if entry.prev_hash != prev_hash:
@@ -98,15 +183,58 @@ class AuditReads(ReadsBase):
                     entry.edited_args,
                     entry.message,
                 )
-                if audit_row_hash(prev_hash, fields) != entry.row_hash:
+                key = seal.key if keyed_from and checked >= keyed_from else None
+                if audit_row_hash(prev_hash, fields, key) != entry.row_hash:
                     return AuditReport(False, checked, entry.id, "the row was edited after it was written")
+                if anchors.get(checked, entry.row_hash) != entry.row_hash:
+                    return AuditReport(
+                        False,
+                        checked,
+                        entry.id,
+                        f"the chain was rewritten: it differs from the anchor at row {checked}",
+                    )
                 prev_hash = entry.row_hash
             expected_count, expected_head = (0, GENESIS_HASH)
+            head_value = meta.get(AUDIT_HEAD_KEY)
             if head_value is not None:
-                count_text, _, expected_head = str(head_value).partition(":")
+                count_text, _, expected_head = head_value.partition(":")
                 expected_count = int(count_text)
             if checked != expected_count or prev_hash != expected_head:
                 return AuditReport(
                     False, checked, None, f"rows at the end of the log were removed ({expected_count} expected)"
                 )
-            return AuditReport(True, checked)
+            anchored = max(anchors, default=0)
+            if anchored > checked:
+                return AuditReport(
+                    False, checked, None, f"rows were removed: the anchor outside the database records {anchored}"
+                )
+            warning = None
+            if not anchors:
+                hidden = [i for i in seal.anchored_ids_for(self.identity_url) if i != database_id]
+                if hidden:
+                    return AuditReport(
+                        False, checked, None, f"the log's anchor was cut off: this database was anchored as {hidden[0]}"
+                    )
+                if keyed_from:
+                    return AuditReport(False, checked, None, f"no anchor found for this database (id {database_id})")
+                if checked:
+                    warning = "not anchored yet: every row predates anchoring"
+            problem = self._unaudited_decision(connection)
+            if problem is not None:
+                return AuditReport(False, checked, None, problem, anchors_checked=len(anchors))
+            return AuditReport(True, checked, anchors_checked=len(anchors), warning=warning)
+
+    @staticmethod
+    def _unaudited_decision(connection: Any) -> str | None:
+        """A decided request whose decision is not the one its audit row records, if any."""
+        row = connection.execute(_UNAUDITED_DECISION).first()
+        if row is not None:
+            return (
+                f"request {row.hitl_id} says {row.decision} by {row.decided_by}, which no audit row records "
+                "(changed in hitl_requests)"
+            )
+        for hitl_id, decision, response in connection.execute(_DECIDED_RESPONSES):
+            stated = response.get("decision") if isinstance(response, dict) else None
+            if stated is not None and stated != decision:
+                return f"request {hitl_id}'s stored response says {stated}, its audited decision is {decision}"
+        return None

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
 from sqlalchemy import Connection
 
+from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.engine import Engines
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _insert_ignore_statement, _Prepared
 
@@ -25,9 +26,22 @@ class TxBase:
     ) -> None:
         self.connection = connection
         self.dialect = dialect
+        self.seal: AuditSeal | None = None  # set by the Store on write transactions
+        self.database_url = ""
+        self._on_commit: dict[str, Callable[[], None]] = {}
         # SQLite only: statements compiled once per Store (see _Prepared); None means plain SQLAlchemy.
         self._prepared = prepared if dialect == "sqlite" else None
         self._driver_connection = driver
+
+    def after_commit(self, name: str, action: Callable[[], None]) -> None:
+        """Run ``action`` once this transaction has committed (the last one registered under ``name`` wins)."""
+        self._on_commit[name] = action
+
+    def committed(self) -> None:
+        """Called by the transaction's owner after COMMIT succeeded."""
+        actions, self._on_commit = list(self._on_commit.values()), {}
+        for action in actions:
+            action()
 
     def _prepared_for(self, stmt: Any, values: Mapping[str, Any]) -> _Prepared:
         assert self._prepared is not None
@@ -71,6 +85,16 @@ class ReadsBase:
     engines: Engines
     _prepared: dict[Any, _Prepared]
     _held_reader: _HeldConnection | None
+
+    @property
+    def audit_seal(self) -> AuditSeal:
+        """The audit key and anchors (see :class:`Store`)."""
+        raise NotImplementedError
+
+    @property
+    def identity_url(self) -> str:
+        """The database as its audit anchors name it (see :class:`Store`)."""
+        raise NotImplementedError
 
     @contextmanager
     def _reading(self) -> Iterator[Connection]:

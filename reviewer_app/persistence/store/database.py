@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection
@@ -19,7 +20,9 @@ from reviewer_app.domain.hitl import (
     DatabaseUnavailable,
     SchemaError,
 )
+from reviewer_app.domain.sanitize import redact_url
 from reviewer_app.persistence import migrate
+from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url, sqlite_path
 from reviewer_app.persistence.store.audit import AuditReads
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _Prepared, _Write
@@ -36,8 +39,9 @@ class StoreTx(RequestWrites, TimelineWrites, RuleWrites):
 class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads):
     """Reviewer's database: open (and migrate) once, then read and write through it."""
 
-    def __init__(self, engines: Engines) -> None:
+    def __init__(self, engines: Engines, *, seal: AuditSeal | None = None) -> None:
         self.engines = engines
+        self._seal = seal
         self._prepared: dict[Any, _Prepared] = {}  # hot-path statements compiled for SQLite, see StoreTx
         # SQLite files: one writer and one reader connection kept out of the pool (see _HeldConnection).
         held = sqlite_path(engines.url) is not None
@@ -45,7 +49,14 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads):
         self._held_reader = _HeldConnection(engines.reader) if held else None
 
     @classmethod
-    def open(cls, target: str | Any, *, migrate_schema: bool = True, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
+    def open(
+        cls,
+        target: str | Any,
+        *,
+        migrate_schema: bool = True,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        seal: AuditSeal | None = None,
+    ) -> Store:
         """Open a path or SQLAlchemy URL, creating or migrating the schema first.
 
         Raises :class:`SchemaTooNew` for a database from a newer Reviewer and
@@ -70,11 +81,29 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads):
         except BaseException:
             engines.dispose()
             raise
-        return cls(engines)
+        return cls(engines, seal=seal)
 
     @property
     def url(self) -> str:
         return self.engines.url
+
+    @property
+    def audit_seal(self) -> AuditSeal:
+        """The audit key and anchors (the user's default unless one was given), loaded on first use."""
+        if self._seal is None:
+            self._seal = AuditSeal.default()
+        return self._seal
+
+    @property
+    def identity_url(self) -> str:
+        """The database as its anchors name it: an absolute file path, or the URL without its password."""
+        path = sqlite_path(self.engines.url)
+        return str(Path(path).resolve()) if path is not None else redact_url(self.engines.url)
+
+    def _prepare_tx(self, tx: StoreTx) -> StoreTx:
+        tx.seal = self.audit_seal
+        tx.database_url = self.identity_url
+        return tx
 
     def close(self) -> None:
         for held in (self._held_writer, self._held_reader):
@@ -89,7 +118,9 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads):
     @contextmanager
     def _pooled_transaction(self) -> Iterator[StoreTx]:
         with self.engines.write() as connection:
-            yield StoreTx(connection, self.engines.dialect, self._prepared)
+            tx = self._prepare_tx(StoreTx(connection, self.engines.dialect, self._prepared))
+            yield tx
+        tx.committed()
 
     def _held_tx(self, connection: Connection, driver: sqlite3.Connection) -> StoreTx:
-        return StoreTx(connection, "sqlite", self._prepared, driver)
+        return self._prepare_tx(StoreTx(connection, "sqlite", self._prepared, driver))

@@ -162,13 +162,14 @@ class _Write:
     engine's begin hook sees the driver already in one), so the exit then commits through SQLAlchemy.
     """
 
-    __slots__ = ("_connection", "_held", "_pooled", "_store")
+    __slots__ = ("_connection", "_held", "_pooled", "_store", "_tx")
 
     def __init__(self, store: _TransactionSource, held: _HeldConnection | None) -> None:
         self._store = store
         self._held = held
         self._connection: Connection | None = None
         self._pooled: AbstractContextManager[Any] | None = None
+        self._tx: Any = None
 
     def __enter__(self) -> Any:
         held = self._held
@@ -183,7 +184,8 @@ class _Write:
             held.release()
             raise
         self._connection = connection
-        return self._store._held_tx(connection, driver)
+        self._tx = self._store._held_tx(connection, driver)
+        return self._tx
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool | None:
         if self._pooled is not None:
@@ -205,6 +207,8 @@ class _Write:
                 self._rollback(connection, driver)
         finally:
             held.release()
+        if exc_type is None:
+            self._tx.committed()
         return None
 
     @staticmethod

@@ -1,0 +1,146 @@
+"""What keeps the audit log honest from outside the database: the chain's key and the anchor file.
+
+Anyone who can write the database file can edit rows; they cannot compute a row's HMAC without the key (a
+0600 file in the user data dir, or ``REVIEWER_AUDIT_KEY_FILE``), and cannot un-write the chain heads appended to
+the anchor file (``<user data dir>/audit-anchors/<database id>.jsonl``, or ``REVIEWER_AUDIT_ANCHOR_DIR``) after
+every decision. A team sharing a PostgreSQL queue shares one key file and keeps the anchors where every
+reviewer's machine appends to them (README "Security model").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from reviewer_app.domain.audit import key_id
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "reviewer-app"
+
+
+class AuditKeyError(RuntimeError):
+    """The audit key cannot be read or created safely, or is not the key the chain was written with."""
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A chain head recorded outside the database: after ``count`` rows the head was ``head``."""
+
+    count: int
+    head: str
+    database_url: str | None = None
+
+
+@dataclass(slots=True)
+class AuditSeal:
+    """The audit key and the anchor directory of this user (or team)."""
+
+    key_path: Path
+    anchor_dir: Path
+    _key: bytes | None = field(default=None, repr=False)
+
+    @classmethod
+    def default(cls) -> AuditSeal:
+        data_dir = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+        key_file = os.environ.get("REVIEWER_AUDIT_KEY_FILE")
+        anchor_dir = os.environ.get("REVIEWER_AUDIT_ANCHOR_DIR")
+        return cls(
+            key_path=Path(key_file) if key_file else data_dir / "audit.key",
+            anchor_dir=Path(anchor_dir) if anchor_dir else data_dir / "audit-anchors",
+        )
+
+    @property
+    def key(self) -> bytes:
+        """The key, created (32 random bytes, mode 0600) on first use; refused if others can read it."""
+        if self._key is None:
+            self._key = self._load_or_create()
+        return self._key
+
+    @property
+    def key_id(self) -> str:
+        return key_id(self.key)
+
+    def _load_or_create(self) -> bytes:
+        path = self.key_path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise AuditKeyError(f"cannot create the audit key {path}: {exc.strerror or exc}") from exc
+        else:
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write(secrets.token_hex(32) + "\n")
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, encoding="ascii") as handle:
+                if os.name == "posix" and os.fstat(handle.fileno()).st_mode & 0o077:
+                    raise AuditKeyError(f"the audit key {path} is readable by other users: chmod 600 it")
+                text = handle.read().strip()
+        except OSError as exc:
+            raise AuditKeyError(f"cannot read the audit key {path}: {exc.strerror or exc}") from exc
+        try:
+            key = bytes.fromhex(text)
+        except ValueError:
+            raise AuditKeyError(f"the audit key {path} is not hex text") from None
+        if len(key) < 16:
+            raise AuditKeyError(f"the audit key {path} is too short (at least 16 bytes)")
+        return key
+
+    def _anchor_file(self, database_id: str) -> Path:
+        safe = "".join(ch for ch in database_id if ch.isalnum() or ch in "-_")
+        return self.anchor_dir / f"{safe}.jsonl"
+
+    def anchor(self, database_id: str, count: int, head: str, database_url: str) -> None:
+        """Append a chain head; a failure is logged, never raised (the decision is already committed)."""
+        line = json.dumps({"count": count, "head": head, "at_ms": time.time_ns() // 1_000_000, "db": database_url})
+        try:
+            self.anchor_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(
+                self._anchor_file(database_id),
+                os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                0o600,
+            )
+            with os.fdopen(fd, "a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+        except OSError as exc:
+            log.warning("could not append the audit anchor to %s: %s", self.anchor_dir, exc)
+
+    def anchors(self, database_id: str) -> list[Anchor]:
+        """Every head anchored for ``database_id`` (lines that do not parse are skipped)."""
+        try:
+            text = self._anchor_file(database_id).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        found = []
+        for raw in text.splitlines():
+            try:
+                item = json.loads(raw)
+                found.append(Anchor(int(item["count"]), str(item["head"]), item.get("db")))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return found
+
+    def anchored_ids_for(self, database_url: str) -> list[str]:
+        """Database ids whose anchors name ``database_url``: finds a log whose id was changed to hide it."""
+        if not self.anchor_dir.is_dir():
+            return []
+        ids = []
+        for path in sorted(self.anchor_dir.glob("*.jsonl")):
+            try:
+                with path.open(encoding="utf-8") as handle:
+                    first = json.loads(handle.readline() or "{}")
+            except (OSError, ValueError):
+                continue
+            if isinstance(first, dict) and first.get("db") == database_url:
+                ids.append(path.stem)
+        return ids
