@@ -53,6 +53,10 @@ def redact_url(url: str) -> str:
 _UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+# What json.dumps leaves raw inside strings; its own layout (newlines, indent) stays.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def _escape(match: re.Match[str]) -> str:
     char = match.group()
     code = ord(char)
@@ -70,4 +74,4 @@ def terminal_safe(text: str, *, keep_newlines: bool = False) -> str:
 def json_terminal_safe(text: str) -> str:
     """JSON text for a terminal: the controls ``json.dumps(ensure_ascii=False)`` leaves raw (DEL, C1, bidi
     overrides; it escapes C0 itself) become ``\\uXXXX`` escapes, which decode back to the same data."""
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

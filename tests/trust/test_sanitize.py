@@ -49,3 +49,14 @@ def test_escape_sequences_are_made_visible() -> None:
     assert terminal_safe("tab\tok") == "tab\tok"
     assert terminal_safe("two\nlines") == "two\\x0alines"
     assert terminal_safe("two\nlines", keep_newlines=True) == "two\nlines"
+
+
+def test_json_output_stays_json_and_hides_nothing() -> None:
+    import json
+
+    from reviewer_app.domain.sanitize import json_terminal_safe
+
+    value = {"command": "ls \u202e\x9b;rm", "lines": "a\nb\x1b[8m"}
+    text = json_terminal_safe(json.dumps(value, indent=2, ensure_ascii=False))
+    assert json.loads(text) == value
+    assert "\u202e" not in text and "\x9b" not in text and "\x1b" not in text
