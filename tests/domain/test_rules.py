@@ -311,7 +311,8 @@ def test_rules_round_trip_through_dicts_and_toml() -> None:
         ('[[rules]]\neffect = "allow"\npattern = "Bash"\nexpires_at = "soon"', "expires_at"),
         ('[[rules]]\neffect = "allow"\npattern = "Bash"\ncolour = "red"', "unknown rule key"),
         (
-            '[[rules]]\nid = "a"\neffect = "allow"\npattern = "Bash"\n[[rules]]\nid = "a"\neffect = "deny"\npattern = "Bash"',
+            '[[rules]]\nid = "a"\neffect = "allow"\npattern = "Bash"\n'
+            '[[rules]]\nid = "a"\neffect = "deny"\npattern = "Bash"',
             "duplicate",
         ),
     ],
