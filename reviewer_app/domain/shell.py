@@ -48,8 +48,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import bashlex
-
 ScopeKind = Literal["exact", "prefix"]
 
 
@@ -480,6 +478,8 @@ def parse_command(command: str) -> ParsedCommand:
         return _not_understood(command, "the command is empty")
     reader = _Reader(command)
     try:
+        import bashlex  # imported on first use: its vendored PLY rebuilds the LALR tables at import (~0.1 s)
+
         trees = bashlex.parse(command)
         parts: list[object] = []
         for index, tree in enumerate(trees):
