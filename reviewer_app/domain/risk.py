@@ -34,8 +34,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import pathspec
-
 from reviewer_app.domain.shell import (
     ParsedCommand,
     ShellFlag,
@@ -142,7 +140,15 @@ SENSITIVE_PATTERNS = (
     "authorized_keys",
 )
 SYSTEM_DIRECTORIES = ("/etc/", "/private/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib/", "/var/lib/")
-_SENSITIVE = pathspec.GitIgnoreSpec.from_lines(SENSITIVE_PATTERNS)
+
+
+@functools.cache
+def _sensitive_spec() -> Any:
+    import pathspec  # imported on first use, to keep the engine's import cheap for short-lived hook processes
+
+    return pathspec.GitIgnoreSpec.from_lines(SENSITIVE_PATTERNS)
+
+
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
 _DISK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|disk|mmcblk|md|dm-|mapper/)")
 
@@ -157,7 +163,7 @@ def is_sensitive_path(path: str) -> bool:
     ):
         return True
     relative = normal.lstrip("~").lstrip("/") or normal
-    return bool(_SENSITIVE.match_file(relative))
+    return bool(_sensitive_spec().match_file(relative))
 
 
 def outside_workspace(path: str, cwd: str | None) -> bool:

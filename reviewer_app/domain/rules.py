@@ -47,8 +47,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import pathspec
-
 from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.shell import CommandScope, parse_command
 from reviewer_app.domain.toolcall import (
@@ -262,6 +260,8 @@ def _path_pattern(text: str, tool: str, glob: str) -> RulePattern:
     # Anchor the glob: `src/*.py` at the workspace root, `//etc/**` at the file-system root. A glob with no
     # slash (`*.md`) matches at any depth, as in .gitignore.
     anchored = ("/" + body.lstrip("/")) if absolute or "/" in body.rstrip("/") else body
+    import pathspec  # imported on first use (see risk._sensitive_spec)
+
     try:
         spec = pathspec.GitIgnoreSpec.from_lines([anchored])
     except Exception as exc:  # pathspec raises GitWildMatchPatternError and others
