@@ -38,6 +38,7 @@ from reviewer_app.domain.shell import (
     ParsedCommand,
     ShellFlag,
     SimpleCommand,
+    Word,
     effective_argv,
     parse_command,
     runs_interpreter,
@@ -228,15 +229,32 @@ def _short_flags(argv: tuple[str, ...]) -> str:
     return "".join(word[1:] for word in argv if word.startswith("-") and not word.startswith("--") and len(word) > 1)
 
 
+def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None) -> None:
+    for redirection in simple.redirections:
+        if redirection.harmless or not redirection.writes:
+            if not redirection.harmless and is_sensitive_path(redirection.target):
+                findings.add("medium", f"reads a credentials or start-up file ({redirection.target})")
+            continue
+        target = redirection.target
+        if _DISK_DEVICE.match(target):
+            findings.add("high", f"writes to a disk device ({target})")
+        elif is_sensitive_path(target):
+            findings.add("high", f"redirects into a credentials or start-up file ({target})")
+        elif outside_workspace(target, cwd):
+            findings.add("medium", f"redirects into a file outside the workspace ({target})")
+
+
 def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None) -> None:
+    _redirection_risk(simple, findings, cwd)  # also for a bare `> file`, which has no argv
     argv = simple.argv
     if not argv:
         return
     names = {posixpath.basename(word) for word in argv[:1]}
     chain_start = posixpath.basename(argv[0])
-    if chain_start in ("sudo", "doas", "su", "pkexec", "runuser"):
-        findings.add("high", f"runs as another user ({chain_start})")
     real = effective_argv(argv)
+    wrappers = {posixpath.basename(word) for word in argv[: len(argv) - len(real)]} | {chain_start}
+    for elevated in sorted(wrappers & {"sudo", "doas", "su", "pkexec", "runuser"}):
+        findings.add("high", f"runs as another user ({elevated})")
     if not real:
         return
     program = posixpath.basename(real[0])
@@ -283,8 +301,16 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
             findings.add("high", f"deletes cloud resources ({program})")
     elif program == "find" and any(word in ("-delete", "-exec", "-execdir", "-ok", "-okdir") for word in args):
         findings.add("high" if "-delete" in args else "medium", "find deletes or runs commands on what it finds")
+        for nested in _find_exec_commands(args):
+            _shell_command_risk(nested, findings, cwd)
     elif program in ("kill", "pkill", "killall") and ("9" in short or "-1" in args or program != "kill"):
         findings.add("medium", f"kills processes ({program})")
+    elif (
+        program in ("docker", "podman")
+        and first in ("run", "create", "exec")
+        and ("--privileged" in args or any(re.match(r"^(/|/etc|/root|/home)(:|$)", word) for word in args))
+    ):
+        findings.add("high", f"{program} {first} with host root access (--privileged or a mount of /)")
     elif program in ("docker", "podman") and first in ("rm", "rmi", "system", "volume"):
         if "prune" in args or "rm" in args or "-f" in args:
             findings.add("medium", f"removes containers, images or volumes ({program})")
@@ -321,18 +347,22 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
         elif is_sensitive_path(candidate):
             findings.add("medium", f"touches a credentials or start-up file ({candidate})")
 
-    for redirection in simple.redirections:
-        if redirection.harmless or not redirection.writes:
-            if not redirection.harmless and is_sensitive_path(redirection.target):
-                findings.add("medium", f"reads a credentials or start-up file ({redirection.target})")
-            continue
-        target = redirection.target
-        if _DISK_DEVICE.match(target):
-            findings.add("high", f"writes to a disk device ({target})")
-        elif is_sensitive_path(target):
-            findings.add("high", f"redirects into a credentials or start-up file ({target})")
-        elif outside_workspace(target, cwd):
-            findings.add("medium", f"redirects into a file outside the workspace ({target})")
+
+def _find_exec_commands(args: tuple[str, ...]) -> list[SimpleCommand]:
+    """The commands ``find -exec … ;`` runs, so ``find -exec rm -rf {} +`` is judged as ``rm -rf``."""
+    commands: list[SimpleCommand] = []
+    index = 0
+    while index < len(args):
+        if args[index] in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = index + 1
+            while end < len(args) and args[end] not in (";", "+"):
+                end += 1
+            words = tuple(Word(word, word, True) for word in args[index + 1 : end])
+            if words:
+                commands.append(SimpleCommand(words))
+            index = end
+        index += 1
+    return commands
 
 
 def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:
@@ -386,6 +416,9 @@ def _assess_parsed_cached(parsed: ParsedCommand, cwd: str | None) -> Risk:
         findings.add("high", "downloads and runs code (curl … | sh)" if downloads else "pipes into an interpreter")
     if parsed.flags & {ShellFlag.SUBSTITUTION, ShellFlag.PROCESS_SUBSTITUTION}:
         findings.add("medium", "contains a command substitution")
+        downloads = any(c.argv and posixpath.basename(c.argv[0]) in NETWORK_PROGRAMS for c in parsed.commands)
+        if downloads and any(runs_interpreter(c) for c in parsed.commands):
+            findings.add("high", 'downloads and runs code (sh -c "$(curl …)", bash <(curl …))')
     if ShellFlag.EXPANSION_IN_COMMAND_POSITION in parsed.flags:
         findings.add("medium", "the program name comes from a variable")
     for simple in parsed.commands:
