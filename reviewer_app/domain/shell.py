@@ -101,6 +101,7 @@ EXEC_WRAPPERS = frozenset(
     }
 )  # fmt: skip
 
+MAX_COMMAND_CHARS = 10_000
 _GLOB_CHARS = frozenset("*?[")
 _DEV_NULL = "/dev/null"
 _CONTROL_OK = frozenset("\t\n")
@@ -476,6 +477,8 @@ def parse_command(command: str) -> ParsedCommand:
         return _not_understood(command, "the command contains control characters")
     if not command.strip():
         return _not_understood(command, "the command is empty")
+    if len(command) > MAX_COMMAND_CHARS:  # parsing is linear but slow (~50 us a word): bound what an agent can cost
+        return _not_understood(command, f"the command is longer than {MAX_COMMAND_CHARS} characters")
     reader = _Reader(command)
     try:
         import bashlex  # imported on first use: its vendored PLY rebuilds the LALR tables at import (~0.1 s)

@@ -174,6 +174,21 @@ def test_what_the_parser_cannot_read_is_not_understood(command: str) -> None:
     assert parsed.problems
 
 
+def test_huge_and_deeply_nested_commands_are_not_understood() -> None:
+    huge = parse_command("git status " + "a " * 6000)
+    assert not huge.understood and "longer than" in huge.problems[0]
+    nested = parse_command("echo " + "$(" * 300 + ")" * 300)
+    assert not nested.understood
+
+
+def test_comments_are_read_as_the_shell_reads_them() -> None:
+    scope = scope_for_approval("git status")
+    assert scope is not None
+    assert scope.covers("git status # $(touch X)")  # a comment: the shell runs git status only
+    assert not scope.covers("git status#; touch X")  # not a comment: `status#` then `touch X`
+    assert not scope.covers("git status \\#; touch X")
+
+
 def test_quote_removal_disagreements_are_not_trusted() -> None:
     # bashlex reads 'a'\''b' as a'\''b; shlex as a'b: we trust neither and ask.
     assert not parse_command("echo 'a'\\''b'").understood
