@@ -19,7 +19,10 @@ Public API (plain data, no I/O):
   ``covers(command: str | ParsedCommand) -> bool``, ``describe() -> str``, ``to_dict()/from_dict()``
 - ``scope_for_approval(command: str) -> CommandScope | None``: what approve-for-session grants (the exact
   command), or None when the command can never be waived
-- ``effective_program(argv) -> str | None``: the program that really runs behind ``env``/``sudo``/``xargs``…
+- ``why_not_waivable(command) -> tuple[str, ...]``: human reasons (empty when it can be waived)
+- ``effective_argv(argv)`` / ``effective_program(argv)``: what really runs behind ``env``/``sudo``/``xargs``…;
+  ``runs_interpreter(simple_command)``: it (or a program it wraps) runs code it is given (sh, python, xargs…)
+- ``MAX_COMMAND_CHARS``: longer commands are not understood (parsing costs ~50 us a word)
 
 Coverage rules (``CommandScope.covers``):
 
