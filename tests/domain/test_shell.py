@@ -192,6 +192,9 @@ def test_comments_are_read_as_the_shell_reads_them() -> None:
 def test_quote_removal_disagreements_are_not_trusted() -> None:
     # bashlex reads 'a'\''b' as a'\''b; shlex as a'b: we trust neither and ask.
     assert not parse_command("echo 'a'\\''b'").understood
+    # bashlex drops the double quotes inside single quotes here; bash keeps them.
+    assert not parse_command("git -c core.pager='sh -c \"touch X\"' log").understood
+    assert parse_command("npm test -- --grep='foo bar'").commands[0].argv[-1] == "--grep=foo bar"
 
 
 def test_wrappers_are_looked_through() -> None:
