@@ -31,6 +31,7 @@ Public API:
 - ``evaluate(rules, call, now, *, risk=None) -> Verdict | None``; ``overridden_by_risk(rules, call, now)``: the
   allow rules set aside because the call is high risk (for the window)
 - ``narrowest_pattern_for(call) -> str | None``: the exact-match pattern for "Approve and make a rule…"
+- ``pattern_choices(call) -> list[str]``: patterns covering the call, narrowest first (the widening offered)
 - ``parse_duration(text) -> int`` (seconds), ``parse_scope(text) -> str``
 - ``rules_to_toml(rules) -> str``, ``rules_from_toml(text) -> list[Rule]`` (all or nothing)
 """
@@ -48,7 +49,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from reviewer_app.domain.risk import Risk, assess
-from reviewer_app.domain.shell import CommandScope, parse_command
+from reviewer_app.domain.shell import CommandScope, parse_command, scope_choices
 from reviewer_app.domain.toolcall import (
     FILE_TOOLS,
     NETWORK_TOOLS,
@@ -74,6 +75,7 @@ __all__ = [
     "parse_duration",
     "parse_rule_pattern",
     "parse_scope",
+    "pattern_choices",
     "rules_from_toml",
     "rules_to_toml",
 ]
@@ -494,6 +496,51 @@ def narrowest_pattern_for(call: ToolCall) -> str | None:
     except RuleError:
         return None
     return candidate if pattern.matches(call) else None
+
+
+def pattern_choices(call: ToolCall) -> list[str]:
+    """Patterns covering this call, narrowest first, for the operator to widen by explicit choice.
+
+    Shell: the exact command, then prefixes (``shell.scope_choices``). Files: the exact path, files with the
+    same extension in the same directory, the directory tree, then every parent tree. MCP: the tool, then its
+    server. The bare tool name comes last. Every pattern returned covers the call.
+    """
+    tool = call.tool_name
+    choices: list[str] = []
+    if is_shell_tool(tool):
+        command = command_of(tool, call.arguments)
+        if command is not None and "\n" not in command:
+            for scope in scope_choices(command.strip()):
+                choices.append(f"{tool}({scope.text})" if scope.kind == "exact" else f"{tool}({scope.text}:*)")
+    elif tool in FILE_TOOLS:
+        path = path_of(tool, call.arguments)
+        relative, absolute = _locate(path, call.cwd) if path is not None else (None, None)
+        located, lead = (relative, "/") if relative is not None else (absolute, "//")
+        if located:
+            choices.append(f"{tool}({lead}{_escape_glob(located)})")
+            directory, _, name = located.rpartition("/")
+            base = f"{lead}{_escape_glob(directory)}/" if directory else lead
+            if "." in name.lstrip("."):
+                choices.append(f"{tool}({base}*.{_escape_glob(name.rsplit('.', 1)[1])})")
+            parts = directory.split("/") if directory else []
+            for depth in range(len(parts), 0, -1):
+                choices.append(f"{tool}({lead}{_escape_glob('/'.join(parts[:depth]))}/**)")
+            if lead == "/":
+                choices.append(f"{tool}(**)")
+    else:
+        parts_mcp = mcp_parts(tool)
+        if parts_mcp is not None:
+            choices += [tool, f"mcp__{parts_mcp[0]}__*"]
+    if tool not in choices:
+        choices.append(tool)
+    valid: list[str] = []
+    for candidate in choices:
+        try:
+            if parse_rule_pattern(candidate).matches(call) and candidate not in valid:
+                valid.append(candidate)
+        except RuleError:
+            continue
+    return valid
 
 
 # -- TOML ----------------------------------------------------------------------------------------------------

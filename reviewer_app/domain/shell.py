@@ -19,6 +19,7 @@ Public API (plain data, no I/O):
   ``covers(command: str | ParsedCommand) -> bool``, ``describe() -> str``, ``to_dict()/from_dict()``
 - ``scope_for_approval(command: str) -> CommandScope | None``: what approve-for-session grants (the exact
   command), or None when the command can never be waived
+- ``scope_choices(command) -> list[CommandScope]``: exact first, then shorter prefixes (the widening offered)
 - ``why_not_waivable(command) -> tuple[str, ...]``: human reasons (empty when it can be waived)
 - ``effective_argv(argv)`` / ``effective_program(argv)``: what really runs behind ``env``/``sudo``/``xargs``…;
   ``runs_interpreter(simple_command)``: it (or a program it wraps) runs code it is given (sh, python, xargs…)
@@ -619,6 +620,33 @@ def scope_for_approval(command: str) -> CommandScope | None:
     if not parsed.waivable:
         return None
     return CommandScope.exact(command)
+
+
+def scope_choices(command: str) -> list[CommandScope]:
+    """What the operator may choose to grant, narrowest first: the exact command, then ever shorter prefixes
+    of its words (``npm run test -- x`` → ``npm run test --``, ``npm run test``, ``npm run``, ``npm``).
+
+    Prefixes are offered only for one simple command whose words are all literal and which has no assignment
+    or file redirection; a widening is always the operator's explicit choice, never the default.
+    """
+    exact = scope_for_approval(command)
+    if exact is None:
+        return []
+    choices = [exact]
+    parsed = parse_command(command)
+    if len(parsed.commands) != 1 or parsed.connectors:
+        return choices
+    simple = parsed.commands[0]
+    if (
+        simple.assignments
+        or not all(w.literal for w in simple.words)
+        or any(not r.harmless for r in simple.redirections)
+    ):
+        return choices
+    argv = simple.argv
+    for length in range(len(argv) - (0 if simple.redirections else 1), 0, -1):
+        choices.append(CommandScope.prefix(argv[:length]))
+    return choices
 
 
 def why_not_waivable(command: str) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from reviewer_app.domain.rules import (
     parse_duration,
     parse_rule_pattern,
     parse_scope,
+    pattern_choices,
     rules_from_toml,
     rules_to_toml,
 )
@@ -321,3 +322,33 @@ def test_bad_policy_files_are_refused_whole_with_a_clear_error(text: str, messag
     with pytest.raises(RuleError) as info:
         rules_from_toml(text)
     assert message in str(info.value)
+
+
+def test_pattern_choices_widen_step_by_step_and_all_cover_the_call() -> None:
+    call = bash("npm run test -- --watch=false")
+    choices = pattern_choices(call)
+    assert choices[0] == narrowest_pattern_for(call)
+    assert choices == [
+        "Bash(npm run test -- --watch=false)",
+        "Bash(npm run test --:*)",
+        "Bash(npm run test:*)",
+        "Bash(npm run:*)",
+        "Bash(npm:*)",
+        "Bash",
+    ]
+    assert pattern_choices(bash("cd x && make")) == ["Bash(cd x && make)", "Bash"]  # no prefix for compounds
+    assert pattern_choices(bash("ls > out.txt")) == ["Bash(ls > out.txt)", "Bash"]
+    assert pattern_choices(bash("git $(id)")) == ["Bash"]
+    assert pattern_choices(write("src/pkg/app.py")) == [
+        "Write(/src/pkg/app.py)",
+        "Write(/src/pkg/*.py)",
+        "Write(/src/pkg/**)",
+        "Write(/src/**)",
+        "Write(**)",
+        "Write",
+    ]
+    assert pattern_choices(write("/etc/hosts"))[:2] == ["Write(//etc/hosts)", "Write(//etc/**)"]
+    assert pattern_choices(ToolCall("mcp__gh__list")) == ["mcp__gh__list", "mcp__gh__*"]
+    for sample in (call, write("src/pkg/app.py"), write("/etc/hosts"), bash("git status 2>&1")):
+        for pattern in pattern_choices(sample):
+            assert parse_rule_pattern(pattern).matches(sample), pattern

@@ -11,6 +11,7 @@ from reviewer_app.domain.shell import (
     effective_argv,
     effective_program,
     parse_command,
+    scope_choices,
     scope_for_approval,
     why_not_waivable,
 )
@@ -219,3 +220,19 @@ def test_scopes_round_trip_and_describe_themselves() -> None:
         CommandScope.prefix([])
     with pytest.raises(ValueError):
         CommandScope.from_dict({"kind": "everything"})
+
+
+def test_scope_choices_start_exact_and_widen_only_simple_literal_commands() -> None:
+    choices = scope_choices("npm run test -- a.js")
+    assert [c.describe() for c in choices] == [
+        "allow `npm run test -- a.js` exactly",
+        "allow commands starting `npm run test --`",
+        "allow commands starting `npm run test`",
+        "allow commands starting `npm run`",
+        "allow commands starting `npm`",
+    ]
+    assert all(choice.covers("npm run test -- a.js") for choice in choices)
+    assert len(scope_choices("FOO=1 npm test")) == 1
+    assert len(scope_choices("ls *.py")) == 1
+    assert len(scope_choices("ls > out")) == 1
+    assert scope_choices("git $(id)") == []
