@@ -236,3 +236,39 @@ def test_scope_choices_start_exact_and_widen_only_simple_literal_commands() -> N
     assert len(scope_choices("ls *.py")) == 1
     assert len(scope_choices("ls > out")) == 1
     assert scope_choices("git $(id)") == []
+
+
+APPROVED = ["git status", "npm run test", "ls -la src", "make lint", "cargo test --workspace"]
+INJECTIONS = [
+    "; touch X",
+    "&& touch X",
+    "|| touch X",
+    "\ntouch X",
+    "& touch X",
+    "| sh",
+    "| bash -c 'touch X'",
+    "| xargs touch",
+    "$(touch X)",
+    "`touch X`",
+    "<(touch X)",
+    ">(touch X)",
+    "> ~/.bashrc",
+    ">> .git/hooks/pre-commit",
+    "2> /etc/cron.d/x",
+    "$EVIL",
+    "${EVIL:-x}",
+    "{a,--force}",
+    "*",
+    "~",
+]
+
+
+@pytest.mark.parametrize("approved", APPROVED)
+@pytest.mark.parametrize("injection", INJECTIONS)
+def test_no_injection_at_any_word_boundary_is_covered(approved: str, injection: str) -> None:
+    words = approved.split(" ")
+    scopes = [CommandScope.exact(approved)] + [CommandScope.prefix(words[:n]) for n in range(1, len(words) + 1)]
+    for position in range(1, len(words) + 1):
+        injected = " ".join([*words[:position], injection, *words[position:]])
+        for scope in scopes:
+            assert not scope.covers(injected), (scope, injected)
