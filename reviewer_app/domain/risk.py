@@ -469,22 +469,45 @@ _MAX_SCANNED_CHARS = 65536
 
 @functools.lru_cache(maxsize=1)
 def _secret_detectors() -> tuple[Any, ...]:
-    """detect-secrets' regex detectors, imported on first use (the import costs ~0.1 s)."""
-    import importlib
+    """detect-secrets' regex detectors, imported on first use (the package import costs ~0.1 s).
 
-    names = (
-        "aws", "github_token", "gitlab_token", "private_key", "slack", "stripe", "jwt", "openai", "basic_auth",
-        "twilio", "sendgrid", "npm", "pypi_token", "discord", "mailchimp", "square_oauth", "azure_storage_key",
-        "artifactory", "ibm_cloud_iam", "softlayer", "telegram_token", "cloudant", "ibm_cos_hmac",
-    )  # fmt: skip
+    The modules are imported by name in plain import statements so that PyInstaller bundles them. The entropy
+    and keyword detectors are left out: they flag ordinary hashes, ids and words like "password".
+    """
+    from detect_secrets.plugins import (
+        artifactory,
+        aws,
+        azure_storage_key,
+        basic_auth,
+        cloudant,
+        discord,
+        github_token,
+        gitlab_token,
+        ibm_cloud_iam,
+        ibm_cos_hmac,
+        jwt,
+        mailchimp,
+        npm,
+        openai,
+        private_key,
+        pypi_token,
+        sendgrid,
+        slack,
+        softlayer,
+        square_oauth,
+        stripe,
+        telegram_token,
+        twilio,
+    )
     from detect_secrets.plugins.base import RegexBasedDetector
 
+    modules = (
+        artifactory, aws, azure_storage_key, basic_auth, cloudant, discord, github_token, gitlab_token,
+        ibm_cloud_iam, ibm_cos_hmac, jwt, mailchimp, npm, openai, private_key, pypi_token, sendgrid, slack,
+        softlayer, square_oauth, stripe, telegram_token, twilio,
+    )  # fmt: skip
     detectors: list[Any] = []
-    for name in names:
-        try:
-            module = importlib.import_module(f"detect_secrets.plugins.{name}")
-        except ImportError:  # a detector renamed or dropped in another detect-secrets release
-            continue
+    for module in modules:
         for value in vars(module).values():
             if (
                 isinstance(value, type)

@@ -127,3 +127,19 @@ def test_paths_and_secrets_helpers() -> None:
     assert secret_kinds({"a": "nothing here", "b": 3}) == ()
     quick = assess(ToolCall("Bash", {"command": "echo AKIAIOSFODNN7EXAMPLE"}), scan_secrets=False)
     assert quick.level == "low"
+
+
+def test_secret_detection_uses_detect_secrets_regex_detectors() -> None:
+    found = secret_kinds(
+        {
+            "key": "-----BEGIN RSA PRIVATE KEY-----",
+            "nested": [{"slack": "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"}],
+            "url": "https://user:hunter2@example.com/x",
+        }
+    )
+    assert set(found) == {"Private Key", "Slack Token", "Basic Auth Credentials"}
+    # Hashes, ids and the word "password" are not flagged (no entropy or keyword detectors).
+    assert secret_kinds({"sha": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}) == ()
+    assert secret_kinds({"text": "enter your password here"}) == ()
+    risk = assess(ToolCall("write_file", {"path": "notes.md", "content": "token AKIAIOSFODNN7EXAMPLE"}, cwd=WS))
+    assert risk.level == "medium" and "AWS Access Key" in risk.reasons[0]
