@@ -221,7 +221,7 @@ _FILE_WRITERS = frozenset(
     {"cp", "mv", "tee", "install", "ln", "rsync", "touch", "rm", "truncate", "chmod", "chown", "mkdir", "unlink",
      "shred", "rmdir", "scp"}
 )  # fmt: skip
-_INLINE_CODE_FLAGS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command"})
+_INLINE_CODE_FLAGS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command", "-ec", "-xc", "-lc", "-ic", "-exc"})
 # Options whose value is a file the program writes (`git diff --output=F`, `curl -o F`, `sort -o F`).
 _OUTPUT_OPTIONS = frozenset({"-o", "--output", "--out", "--outfile", "--output-file", "--output-document", "-O",
                              "--log-file", "--logfile"})  # fmt: skip
@@ -250,7 +250,7 @@ def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | Non
             findings.add("medium", f"redirects into a file outside the workspace ({target})")
 
 
-def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None) -> None:
+def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None, depth: int = 0) -> None:
     _redirection_risk(simple, findings, cwd)  # also for a bare `> file`, which has no argv
     argv = simple.argv
     if not argv:
@@ -308,7 +308,7 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
     elif program == "find" and any(word in ("-delete", "-exec", "-execdir", "-ok", "-okdir") for word in args):
         findings.add("high" if "-delete" in args else "medium", "find deletes or runs commands on what it finds")
         for nested in _find_exec_commands(args):
-            _shell_command_risk(nested, findings, cwd)
+            _shell_command_risk(nested, findings, cwd, depth)
             if runs_interpreter(nested):
                 findings.add("high", "find runs an interpreter on what it finds (-exec sh …)")
     elif program in ("kill", "pkill", "killall") and ("9" in short or "-1" in args or program != "kill"):
@@ -329,7 +329,15 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
     ):
         findings.add("medium", f"{program} {args[0]}: fetches packages and runs their install scripts")
 
-    if (program in SQL_CLIENTS or chain_start in SQL_CLIENTS) and _SQL_DESTRUCTIVE.search(" ".join(real)):
+    for script in _inline_scripts(program, args, simple.stdin_texts):
+        if depth >= _MAX_SCRIPT_DEPTH:
+            findings.add("medium", "shell scripts nested too deep to assess")
+            break
+        inner = _assess(parse_command(script), cwd, depth + 1)
+        for reason in inner.reasons:
+            findings.add(inner.level, f"{reason} (in a script run by {program})")
+    sql_text = " ".join((*real, *simple.stdin_texts))
+    if (program in SQL_CLIENTS or chain_start in SQL_CLIENTS) and _SQL_DESTRUCTIVE.search(sql_text):
         findings.add("high", f"destructive SQL (DROP/TRUNCATE/DELETE without WHERE) in {program}")
     if program in NETWORK_PROGRAMS or chain_start in NETWORK_PROGRAMS:
         findings.add("medium", f"network egress ({program})")
@@ -356,6 +364,24 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
                 findings.add("medium", f"{program} changes files outside the workspace ({candidate})")
         elif is_sensitive_path(candidate):
             findings.add("medium", f"touches a credentials or start-up file ({candidate})")
+
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"})
+_MAX_SCRIPT_DEPTH = 3
+
+
+def _inline_scripts(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ...]) -> list[str]:
+    """Shell code a command runs: ``sh -c CODE``, ``eval CODE``, a heredoc or here-string fed to a shell."""
+    if program == "eval":
+        return [" ".join(args)] if args else []
+    if program not in _SHELLS:
+        return []
+    for index, word in enumerate(args):
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            return [args[index + 1]] if index + 1 < len(args) else []
+        if not word.startswith("-"):
+            return []  # `bash script.sh`: a file we cannot see
+    return list(stdin_texts)
 
 
 def _find_exec_commands(args: tuple[str, ...]) -> list[SimpleCommand]:
@@ -420,6 +446,10 @@ def assess_command(command: str, cwd: str | None = None) -> Risk:
 
 @functools.lru_cache(maxsize=2048)
 def _assess_parsed_cached(parsed: ParsedCommand, cwd: str | None) -> Risk:
+    return _assess(parsed, cwd, 0)
+
+
+def _assess(parsed: ParsedCommand, cwd: str | None, depth: int) -> Risk:
     findings = _Findings()
     if not parsed.understood:
         findings.add("medium", "the command could not be fully parsed: " + "; ".join(parsed.problems))
@@ -436,7 +466,7 @@ def _assess_parsed_cached(parsed: ParsedCommand, cwd: str | None) -> Risk:
     if ShellFlag.EXPANSION_IN_COMMAND_POSITION in parsed.flags:
         findings.add("medium", "the program name comes from a variable")
     for simple in parsed.commands:
-        _shell_command_risk(simple, findings, cwd)
+        _shell_command_risk(simple, findings, cwd, depth)
     if not parsed.understood:
         _raw_scan(parsed.source, findings)
     return findings.risk()

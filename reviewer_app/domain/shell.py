@@ -11,9 +11,10 @@ Public API (plain data, no I/O):
 - ``ParsedCommand``: ``source``, ``commands: tuple[SimpleCommand, ...]`` (every simple command, including those
   nested in substitutions and compound constructs), ``connectors`` (``;`` ``&&`` ``||`` ``|`` ``&`` in order),
   ``flags: frozenset[ShellFlag]``, ``problems: tuple[str, ...]`` (why it is not understood), ``understood``,
-  ``waivable`` (no flag that forbids every waiver), ``structure`` (canonical, hashable: what "the identical
-  command" means)
-- ``SimpleCommand``: ``words: tuple[Word, ...]``, ``assignments``, ``redirections``, ``argv``, ``program``
+  ``waivable`` (no flag that forbids every waiver), ``pipe_targets`` (programs reading a pipe), ``structure``
+  (canonical, hashable: what "the identical command" means)
+- ``SimpleCommand``: ``words: tuple[Word, ...]``, ``assignments``, ``redirections``, ``stdin_texts`` (heredoc
+  bodies, here-strings), ``argv``, ``program``
 - ``Word(value, raw, literal)``; ``Redirection(operator, target, fd)`` with ``harmless``
 - ``CommandScope``: ``CommandScope.exact(command)``, ``CommandScope.prefix(words, redirections=())``,
   ``covers(command: str | ParsedCommand) -> bool``, ``describe() -> str``, ``to_dict()/from_dict()``
@@ -166,6 +167,7 @@ class SimpleCommand:
     words: tuple[Word, ...]
     assignments: tuple[str, ...] = ()
     redirections: tuple[Redirection, ...] = ()
+    stdin_texts: tuple[str, ...] = ()  # heredoc bodies and here-strings fed to the command (for risk)
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -191,6 +193,7 @@ class ParsedCommand:
     flags: frozenset[ShellFlag]
     problems: tuple[str, ...] = ()
     structure: tuple[object, ...] = ()
+    pipe_targets: tuple[str, ...] = ()  # the programs that read another command's output through a pipe
 
     @property
     def understood(self) -> bool:
@@ -303,6 +306,7 @@ class _Reader:
         self.connectors: list[str] = []
         self.flags: set[ShellFlag] = set()
         self.problems: list[str] = []
+        self.pipe_targets: list[str] = []
 
     # The canonical structure covers lists, pipelines and simple commands; anything else carries a
     # blocking flag, so its structure never needs to be compared.
@@ -338,6 +342,7 @@ class _Reader:
                 else:
                     parts.append(self.node(part, nested=nested))
                     if after_pipe and part.kind == "command" and self.commands:
+                        self.pipe_targets.append(self.commands[-1].program or "")
                         if runs_interpreter(self.commands[-1]):
                             self.flags.add(ShellFlag.PIPE_INTO_INTERPRETER)
                     elif after_pipe and part.kind != "command":
@@ -364,6 +369,7 @@ class _Reader:
         words: list[Word] = []
         assignments: list[str] = []
         redirections: list[Redirection] = []
+        stdin_texts: list[str] = []
         for part in node.parts:
             if part.kind == "assignment":
                 self.expansions(part)
@@ -371,10 +377,14 @@ class _Reader:
             elif part.kind == "word":
                 words.append(self.word(part, command_position=not words))
             elif part.kind == "redirect":
-                redirections.append(self.redirect(part))
+                redirection = self.redirect(part)
+                redirections.append(redirection)
+                text = _stdin_text(part, redirection)
+                if text is not None:
+                    stdin_texts.append(text)
             else:
                 raise _NotUnderstood(f"unsupported part of a command: {part.kind}")
-        command = SimpleCommand(tuple(words), tuple(assignments), tuple(redirections))
+        command = SimpleCommand(tuple(words), tuple(assignments), tuple(redirections), tuple(stdin_texts))
         self.commands.append(command)
         if runs_interpreter(command):
             self.flags.add(ShellFlag.INTERPRETER)
@@ -433,6 +443,21 @@ class _Reader:
             self.flags.add(ShellFlag.PARAMETER_EXPANSION)
             return Redirection(operator, target, fd)
         return Redirection(operator, word.value, fd)
+
+
+def _stdin_text(node: Any, redirection: Redirection) -> str | None:
+    """The text a heredoc (without its closing delimiter line) or a here-string feeds the command."""
+    if redirection.operator == "<<<":
+        return redirection.target
+    heredoc = getattr(node, "heredoc", None)
+    value = getattr(heredoc, "value", None)
+    if not isinstance(value, str):
+        return None
+    lines = value.split("\n")
+    delimiter = redirection.target.strip("'\"")
+    if lines and lines[-1].strip() == delimiter:
+        lines = lines[:-1]
+    return "\n".join(lines)
 
 
 def _children(node: Any) -> Iterator[Any]:
@@ -510,6 +535,7 @@ def parse_command(command: str) -> ParsedCommand:
         flags=frozenset(reader.flags),
         problems=(),
         structure=tuple(parts),
+        pipe_targets=tuple(reader.pipe_targets),
     )
 
 

