@@ -35,11 +35,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reviewer_app.domain.shell import (
+    MAX_SCRIPT_DEPTH,
     ParsedCommand,
     ShellFlag,
     SimpleCommand,
-    Word,
     effective_argv,
+    find_exec_commands,
+    inline_scripts,
     parse_command,
     runs_interpreter,
 )
@@ -307,7 +309,7 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
             findings.add("high", f"deletes cloud resources ({program})")
     elif program == "find" and any(word in ("-delete", "-exec", "-execdir", "-ok", "-okdir") for word in args):
         findings.add("high" if "-delete" in args else "medium", "find deletes or runs commands on what it finds")
-        for nested in _find_exec_commands(args):
+        for nested in find_exec_commands(args):
             _shell_command_risk(nested, findings, cwd, depth)
             if runs_interpreter(nested):
                 findings.add("high", "find runs an interpreter on what it finds (-exec sh …)")
@@ -329,8 +331,8 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
     ):
         findings.add("medium", f"{program} {args[0]}: fetches packages and runs their install scripts")
 
-    for script in _inline_scripts(program, args, simple.stdin_texts):
-        if depth >= _MAX_SCRIPT_DEPTH:
+    for script in inline_scripts(program, args, simple.stdin_texts):
+        if depth >= MAX_SCRIPT_DEPTH:
             findings.add("medium", "shell scripts nested too deep to assess")
             break
         inner = _assess(parse_command(script), cwd, depth + 1)
@@ -364,41 +366,6 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
                 findings.add("medium", f"{program} changes files outside the workspace ({candidate})")
         elif is_sensitive_path(candidate):
             findings.add("medium", f"touches a credentials or start-up file ({candidate})")
-
-
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"})
-_MAX_SCRIPT_DEPTH = 3
-
-
-def _inline_scripts(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ...]) -> list[str]:
-    """Shell code a command runs: ``sh -c CODE``, ``eval CODE``, a heredoc or here-string fed to a shell."""
-    if program == "eval":
-        return [" ".join(args)] if args else []
-    if program not in _SHELLS:
-        return []
-    for index, word in enumerate(args):
-        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-            return [args[index + 1]] if index + 1 < len(args) else []
-        if not word.startswith("-"):
-            return []  # `bash script.sh`: a file we cannot see
-    return list(stdin_texts)
-
-
-def _find_exec_commands(args: tuple[str, ...]) -> list[SimpleCommand]:
-    """The commands ``find -exec … ;`` runs, so ``find -exec rm -rf {} +`` is judged as ``rm -rf``."""
-    commands: list[SimpleCommand] = []
-    index = 0
-    while index < len(args):
-        if args[index] in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = index + 1
-            while end < len(args) and args[end] not in (";", "+"):
-                end += 1
-            words = tuple(Word(word, word, True) for word in args[index + 1 : end])
-            if words:
-                commands.append(SimpleCommand(words))
-            index = end
-        index += 1
-    return commands
 
 
 def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:

@@ -16,10 +16,13 @@ Pattern grammar (``parse_rule_pattern``):
   never matches a path outside the workspace (``../x``, an absolute path elsewhere, ``~``)
 - ``WebFetch(domain:example.com)``: that host and its subdomains
 
-Effects ``allow`` / ``ask`` / ``deny``, precedence deny > ask > allow. Scopes ``global``, ``agent:NAME``,
-``session:ID``, ``workspace:PATH``. Optional expiry (``parse_duration("1h"|"2d"|"30s"|"15m"|"1w")``), a note and
-an id. A HIGH-risk call (``reviewer_app.domain.risk``) is never allowed by a wildcard, prefix or glob rule, only
-by an exact-match rule (an exact command or a literal path); deny and ask rules apply whatever the risk.
+Effects ``allow`` / ``ask`` / ``deny``, precedence deny > ask > allow. Allow rules cover a call only when
+EVERY command in it is covered; deny and ask rules catch a command wherever it hides (after ``&&``, in
+``$(…)``, behind ``sudo``/``xargs``/``env``, in ``find -exec`` or ``sh -c``; paths case-insensitively).
+Scopes ``global``, ``agent:NAME``, ``session:ID``, ``workspace:PATH``. Optional expiry
+(``parse_duration("1h"|"2d"|"30s"|"15m"|"1w")``), a note and an id. A HIGH-risk call
+(``reviewer_app.domain.risk``) is never allowed by a wildcard, prefix or glob rule, only by an exact-match
+rule (an exact command or a literal path); deny and ask rules apply whatever the risk.
 
 Public API:
 
@@ -49,7 +52,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from reviewer_app.domain.risk import Risk, assess
-from reviewer_app.domain.shell import CommandScope, parse_command, scope_choices
+from reviewer_app.domain.shell import CommandScope, invocations, parse_command, scope_choices
 from reviewer_app.domain.toolcall import (
     FILE_TOOLS,
     NETWORK_TOOLS,
@@ -106,6 +109,7 @@ class RulePattern:
     absolute: bool = False
     domain: str | None = None
     _spec: Any = field(default=None, compare=False, repr=False)
+    _folded_spec: Any = field(default=None, compare=False, repr=False)
 
     @property
     def exact(self) -> bool:
@@ -116,7 +120,14 @@ class RulePattern:
             return False
         return self.absolute or "/" in self.glob
 
-    def matches(self, call: ToolCall) -> bool:
+    def matches(self, call: ToolCall, *, restrictive: bool = False) -> bool:
+        """Whether the pattern matches the call.
+
+        ``restrictive`` is for deny and ask rules, which must catch a command wherever it hides: a shell
+        pattern then also matches when ANY command the call may run (after ``&&``, inside ``$(…)``, behind
+        ``sudo``/``xargs``, in ``sh -c``…) matches it, an unparseable command that mentions its program, and
+        path patterns ignore case (``.ENV`` on a case-insensitive file system).
+        """
         if self.kind == "mcp_server":
             parts = mcp_parts(call.tool_name)
             return parts is not None and parts[0] == self.tool
@@ -126,16 +137,35 @@ class RulePattern:
             return True
         if self.kind in ("command_exact", "command_prefix"):
             command = command_of(call.tool_name, call.arguments)
-            return command is not None and self.command is not None and self.command.covers(command)
+            if command is None or self.command is None:
+                return False
+            return self.command.covers(command) or (restrictive and self._hides_in(command))
         if self.kind == "path":
-            return self._path_matches(call)
+            return self._path_matches(call, fold_case=restrictive)
         if self.kind == "domain":
             url = call.arguments.get("url") if isinstance(call.arguments, dict) else None
             host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
             return bool(host) and self.domain is not None and (host == self.domain or host.endswith("." + self.domain))
         return False
 
-    def _path_matches(self, call: ToolCall) -> bool:
+    def _hides_in(self, command: str) -> bool:
+        """Does any command that ``command`` may run match this (deny/ask) pattern?"""
+        assert self.command is not None
+        if self.kind == "command_exact" and len(parse_command(self.command.text).commands) != 1:
+            return False  # an exact compound matches only as a whole
+        words = self.command.words
+        if not words:
+            return False
+        target = (posixpath.basename(words[0]), *words[1:])
+        parsed = parse_command(command)
+        if not parsed.understood:  # cannot see what runs: a mention of the program is enough to deny or ask
+            return re.search(rf"(?<![\w.-]){re.escape(target[0])}(?![\w.-])", parsed.source) is not None
+        for argv in invocations(parsed):
+            if argv == target or (self.kind == "command_prefix" and argv[: len(target)] == target):
+                return True
+        return False
+
+    def _path_matches(self, call: ToolCall, *, fold_case: bool = False) -> bool:
         path = path_of(call.tool_name, call.arguments)
         if path is None or self._spec is None or self.glob is None:
             return False
@@ -144,7 +174,10 @@ class RulePattern:
         if target is None:
             return False
         if self.exact:  # a literal path matches itself only (a gitignore pattern would also match beneath it)
-            return target == posixpath.normpath(self.glob.lstrip("/"))
+            literal = posixpath.normpath(self.glob.lstrip("/"))
+            return target.casefold() == literal.casefold() if fold_case else target == literal
+        if fold_case:
+            return bool(self._folded_spec.match_file(target.casefold()))
         return bool(self._spec.match_file(target))
 
 
@@ -266,9 +299,10 @@ def _path_pattern(text: str, tool: str, glob: str) -> RulePattern:
 
     try:
         spec = pathspec.GitIgnoreSpec.from_lines([anchored])
+        folded = pathspec.GitIgnoreSpec.from_lines([anchored.casefold()])
     except Exception as exc:  # pathspec raises GitWildMatchPatternError and others
         raise RuleError(f"{text!r}: invalid path glob ({exc})") from None
-    return RulePattern(text, tool, "path", glob=glob, absolute=absolute, _spec=spec)
+    return RulePattern(text, tool, "path", glob=glob, absolute=absolute, _spec=spec, _folded_spec=folded)
 
 
 # -- scopes, durations ---------------------------------------------------------------------------------------
@@ -361,7 +395,10 @@ class Rule:
         return self.expires_at is not None and now >= self.expires_at
 
     def applies_to(self, call: ToolCall, now: float) -> bool:
-        return not self.expired(now) and _scope_applies(self.scope, call) and self.parsed.matches(call)
+        """In force, in scope, and matching (deny and ask rules match restrictively, see RulePattern.matches)."""
+        if self.expired(now) or not _scope_applies(self.scope, call):
+            return False
+        return self.parsed.matches(call, restrictive=self.effect != "allow")
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "effect": self.effect, "pattern": self.pattern, "scope": self.scope}

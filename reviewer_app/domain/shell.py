@@ -24,6 +24,9 @@ Public API (plain data, no I/O):
 - ``why_not_waivable(command) -> tuple[str, ...]``: human reasons (empty when it can be waived)
 - ``effective_argv(argv)`` / ``effective_program(argv)``: what really runs behind ``env``/``sudo``/``xargs``…;
   ``runs_interpreter(simple_command)``: it (or a program it wraps) runs code it is given (sh, python, xargs…)
+- ``invocations(command) -> Iterator[tuple[str, ...]]``: every argv it may run (wrappers, ``find -exec``,
+  ``sh -c``/``eval`` scripts, nested substitutions): what deny and ask rules look for
+- ``inline_scripts(program, args, stdin_texts)``, ``find_exec_commands(args)``: the code a command hands on
 - ``MAX_COMMAND_CHARS``: longer commands are not understood (parsing costs ~50 us a word)
 
 Coverage rules (``CommandScope.covers``):
@@ -288,6 +291,78 @@ def runs_interpreter(command: SimpleCommand) -> bool:
     if first in EXEC_WRAPPERS:
         return any(posixpath.basename(word) in INTERPRETERS for word in argv[1:])
     return False
+
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"})
+MAX_SCRIPT_DEPTH = 3
+
+
+def inline_scripts(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ...] = ()) -> list[str]:
+    """Shell code a command runs: ``sh -c CODE``, ``eval CODE``, a heredoc or here-string fed to a shell."""
+    if program == "eval":
+        return [" ".join(args)] if args else []
+    if program not in SHELLS:
+        return []
+    for index, word in enumerate(args):
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            return [args[index + 1]] if index + 1 < len(args) else []
+        if not word.startswith("-"):
+            return []  # `bash script.sh`: a file we cannot see
+    return list(stdin_texts)
+
+
+def find_exec_commands(args: tuple[str, ...]) -> list[SimpleCommand]:
+    """The commands ``find -exec … ;`` runs, so ``find -exec rm -rf {} +`` can be judged as ``rm -rf``."""
+    commands: list[SimpleCommand] = []
+    index = 0
+    while index < len(args):
+        if args[index] in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = index + 1
+            while end < len(args) and args[end] not in (";", "+"):
+                end += 1
+            words = tuple(Word(word, word, True) for word in args[index + 1 : end])
+            if words:
+                commands.append(SimpleCommand(words))
+            index = end
+        index += 1
+    return commands
+
+
+def invocations(command: str | ParsedCommand, *, depth: int = 0) -> Iterator[tuple[str, ...]]:
+    """Every argv the command may run, program names reduced to base names: each simple command (also inside
+    substitutions and compound constructs), the program behind wrappers (``sudo env rm`` → ``rm``), the
+    commands of ``find -exec``, and the commands of scripts given to ``sh -c``, ``eval`` or a shell's heredoc.
+
+    For deny and ask rules, which must catch a command wherever it hides. Not-understood commands yield only
+    what the parser read (nothing): callers treat them conservatively themselves.
+    """
+    parsed = command if isinstance(command, ParsedCommand) else parse_command(command)
+    for simple in parsed.commands:
+        argv = simple.argv
+        if not argv:
+            continue
+        yield (posixpath.basename(argv[0]), *argv[1:])
+        real = effective_argv(argv)
+        if real and real != argv:
+            yield (posixpath.basename(real[0]), *real[1:])
+        if not real:
+            continue
+        program, args = posixpath.basename(real[0]), real[1:]
+        if program == "find":
+            for nested in find_exec_commands(args):
+                yield from invocations_of_simple(nested)
+        if depth < MAX_SCRIPT_DEPTH:
+            for script in inline_scripts(program, args, simple.stdin_texts):
+                yield from invocations(script, depth=depth + 1)
+
+
+def invocations_of_simple(simple: SimpleCommand) -> Iterator[tuple[str, ...]]:
+    argv = simple.argv
+    if argv:
+        yield (posixpath.basename(argv[0]), *argv[1:])
+        real = effective_argv(argv)
+        if real and real != argv:
+            yield (posixpath.basename(real[0]), *real[1:])
 
 
 # -- parsing -------------------------------------------------------------------------------------------------

@@ -352,3 +352,46 @@ def test_pattern_choices_widen_step_by_step_and_all_cover_the_call() -> None:
     for sample in (call, write("src/pkg/app.py"), write("/etc/hosts"), bash("git status 2>&1")):
         for pattern in pattern_choices(sample):
             assert parse_rule_pattern(pattern).matches(sample), pattern
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf build",
+        "/bin/rm -rf build",
+        "ls && rm -rf build",
+        "echo $(rm -rf build)",
+        "sudo rm -rf build",
+        "env A=1 rm x",
+        "xargs rm < list.txt",
+        "timeout 5 rm x",
+        "find . -name '*.o' -exec rm {} +",
+        "sh -c 'rm -rf build'",
+        'bash -c "ls; rm x"',
+        "eval 'rm x'",
+        "if true; then rm x; fi",
+        "(cd build && rm x)",
+        "rm -rf 'unterminated",
+    ],
+)
+def test_deny_and_ask_rules_catch_a_command_wherever_it_hides(command: str) -> None:
+    for effect in ("deny", "ask"):
+        rules = [Rule("allow", "Bash"), Rule(effect, "Bash(rm:*)")]
+        assert verdict(rules, bash(command)) == effect, (effect, command)
+
+
+def test_restrictive_rules_do_not_catch_mere_mentions_in_understood_commands() -> None:
+    rules = [Rule("allow", "Bash"), Rule("deny", "Bash(rm:*)")]
+    assert verdict(rules, bash("echo rm -rf")) == "allow"
+    assert verdict(rules, bash("git commit -m 'rm -rf x'")) == "allow"
+    assert verdict(rules, bash("docker run --rm alpine true")) == "allow"
+    exact_deny = [Rule("allow", "Bash"), Rule("deny", "Bash(git push --force origin main)")]
+    assert verdict(exact_deny, bash("cd repo && git push --force origin main")) == "deny"
+    assert verdict(exact_deny, bash("git push origin main")) == "allow"
+
+
+def test_deny_path_rules_ignore_case_allow_rules_do_not() -> None:
+    assert verdict([Rule("deny", "Write(.env)")], write(".ENV")) == "deny"
+    assert verdict([Rule("deny", "Write(/secrets/**)")], write("Secrets/a.txt")) == "deny"
+    assert verdict([Rule("ask", "Write(/config/app.yaml)")], write("CONFIG/App.yaml")) == "ask"
+    assert verdict([Rule("allow", "Write(/src/**)")], write("SRC/a.py")) is None
