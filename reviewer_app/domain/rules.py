@@ -93,6 +93,13 @@ _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _GLOB_SPECIALS = re.compile(r"[*?\[\]\\]")
 
 
+class _Unset:
+    """Marks an argument the caller did not pass (None is a meaningful value for ``command``)."""
+
+
+_UNSET = _Unset()
+
+
 class RuleError(ValueError):
     """A rule, pattern, scope, duration or policy file that cannot be used, with what is wrong."""
 
@@ -120,23 +127,29 @@ class RulePattern:
             return False
         return self.absolute or "/" in self.glob
 
-    def matches(self, call: ToolCall, *, restrictive: bool = False) -> bool:
+    def concerns(self, tool_name: str) -> bool:
+        """The cheap first test: could this pattern match a call of ``tool_name`` at all?"""
+        if self.kind == "mcp_server":
+            parts = mcp_parts(tool_name)
+            return parts is not None and parts[0] == self.tool
+        return tool_name == self.tool
+
+    def matches(self, call: ToolCall, *, restrictive: bool = False, command: str | _Unset | None = _UNSET) -> bool:
         """Whether the pattern matches the call.
 
         ``restrictive`` is for deny and ask rules, which must catch a command wherever it hides: a shell
         pattern then also matches when ANY command the call may run (after ``&&``, inside ``$(…)``, behind
         ``sudo``/``xargs``, in ``sh -c``…) matches it, an unparseable command that mentions its program, and
-        path patterns ignore case (``.ENV`` on a case-insensitive file system).
+        path patterns ignore case (``.ENV`` on a case-insensitive file system). ``command`` passes the call's
+        shell command when the caller has already read it (``evaluate`` reads it once for all rules).
         """
-        if self.kind == "mcp_server":
-            parts = mcp_parts(call.tool_name)
-            return parts is not None and parts[0] == self.tool
-        if call.tool_name != self.tool:
+        if not self.concerns(call.tool_name):
             return False
-        if self.kind == "tool":
+        if self.kind in ("tool", "mcp_server"):
             return True
         if self.kind in ("command_exact", "command_prefix"):
-            command = command_of(call.tool_name, call.arguments)
+            if isinstance(command, _Unset):
+                command = command_of(call.tool_name, call.arguments)
             if command is None or self.command is None:
                 return False
             return self.command.covers(command) or (restrictive and self._hides_in(command))
@@ -394,11 +407,11 @@ class Rule:
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at
 
-    def applies_to(self, call: ToolCall, now: float) -> bool:
+    def applies_to(self, call: ToolCall, now: float, *, command: str | _Unset | None = _UNSET) -> bool:
         """In force, in scope, and matching (deny and ask rules match restrictively, see RulePattern.matches)."""
-        if self.expired(now) or not _scope_applies(self.scope, call):
+        if not self.parsed.concerns(call.tool_name) or self.expired(now) or not _scope_applies(self.scope, call):
             return False
-        return self.parsed.matches(call, restrictive=self.effect != "allow")
+        return self.parsed.matches(call, restrictive=self.effect != "allow", command=command)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "effect": self.effect, "pattern": self.pattern, "scope": self.scope}
@@ -465,8 +478,9 @@ def evaluate(rules: Iterable[Rule], call: ToolCall, now: float, *, risk: Risk | 
     """
     best: dict[str, Rule] = {}
     wildcard_allows: list[Rule] = []
+    command = command_of(call.tool_name, call.arguments)  # read once for every rule
     for rule in rules:
-        if not rule.applies_to(call, now):
+        if not rule.applies_to(call, now, command=command):
             continue
         if rule.effect == "allow" and not rule.parsed.exact:
             wildcard_allows.append(rule)
