@@ -8,13 +8,13 @@ or `git $(touch X)` are still asked. Which tools are shell tools comes from the 
 Public API:
 
 - ``SHELL_TOOLS``, ``is_shell_tool(name)`` (re-exported from ``toolcall``)
-- ``SessionRule(tool_name, scope=None)``: ``matches(tool_name, args) -> bool``, ``describe() -> str``,
-  ``to_dict()`` / ``SessionRule.from_dict(data)`` (JSON-friendly, for the store)
+- ``SessionRule(tool_name, scope=None)``: ``matches(tool_name, args, *, cwd=None, metadata=None) -> bool``,
+  ``describe() -> str``, ``to_dict()`` / ``SessionRule.from_dict(data)`` (JSON-friendly, for the store)
 - ``rule_for(tool_name, args) -> SessionRule | None``: the rule approve-for-session adds; None when the call
   cannot be waived (an unparseable or substituting shell command): then approve-for-session approves only
   this call
 - ``describe_session_approval(tool_name, args) -> str``: the line the window shows before the rule is made
-- ``ApprovalPolicy.needs_approval(tool_name, args, *, side_effects, rules=()) -> bool``
+- ``ApprovalPolicy.needs_approval(tool_name, args, *, side_effects, rules=(), cwd=None, metadata=None) -> bool``
 - ``command_word(args)``: display only (kept for the detail view's tooltip); never used for matching
 """
 
@@ -44,25 +44,38 @@ class SessionRule:
     """ "Allow this in this session without asking".
 
     For a shell tool, ``scope`` says which commands (exact or prefix) and is required: a shell tool is never
-    waived wholesale. For other tools ``scope`` is None and every call of the tool is waived. A prefix scope
-    never waives a high-risk command (``reviewer_app.domain.risk``); only an exact scope does.
+    waived wholesale. For other tools ``scope`` is None and every call of the tool is waived except high-risk
+    ones. A prefix scope never waives a high-risk command (``reviewer_app.domain.risk``); only an exact scope
+    does. The session's workspace is not known here, so paths are judged as relative to an unknown one
+    (absolute and ``..`` paths count as outside it).
     """
 
     tool_name: str
     scope: CommandScope | None = None
 
-    def matches(self, tool_name: str, args: dict[str, Any]) -> bool:
+    def matches(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        *,
+        cwd: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> bool:
+        """Whether this waiver covers the call; ``cwd`` (the workspace) and ``metadata`` (e.g. an MCP tool's
+        ``{"annotations": {"destructiveHint": true}}``) sharpen the risk check when the caller knows them."""
         if tool_name != self.tool_name:
             return False
+        call = ToolCall(tool_name, args, cwd=cwd, metadata=metadata or {})
         if not is_shell_tool(tool_name):
-            return self.scope is None
+            # A whole-tool waiver is a wildcard: it never waives a high-risk call (a write to .env, .git/hooks…).
+            return self.scope is None and not assess(call, scan_secrets=False).high
         if self.scope is None:
             return False
         command = command_of(tool_name, args)
         if command is None or not self.scope.covers(command):
             return False
         if self.scope.kind == "prefix":
-            return not assess(ToolCall(tool_name, args), scan_secrets=False).high
+            return not assess(call, scan_secrets=False).high
         return True
 
     def describe(self) -> str:
@@ -143,10 +156,12 @@ class ApprovalPolicy:
         *,
         side_effects: bool,
         rules: Iterable[SessionRule] = (),
+        cwd: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> bool:
         if tool_name in self.ungated:
             return False
         gated = tool_name in self.gated if self.gated is not None else side_effects
         if not gated:
             return False
-        return not any(rule.matches(tool_name, args) for rule in rules)
+        return not any(rule.matches(tool_name, args, cwd=cwd, metadata=metadata) for rule in rules)

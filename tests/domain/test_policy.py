@@ -98,6 +98,17 @@ def test_non_shell_rules_waive_the_whole_tool_only() -> None:
     assert waived("write_file", {"path": "b"}, [rule])
     assert not waived("run_shell", {"command": "ls"}, [rule])
     assert not waived("write_file", {"path": "b"}, [SessionRule("write_file", CommandScope.exact("ls"))])
+    # A whole-tool waiver is a wildcard: high-risk calls of the tool are still asked.
+    assert not waived("write_file", {"path": ".git/hooks/pre-commit", "content": "x"}, [rule])
+    assert not waived("write_file", {"path": ".env", "content": "x"}, [rule])
+    assert not waived("write_file", {"path": "../escape.txt", "content": "x"}, [rule])
+    destructive = SessionRule("mcp__db__drop", None)
+    assert waived("mcp__db__drop", {"name": "t"}, [destructive])
+    hint = {"annotations": {"destructiveHint": True}}
+    assert POLICY.needs_approval("mcp__db__drop", {"name": "t"}, side_effects=True, rules=[destructive], metadata=hint)
+    inside = {"path": "/w/src/a.py", "content": "x"}
+    assert not POLICY.needs_approval("write_file", inside, side_effects=True, rules=[rule], cwd="/w")
+    assert POLICY.needs_approval("write_file", inside, side_effects=True, rules=[rule], cwd="/elsewhere")
 
 
 def test_session_rules_round_trip_as_json_friendly_dicts() -> None:
