@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from reviewer_app.domain.shell import (
@@ -281,3 +286,40 @@ def test_heredocs_here_strings_and_pipe_targets_are_reported() -> None:
     piped = parse_command("cat <<< 'hi there' | grep hi | sudo sh")
     assert piped.commands[0].stdin_texts == ("hi there",)
     assert piped.pipe_targets == ("grep", "sh")
+
+
+ARGUMENT_CORPUS = [
+    "status",
+    "'b c' \"d e\"",
+    '"a\\"b" \'c\'"d"e',
+    "f\\ g \\'h\\'",
+    "--x='y z' --y=\"1 2\"",
+    "'$HOME' \"\\$HOME\" \\$HOME",
+    "'`id`' \"\\`id\\`\"",
+    "a\\;b 'c;d' \"e|f\"",
+    "'' \"\" x",
+    "'a'\"b\"'c'",
+    "\"tab\there\" 'new\nline'",
+    "é 'ünï' \"çødé\"",
+    "# not a comment? no: a comment",
+    "x#y 'z#'",
+]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("arguments", ARGUMENT_CORPUS)
+def test_the_argv_we_read_is_the_argv_bash_passes(arguments: str, tmp_path: Path) -> None:
+    parsed = parse_command(f"printf '%s\\0' START {arguments}")  # START: printf prints once even with no args
+    if not parsed.understood:  # disagreement is allowed only in the safe direction: not understood, asked
+        return
+    (command,) = parsed.commands
+    real = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", parsed.source],
+        capture_output=True,
+        check=True,
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)},
+    ).stdout.split(b"\0")[:-1]
+    ours = [word.value for word in command.words[3:]] if all(w.literal for w in command.words) else None
+    if ours is not None:
+        assert [arg.decode() for arg in real[1:]] == ours
