@@ -1,4 +1,22 @@
-"""Which tool calls need a human, and the per-session rules that waive it."""
+"""Which tool calls need a human, and the per-session rules (approve-for-session) that waive it.
+
+Why: approve-for-session must waive exactly what the operator saw, never more. For shell tools a session rule
+holds a ``CommandScope`` (``reviewer_app.domain.shell``): by default the exact command, so `git status; touch X`
+or `git $(touch X)` are still asked. Which tools are shell tools comes from the fixed operator-side set in
+``reviewer_app.domain.toolcall`` and never from request data, so a request cannot widen its own rule.
+
+Public API:
+
+- ``SHELL_TOOLS``, ``is_shell_tool(name)`` (re-exported from ``toolcall``)
+- ``SessionRule(tool_name, scope=None)``: ``matches(tool_name, args, *, cwd=None, metadata=None) -> bool``,
+  ``describe() -> str``, ``to_dict()`` / ``SessionRule.from_dict(data)`` (JSON-friendly, for the store)
+- ``rule_for(tool_name, args) -> SessionRule | None``: the rule approve-for-session adds; None when the call
+  cannot be waived (an unparseable or substituting shell command): then approve-for-session approves only
+  this call
+- ``describe_session_approval(tool_name, args) -> str``: the line the window shows before the rule is made
+- ``ApprovalPolicy.needs_approval(tool_name, args, *, side_effects, rules=(), cwd=None, metadata=None) -> bool``
+- ``command_word(args)``: display only (kept for the detail view's tooltip); never used for matching
+"""
 
 from __future__ import annotations
 
@@ -6,26 +24,83 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-SHELL_TOOLS = frozenset({"run_shell", "shell", "bash", "exec"})
+from reviewer_app.domain.risk import assess
+from reviewer_app.domain.shell import CommandScope, parse_command, scope_for_approval, why_not_waivable
+from reviewer_app.domain.toolcall import SHELL_TOOLS, ToolCall, command_of, is_shell_tool
+
+__all__ = [
+    "SHELL_TOOLS",
+    "ApprovalPolicy",
+    "SessionRule",
+    "command_word",
+    "describe_session_approval",
+    "is_shell_tool",
+    "rule_for",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class SessionRule:
-    """ "Allow this tool (for shell tools: commands starting with this word) in this session"."""
+    """ "Allow this in this session without asking".
+
+    For a shell tool, ``scope`` says which commands (exact or prefix) and is required: a shell tool is never
+    waived wholesale. For other tools ``scope`` is None and every call of the tool is waived except high-risk
+    ones. A prefix scope never waives a high-risk command (``reviewer_app.domain.risk``); only an exact scope
+    does. The session's workspace is not known here, so paths are judged as relative to an unknown one
+    (absolute and ``..`` paths count as outside it).
+    """
 
     tool_name: str
-    command_prefix: str | None = None
+    scope: CommandScope | None = None
 
-    def matches(self, tool_name: str, args: dict[str, Any]) -> bool:
+    def matches(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        *,
+        cwd: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> bool:
+        """Whether this waiver covers the call; ``cwd`` (the workspace) and ``metadata`` (e.g. an MCP tool's
+        ``{"annotations": {"destructiveHint": true}}``) sharpen the risk check when the caller knows them."""
         if tool_name != self.tool_name:
             return False
-        if self.command_prefix is None:
-            return True
-        return command_word(args) == self.command_prefix
+        call = ToolCall(tool_name, args, cwd=cwd, metadata=metadata or {})
+        if not is_shell_tool(tool_name):
+            # A whole-tool waiver is a wildcard: it never waives a high-risk call (a write to .env, .git/hooks…).
+            return self.scope is None and not assess(call, scan_secrets=False).high
+        if self.scope is None:
+            return False
+        command = command_of(tool_name, args)
+        if command is None or not self.scope.covers(command):
+            return False
+        if self.scope.kind == "prefix":
+            return not assess(call, scan_secrets=False).high
+        return True
+
+    def describe(self) -> str:
+        if self.scope is None:
+            return f"allow every {self.tool_name} call in this session"
+        return f"{self.scope.describe()} ({self.tool_name}, this session)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool_name": self.tool_name, "scope": self.scope.to_dict() if self.scope else None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SessionRule:
+        """Read a stored rule; raises ValueError for a shape that would waive more than it says."""
+        tool_name = data.get("tool_name")
+        if not isinstance(tool_name, str) or not tool_name:
+            raise ValueError("a session rule needs a tool_name")
+        raw_scope = data.get("scope")
+        scope = CommandScope.from_dict(raw_scope) if isinstance(raw_scope, dict) else None
+        if raw_scope is not None and scope is None:
+            raise ValueError("a session rule's scope must be an object")
+        return cls(tool_name, scope)
 
 
 def command_word(args: dict[str, Any]) -> str | None:
-    """First word of a shell command, the unit approve-for-session allows."""
+    """First word of a shell command, for display only (never for matching: see ``SessionRule``)."""
     command = args.get("command")
     if isinstance(command, list):
         command = " ".join(str(part) for part in command)
@@ -35,11 +110,29 @@ def command_word(args: dict[str, Any]) -> str | None:
     return words[0] if words else None
 
 
-def rule_for(tool_name: str, args: dict[str, Any], shell_tools: frozenset[str] = SHELL_TOOLS) -> SessionRule:
-    """The rule an approve-for-session of this call adds."""
-    if tool_name in shell_tools:
-        return SessionRule(tool_name, command_word(args) or "")
+def rule_for(tool_name: str, args: dict[str, Any]) -> SessionRule | None:
+    """The rule an approve-for-session of this call adds, or None when nothing can be waived.
+
+    Shell tools get the exact command (``scope_for_approval``); a command that cannot be parsed, or contains
+    a substitution, a pipe into an interpreter, ``&``, a subshell or a heredoc, gets no rule at all.
+    """
+    if is_shell_tool(tool_name):
+        command = command_of(tool_name, args)
+        scope = scope_for_approval(command) if command is not None else None
+        return SessionRule(tool_name, scope) if scope is not None else None
     return SessionRule(tool_name, None)
+
+
+def describe_session_approval(tool_name: str, args: dict[str, Any]) -> str:
+    """What approve-for-session of this call will allow, in one line, shown before the rule is made."""
+    rule = rule_for(tool_name, args)
+    if rule is not None:
+        return rule.describe()
+    command = command_of(tool_name, args)
+    reasons = why_not_waivable(command) if command is not None else ("the command could not be read",)
+    if command is not None and not reasons and not parse_command(command).commands:
+        reasons = ("the command is empty",)
+    return "approve this call only: the command will be asked again (" + "; ".join(reasons) + ")"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +156,12 @@ class ApprovalPolicy:
         *,
         side_effects: bool,
         rules: Iterable[SessionRule] = (),
+        cwd: str | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> bool:
         if tool_name in self.ungated:
             return False
         gated = tool_name in self.gated if self.gated is not None else side_effects
         if not gated:
             return False
-        return not any(rule.matches(tool_name, args) for rule in rules)
+        return not any(rule.matches(tool_name, args, cwd=cwd, metadata=metadata) for rule in rules)

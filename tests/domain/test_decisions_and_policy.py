@@ -6,6 +6,7 @@ from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind,
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.policy import ApprovalPolicy, SessionRule, rule_for
 from reviewer_app.domain.runs import InvalidTransition, RunState, check_transition
+from reviewer_app.domain.shell import CommandScope
 
 
 def test_digest_is_canonical() -> None:
@@ -39,8 +40,9 @@ def test_policy_and_session_rules() -> None:
     assert policy.needs_approval("write_file", {}, side_effects=True)
     assert not policy.needs_approval("read_file", {}, side_effects=False)
     rule = rule_for("run_shell", {"command": "git push origin"})
-    assert rule == SessionRule("run_shell", "git")
-    assert not policy.needs_approval("run_shell", {"command": "git status"}, side_effects=True, rules=[rule])
+    assert rule == SessionRule("run_shell", CommandScope.exact("git push origin"))
+    assert not policy.needs_approval("run_shell", {"command": "git push origin"}, side_effects=True, rules=[rule])
+    assert policy.needs_approval("run_shell", {"command": "git status"}, side_effects=True, rules=[rule])
     assert policy.needs_approval("run_shell", {"command": "rm -rf x"}, side_effects=True, rules=[rule])
     assert rule_for("write_file", {"path": "a"}) == SessionRule("write_file", None)
     explicit = ApprovalPolicy(gated=frozenset({"read_file"}))

@@ -1,0 +1,586 @@
+"""Risk signals: how dangerous a tool call looks, and why, so the dangerous ones stand out.
+
+Why: an operator triaging hundreds of calls needs the few destructive ones flagged, and rules must not let
+them through wholesale: a HIGH call is never settled by a prefix or glob rule, only by an exact-match rule
+(``reviewer_app.domain.rules.evaluate`` enforces it; so does ``policy.SessionRule``).
+
+Public API:
+
+- ``assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk``
+- ``assess_command(command: str, cwd: str | None = None) -> Risk`` (a shell command alone)
+- ``assess_path(path: str, cwd: str | None, *, writes: bool) -> Risk`` (a file tool's path)
+- ``Risk(level, reasons)`` with ``level`` one of ``"low" | "medium" | "high"`` and ``Risk.high``
+- ``is_sensitive_path(path) -> bool``, ``outside_workspace(path, cwd) -> bool``
+- ``secret_kinds(arguments) -> tuple[str, ...]``: the kinds of secret-looking values found
+
+Signals: destructive shell commands (``rm -r``, ``git push --force``, ``git reset --hard``, ``dd``, ``mkfs``,
+``chmod -R``, ``curl … | sh``, ``DROP TABLE``, ``kubectl delete``, ``terraform destroy``, ``sudo``, fork
+bombs…, read with ``reviewer_app.domain.shell``; a command that cannot be parsed is at least medium), writes
+outside the workspace or to dotfiles and credentials (``.env``, ``id_rsa``, ``*.pem``, ``.aws/``, ``.ssh/``,
+``.bashrc``…, matched with gitignore semantics by ``pathspec``), network egress (curl, wget, ssh, WebFetch…),
+secret-looking values (detect-secrets' regex detectors; its entropy and keyword detectors are left out, they
+flag ordinary hashes and words), and an MCP tool's ``destructiveHint`` annotation.
+
+Paths are judged lexically (no filesystem access): ``~`` and absolute paths outside ``cwd`` are outside
+the workspace, and so is any ``..`` that climbs out of it.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from reviewer_app.domain.shell import (
+    MAX_SCRIPT_DEPTH,
+    ParsedCommand,
+    ShellFlag,
+    SimpleCommand,
+    effective_argv,
+    find_exec_commands,
+    inline_scripts,
+    parse_command,
+    runs_interpreter,
+)
+from reviewer_app.domain.toolcall import (
+    NETWORK_TOOLS,
+    WRITING_FILE_TOOLS,
+    ToolCall,
+    command_of,
+    is_file_tool,
+    is_shell_tool,
+    path_of,
+)
+
+RiskLevel = Literal["low", "medium", "high"]
+_ORDER: dict[str, int] = {"low": 0, "medium": 1, "high": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Risk:
+    """A risk level and the human reasons behind it (empty for low)."""
+
+    level: RiskLevel = "low"
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def high(self) -> bool:
+        return self.level == "high"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": self.level, "reasons": list(self.reasons)}
+
+
+class _Findings:
+    def __init__(self) -> None:
+        self.level: RiskLevel = "low"
+        self.reasons: list[str] = []
+
+    def add(self, level: RiskLevel, reason: str) -> None:
+        if _ORDER[level] > _ORDER[self.level]:
+            self.level = level
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def merge(self, risk: Risk) -> None:
+        for reason in risk.reasons:
+            self.add(risk.level, reason)
+        if _ORDER[risk.level] > _ORDER[self.level]:
+            self.level = risk.level
+
+    def risk(self) -> Risk:
+        return Risk(self.level, tuple(self.reasons))
+
+
+# -- paths ---------------------------------------------------------------------------------------------------
+
+# Credentials, keys and files whose change runs code later (shell start-up files, git hooks and config).
+SENSITIVE_PATTERNS = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".ssh/",
+    ".aws/",
+    ".gnupg/",
+    ".kube/",
+    "**/.docker/config.json",
+    "**/.config/gcloud/",
+    ".azure/",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".gitconfig",
+    "**/.git/config",
+    "**/.git/hooks/",
+    "credentials",
+    "credentials.json",
+    "secrets.yaml",
+    "secrets.yml",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    "**/.config/fish/config.fish",
+    "authorized_keys",
+)
+SYSTEM_DIRECTORIES = ("/etc/", "/private/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib/", "/var/lib/")
+
+
+@functools.cache
+def _sensitive_spec() -> Any:
+    import pathspec  # imported on first use, to keep the engine's import cheap for short-lived hook processes
+
+    return pathspec.GitIgnoreSpec.from_lines(SENSITIVE_PATTERNS)
+
+
+_HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
+_DISK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|disk|mmcblk|md|dm-|mapper/)")
+
+
+def is_sensitive_path(path: str) -> bool:
+    """A credential, key, dotfile that runs code, or system configuration (gitignore-style patterns)."""
+    normal = posixpath.normpath(path.replace("\\", "/"))
+    if (
+        normal.startswith("/")
+        and normal.rstrip("/") + "/" != "/"
+        and any((normal + "/").startswith(directory) for directory in SYSTEM_DIRECTORIES)
+    ):
+        return True
+    relative = normal.lstrip("~").lstrip("/") or normal
+    return bool(_sensitive_spec().match_file(relative))
+
+
+def outside_workspace(path: str, cwd: str | None) -> bool:
+    """Lexically: ``~``, an absolute path not under ``cwd``, or a ``..`` that climbs out of ``cwd``."""
+    path = path.replace("\\", "/")
+    if path.startswith("~") or re.match(r"^[A-Za-z]:/", path):
+        return True
+    if path.startswith("/"):
+        if cwd is None:
+            return True
+        root = posixpath.normpath(cwd.replace("\\", "/"))
+        normal = posixpath.normpath(path)
+        return normal != root and not normal.startswith(root.rstrip("/") + "/")
+    normal = posixpath.normpath(path)
+    return normal == ".." or normal.startswith("../")
+
+
+def assess_path(path: str, cwd: str | None, *, writes: bool) -> Risk:
+    """The risk of a file tool reading or writing ``path`` in the workspace ``cwd``."""
+    findings = _Findings()
+    if path in _HARMLESS_DEVICES:
+        return findings.risk()
+    if writes and _DISK_DEVICE.match(path):
+        findings.add("high", f"writes to a disk device ({path})")
+    sensitive = is_sensitive_path(path)
+    outside = outside_workspace(path, cwd)
+    if writes:
+        if sensitive:
+            findings.add("high", f"writes a credentials or start-up file ({path})")
+        if outside:
+            findings.add("high", f"writes outside the workspace ({path})")
+    else:
+        if sensitive:
+            findings.add("medium", f"reads a credentials or start-up file ({path})")
+        if outside:
+            findings.add("medium", f"reads outside the workspace ({path})")
+    return findings.risk()
+
+
+# -- shell ---------------------------------------------------------------------------------------------------
+
+NETWORK_PROGRAMS = frozenset(
+    {
+        "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp", "socat",
+        "http", "https", "xh", "aria2c", "lftp", "mosh", "ssh-copy-id",
+    }
+)  # fmt: skip
+SQL_CLIENTS = frozenset({"psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client", "cockroach", "duckdb"})
+_SQL_DESTRUCTIVE = re.compile(
+    r"\b(drop\s+(table|database|schema|index|view)|truncate\b|delete\s+from\b(?!.*\bwhere\b))", re.I
+)
+_FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1")
+_FILE_WRITERS = frozenset(
+    {"cp", "mv", "tee", "install", "ln", "rsync", "touch", "rm", "truncate", "chmod", "chown", "mkdir", "unlink",
+     "shred", "rmdir", "scp"}
+)  # fmt: skip
+_INLINE_CODE_FLAGS = frozenset({"-c", "-e", "-E", "--eval", "-r", "--command", "-ec", "-xc", "-lc", "-ic", "-exc"})
+# Options whose value is a file the program writes (`git diff --output=F`, `curl -o F`, `sort -o F`).
+_OUTPUT_OPTIONS = frozenset({"-o", "--output", "--out", "--outfile", "--output-file", "--output-document", "-O",
+                             "--log-file", "--logfile"})  # fmt: skip
+# git options and settings that run arbitrary commands.
+_GIT_EXEC_SETTINGS = ("core.", "alias.", "protocol.", "credential.", "diff.", "filter.", "merge.", "sequence.")
+_GIT_EXEC_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--config", "-u")
+
+
+def _short_flags(argv: tuple[str, ...]) -> str:
+    """All single-letter options in argv (``-rf -v`` gives ``rfv``)."""
+    return "".join(word[1:] for word in argv if word.startswith("-") and not word.startswith("--") and len(word) > 1)
+
+
+def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None) -> None:
+    for redirection in simple.redirections:
+        if redirection.harmless or not redirection.writes:
+            if not redirection.harmless and is_sensitive_path(redirection.target):
+                findings.add("medium", f"reads a credentials or start-up file ({redirection.target})")
+            continue
+        target = redirection.target
+        if _DISK_DEVICE.match(target):
+            findings.add("high", f"writes to a disk device ({target})")
+        elif is_sensitive_path(target):
+            findings.add("high", f"redirects into a credentials or start-up file ({target})")
+        elif outside_workspace(target, cwd):
+            findings.add("medium", f"redirects into a file outside the workspace ({target})")
+
+
+def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None, depth: int = 0) -> None:
+    _redirection_risk(simple, findings, cwd)  # also for a bare `> file`, which has no argv
+    argv = simple.argv
+    if not argv:
+        return
+    names = {posixpath.basename(word) for word in argv[:1]}
+    chain_start = posixpath.basename(argv[0])
+    real = effective_argv(argv)
+    wrappers = {posixpath.basename(word) for word in argv[: len(argv) - len(real)]} | {chain_start}
+    for elevated in sorted(wrappers & {"sudo", "doas", "su", "pkexec", "runuser"}):
+        findings.add("high", f"runs as another user ({elevated})")
+    if not real:
+        return
+    program = posixpath.basename(real[0])
+    names.add(program)
+    args = real[1:]
+    first = args[0] if args else ""
+    short = _short_flags(args)
+    long_flags = {word.split("=", 1)[0] for word in args if word.startswith("--")}
+    text = " ".join(args)
+
+    if program == "rm":
+        if "r" in short or "R" in short or "--recursive" in long_flags:
+            findings.add("high", "deletes recursively (rm -r)")
+        else:
+            findings.add("medium", "deletes files (rm)")
+        if any(word in ("/", "/*", "~", "~/", ".", "..", "*") for word in args):
+            findings.add("high", "deletes a whole tree (rm on /, ~, . or *)")
+    elif program == "git" and args:
+        _git_risk(args, findings)
+    elif program == "dd":
+        findings.add("high", "raw disk copy (dd)")
+    elif program.startswith("mkfs") or program in ("fdisk", "sfdisk", "parted", "wipefs", "mkswap", "shred"):
+        findings.add("high", f"formats or wipes storage ({program})")
+    elif program in ("chmod", "chown", "chgrp"):
+        if "R" in short or "--recursive" in long_flags:
+            findings.add("high", f"changes permissions recursively ({program} -R)")
+        elif program == "chmod" and any(re.fullmatch(r"[0-7]?777|a\+rwx|o\+w", word) for word in args):
+            findings.add("medium", "makes files writable by everyone (chmod 777)")
+    elif program in ("shutdown", "reboot", "halt", "poweroff") or (program == "init" and first in ("0", "6")):
+        findings.add("high", f"stops the machine ({program})")
+    elif program == "kubectl" and args and any(word in ("delete", "drain", "replace") for word in args[:3]):
+        findings.add("high", "deletes Kubernetes resources (kubectl delete)")
+    elif (
+        program == "terraform"
+        and args
+        and args[0] in ("destroy", "apply")
+        and (args[0] == "destroy" or "-destroy" in args)
+    ):
+        findings.add("high", "destroys infrastructure (terraform destroy)")
+    elif program == "helm" and first in ("uninstall", "delete"):
+        findings.add("high", "uninstalls a Helm release")
+    elif program in ("aws", "gcloud", "az") and re.search(r"\b(delete|rm|remove|destroy|terminate)[\w-]*\b", text):
+        if program != "aws" or "--dryrun" not in args:
+            findings.add("high", f"deletes cloud resources ({program})")
+    elif program == "find" and any(word in ("-delete", "-exec", "-execdir", "-ok", "-okdir") for word in args):
+        findings.add("high" if "-delete" in args else "medium", "find deletes or runs commands on what it finds")
+        for nested in find_exec_commands(args):
+            _shell_command_risk(nested, findings, cwd, depth)
+            if runs_interpreter(nested):
+                findings.add("high", "find runs an interpreter on what it finds (-exec sh …)")
+    elif program in ("kill", "pkill", "killall") and ("9" in short or "-1" in args or program != "kill"):
+        findings.add("medium", f"kills processes ({program})")
+    elif (
+        program in ("docker", "podman")
+        and first in ("run", "create", "exec")
+        and ("--privileged" in args or any(re.match(r"^(/|/etc|/root|/home)(:|$)", word) for word in args))
+    ):
+        findings.add("high", f"{program} {first} with host root access (--privileged or a mount of /)")
+    elif program in ("docker", "podman") and first in ("rm", "rmi", "system", "volume"):
+        if "prune" in args or "rm" in args or "-f" in args:
+            findings.add("medium", f"removes containers, images or volumes ({program})")
+    elif program in ("crontab", "systemctl", "launchctl", "iptables", "ufw", "mount", "umount"):
+        findings.add("medium", f"changes system services or configuration ({program})")
+    elif program in ("npm", "pnpm", "yarn", "pip", "pip3", "uv", "cargo", "gem", "apt", "apt-get", "brew") and (
+        first in ("install", "add", "i", "publish")
+    ):
+        findings.add("medium", f"{program} {args[0]}: fetches packages and runs their install scripts")
+
+    for script in inline_scripts(program, args, simple.stdin_texts):
+        if depth >= MAX_SCRIPT_DEPTH:
+            findings.add("medium", "shell scripts nested too deep to assess")
+            break
+        inner = _assess(parse_command(script), cwd, depth + 1)
+        for reason in inner.reasons:
+            findings.add(inner.level, f"{reason} (in a script run by {program})")
+    sql_text = " ".join((*real, *simple.stdin_texts))
+    if (program in SQL_CLIENTS or chain_start in SQL_CLIENTS) and _SQL_DESTRUCTIVE.search(sql_text):
+        findings.add("high", f"destructive SQL (DROP/TRUNCATE/DELETE without WHERE) in {program}")
+    if program in NETWORK_PROGRAMS or chain_start in NETWORK_PROGRAMS:
+        findings.add("medium", f"network egress ({program})")
+    if runs_interpreter(simple) and any(flag in _INLINE_CODE_FLAGS for flag in args):
+        findings.add("medium", f"runs inline code ({program} {next(f for f in args if f in _INLINE_CODE_FLAGS)})")
+    elif program in ("eval", "source", "."):
+        findings.add("medium", f"evaluates shell code ({program})")
+
+    writer = program in _FILE_WRITERS or (program == "sed" and ("i" in short or "--in-place" in long_flags))
+    words = [word.value for word in simple.words[1:]]
+    for position, value in enumerate(words):
+        if not value or (value.startswith("-") and "=" not in value):
+            continue
+        option = value.split("=", 1)[0] if value.startswith("-") else (words[position - 1] if position else "")
+        candidate = value.split("=", 1)[1] if value.startswith("-") else value
+        if program == "dd" and candidate.startswith("of="):
+            candidate = candidate[3:]
+        if not ("/" in candidate or candidate.startswith((".", "~")) or is_sensitive_path(candidate)):
+            continue
+        if writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of=")):
+            if is_sensitive_path(candidate):
+                findings.add("high", f"{program} changes a credentials or start-up file ({candidate})")
+            elif outside_workspace(candidate, cwd) and candidate not in _HARMLESS_DEVICES:
+                findings.add("medium", f"{program} changes files outside the workspace ({candidate})")
+        elif is_sensitive_path(candidate):
+            findings.add("medium", f"touches a credentials or start-up file ({candidate})")
+
+
+def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:
+    # Skip git's global options (-C dir, -c key=value, --git-dir=…) to find the subcommand.
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in ("-C", "-c") else 1
+    if index >= len(args):
+        return
+    sub, rest = args[index], args[index + 1 :]
+    short = _short_flags(rest)
+    if sub == "push":
+        if (
+            "f" in short
+            or any(word.startswith(("--force", "--mirror", "--delete", "--prune")) for word in rest)
+            or any(word.startswith("+") or word.startswith(":") for word in rest)
+        ):
+            findings.add("high", "rewrites or deletes remote history (git push --force)")
+        else:
+            findings.add("medium", "network egress (git push)")
+    elif sub == "reset" and "--hard" in rest:
+        findings.add("high", "discards local changes (git reset --hard)")
+    elif sub == "clean" and ("f" in short or "--force" in rest):
+        findings.add("high", "deletes untracked files (git clean -f)")
+    elif sub in ("filter-branch", "filter-repo"):
+        findings.add("high", f"rewrites history (git {sub})")
+    elif sub == "branch" and ("D" in short or ("--delete" in rest and "--force" in rest)):
+        findings.add("medium", "deletes a branch (git branch -D)")
+    elif sub in ("checkout", "restore") and "." in rest:
+        findings.add("medium", f"discards local changes (git {sub} .)")
+    elif sub == "stash" and rest[:1] in (("drop",), ("clear",)):
+        findings.add("medium", "drops stashed changes")
+    settings = [args[i + 1] for i in range(index) if args[i] == "-c" and i + 1 < len(args)]
+    settings += [word.split("=", 1)[1] for word in args[:index] if word.startswith("--config-env=")]
+    if any(setting.startswith(_GIT_EXEC_SETTINGS) for setting in settings) or any(
+        word.split("=", 1)[0] in _GIT_EXEC_OPTIONS for word in rest if word.startswith("-")
+    ):
+        findings.add("high", "git runs with an option or setting that can execute commands (-c core.*, --upload-pack)")
+
+
+def assess_command(command: str, cwd: str | None = None) -> Risk:
+    """The risk of running ``command`` in a shell in the workspace ``cwd``."""
+    return _assess_parsed(parse_command(command), cwd)
+
+
+@functools.lru_cache(maxsize=2048)
+def _assess_parsed_cached(parsed: ParsedCommand, cwd: str | None) -> Risk:
+    return _assess(parsed, cwd, 0)
+
+
+def _assess(parsed: ParsedCommand, cwd: str | None, depth: int) -> Risk:
+    findings = _Findings()
+    if not parsed.understood:
+        findings.add("medium", "the command could not be fully parsed: " + "; ".join(parsed.problems))
+    if _FORK_BOMB.search(parsed.source):
+        findings.add("high", "fork bomb")
+    if ShellFlag.PIPE_INTO_INTERPRETER in parsed.flags:
+        downloads = any(posixpath.basename(c.argv[0]) in NETWORK_PROGRAMS for c in parsed.commands if c.argv)
+        findings.add("high", "downloads and runs code (curl … | sh)" if downloads else "pipes into an interpreter")
+    if parsed.flags & {ShellFlag.SUBSTITUTION, ShellFlag.PROCESS_SUBSTITUTION}:
+        findings.add("medium", "contains a command substitution")
+        downloads = any(c.argv and posixpath.basename(c.argv[0]) in NETWORK_PROGRAMS for c in parsed.commands)
+        if downloads and any(runs_interpreter(c) for c in parsed.commands):
+            findings.add("high", 'downloads and runs code (sh -c "$(curl …)", bash <(curl …))')
+    if ShellFlag.EXPANSION_IN_COMMAND_POSITION in parsed.flags:
+        findings.add("medium", "the program name comes from a variable")
+    for simple in parsed.commands:
+        _shell_command_risk(simple, findings, cwd, depth)
+    if not parsed.understood:
+        _raw_scan(parsed.source, findings)
+    return findings.risk()
+
+
+def _assess_parsed(parsed: ParsedCommand, cwd: str | None) -> Risk:
+    return _assess_parsed_cached(parsed, cwd)
+
+
+_RAW_DANGER = (
+    (re.compile(r"\brm\s+-\w*[rR]"), "deletes recursively (rm -r)"),
+    (re.compile(r"\bgit\s+push\b.*(\s-f\b|--force)"), "rewrites remote history (git push --force)"),
+    (re.compile(r"\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b"), "downloads and runs code (curl … | sh)"),
+    (re.compile(r"\bmkfs|\bdd\s+if=|\bsudo\b"), "raw disk, format or root access"),
+    (re.compile(r"\b(drop\s+table|truncate\s+table)\b", re.I), "destructive SQL"),
+)
+
+
+def _raw_scan(source: str, findings: _Findings) -> None:
+    """For commands the parser cannot read: a coarse text scan, so an unparseable `rm -rf` is still high."""
+    for pattern, reason in _RAW_DANGER:
+        if pattern.search(source):
+            findings.add("high", reason + " (in a command that could not be parsed)")
+
+
+# -- secrets -------------------------------------------------------------------------------------------------
+
+_MAX_SCANNED_CHARS = 65536
+
+
+@functools.lru_cache(maxsize=1)
+def _secret_detectors() -> tuple[Any, ...]:
+    """detect-secrets' regex detectors, imported on first use (the package import costs ~0.1 s).
+
+    The modules are imported by name in plain import statements so that PyInstaller bundles them. The entropy
+    and keyword detectors are left out: they flag ordinary hashes, ids and words like "password".
+    """
+    from detect_secrets.plugins import (
+        artifactory,
+        aws,
+        azure_storage_key,
+        basic_auth,
+        cloudant,
+        discord,
+        github_token,
+        gitlab_token,
+        ibm_cloud_iam,
+        ibm_cos_hmac,
+        jwt,
+        mailchimp,
+        npm,
+        openai,
+        private_key,
+        pypi_token,
+        sendgrid,
+        slack,
+        softlayer,
+        square_oauth,
+        stripe,
+        telegram_token,
+        twilio,
+    )
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    modules = (
+        artifactory, aws, azure_storage_key, basic_auth, cloudant, discord, github_token, gitlab_token,
+        ibm_cloud_iam, ibm_cos_hmac, jwt, mailchimp, npm, openai, private_key, pypi_token, sendgrid, slack,
+        softlayer, square_oauth, stripe, telegram_token, twilio,
+    )  # fmt: skip
+    detectors: list[Any] = []
+    for module in modules:
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, RegexBasedDetector)
+                and value is not RegexBasedDetector
+                and value.__module__ == module.__name__
+            ):
+                detectors.append(value())
+    return tuple(detectors)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def secret_kinds(arguments: Any) -> tuple[str, ...]:
+    """Kinds of secret-looking values in ``arguments`` (e.g. "AWS Access Key"), by detect-secrets' regexes."""
+    kinds: list[str] = []
+    budget = _MAX_SCANNED_CHARS
+    for value in _strings(arguments):
+        if budget <= 0:
+            break
+        text = value[:budget]
+        budget -= len(text)
+        for line in text.splitlines() or [text]:
+            for detector in _secret_detectors():
+                if detector.secret_type not in kinds and any(
+                    True for _ in detector.analyze_line(filename="arguments", line=line)
+                ):
+                    kinds.append(detector.secret_type)
+    return tuple(kinds)
+
+
+# -- calls ---------------------------------------------------------------------------------------------------
+
+
+def _annotation(call: ToolCall, name: str) -> bool:
+    metadata = call.metadata or {}
+    annotations = metadata.get("annotations")
+    if isinstance(annotations, dict) and annotations.get(name) is True:
+        return True
+    return metadata.get(name) is True
+
+
+def assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk:
+    """The risk level and reasons for one tool call.
+
+    ``scan_secrets=False`` skips the secret scan (which only ever raises a call to medium), for paths that
+    need just the high/not-high answer quickly, such as rule evaluation in a hook.
+    """
+    findings = _Findings()
+    if is_shell_tool(call.tool_name):
+        command = command_of(call.tool_name, call.arguments)
+        if command is None:
+            findings.add("medium", "the shell command could not be read from the arguments")
+        else:
+            findings.merge(assess_command(command, call.cwd))
+    elif is_file_tool(call.tool_name):
+        path = path_of(call.tool_name, call.arguments)
+        if path is not None:
+            findings.merge(assess_path(path, call.cwd, writes=call.tool_name in WRITING_FILE_TOOLS))
+    if call.tool_name in NETWORK_TOOLS:
+        findings.add("medium", f"network egress ({call.tool_name})")
+    if _annotation(call, "destructiveHint"):
+        findings.add("high", "the tool declares itself destructive (destructiveHint)")
+    elif _annotation(call, "openWorldHint") and call.tool_name.startswith("mcp__"):
+        findings.add("medium", "the tool reaches outside systems (openWorldHint)")
+    if scan_secrets:
+        for kind in secret_kinds(call.arguments):
+            findings.add("medium", f"secret-looking value in the arguments ({kind})")
+    return findings.risk()

@@ -1,0 +1,134 @@
+"""A tool call as the policy sees it, and which argument of each known tool holds its command or path.
+
+Why: rules, risk and session waivers must agree on what a call does. Which tools are shell tools and where a
+tool keeps its command or file path is fixed here, on the operator's side: request data (``data["shell_tools"]``
+or anything else an agent sends) never decides it, so it can never widen a rule.
+
+Public API:
+
+- ``ToolCall(tool_name, arguments, agent=None, session_id=None, cwd=None, metadata={})``
+- ``SHELL_TOOLS``, ``FILE_TOOLS``: the fixed tool families; ``is_shell_tool(name)``, ``is_file_tool(name)``
+- ``COMMAND_ARGUMENTS`` / ``PATH_ARGUMENTS``: tool name → the argument(s) holding its command / path
+- ``command_of(tool_name, arguments) -> str | None``: the shell command a shell tool would run
+  (Codex's argv lists ``["bash", "-lc", "git status"]`` give ``git status``; other lists are ``shlex.join``-ed)
+- ``path_of(tool_name, arguments) -> str | None``: the file path a file tool touches
+- ``is_mcp_tool(name)`` and ``mcp_parts(name) -> (server, tool) | None`` for ``mcp__server__tool`` names
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+# Reviewer's run_shell; Claude Code's Bash; Codex's shell, local_shell and exec_command; the legacy names
+# Reviewer's first policy treated as shells. ``mcp__*`` tools are never assumed to be shells by their name.
+SHELL_TOOLS = frozenset({"run_shell", "Bash", "bash", "shell", "local_shell", "exec_command", "exec"})
+
+COMMAND_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "run_shell": ("command",),
+    "Bash": ("command",),
+    "bash": ("command",),
+    "shell": ("command",),
+    "local_shell": ("command",),
+    "exec_command": ("cmd", "command"),
+    "exec": ("command",),
+}
+
+# Reviewer's file tools, Claude Code's file tools. Writers and readers are told apart for the risk module.
+PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "write_file": ("path",),
+    "read_file": ("path",),
+    "list_dir": ("path",),
+    "Write": ("file_path",),
+    "Edit": ("file_path",),
+    "MultiEdit": ("file_path",),
+    "Read": ("file_path",),
+    "NotebookEdit": ("notebook_path",),
+    "NotebookRead": ("notebook_path",),
+    "Glob": ("path",),
+    "Grep": ("path",),
+    "LS": ("path",),
+}
+FILE_TOOLS = frozenset(PATH_ARGUMENTS)
+WRITING_FILE_TOOLS = frozenset({"write_file", "Write", "Edit", "MultiEdit", "NotebookEdit"})
+NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch", "web_fetch", "fetch_url"})
+
+_SHELLS_WITH_SCRIPT = frozenset({"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
+_SCRIPT_FLAGS = frozenset({"-c", "-lc", "-ic", "-lic", "-ilc"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call an agent wants to make: what, with which arguments, by whom, where.
+
+    ``cwd`` is the workspace the call runs in (relative paths are resolved against it); ``metadata`` carries
+    facts from the tool's host, e.g. ``{"annotations": {"destructiveHint": True}}`` for an MCP tool.
+    """
+
+    tool_name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    agent: str | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def command(self) -> str | None:
+        return command_of(self.tool_name, self.arguments)
+
+    @property
+    def path(self) -> str | None:
+        return path_of(self.tool_name, self.arguments)
+
+
+def is_shell_tool(tool_name: str) -> bool:
+    """Whether a tool runs shell commands, from the fixed operator-side set (never from request data)."""
+    return tool_name in SHELL_TOOLS
+
+
+def is_file_tool(tool_name: str) -> bool:
+    return tool_name in FILE_TOOLS
+
+
+def command_of(tool_name: str, arguments: Any) -> str | None:
+    """The shell command a shell tool would run, or None (not a shell tool, or no readable command)."""
+    if tool_name not in COMMAND_ARGUMENTS or not isinstance(arguments, dict):
+        return None
+    present = [key for key in COMMAND_ARGUMENTS[tool_name] if arguments.get(key) is not None]
+    if len(present) > 1:  # `cmd` and `command` both given: which one runs is not ours to guess
+        return None
+    for key in present:
+        value = arguments[key]
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+            if len(value) == 3 and value[0] in _SHELLS_WITH_SCRIPT and value[1] in _SCRIPT_FLAGS:
+                return str(value[2])
+            return shlex.join(value)
+    return None
+
+
+def path_of(tool_name: str, arguments: Any) -> str | None:
+    """The file path a file tool touches, or None."""
+    if tool_name not in PATH_ARGUMENTS or not isinstance(arguments, dict):
+        return None
+    for key in PATH_ARGUMENTS[tool_name]:
+        value = arguments.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def is_mcp_tool(tool_name: str) -> bool:
+    return mcp_parts(tool_name) is not None
+
+
+def mcp_parts(tool_name: str) -> tuple[str, str] | None:
+    """``mcp__server__tool`` → ("server", "tool"); None for other names."""
+    if not tool_name.startswith("mcp__"):
+        return None
+    server, separator, tool = tool_name[len("mcp__") :].partition("__")
+    if not server or not separator or not tool:
+        return None
+    return server, tool
