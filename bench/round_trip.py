@@ -164,7 +164,9 @@ class ReviewerSide:
         await asyncio.wait_for(self.request_ready.wait(), 30)
         marks = self.marks[0]
         marks["decide_called"] = clock()
-        await self.runtime.decide_and_resume(self.hitl_id, Decision(DecisionKind.APPROVE, args_sha256=args_digest(arguments)))
+        await self.runtime.decide_and_resume(
+            self.hitl_id, Decision(DecisionKind.APPROVE, args_sha256=args_digest(arguments))
+        )
         await asyncio.wait_for(self.tool_started.wait(), 30)
         finished = await self.runtime.wait_for_run(invocation, timeout=30)
         if finished.state != "done":

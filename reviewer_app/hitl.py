@@ -386,6 +386,8 @@ class SQLHITLBackend:
             return
         args = shown_arguments(record)
         rule = rule_for(record["tool_name"], args if isinstance(args, dict) else {})
+        if rule is None:  # the command can never be waived (substitution, unparseable…): this call only
+            return
         tx.add_session_rule(record["session_id"], rule, created_by=self.reviewer, hitl_id=record["hitl_id"])
 
     async def session_rules(self, session_id: str) -> list[SessionRule]:

@@ -123,15 +123,16 @@ class CheckpointRow(SQLModel, table=True):
 
 
 class SessionRuleRow(SQLModel, table=True):
-    """An approve-for-session waiver: this tool (or shell command word) needs no approval here."""
+    """An approve-for-session waiver: this tool, within the exact parsed scope it grants, needs no approval here."""
 
     __tablename__ = "session_rules"
-    __table_args__ = (UniqueConstraint("session_id", "tool_name", "command_prefix", name="uq_session_rule"),)
+    __table_args__ = (UniqueConstraint("session_id", "tool_name", "scope", name="uq_session_rule_scope"),)
 
     id: int | None = Field(default=None, primary_key=True)
     session_id: str = Field(foreign_key="sessions.id", index=True)
     tool_name: str
-    command_prefix: str | None = None
+    scope: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    """Canonical JSON of the granted :class:`CommandScope`; empty for a whole (non-shell) tool."""
     created_at: int = Field(sa_type=BigInteger)
     created_by: str | None = None
     hitl_id: str | None = None

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.decisions import args_digest, canonical_json
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
-from reviewer_app.domain.policy import SHELL_TOOLS, command_word
+from reviewer_app.domain.policy import describe_session_approval
 from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.ui import theme
@@ -469,11 +469,8 @@ class DetailPane(QWidget):
         if self.summary is not None and not is_ask and self.summary.tool_name:
             tool = self.summary.tool_name
             args = self.prepared.shown if self.prepared else None
-            word = command_word(args) if isinstance(args, dict) and tool in SHELL_TOOLS else None
-            what = f"'{word}' commands" if word else f"every {tool} call"
-            self.approve_session_button.setToolTip(
-                f"Approve, and allow {what} in this session without asking (Shift+A)"
-            )
+            grant = describe_session_approval(tool, args if isinstance(args, dict) else {})
+            self.approve_session_button.setToolTip(f"Approve for this session: {grant} (Shift+A)")
 
     # -- loading ----------------------------------------------------------------------------
     async def _load(self, generation: int, summary: RequestSummary) -> None:

@@ -237,9 +237,20 @@ async def test_approve_for_session_adds_rule(backend: SQLHITLBackend) -> None:
     await make(backend, "h1", data={"arguments": args}, tool_name="run_shell")
     await backend.decide("h1", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(args)))
     rules = await backend.run(backend.store.session_rules, "s1")
-    assert [(r.tool_name, r.command_prefix) for r in rules] == [("run_shell", "git")]
-    assert rules[0].matches("run_shell", {"command": "git log"})
-    assert not rules[0].matches("run_shell", {"command": "rm -rf /"})
+    assert [r.to_dict() for r in rules] == [
+        {"tool_name": "run_shell", "scope": {"kind": "exact", "text": "git status"}}
+    ]
+    assert rules[0].matches("run_shell", {"command": "git status"})
+    assert not rules[0].matches("run_shell", {"command": "git log"})
+    assert not rules[0].matches("run_shell", {"command": "git status; rm -rf /"})
+
+
+async def test_approve_for_session_of_an_unwaivable_command_adds_no_rule(backend: SQLHITLBackend) -> None:
+    args = {"command": "git $(touch X)"}
+    await make(backend, "h1", data={"arguments": args}, tool_name="run_shell")
+    await backend.decide("h1", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(args)))
+    assert (await backend.get("h1"))["status"] == "completed"
+    assert await backend.run(backend.store.session_rules, "s1") == []
 
 
 async def test_filtered_paged_listing(backend: SQLHITLBackend) -> None:

@@ -22,6 +22,7 @@ from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, SchemaTooNew
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.domain.runs import RunState
+from reviewer_app.domain.shell import CommandScope
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend, default_reviewer
 from reviewer_app.persistence import migrate
@@ -173,11 +174,15 @@ def test_store_round_trip(any_db: str) -> None:
         # Checkpoints, rules (deduplicated), runs.
         with store.transaction() as tx:
             tx.save_checkpoint("c1", "i1", "s1", {"messages": [{"role": "user", "content": "hi"}]})
-            assert tx.add_session_rule("s1", SessionRule("run_shell", "ls"), created_by="ann", hitl_id="h1")
-            assert not tx.add_session_rule("s1", SessionRule("run_shell", "ls"), created_by="ann", hitl_id="h1")
+            assert tx.add_session_rule(
+                "s1", SessionRule("run_shell", CommandScope.exact("ls")), created_by="ann", hitl_id="h1"
+            )
+            assert not tx.add_session_rule(
+                "s1", SessionRule("run_shell", CommandScope.exact("ls")), created_by="ann", hitl_id="h1"
+            )
             assert tx.set_run_state("i1", RunState.WAITING) is RunState.RUNNING
         assert store.latest_checkpoint("i1") == ("c1", {"messages": [{"role": "user", "content": "hi"}]})
-        assert store.session_rules("s1") == [SessionRule("run_shell", "ls")]
+        assert store.session_rules("s1") == [SessionRule("run_shell", CommandScope.exact("ls"))]
         _create(store, "h2", data={"arguments": {"path": "/etc/Hosts"}}, tool_name="read_file")
         run = store.get_run("i1")
         assert run is not None and run.state == "waiting" and run.pending == 1 and run.agent == "coder"

@@ -10,6 +10,7 @@ import pytest
 
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.records import NewRequest
+from reviewer_app.domain.shell import CommandScope
 from reviewer_app.persistence.store import Store
 
 
@@ -32,7 +33,7 @@ def test_a_failed_transaction_rolls_back_everything_and_the_next_one_commits(sto
 
 
 def test_sqlalchemy_statements_join_the_transaction_and_share_its_fate(store: Store) -> None:
-    rule = SessionRule("run_shell", "git")
+    rule = SessionRule("run_shell", CommandScope.exact("git status"))
     with store.transaction() as tx:
         _request(tx, "h1")  # creates session s1
     with pytest.raises(RuntimeError, match="undo both"), store.transaction() as tx:

@@ -71,7 +71,10 @@ def test_decide_from_the_cli_and_its_error_exits(store: Store, db_path: Path, ca
     records = json.loads(out)
     assert code == 0 and {r["hitl_id"] for r in records} == {"h-write", "h-ask"}
     assert records == sorted(records, key=lambda r: r["created_at"])  # oldest first
-    assert all(tuple(r) == RECORD_KEYS for r in records)
+    # the protocol's record, plus the SHA-256 of the arguments shown (what `decide --sha256` names)
+    assert all(tuple(r) == (*RECORD_KEYS, "args_sha256") for r in records)
+    write = next(r for r in records if r["hitl_id"] == "h-write")
+    assert write["args_sha256"] == args_digest(WRITE_ARGS)
 
     code, _, err = run_cli(capsys, "decide", "nope", "approve", "--db", db)
     assert code == EXIT_NOT_FOUND and "no HITL request with id 'nope'" in err

@@ -12,6 +12,7 @@ import pytest
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.policy import ApprovalPolicy
 from reviewer_app.domain.records import RequestQuery
+from reviewer_app.domain.shell import CommandScope
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend
 from tests.runtime.test_runner_support import (
@@ -223,12 +224,12 @@ async def test_parallel_calls_each_get_a_request_and_approved_siblings_run_when_
     assert conversation[7]["content"] == "Reviewer guidance: skip the shell"
 
 
-async def test_approve_for_session_waives_the_same_command_word_but_not_others(
+async def test_approve_for_session_waives_the_identical_command_but_not_others(
     backend: SQLHITLBackend, tmp_path: Path
 ) -> None:
     script = [
         {"tool_calls": [{"name": "run_shell", "args": {"command": "echo one >> log.txt"}}]},
-        {"tool_calls": [{"name": "run_shell", "args": {"command": "echo two >> log.txt"}}]},
+        {"tool_calls": [{"name": "run_shell", "args": {"command": "echo one  >>log.txt"}}]},  # the same, parsed
         {"tool_calls": [{"name": "run_shell", "args": {"command": "touch other.txt"}}]},
     ]
     async with started_runtime(backend, tmp_path) as runtime:
@@ -236,15 +237,15 @@ async def test_approve_for_session_waives_the_same_command_word_but_not_others(
         (first,) = await pending_requests(backend, inv)
         await runtime.decide_and_resume(first["hitl_id"], approval(first, DecisionKind.APPROVE_FOR_SESSION))
         (third,) = await pending_requests(backend, inv)
-        assert third["data"]["arguments"]["command"] == "touch other.txt"  # a different word is asked again
+        assert third["data"]["arguments"]["command"] == "touch other.txt"  # a different command is asked again
         await runtime.decide_and_resume(third["hitl_id"], approval(third))
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
-    assert (workspace_of(done) / "log.txt").read_text() == "one\ntwo\n"
+    assert (workspace_of(done) / "log.txt").read_text() == "one\none\n"
     all_requests = await backend.list_records(RequestQuery(statuses=()))
     assert len([r for r in all_requests if r["invocation_id"] == inv]) == 2  # the second echo was not asked
     rules = await backend.run(backend.store.session_rules, done.session_id)
-    assert [(r.tool_name, r.command_prefix) for r in rules] == [("run_shell", "echo")]
+    assert [(r.tool_name, r.scope) for r in rules] == [("run_shell", CommandScope.exact("echo one >> log.txt"))]
     second_tool = [b for b in await timeline(backend, inv) if b.kind is BlockKind.TOOL_USE][1]
     assert second_tool.data["gated"] is False and second_tool.data["status"] == "success"
 

@@ -269,11 +269,11 @@ def test_answer_a_question_with_an_option_key(window: MainWindow, runtime: Runti
 def test_approve_for_session_waives_the_second_call(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
     script = [
         {"tool_calls": [{"name": "run_shell", "args": {"command": "echo one"}}]},
-        {"tool_calls": [{"name": "run_shell", "args": {"command": "echo two"}}]},
+        {"tool_calls": [{"name": "run_shell", "args": {"command": "echo  'one'"}}]},  # the same command, parsed
     ]
     invocation_id = start(qtbot, runtime, script)
     wait_for_request(qtbot, window, "run_shell")
-    assert "'echo' commands" in window.detail.approve_session_button.toolTip()
+    assert "allow `echo one` exactly" in window.detail.approve_session_button.toolTip()
     press(qtbot, window, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
     record = finish(qtbot, runtime, invocation_id)
     assert record.state == "done"

@@ -28,6 +28,7 @@ from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import AuditEntry, AuditReport
 from reviewer_app.persistence.audit_seal import AuditKeyError
 from reviewer_app.persistence.store.base import ReadsBase, TxBase
+from reviewer_app.persistence.store.records import now_ms
 from reviewer_app.persistence.tables import audit_t, meta_t, requests_t
 
 _CHAIN_KEYS = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_ID_KEY)
@@ -38,6 +39,8 @@ _SELECT_CHAIN_META = select(meta_t.c.key, meta_t.c.value).where(
 _SELECT_CHAIN_META_FOR_UPDATE = _SELECT_CHAIN_META.with_for_update()
 _UPDATE_AUDIT_HEAD = update(meta_t).where(meta_t.c.key == AUDIT_HEAD_KEY)
 _INSERT_AUDIT = insert(audit_t)
+ANCHOR_GRACE_MS = 10_000
+"""An anchor is appended just after its commit: a log whose keyed rows are all younger may lack one yet."""
 
 # A decided request with no audit row naming the same decision and reviewer: a flipped or forged decision.
 _UNAUDITED_DECISION = (
@@ -145,6 +148,7 @@ class AuditReads(ReadsBase):
         with self._reading() as connection:
             early_id = connection.execute(select(meta_t.c.value).where(meta_t.c.key == DATABASE_ID_KEY)).scalar()
         early_anchors = seal.anchors(str(early_id)) if early_id else []
+        anchored_ids = seal.anchored_ids_for(self.identity_url)
         with self._reading() as connection:
             if self.engines.dialect == "postgresql":  # head and rows from one snapshot, as SQLite reads anyway
                 connection.execution_options(isolation_level="REPEATABLE READ")
@@ -164,6 +168,7 @@ class AuditReads(ReadsBase):
             anchors = {a.count: a.head for a in early_anchors} if database_id else {}
             prev_hash = GENESIS_HASH
             checked = 0
+            first_keyed_ms: int | None = None
             for row in connection.execute(select(audit_t).order_by(audit_t.c.id)):
                 entry = AuditEntry(**dict(row._mapping))
                 checked += 1
@@ -184,6 +189,8 @@ class AuditReads(ReadsBase):
                     entry.message,
                 )
                 key = seal.key if keyed_from and checked >= keyed_from else None
+                if checked == keyed_from:
+                    first_keyed_ms = entry.at_ms
                 if audit_row_hash(prev_hash, fields, key) != entry.row_hash:
                     return AuditReport(False, checked, entry.id, "the row was edited after it was written")
                 if anchors.get(checked, entry.row_hash) != entry.row_hash:
@@ -210,14 +217,16 @@ class AuditReads(ReadsBase):
                 )
             warning = None
             if not anchors:
-                hidden = [i for i in seal.anchored_ids_for(self.identity_url) if i != database_id]
+                hidden = [i for i in anchored_ids if i != database_id]
                 if hidden:
                     return AuditReport(
                         False, checked, None, f"the log's anchor was cut off: this database was anchored as {hidden[0]}"
                     )
-                if keyed_from:
+                if first_keyed_ms is not None and now_ms() - first_keyed_ms > ANCHOR_GRACE_MS:
                     return AuditReport(False, checked, None, f"no anchor found for this database (id {database_id})")
-                if checked:
+                if first_keyed_ms is not None:  # its first decisions committed a moment ago: anchors follow commits
+                    warning = "the newest rows are not anchored yet"
+                elif checked:
                     warning = "not anchored yet: every row predates anchoring"
             problem = self._unaudited_decision(connection)
             if problem is not None:

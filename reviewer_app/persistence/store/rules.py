@@ -1,20 +1,40 @@
-"""Approve-for-session rules: the waivers a reviewer granted for the rest of a session."""
+"""Approve-for-session rules: the waivers a reviewer granted for the rest of a session, each with its scope."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import bindparam, select
 
+from reviewer_app.domain.decisions import canonical_json
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.persistence.store.base import ReadsBase, TxBase
-from reviewer_app.persistence.tables import (
-    rules_t,
-)
+from reviewer_app.persistence.tables import rules_t
 
-_SELECT_SESSION_RULES = select(rules_t.c.tool_name, rules_t.c.command_prefix).where(
+_SELECT_SESSION_RULES = select(rules_t.c.tool_name, rules_t.c.scope).where(
     rules_t.c.session_id == bindparam("match_id")
 )
+
+
+def _scope_text(rule: SessionRule) -> str:
+    """The granted scope as canonical JSON (empty for a whole non-shell tool): the row's identity."""
+    return canonical_json(rule.scope.to_dict()) if rule.scope is not None else ""
+
+
+def _session_rules(rows: Iterable[Mapping[str, Any]]) -> list[SessionRule]:
+    import json
+
+    rules = []
+    for row in rows:
+        text = row["scope"]
+        try:
+            scope = json.loads(text) if text else None
+            rules.append(SessionRule.from_dict({"tool_name": row["tool_name"], "scope": scope}))
+        except (ValueError, TypeError, KeyError):  # a row this version cannot read waives nothing
+            continue
+    return rules
 
 
 class RuleWrites(TxBase):
@@ -23,39 +43,24 @@ class RuleWrites(TxBase):
     def add_session_rule(
         self, session_id: str, rule: SessionRule, *, created_by: str | None, hitl_id: str | None
     ) -> bool:
-        """Add an approve-for-session waiver; False if the same rule already existed."""
-        existing = self.connection.execute(
-            select(rules_t.c.id).where(
-                rules_t.c.session_id == session_id,
-                rules_t.c.tool_name == rule.tool_name,
-                rules_t.c.command_prefix.is_(None)
-                if rule.command_prefix is None
-                else rules_t.c.command_prefix == rule.command_prefix,
-            )
-        ).first()
-        if existing is not None:
-            return False
-        self.connection.execute(
-            insert(rules_t).values(
-                session_id=session_id,
-                tool_name=rule.tool_name,
-                command_prefix=rule.command_prefix,
-                created_at=int(time.time()),
-                created_by=created_by,
-                hitl_id=hitl_id,
-            )
-        )
-        return True
+        """Add an approve-for-session waiver (an upsert: two at once insert one row); False if it existed."""
+        values = {
+            "session_id": session_id,
+            "tool_name": rule.tool_name,
+            "scope": _scope_text(rule),
+            "created_at": int(time.time()),
+            "created_by": created_by,
+            "hitl_id": hitl_id,
+        }
+        return self._insert_ignore(rules_t, values, ["session_id", "tool_name", "scope"]) > 0
 
     def session_rules(self, session_id: str) -> list[SessionRule]:
         """The session's approve-for-session rules, read inside this transaction."""
-        rows = self._rows(_SELECT_SESSION_RULES, {"match_id": session_id})
-        return [SessionRule(row["tool_name"], row["command_prefix"]) for row in rows]
+        return _session_rules(self._rows(_SELECT_SESSION_RULES, {"match_id": session_id}))
 
 
 class RuleReads(ReadsBase):
     """Session-rule reads."""
 
     def session_rules(self, session_id: str) -> list[SessionRule]:
-        rows = self._read(_SELECT_SESSION_RULES, {"match_id": session_id})
-        return [SessionRule(row["tool_name"], row["command_prefix"]) for row in rows]
+        return _session_rules(self._read(_SELECT_SESSION_RULES, {"match_id": session_id}))
