@@ -216,22 +216,20 @@ class ReviewClient:
         Reviewers may decide them in any order; each outcome is matched to its call by ``hitl_id``. The run
         shows as waiting while any is pending, and each decision is written onto its timeline block.
         """
-        records = [await self.submit(call) for call in calls]
-        for call, record in zip(calls, records, strict=True):
-            await self._narrate_request(call, record)
-        pending = [call for call, record in zip(calls, records, strict=True) if record["status"] == "pending"]
-        if pending:
-            await self.set_run_state(calls[0].invocation_id, RunState.WAITING)
-        outcomes = await asyncio.gather(
-            *(
-                self.wait(call.hitl_id, timeout=timeout) if record["status"] == "pending" else _ready(record)
-                for call, record in zip(calls, records, strict=True)
-            )
-        )
+        if not calls:
+            return []
+        first = calls[0]
+        await self.register_run(session_id=first.session_id, invocation_id=first.invocation_id, title=first.title)
+        for call in calls:
+            await self._narrate_request(call)
+        known = [await self.backend.get(call.hitl_id) for call in calls]
+        if any(record is None or record["status"] == HITLStatus.PENDING.value for record in known):
+            await self.set_run_state(first.invocation_id, RunState.WAITING)
+        # Each call goes through review() on its own, so whatever review() decides alone applies to batches too.
+        outcomes = await asyncio.gather(*(self.review(call, timeout=timeout) for call in calls))
         for call, outcome in zip(calls, outcomes, strict=True):
             await self._narrate_outcome(call, outcome)
-        if calls:
-            await self.set_run_state(calls[0].invocation_id, RunState.RUNNING)
+        await self.set_run_state(first.invocation_id, RunState.RUNNING)
         return list(outcomes)
 
     async def set_run_state(self, invocation_id: str, state: RunState, *, error: str | None = None) -> bool:
@@ -309,7 +307,7 @@ class ReviewClient:
         ]
         return max(rounds, default=-1) + 1
 
-    async def _narrate_request(self, call: ExternalCall, record: HITLRecord) -> None:
+    async def _narrate_request(self, call: ExternalCall) -> None:
         block_id = block_id_for(call.invocation_id, f"hitl:{call.hitl_id}")
         if any(event.block_id == block_id for event in await self.backend.events(call.invocation_id)):
             return
@@ -338,10 +336,6 @@ class ReviewClient:
             patch["edited_arguments"] = outcome.arguments
         block_id = block_id_for(call.invocation_id, f"hitl:{call.hitl_id}")
         await self.narrate(call, BlockKind.HITL, patch, block_id=block_id, op=BlockOp.PATCH)
-
-
-async def _ready(record: HITLRecord) -> Outcome:
-    return Outcome.from_record(record)
 
 
 @dataclass(frozen=True, slots=True)
