@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from agents import Agent, FunctionTool, Model, ModelResponse, Usage, function_tool, set_tracing_disabled
+from agents import Agent, Model, ModelResponse, Usage, function_tool, set_tracing_disabled
 from agents.testing import assistant_message, function_call
 
 set_tracing_disabled(True)  # nothing leaves the machine
@@ -47,7 +47,7 @@ class ConversationModel(Model):
         raise NotImplementedError("this test model does not stream")
 
 
-def tools(log: Path) -> list[FunctionTool]:
+def tools(log: Path) -> list[Any]:
     def record(name: str, args: dict[str, Any]) -> None:
         with log.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps({"tool": name, "args": args}) + "\n")

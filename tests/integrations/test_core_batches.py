@@ -16,6 +16,7 @@ from reviewer_app.integrations.core import (
     Said,
     ToolCalled,
     ToolReturned,
+    TranscriptEntry,
     block_id_for,
     open_client,
     saved_state,
@@ -65,13 +66,13 @@ async def test_a_batch_returns_outcomes_in_call_order_whatever_the_decision_orde
 async def test_the_transcript_is_written_once_however_often_it_is_narrated(backend: SQLHITLBackend) -> None:
     client = ReviewClient(backend, agent="tester")
     await client.register_run(session_id="s", invocation_id="run-1", title="hello")
-    entries = [
+    entries: list[TranscriptEntry] = [
         Said("m1", "I will write."),
         ToolCalled("call_1", "write_file", {"path": "a"}),
         Said("m-empty", "   "),
     ]
     assert await client.narrate_transcript("s", "run-1", entries) == 2
-    later = [*entries, ToolReturned("call_1", "wrote a"), Said("m2", "Done.")]
+    later: list[TranscriptEntry] = [*entries, ToolReturned("call_1", "wrote a"), Said("m2", "Done.")]
     assert await client.narrate_transcript("s", "run-1", later) == 2
     assert await client.narrate_transcript("s", "run-1", later) == 0
     blocks = fold_events(await backend.events("run-1"))
