@@ -300,12 +300,12 @@ class ReviewClient:
     async def next_round(self, session_id: str, host: str) -> int:
         """The round number for this session's next saved pause (one more than any before)."""
         query = RequestQuery(statuses=tuple(status.value for status in HITLStatus), session_id=session_id)
-        rounds = [
-            int((record.get("tool_state") or {})["round"])
-            for record in await self.backend.list_records(query)
-            if (record.get("tool_state") or {}).get("host") == host
-        ]
-        return max(rounds, default=-1) + 1
+        rounds = [-1]
+        for record in await self.backend.list_records(query):
+            state = record.get("tool_state") or {}
+            if state.get("host") == host and isinstance(state.get("round"), int):
+                rounds.append(state["round"])
+        return max(rounds) + 1
 
     async def _narrate_request(self, call: ExternalCall) -> None:
         block_id = block_id_for(call.invocation_id, f"hitl:{call.hitl_id}")

@@ -75,7 +75,7 @@ async def run_reviewed(
     session_id = session_id or f"{HOST}-{uuid.uuid4().hex[:12]}"
     async with open_client(db, agent=_agent_name(agent)) as client:
         round_ = await client.next_round(session_id, HOST)
-        invocation_id = stable_id(HOST, session_id, "run", str(round_))
+        invocation_id = stable_id(HOST, session_id, "run", uuid.uuid4().hex)  # one per call: its own end
         title = prompt if isinstance(prompt, str) else None
         await client.register_run(session_id=session_id, invocation_id=invocation_id, title=title)
         loop = _Loop(client, agent, session_id, invocation_id, round_, timeout, run_kwargs)

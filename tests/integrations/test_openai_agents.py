@@ -123,3 +123,27 @@ async def test_killed_while_waiting_then_resumed(db_path: Path, tmp_path: Path, 
         assert final == "Done: wrote notes.txt | Reviewer guidance: archive it instead"
         assert runs(log) == [{"tool": "write_file", "args": {"path": "notes.txt", "content": "hello"}}]
         assert len(await every_request(reviewer)) == 2
+
+
+@pytest.mark.asyncio
+async def test_a_session_of_several_runs_resumes_the_one_that_paused_last(db_path: Path, tmp_path: Path) -> None:
+    log = tmp_path / "tools.log"
+    agent = build_agent(log, calls=CALLS[:1])
+    first = asyncio.create_task(run_reviewed(agent, "First", db=db_path, session_id="s"))
+    async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
+        [record] = await pending(reviewer, 1)
+        await reviewer.decide(record["hitl_id"], decision(record, DecisionKind.APPROVE))
+        await first
+        second = asyncio.create_task(
+            run_reviewed(build_agent(log, calls=CALLS[1:]), "Second", db=db_path, session_id="s")
+        )
+        [record] = await pending(reviewer, 1)
+        second.cancel()  # the process gave up while waiting
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        await reviewer.decide(record["hitl_id"], decision(record, DecisionKind.APPROVE))
+        result = await resume_reviewed(build_agent(log, calls=CALLS[1:]), db=db_path, session_id="s")
+        assert result.final_output == "Done: deleted old.txt"
+        runs_ = {run.prompt: run for run in await reviewer.list_runs()}
+        assert runs_["First"].id != runs_["Second"].id and runs_["Second"].state == "done"
+    assert [entry["tool"] for entry in runs(log)] == ["write_file", "delete_file"]
