@@ -11,8 +11,8 @@ Tools that need approval (``requires_approval=True`` or ``ApprovalRequired``) an
 (``CallDeferred(kind="question")``) come out of a run as ``DeferredToolRequests``. Each approval becomes a tool
 request and each question an ask-user request; decisions go back as ``DeferredToolResults``: approve → ``True``,
 edit → ``ToolApproved(override_args=…)`` (checked against the tool's schema first), reject and steer →
-``ToolDenied(message)``, an answer → the question's result. Calls run elsewhere (``kind="external"``) are left
-to the caller.
+``ToolDenied(message)``, an answer → the question's result. A pause that includes calls to run elsewhere
+(``kind="external"``) is returned to the caller as it is (``result.output`` is the ``DeferredToolRequests``).
 
 :func:`run_reviewed` stores the run's messages with its requests (``tool_state``), so after a restart
 :func:`resume_reviewed` continues without asking again. :func:`reviewer_handler` is Pydantic AI's
@@ -176,7 +176,7 @@ class _Loop:
                 return result
             approvals, questions = _deferred(result.output)
             if len(approvals) + len(questions) < len(result.output.approvals) + len(result.output.calls):
-                raise ValueError("run_reviewed answers approvals and questions; calls run elsewhere are the caller's")
+                return result  # calls to run elsewhere: the whole pause goes back to the caller, nothing is asked
             result = await self.answer(messages, approvals, questions)
 
     async def answer(self, messages: Sequence[Any], approvals: list[Any], questions: list[Any]) -> Any:

@@ -24,6 +24,7 @@ CALLS = [
     ("delete_file", {"path": "old.txt"}, "call_delete"),
 ]
 QUESTION = ("ask_user", {"question": "Which folder?"}, "call_ask")
+EXTERNAL = ("run_elsewhere", {"job": "backup"}, "call_external")
 
 
 def scripted(calls: list[tuple[str, dict[str, Any], str]]) -> FunctionModel:
@@ -67,6 +68,11 @@ def build_agent(log: Path, calls: list[tuple[str, dict[str, Any], str]] | None =
     def ask_user(question: str) -> str:
         """Ask the operator a question."""
         raise CallDeferred(kind="question")
+
+    @agent.tool_plain
+    def run_elsewhere(job: str) -> str:
+        """A job another system runs."""
+        raise CallDeferred()
 
     return agent
 

@@ -18,7 +18,7 @@ from reviewer_app.domain.decisions import DecisionError, DecisionKind
 from reviewer_app.domain.timeline import fold_events
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.pydantic_ai import resume_reviewed, reviewer_handler, run_reviewed
-from tests.integrations.pa_agent import CALLS, QUESTION, build_agent
+from tests.integrations.pa_agent import CALLS, EXTERNAL, QUESTION, build_agent
 from tests.integrations.support import by_tool, decision, every_request, pending
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -147,3 +147,17 @@ async def test_killed_while_waiting_then_resumed(db_path: Path, tmp_path: Path, 
         assert final == "Done: wrote notes.txt | rejected by reviewer: keep it"
         assert runs(log) == [{"tool": "write_file", "args": EDIT_ARGS}]
         assert len(await every_request(reviewer)) == 2
+
+
+@pytest.mark.asyncio
+async def test_a_pause_with_calls_to_run_elsewhere_goes_back_to_the_caller(db_path: Path, tmp_path: Path) -> None:
+    from pydantic_ai.tools import DeferredToolRequests
+
+    log = tmp_path / "tools.log"
+    result = await run_reviewed(build_agent(log, [CALLS[0], EXTERNAL]), "Back up", db=db_path)
+    assert isinstance(result.output, DeferredToolRequests)
+    assert [c.tool_call_id for c in result.output.calls] == ["call_external"]
+    assert [c.tool_call_id for c in result.output.approvals] == ["call_write"]
+    async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
+        assert await every_request(reviewer) == []
+    assert runs(log) == []
