@@ -27,6 +27,7 @@ from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLType
+from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import (
     ExternalCall,
@@ -118,12 +119,22 @@ async def _run(
     session_id = f"{agent}-{thread_id}"
     schemas = _tool_schemas(graph)
     async with open_client(db, agent=agent) as client:
+
+        async def invoke(value: Any) -> None:
+            try:
+                await driver.invoke(value)
+            except Exception as exc:
+                _invocation_id, title, _ = _this_run(thread_id, _messages((await driver.state()).values))
+                await client.register_run(session_id=session_id, invocation_id=_invocation_id, title=title)
+                await client.finish_run(session_id, _invocation_id, RunState.FAILED, error=str(exc) or repr(exc))
+                raise
+
         if input is not None:
-            await driver.invoke(input)
+            await invoke(input)
         else:
             snapshot = await driver.state()
             if not snapshot.interrupts and snapshot.next:
-                await driver.invoke(None)  # the process died between steps: carry on from the checkpoint
+                await invoke(None)  # the process died between steps: carry on from the checkpoint
         while True:
             snapshot = await driver.state()
             messages = _messages(snapshot.values)
@@ -143,7 +154,7 @@ async def _run(
             for ask in asks:
                 resume[ask.interrupt.id] = ask.answer(outcomes[: len(ask.calls)])
                 outcomes = outcomes[len(ask.calls) :]
-            await driver.invoke(Command(resume=resume))
+            await invoke(Command(resume=resume))
 
 
 class _Ask:

@@ -218,3 +218,20 @@ async def test_killed_while_waiting_then_called_again(
         assert sorted(r["hitl_id"] for r in await every_request(reviewer)) == sorted(
             r["hitl_id"] for r in records.values()
         )
+
+
+def explode(state: Order) -> Order:
+    raise RuntimeError("the kitchen is on fire")
+
+
+@pytest.mark.asyncio
+async def test_a_graph_that_fails_marks_its_run_failed(db_path: Path) -> None:
+    builder = StateGraph(Order)
+    builder.add_node("explode", explode)
+    builder.add_edge(START, "explode")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    with pytest.raises(RuntimeError, match="on fire"):
+        await run_reviewed(graph, {"dish": "soup"}, CONFIG, db=db_path)
+    async with SQLHITLBackend(db_path) as reviewer:
+        [run] = await reviewer.list_runs()
+        assert (run.state, run.error) == ("failed", "the kitchen is on fire")
