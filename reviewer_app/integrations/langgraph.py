@@ -186,10 +186,12 @@ class _Ask:
             configs = list(value["review_configs"])
             call_ids = _call_ids_for(actions, run_messages)
             self.names = [str(action["name"]) for action in actions]
+            self.allowed: list[list[str]] = []
             self.calls = []
             for index, action in enumerate(actions):
                 review = _review_config(configs, index, self.names[index])
                 allowed_here = [str(kind) for kind in review.get("allowed_decisions", ())]
+                self.allowed.append(allowed_here)
                 schema = review.get("args_schema") or schemas.get(self.names[index])
                 self.calls.append(
                     _tool_call(
@@ -208,6 +210,7 @@ class _Ask:
             self.names = [str(value["name"])]
             response_schema = interrupt.response_schema if isinstance(interrupt.response_schema, dict) else {}
             allowed_here = _allowed_in_schema(response_schema) or ["approve", "edit", "reject", "respond"]
+            self.allowed = [allowed_here]
             schema = _edit_args_schema(response_schema) or schemas.get(self.names[0])
             call = _tool_call(
                 stable_id(AGENT, thread_id, interrupt.id),
@@ -223,6 +226,7 @@ class _Ask:
         else:
             self.mode = "question"
             self.names = []
+            self.allowed = []
             self.calls = [
                 ExternalCall(
                     hitl_id=stable_id(AGENT, thread_id, interrupt.id),
@@ -235,9 +239,10 @@ class _Ask:
 
     def answer(self, outcomes: Sequence[Outcome]) -> Any:
         if self.mode == "batched":
-            return {"decisions": [_langchain_decision(o, name) for o, name in zip(outcomes, self.names, strict=True)]}
+            decisions = zip(outcomes, self.names, self.allowed, strict=True)
+            return {"decisions": [_langchain_decision(*decision) for decision in decisions]}
         if self.mode == "per_call":
-            return _langchain_decision(outcomes[0], self.names[0])
+            return _langchain_decision(outcomes[0], self.names[0], self.allowed[0])
         outcome = outcomes[0]
         return outcome.message or "" if outcome.kind is DecisionKind.RESPOND else outcome.text_for_model()
 
@@ -267,9 +272,20 @@ def _tool_call(
     )
 
 
-def _langchain_decision(outcome: Outcome, name: str) -> dict[str, Any]:
-    """Reviewer's decision in HumanInTheLoopMiddleware's words."""
+def _langchain_decision(outcome: Outcome, name: str, allowed_here: Sequence[str]) -> dict[str, Any]:
+    """Reviewer's decision in HumanInTheLoopMiddleware's words.
+
+    A request cancelled or expired in Reviewer is a reject; where the tool allows no reject, an answer saying
+    the call was not run; where it allows neither, the graph cannot be told, and this raises.
+    """
     kind = outcome.kind
+    if kind in (DecisionKind.CANCEL, DecisionKind.EXPIRE) and "reject" not in allowed_here:
+        if "respond" not in allowed_here:
+            raise RuntimeError(
+                f"request {outcome.hitl_id} is {outcome.record.get('status')}, but LangChain lets {name} only be "
+                f"{', '.join(allowed_here)}: the graph stays paused"
+            )
+        return {"type": "respond", "message": outcome.text_for_model()}
     if kind in (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION):
         return {"type": "approve"}
     if kind is DecisionKind.EDIT:

@@ -75,10 +75,16 @@ def runs(log: Path) -> list[dict[str, Any]]:
 
 
 def build_agent(
-    log: Path, checkpointer: Any, *, mode: str = "batched", calls: list[dict[str, Any]] | None = None
+    log: Path,
+    checkpointer: Any,
+    *,
+    mode: str = "batched",
+    calls: list[dict[str, Any]] | None = None,
+    interrupt_on: dict[str, Any] | None = None,
 ) -> Any:
     model = ScriptedChatModel(messages=iter(()), calls=calls if calls is not None else CALLS)
-    middleware = HumanInTheLoopMiddleware(interrupt_on=INTERRUPT_ON, interrupt_mode=mode)  # type: ignore[arg-type]
+    gates = interrupt_on or INTERRUPT_ON
+    middleware = HumanInTheLoopMiddleware(interrupt_on=gates, interrupt_mode=mode)  # type: ignore[arg-type]
     return create_agent(model, tools=tools(log), middleware=[middleware], checkpointer=checkpointer)
 
 

@@ -235,3 +235,37 @@ async def test_a_graph_that_fails_marks_its_run_failed(db_path: Path) -> None:
     async with SQLHITLBackend(db_path) as reviewer:
         [run] = await reviewer.list_runs()
         assert (run.state, run.error) == ("failed", "the kitchen is on fire")
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_request_is_a_reject_or_a_clear_error(db_path: Path, tmp_path: Path) -> None:
+    log = tmp_path / "tools.log"
+    approve_only = {"write_file": True, "delete_file": {"allowed_decisions": ["approve"]}}
+    agent = build_agent(log, InMemorySaver(), interrupt_on=approve_only)
+    task = asyncio.create_task(run_reviewed(agent, START_INPUT, CONFIG, db=db_path))
+    async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
+        records = by_tool(await pending(reviewer, 2))
+        await reviewer.cancel(records["write_file"]["hitl_id"], reason="not now")
+        await reviewer.cancel(records["delete_file"]["hitl_id"], reason="not now")
+        with pytest.raises(RuntimeError, match="is cancelled, but LangChain lets delete_file only be approve"):
+            await task
+    assert runs(log) == []
+
+
+@pytest.mark.parametrize(("allowed", "status"), [(["approve", "reject"], "error"), (["approve", "respond"], "success")])
+@pytest.mark.asyncio
+async def test_a_cancelled_request_tells_the_model_the_call_was_not_run(
+    db_path: Path, tmp_path: Path, allowed: list[str], status: str
+) -> None:
+    log = tmp_path / "tools.log"
+    agent = build_agent(
+        log, InMemorySaver(), calls=CALLS[:1], interrupt_on={"write_file": {"allowed_decisions": allowed}}
+    )
+    task = asyncio.create_task(run_reviewed(agent, START_INPUT, CONFIG, db=db_path))
+    async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
+        [record] = await pending(reviewer, 1)
+        await reviewer.cancel(record["hitl_id"], reason="not now")
+        final = await task
+    message = tool_messages(final)["call_write"]
+    assert "the request was cancelled; the call was not run" in str(message.content)
+    assert message.status == status and runs(log) == []
