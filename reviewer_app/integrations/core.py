@@ -226,7 +226,14 @@ class ReviewClient:
         if any(record is None or record["status"] == HITLStatus.PENDING.value for record in known):
             await self.set_run_state(first.invocation_id, RunState.WAITING)
         # Each call goes through review() on its own, so whatever review() decides alone applies to batches too.
-        outcomes = await asyncio.gather(*(self.review(call, timeout=timeout) for call in calls))
+        waits = [asyncio.ensure_future(self.review(call, timeout=timeout)) for call in calls]
+        try:
+            outcomes = await asyncio.gather(*waits)
+        except BaseException:  # a time-out or a cancel: stop the other waits too, and leave the requests pending
+            for wait in waits:
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+            raise
         for call, outcome in zip(calls, outcomes, strict=True):
             await self._narrate_outcome(call, outcome)
         await self.set_run_state(first.invocation_id, RunState.RUNNING)

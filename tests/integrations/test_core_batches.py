@@ -114,3 +114,13 @@ async def test_an_answer_on_a_tool_approval_only_where_the_request_allows_it(bac
         await backend.decide(plain["hitl_id"], decision(plain, DecisionKind.RESPOND, message="done"))
     decided = await backend.decide(answerable["hitl_id"], decision(answerable, DecisionKind.RESPOND, message="done"))
     assert decided["user_response"]["message"] == "done"
+
+
+@pytest.mark.asyncio
+async def test_a_batch_that_nobody_decides_in_time_leaves_its_requests_waiting(backend: SQLHITLBackend) -> None:
+    client = ReviewClient(backend, agent="tester")
+    with pytest.raises(TimeoutError):
+        await client.review_batch([call(0), call(1)], timeout=0.05)
+    assert len(await backend.list_records()) == 2  # still in the inbox; asking again picks them up
+    [run] = await backend.list_runs()
+    assert run.state == "waiting"
