@@ -512,12 +512,13 @@ def validate_decision(record: HITLRecord, decision: Decision) -> None:
     is_ask = record.get("hitl_type") == HITLType.ASK_USER.value
     if is_ask and decision.kind not in (DecisionKind.RESPOND, DecisionKind.REJECT, DecisionKind.STEER):
         raise DecisionError(f"an ask_user request is answered, not {decision.kind.value}d")
-    if not is_ask and decision.kind is DecisionKind.RESPOND and record.get("tool_name"):
-        raise DecisionError("a tool approval is approved, edited, rejected or steered, not answered")
     allowed = (record.get("data") or {}).get("allowed_decisions")
     if isinstance(allowed, list) and decision.kind.value not in allowed:
         offered = ", ".join(str(kind) for kind in allowed) or "nothing"
         raise DecisionError(f"this request does not allow {decision.kind.value} (it allows {offered})")
+    answers_for_tool = isinstance(allowed, list) and DecisionKind.RESPOND.value in allowed  # LangChain's "respond"
+    if not is_ask and decision.kind is DecisionKind.RESPOND and record.get("tool_name") and not answers_for_tool:
+        raise DecisionError("a tool approval is approved, edited, rejected or steered, not answered")
     shown = shown_arguments(record)
     decision.check_hash(shown)
     if decision.kind is DecisionKind.EDIT:

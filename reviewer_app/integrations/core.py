@@ -9,15 +9,19 @@ raising a duplicate: a decided one returns at once, a pending one is waited on.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLConflict, HITLRecord, HITLStatus, HITLType, shown_arguments
+from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
-from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.hitl import RequestQuery, SQLHITLBackend
 
 ANSWERED_ELSEWHERE = "answered elsewhere"
 """The cancel reason recorded when the host settled the call itself (its own prompt, Esc, a time-out)."""
@@ -51,6 +55,10 @@ class ExternalCall:
     extra_data: Mapping[str, Any] = field(default_factory=dict)
     """More keys of the request's ``data`` (a question's options, MCP annotations, a transcript path)."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    block_id: str | None = None
+    """The timeline block (the tool call) the request belongs to."""
+    tool_state: Mapping[str, Any] | None = None
+    """What the host needs to continue after a restart (a serialised run state), stored with the request."""
 
     def request_data(self) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.extra_data)
@@ -151,6 +159,8 @@ class ReviewClient:
                 tool_name=call.tool_name,
                 tool_call_id=call.tool_call_id,
                 expires_at=call.expires_at,
+                block_id=call.block_id,
+                tool_state=dict(call.tool_state) if call.tool_state is not None else None,
             )
         except HITLConflict:
             pass  # created by another process between the look-up and the insert: same call, same request
@@ -198,6 +208,207 @@ class ReviewClient:
         await self.backend.emit_block(
             session_id=session_id, invocation_id=invocation_id, kind=kind, data=data, block_id=block_id, op=op
         )
+
+    # -- what framework adapters share: batches, run states, the transcript, saved host state ----------
+    async def review_batch(self, calls: Sequence[ExternalCall], *, timeout: float | None = None) -> list[Outcome]:
+        """Submit every call of one pause (or find them), wait for all, and return outcomes in call order.
+
+        Reviewers may decide them in any order; each outcome is matched to its call by ``hitl_id``. The run
+        shows as waiting while any is pending, and each decision is written onto its timeline block.
+        """
+        if not calls:
+            return []
+        first = calls[0]
+        await self.register_run(session_id=first.session_id, invocation_id=first.invocation_id, title=first.title)
+        for call in calls:
+            await self._narrate_request(call)
+        known = [await self.backend.get(call.hitl_id) for call in calls]
+        if any(record is None or record["status"] == HITLStatus.PENDING.value for record in known):
+            await self.set_run_state(first.invocation_id, RunState.WAITING)
+        # Each call goes through review() on its own, so whatever review() decides alone applies to batches too.
+        waits = [asyncio.ensure_future(self.review(call, timeout=timeout)) for call in calls]
+        try:
+            outcomes = await asyncio.gather(*waits)
+        except BaseException:  # a time-out or a cancel: stop the other waits too, and leave the requests pending
+            for wait in waits:
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+            raise
+        for call, outcome in zip(calls, outcomes, strict=True):
+            await self._narrate_outcome(call, outcome)
+        await self.set_run_state(first.invocation_id, RunState.RUNNING)
+        return list(outcomes)
+
+    async def set_run_state(self, invocation_id: str, state: RunState, *, error: str | None = None) -> bool:
+        """Move the run to ``state`` when that is a legal step from where it is; False when it was not."""
+        try:
+            await self.backend.write(lambda tx: tx.set_run_state(invocation_id, state, error=error))
+        except (InvalidTransition, KeyError):
+            return False
+        return True
+
+    async def finish_run(
+        self, session_id: str, invocation_id: str, state: RunState = RunState.DONE, *, error: str | None = None
+    ) -> None:
+        """Close the run: its ``end`` block (which also marks any saved host state as used up) and its state."""
+        data: dict[str, Any] = {"state": state.value}
+        if error:
+            data["error"] = error
+        await self.narrate((session_id, invocation_id), BlockKind.END, data, block_id=f"{invocation_id}:end")
+        await self.set_run_state(invocation_id, state, error=error)
+
+    async def narrate_transcript(self, session_id: str, invocation_id: str, entries: Iterable[TranscriptEntry]) -> int:
+        """Write the host's conversation onto the run's timeline, skipping what an earlier call already wrote.
+
+        Safe to call after every step and again after a restart: entries are keyed by the host's own ids.
+        Returns how many events were appended.
+        """
+        written = {(event.block_id, event.op.value) for event in await self.backend.events(invocation_id)}
+        events: list[tuple[str, BlockKind, BlockOp, dict[str, Any]]] = []
+        for entry in entries:
+            block_id = block_id_for(invocation_id, entry.key)
+            if isinstance(entry, Said):
+                if not entry.text.strip() or (block_id, BlockOp.APPLY.value) in written:
+                    continue
+                events.append((block_id, BlockKind.TEXT, BlockOp.APPLY, {"content": entry.text}))
+            elif isinstance(entry, ToolCalled):
+                if (block_id, BlockOp.APPLY.value) in written:
+                    continue
+                data = {"name": entry.name, "call_id": entry.key, "arguments": entry.arguments, "status": "pending"}
+                events.append((block_id, BlockKind.TOOL_USE, BlockOp.APPLY, data))
+            else:
+                if (block_id, BlockOp.PATCH.value) in written:
+                    continue
+                status = "success" if entry.ok else "error"
+                events.append((block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": status, "result": entry.result}))
+            written.add((block_id, events[-1][2].value))
+        for block_id, kind, op, data in events:
+            await self.narrate((session_id, invocation_id), kind, data, block_id=block_id, op=op)
+        return len(events)
+
+    async def saved_batch(self, session_id: str, host: str) -> SavedBatch | None:
+        """The newest pause of ``host`` in this session whose run has not finished since, with its saved state."""
+        query = RequestQuery(statuses=tuple(status.value for status in HITLStatus), session_id=session_id)
+        batches: dict[int, list[HITLRecord]] = {}
+        for record in await self.backend.list_records(query):
+            state = record.get("tool_state") or {}
+            if state.get("host") == host and isinstance(state.get("round"), int):
+                batches.setdefault(state["round"], []).append(record)
+        if not batches:
+            return None
+        latest = max(batches)
+        records = sorted(batches[latest], key=lambda r: int((r.get("tool_state") or {}).get("index", 0)))
+        invocation_id = str(records[0]["invocation_id"])
+        if any(event.kind is BlockKind.END for event in await self.backend.events(invocation_id)):
+            return None
+        head = records[0].get("tool_state") or {}
+        return SavedBatch(invocation_id, latest, head.get("state"), records)
+
+    async def next_round(self, session_id: str, host: str) -> int:
+        """The round number for this session's next saved pause (one more than any before)."""
+        query = RequestQuery(statuses=tuple(status.value for status in HITLStatus), session_id=session_id)
+        rounds = [-1]
+        for record in await self.backend.list_records(query):
+            state = record.get("tool_state") or {}
+            if state.get("host") == host and isinstance(state.get("round"), int):
+                rounds.append(state["round"])
+        return max(rounds) + 1
+
+    async def _narrate_request(self, call: ExternalCall) -> None:
+        block_id = block_id_for(call.invocation_id, f"hitl:{call.hitl_id}")
+        if any(event.block_id == block_id for event in await self.backend.events(call.invocation_id)):
+            return
+        data = {
+            "hitl_id": call.hitl_id,
+            "hitl_type": call.hitl_type,
+            "tool_name": call.tool_name,
+            "call_id": call.tool_call_id,
+            "arguments": call.arguments,
+            "status": "pending",
+        }
+        await self.backend.emit_block(
+            session_id=call.session_id,
+            invocation_id=call.invocation_id,
+            kind=BlockKind.HITL,
+            data=data,
+            block_id=block_id,
+            parent_id=call.block_id,
+        )
+
+    async def _narrate_outcome(self, call: ExternalCall, outcome: Outcome) -> None:
+        patch: dict[str, Any] = {"status": "decided", "decision": outcome.kind.value, "reviewer": outcome.reviewer}
+        if outcome.message:
+            patch["message"] = outcome.message
+        if outcome.kind is DecisionKind.EDIT:
+            patch["edited_arguments"] = outcome.arguments
+        block_id = block_id_for(call.invocation_id, f"hitl:{call.hitl_id}")
+        await self.narrate(call, BlockKind.HITL, patch, block_id=block_id, op=BlockOp.PATCH)
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """Text the agent wrote (an AI message)."""
+
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCalled:
+    """A tool call the agent's model made; ``key`` is the host's call id."""
+
+    key: str
+    name: str
+    arguments: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolReturned:
+    """A tool call's result as the model will read it; ``key`` is the call id it answers."""
+
+    key: str
+    result: Any
+    ok: bool = True
+
+
+TranscriptEntry = Said | ToolCalled | ToolReturned
+
+
+def block_id_for(invocation_id: str, key: str) -> str:
+    """The timeline block of a host's message or tool call: the same one however often it is narrated."""
+    return "blk_" + uuid.uuid5(uuid.NAMESPACE_URL, f"{invocation_id}\x1f{key}").hex[:24]
+
+
+@dataclass(frozen=True, slots=True)
+class SavedBatch:
+    """One pause of a host whose state lives with its requests (``tool_state``), as found after a restart."""
+
+    invocation_id: str
+    round: int
+    state: Any
+    records: list[HITLRecord]
+    """The pause's requests in the host's order."""
+
+
+def saved_state(host: str, round_: int, index: int, state: Any) -> dict[str, Any]:
+    """The ``tool_state`` of request ``index`` of a pause: the host's state rides on the first one only."""
+    saved: dict[str, Any] = {"host": host, "round": round_, "index": index}
+    if index == 0:
+        saved["state"] = state
+    return saved
+
+
+@asynccontextmanager
+async def open_client(db: SQLHITLBackend | str | os.PathLike[str], *, agent: str) -> AsyncIterator[ReviewClient]:
+    """A client on ``db``: an open backend is borrowed, a path or URL is opened here and closed after."""
+    if isinstance(db, SQLHITLBackend):
+        yield ReviewClient(db, agent=agent)
+        return
+    backend = SQLHITLBackend(db)
+    try:
+        yield ReviewClient(backend, agent=agent)
+    finally:
+        await backend.aclose()
 
 
 def allowed(kinds: Iterable[str]) -> tuple[DecisionKind, ...]:
