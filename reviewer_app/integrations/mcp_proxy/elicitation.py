@@ -24,17 +24,24 @@ class ElicitationError(ValueError):
 
 def parse_form_request(params: Any) -> tuple[str, dict[str, Any]]:
     """The message and requested schema of a form-mode ``elicitation/create``, validated by the MCP SDK's types."""
-    from mcp.types import ElicitRequestFormParams
-
     if not isinstance(params, Mapping):
         raise ElicitationError("elicitation/create needs params")
+    _check_with_sdk(params)
+    message, schema = params.get("message"), params.get("requestedSchema")
+    if not isinstance(message, str) or not isinstance(schema, Mapping) or schema.get("type") != "object":
+        raise ElicitationError("a form elicitation needs a message and an object requestedSchema")
+    return message, dict(schema)
+
+
+def _check_with_sdk(params: Mapping[str, Any]) -> None:
     try:
-        parsed = ElicitRequestFormParams.model_validate(dict(params))
+        from mcp.types import ElicitRequestFormParams
+    except ImportError:  # installed without the ``mcp`` extra: the checks below still run
+        return
+    try:
+        ElicitRequestFormParams.model_validate(dict(params))
     except ValidationError as exc:
         raise ElicitationError(f"invalid form elicitation: {exc.errors()[0].get('msg', exc)}") from exc
-    schema = params.get("requestedSchema")
-    assert isinstance(schema, Mapping)  # the model above checked it
-    return parsed.message, dict(schema)
 
 
 def question_data(server: str, message: str, schema: Mapping[str, Any]) -> dict[str, Any]:

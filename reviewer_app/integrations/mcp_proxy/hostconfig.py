@@ -212,7 +212,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--project", help="project directory for local/project scopes (default: the current one)")
     if argv[0] == "wrap":
         parser.add_argument("--db", help="the Reviewer database the proxied servers use (default: the user's)")
-    args = parser.parse_args(argv[1:])
+    args = parser.parse_intermixed_args(argv[1:])
     if args.scope not in SCOPES[args.host]:
         parser.error(f"{args.host} has scopes {', '.join(SCOPES[args.host])}")
     common: dict[str, Any] = {
