@@ -418,3 +418,28 @@ async def test_an_elicitation_is_answered_from_reviewer(
         bad = asyncio.ensure_future(session.call_tool("pick_colour", {}))
         await decide_first(backend, DecisionKind.RESPOND, message='{"shade": "dark"}')
         assert text_of(await bad) == "user said cancel"
+
+
+@asyncio_test
+async def test_sigterm_ends_the_session_and_takes_the_request_back(
+    db_path: Path, env: dict[str, str], backend: SQLHITLBackend, notes_file: Path
+) -> None:
+    proxy = await asyncio.create_subprocess_exec(
+        *proxy_command(db_path, notes_upstream()),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    assert proxy.stdin is not None and proxy.stdout is not None
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "wipe_notes", "arguments": {}}}
+    for line in (INIT, INITIALIZED, json.dumps(call)):
+        proxy.stdin.write(line.encode() + b"\n")
+    await proxy.stdin.drain()
+    assert json.loads(await proxy.stdout.readline())["id"] == 1
+    (record,) = await pending_request(backend)
+    proxy.terminate()
+    assert await asyncio.wait_for(proxy.wait(), 20) == 0
+    current = await backend.get(record["hitl_id"])
+    assert current is not None and current["status"] == HITLStatus.CANCELLED.value
+    assert not notes_file.exists()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -100,6 +102,11 @@ async def serve(
             progress_interval=progress_interval,
         )
         host_in, host_out = await open_stdio()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)):
+            if signum is not None:
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(signum, proxy.stop)
         try:
             return await proxy.run(host_in, host_out)
         except FileNotFoundError as exc:

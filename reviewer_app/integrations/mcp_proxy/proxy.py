@@ -16,7 +16,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,7 +92,8 @@ class McpProxy:
         self._call_counter = 0
         self._blocks: asyncio.Queue[BlockEvent] = asyncio.Queue()
         self._registered = asyncio.Event()
-        self._closing = False
+        self._background: set[asyncio.Task[None]] = set()
+        self._host_pump: asyncio.Task[None] | None = None
         self._upstream: asyncio.subprocess.Process | None = None
         self._to_upstream: LineWriter | None = None
         self._to_host: LineWriter | None = None
@@ -111,7 +112,7 @@ class McpProxy:
         )
         assert self._upstream.stdin is not None and self._upstream.stdout is not None
         self._to_upstream = LineWriter(self._upstream.stdin)
-        host_pump = asyncio.create_task(self._pump_host(host_in), name="mcp-proxy host")
+        host_pump = self._host_pump = asyncio.create_task(self._pump_host(host_in), name="mcp-proxy host")
         upstream_pump = asyncio.create_task(self._pump_upstream(self._upstream.stdout), name="mcp-proxy upstream")
         helpers = [asyncio.create_task(self._write_blocks(), name="mcp-proxy timeline")]
         if self.watch_parent:
@@ -119,7 +120,7 @@ class McpProxy:
         try:
             done, _ = await asyncio.wait({host_pump, upstream_pump}, return_when=asyncio.FIRST_COMPLETED)
             if upstream_pump in done:
-                code = await self._upstream.wait()
+                code = await self._upstream_exit_code()
                 await self._upstream_died(code)
                 host_pump.cancel()
                 return code or 1
@@ -127,12 +128,22 @@ class McpProxy:
             upstream_pump.cancel()
             return 0
         finally:
-            self._closing = True
             for task in (host_pump, upstream_pump):
                 task.cancel()
             await asyncio.gather(host_pump, upstream_pump, return_exceptions=True)
             await self._stop_upstream()
             await self._flush_blocks(helpers)
+
+    def stop(self) -> None:
+        """End the session as if the host had hung up (SIGTERM, SIGINT): held requests leave the inbox."""
+        if self._host_pump is not None:
+            self._host_pump.cancel()
+
+    async def _upstream_exit_code(self) -> int:
+        """The upstream closed its stdout: its exit code, once it has exited (made to, if it lingers)."""
+        await self._stop_upstream()
+        assert self._upstream is not None
+        return self._upstream.returncode if self._upstream.returncode is not None else 1
 
     async def _watch_parent(self, host_pump: asyncio.Task[None]) -> None:
         """A host killed outright may leave our stdin open (a grandchild holds it): notice it is gone."""
@@ -204,7 +215,12 @@ class McpProxy:
                 await self._send_host(framing.error(None, framing.PARSE_ERROR, f"parse error: {exc}"))
                 continue
             for item in message if isinstance(message, list) else [message]:
-                await self._from_host(item)
+                try:
+                    await self._from_host(item)
+                except Exception as exc:  # a bug or a hostile message must not end the session; nothing forwarded
+                    log.exception("mcp-proxy: could not handle a host message")
+                    if isinstance(item, dict) and "id" in item and "method" in item:
+                        await self._send_host(framing.error(item["id"], framing.INTERNAL_ERROR, f"proxy error: {exc}"))
 
     async def _from_host(self, message: Any) -> None:
         if not isinstance(message, dict):
@@ -230,6 +246,10 @@ class McpProxy:
                 held.reason = ANSWERED_ELSEWHERE
                 held.task.cancel()
                 return
+            flight = self._in_flight.pop(key, None) if key is not None else None
+            if flight is not None and flight.block_id is not None:  # the upstream will not answer it now
+                patch = {"status": ToolStatus.ERROR.value, "result": "cancelled by the host"}
+                self._block(flight.block_id, BlockKind.TOOL_USE, BlockOp.PATCH, patch)
         if method == "initialize" and has_id:
             message = self._initialize(message)
         if has_id:
@@ -251,8 +271,15 @@ class McpProxy:
         if announced and "form" not in announced:
             announced["form"] = {}
         capabilities["elicitation"] = announced or {"form": {}}
-        asyncio.get_running_loop().create_task(self._register())
+        self._spawn(self._register())
         return {**message, "params": {**params, "capabilities": capabilities}}
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """A background task kept referenced until it ends."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
 
     async def _register(self) -> None:
         if self.client is not None and not self._registered.is_set():
@@ -624,11 +651,11 @@ class McpProxy:
             first = await self._blocks.get()
             if self.client is None:
                 continue
-            await self._registered_or_now()
             batch = [first]
             while not self._blocks.empty():
                 batch.append(self._blocks.get_nowait())
             try:
+                await self._registered_or_now()
                 await self.client.backend.append_blocks(batch)
             except Exception as exc:  # the timeline is a record, never a reason to drop the host's traffic
                 log.warning(f"mcp-proxy: timeline write failed: {exc}")
