@@ -63,6 +63,15 @@ async def slow_count(ctx: Context, steps: int = 3) -> str:
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def show_roots(ctx: Context) -> str:
+    """Ask the client for its roots (a server-to-client request) and log them."""
+    roots = await ctx.session.list_roots()
+    uris = ", ".join(str(root.uri) for root in roots.roots)
+    await ctx.info(f"roots: {uris}")
+    return uris
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def die() -> str:
     """Exit the server process at once (tests a dying upstream)."""
     sys.stdout.flush()

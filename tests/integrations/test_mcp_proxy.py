@@ -443,3 +443,66 @@ async def test_sigterm_ends_the_session_and_takes_the_request_back(
     current = await backend.get(record["hitl_id"])
     assert current is not None and current["status"] == HITLStatus.CANCELLED.value
     assert not notes_file.exists()
+
+
+def test_stdin_that_is_a_file_is_read_by_a_thread(db_path: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """Where the loop cannot watch stdin (a regular file here, Windows' proactor there), threads carry the bytes.
+
+    The upstream is an echo, so every line the proxy forwards comes back to the host; it exits at end of input
+    and the proxy still passes on what it wrote after the host's stdin ended.
+    """
+    script = tmp_path / "session.jsonl"
+    listing = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+    script.write_text("\n".join([INIT, INITIALIZED, listing]) + "\n")
+    echo = [sys.executable, "-c", "import sys\nfor line in sys.stdin: sys.stdout.write(line); sys.stdout.flush()"]
+    with script.open("rb") as stdin:
+        done = subprocess.run(
+            proxy_command(db_path, echo),
+            stdin=stdin,
+            capture_output=True,
+            env=env,
+            cwd=REPO_ROOT,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    echoed = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [m.get("method") for m in echoed] == ["initialize", "notifications/initialized", "tools/list"]
+    assert echoed[2] == json.loads(listing)
+    assert echoed[0]["params"]["capabilities"] == {"elicitation": {"form": {}}}
+
+
+@asyncio_test
+async def test_server_requests_and_logging_pass_through_to_the_host(db_path: Path, env: dict[str, str]) -> None:
+    from mcp.types import ListRootsResult, Root
+
+    logs: list[Any] = []
+
+    async def roots(context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri="file:///work/project", name="project")])
+
+    async def on_log(params: Any) -> None:
+        logs.append(params.data)
+
+    command = proxy_command(db_path, notes_upstream())
+    async with connect(command, env, list_roots_callback=roots, logging_callback=on_log) as session:
+        result = await session.call_tool("show_roots", {})
+    assert text_of(result) == "file:///work/project"
+    assert "roots: file:///work/project" in logs
+
+
+@asyncio_test
+async def test_concurrent_gated_calls_are_decided_independently(
+    db_path: Path, env: dict[str, str], backend: SQLHITLBackend, notes_file: Path
+) -> None:
+    async with connect(proxy_command(db_path, notes_upstream()), env) as session:
+        first = asyncio.ensure_future(session.call_tool("add_note", {"text": "first"}))
+        second = asyncio.ensure_future(session.call_tool("add_note", {"text": "second"}))
+        records = await pending_request(backend, count=2)
+        by_text = {r["data"]["arguments"]["text"]: r for r in records}
+        await backend.decide(by_text["second"]["hitl_id"], approval(by_text["second"]))
+        assert text_of(await second) == "added note: second"
+        assert not first.done()
+        await backend.decide(by_text["first"]["hitl_id"], approval(by_text["first"], DecisionKind.REJECT))
+        assert (await first).is_error is True
+    assert notes_file.read_text() == "[misc] second\n"

@@ -51,6 +51,8 @@ def main(argv: Sequence[str]) -> int:
         return config_main(argv)
     parser = proxy_parser()
     if "--" not in argv:
+        if "-h" in argv or "--help" in argv:
+            parser.parse_args(["--help"])
         parser.print_usage(sys.stderr)
         sys.stderr.write("error: give the upstream server's command after --\n")
         return 2

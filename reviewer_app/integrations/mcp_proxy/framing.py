@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import sys
-from typing import Any
+import threading
+from typing import Any, BinaryIO
 
 log = logging.getLogger("reviewer_app.mcp_proxy")
 
@@ -48,7 +51,7 @@ def notification(method: str, params: dict[str, Any]) -> bytes:
 class LineWriter:
     """Writes whole lines to one stream; every writer of a direction goes through one of these."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, writer: asyncio.StreamWriter | _ThreadWriter) -> None:
         self._writer = writer
         self.closed = False
 
@@ -101,12 +104,60 @@ async def _skip_overlong(reader: asyncio.StreamReader, consumed: int) -> None:
 
 
 async def open_stdio() -> tuple[asyncio.StreamReader, LineWriter]:
-    """This process's stdin and stdout as asyncio streams (the host's end of the stdio transport)."""
+    """This process's stdin and stdout as asyncio streams (the host's end of the stdio transport).
+
+    Pipes go through the loop; where it cannot watch them (Windows' proactor, a regular file) two daemon
+    threads carry the bytes instead.
+    """
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), sys.stdout.buffer
-    )
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    return reader, LineWriter(writer)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), sys.stdout.buffer
+        )
+    except (NotImplementedError, ValueError, OSError):
+        threading.Thread(target=_feed_from_thread, args=(reader, loop), name="mcp-proxy stdin", daemon=True).start()
+        return reader, LineWriter(_ThreadWriter(sys.stdout.buffer))
+    return reader, LineWriter(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
+def _feed_from_thread(reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+    try:
+        descriptor = sys.stdin.fileno()
+        while chunk := os.read(descriptor, 65536):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+    except (OSError, ValueError):
+        pass
+    finally:  # whatever happened, the proxy must learn the host is gone
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+
+class _ThreadWriter:
+    """The few StreamWriter methods LineWriter uses, over a blocking binary stream written in a thread."""
+
+    def __init__(self, target: BinaryIO) -> None:
+        self._target = target
+        self._pending: list[bytes] = []
+        self._closing = False
+        self._order = asyncio.Lock()
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def write(self, data: bytes) -> None:
+        self._pending.append(data)
+
+    async def drain(self) -> None:
+        async with self._order:  # one write at a time, in the order the lines were queued
+            data, self._pending = b"".join(self._pending), []
+            if data:
+                await asyncio.to_thread(self._write_now, data)
+
+    def _write_now(self, data: bytes) -> None:
+        self._target.write(data)
+        self._target.flush()
+
+    def close(self) -> None:
+        self._closing = True

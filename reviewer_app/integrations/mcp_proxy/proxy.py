@@ -125,7 +125,9 @@ class McpProxy:
                 host_pump.cancel()
                 return code or 1
             await self._host_gone()
-            upstream_pump.cancel()
+            if self._to_upstream is not None:  # the MCP way to stop a stdio server; let it answer what it has
+                self._to_upstream.close()
+            await asyncio.wait({upstream_pump}, timeout=SHUTDOWN_GRACE_S)
             return 0
         finally:
             for task in (host_pump, upstream_pump):
