@@ -149,6 +149,7 @@ async def test_a_read_only_tool_answers_without_a_request(
     assert await all_requests(backend) == []
     (run,) = await backend.list_runs()
     assert run.prompt == "test-host · notes"
+    assert run.agent == "test-host" and run.external is True
     blocks = await eventually(lambda: _tool_blocks(backend, run.id, 1), backend)
     assert blocks[0].data["name"] == "mcp__notes__read_notes"
     assert blocks[0].data["status"] == "success"

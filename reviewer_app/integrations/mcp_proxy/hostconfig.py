@@ -125,8 +125,10 @@ def _edit(
     text = path.read_text(encoding="utf-8")
     report = Report(path)
     if host == "codex":
-        import tomlkit
-
+        try:
+            import tomlkit
+        except ImportError as exc:
+            raise ConfigError("editing Codex's config.toml needs tomlkit: pip install 'reviewer-app[mcp]'") from exc
         try:
             document: Any = tomlkit.parse(text)
         except Exception as exc:

@@ -266,6 +266,8 @@ class McpProxy:
         info = params.get("clientInfo")
         if isinstance(info, dict) and isinstance(info.get("name"), str) and info["name"].strip():
             self.host_name = info["name"].strip()[:100]
+            if self.client is not None:  # the run and its requests belong to the host that sent them
+                self.client.agent = self.host_name
         capabilities = params.get("capabilities")
         capabilities = dict(capabilities) if isinstance(capabilities, dict) else {}
         announced = capabilities.get("elicitation")
