@@ -55,6 +55,13 @@ async def pick_colour(ctx: Context) -> str:
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def sign_in(ctx: Context) -> str:
+    """Send the user to a URL (URL-mode elicitation: the host handles it, not Reviewer)."""
+    result = await ctx.elicit_url("Sign in to the notes service", "https://notes.invalid/auth", "sign-in-1")
+    return f"url elicitation: {result.action}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 async def slow_count(ctx: Context, steps: int = 3) -> str:
     """Count up, reporting progress."""
     for step in range(1, steps + 1):

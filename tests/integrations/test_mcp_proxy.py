@@ -507,3 +507,26 @@ async def test_concurrent_gated_calls_are_decided_independently(
         await backend.decide(by_text["first"]["hitl_id"], approval(by_text["first"], DecisionKind.REJECT))
         assert (await first).is_error is True
     assert notes_file.read_text() == "[misc] second\n"
+
+
+@asyncio_test
+async def test_reviewer_answers_form_elicitations_and_the_host_gets_url_ones(
+    db_path: Path, env: dict[str, str], backend: SQLHITLBackend
+) -> None:
+    from mcp.types import ElicitResult
+
+    asked: list[Any] = []
+
+    async def host_elicitation(context: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="accept")
+
+    command = proxy_command(db_path, notes_upstream())
+    async with connect(command, env, elicitation_callback=host_elicitation) as session:
+        form = asyncio.ensure_future(session.call_tool("pick_colour", {}))
+        await decide_first(backend, DecisionKind.RESPOND, message='{"colour": "red"}')
+        assert text_of(await form) == "accepted red shade 1"
+        assert asked == []
+        assert text_of(await session.call_tool("sign_in", {})) == "url elicitation: accept"
+    assert [(p.mode, p.url) for p in asked] == [("url", "https://notes.invalid/auth")]
+    assert len(await all_requests(backend)) == 1
