@@ -530,3 +530,20 @@ async def test_reviewer_answers_form_elicitations_and_the_host_gets_url_ones(
         assert text_of(await session.call_tool("sign_in", {})) == "url elicitation: accept"
     assert [(p.mode, p.url) for p in asked] == [("url", "https://notes.invalid/auth")]
     assert len(await all_requests(backend)) == 1
+
+
+def test_an_unusable_database_refuses_to_serve(env: dict[str, str], tmp_path: Path) -> None:
+    not_a_db = tmp_path / "garbage.db"
+    not_a_db.write_bytes(b"this is not SQLite" * 100)
+    done = subprocess.run(
+        proxy_command(not_a_db, notes_upstream()),
+        input=(INIT + "\n").encode(),
+        capture_output=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert b"cannot open the Reviewer database" in done.stderr
+    assert done.stdout == b""

@@ -94,7 +94,11 @@ async def serve(
     from reviewer_app.integrations.mcp_proxy.gating import GatePolicy
     from reviewer_app.integrations.mcp_proxy.proxy import McpProxy
 
-    backend = SQLHITLBackend(resolve_database(db))
+    try:
+        backend = SQLHITLBackend(resolve_database(db))
+    except Exception as exc:  # no database, no gate: refuse to serve rather than pass calls through unreviewed
+        sys.stderr.write(f"mcp-proxy: cannot open the Reviewer database: {exc}\n")
+        return 1
     try:
         proxy = McpProxy(
             name=name,
