@@ -129,8 +129,9 @@ def test_claude_desktop(home: tuple[Path, dict[str, str]]) -> None:
     config.parent.mkdir(parents=True)
     original = {"mcpServers": {"notes": NOTES}, "globalShortcut": "Ctrl+Space"}
     config.write_text(json.dumps(original))
-    assert cli(env, "wrap", "claude-desktop").returncode == 0
-    assert "mcp-proxy" in json.loads(config.read_text())["mcpServers"]["notes"]["args"]
+    assert cli(env, "wrap", "claude-desktop", "--db", "reviews.db", cwd=folder).returncode == 0
+    args = json.loads(config.read_text())["mcpServers"]["notes"]["args"]
+    assert args[args.index("--db") + 1] == str(folder.resolve() / "reviews.db")
     assert cli(env, "unwrap", "claude-desktop").returncode == 0
     assert json.loads(config.read_text()) == original
 

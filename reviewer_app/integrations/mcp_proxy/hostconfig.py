@@ -191,6 +191,8 @@ def wrap(
     project = (project or Path.cwd()).resolve()
     target = path or config_path(host, scope, project)
     use = list(prefix or launcher())
+    if db and "://" not in db:  # the host starts the proxy from a directory of its choosing
+        db = str(Path(db).expanduser().resolve())
     return _edit(target, host, scope, project, names, lambda name, entry: wrap_entry(name, entry, db=db, prefix=use))
 
 
