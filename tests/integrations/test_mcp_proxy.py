@@ -547,3 +547,28 @@ def test_an_unusable_database_refuses_to_serve(env: dict[str, str], tmp_path: Pa
     assert done.returncode == 1
     assert b"cannot open the Reviewer database" in done.stderr
     assert done.stdout == b""
+
+
+@asyncio_test
+async def test_the_stateless_2026_protocol_passes_through_and_is_gated(
+    db_path: Path, env: dict[str, str], backend: SQLHITLBackend, notes_file: Path
+) -> None:
+    """No initialize, no tools/list: the proxy asks for the tools with the call's own _meta envelope."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.types import Implementation
+
+    command = proxy_command(db_path, notes_upstream())
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(REPO_ROOT))
+    info = Implementation(name="stateless-host", version="2")
+    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=info) as session:
+        await session.discover()
+        assert session.protocol_version == "2026-07-28"
+        assert text_of(await session.call_tool("read_notes", {})) == ""
+        assert await all_requests(backend) == []
+        call = asyncio.ensure_future(session.call_tool("add_note", {"text": "stateless"}))
+        (record,) = await pending_request(backend)
+        assert record["metadata"]["agent"] == "stateless-host"
+        assert record["data"]["annotations"]["readOnlyHint"] is False
+        await backend.decide(record["hitl_id"], approval(record))
+        assert text_of(await call) == "added note: stateless"
+    assert notes_file.read_text() == "[misc] stateless\n"

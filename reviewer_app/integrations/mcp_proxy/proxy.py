@@ -34,6 +34,8 @@ UPSTREAM_EXITED = "upstream MCP server exited"
 WAITING_MESSAGE = "waiting for a reviewer's decision in Reviewer"
 RESULT_PREVIEW_CHARS = 4000
 SHUTDOWN_GRACE_S = 2.0
+CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo"
+"""Where a stateless (2026-07-28) request names its client, there being no ``initialize``."""
 
 
 @dataclass(slots=True)
@@ -263,11 +265,7 @@ class McpProxy:
         params = message.get("params")
         if not isinstance(params, dict):
             return message
-        info = params.get("clientInfo")
-        if isinstance(info, dict) and isinstance(info.get("name"), str) and info["name"].strip():
-            self.host_name = info["name"].strip()[:100]
-            if self.client is not None:  # the run and its requests belong to the host that sent them
-                self.client.agent = self.host_name
+        self._learn_host_name(params.get("clientInfo"))
         capabilities = params.get("capabilities")
         capabilities = dict(capabilities) if isinstance(capabilities, dict) else {}
         announced = capabilities.get("elicitation")
@@ -277,6 +275,12 @@ class McpProxy:
         capabilities["elicitation"] = announced or {"form": {}}
         self._spawn(self._register())
         return {**message, "params": {**params, "capabilities": capabilities}}
+
+    def _learn_host_name(self, info: Any) -> None:
+        if isinstance(info, dict) and isinstance(info.get("name"), str) and info["name"].strip():
+            self.host_name = info["name"].strip()[:100]
+            if self.client is not None:  # the run and its requests belong to the host that sent them
+                self.client.agent = self.host_name
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """A background task kept referenced until it ends."""
@@ -317,6 +321,9 @@ class McpProxy:
             await self._send_host(framing.error(request_id, framing.INVALID_REQUEST, "duplicate request id"))
             return
         tool_name: str = params["name"]
+        meta = params.get("_meta")
+        if not self._registered.is_set() and isinstance(meta, dict):  # the 2026 protocol has no initialize
+            self._learn_host_name(meta.get(CLIENT_INFO_META_KEY))
         self._call_counter += 1
         block_id = f"{self.invocation_id}:tool:{self._call_counter}"
         tool = self._tools.get(tool_name)
@@ -370,7 +377,7 @@ class McpProxy:
         key = id_key(request_id)
         params: dict[str, Any] = message["params"]
         tool_name: str = params["name"]
-        tool = self._tools.get(tool_name) or await self._look_up_tool(tool_name)
+        tool = self._tools.get(tool_name) or await self._look_up_tool(tool_name, params.get("_meta"))
         if not self._gated(tool_name, tool):
             self._waiting.pop(key, None)
             self._start_call(message, block_id, gated=False)
@@ -493,13 +500,21 @@ class McpProxy:
             await self._send_host(framing.notification("notifications/progress", params))
             await asyncio.sleep(self.progress_interval)
 
-    async def _look_up_tool(self, tool_name: str) -> dict[str, Any] | None:
-        """The upstream's description of a tool the host called without listing: ask for tools/list ourselves."""
+    async def _look_up_tool(self, tool_name: str, call_meta: Any) -> dict[str, Any] | None:
+        """The upstream's description of a tool the host called without listing: ask for tools/list ourselves.
+
+        The request carries the call's own ``_meta`` envelope (less its progress token): on the stateless
+        2026 protocol that is where the protocol version and client capabilities travel with every request.
+        """
+        meta = {k: v for k, v in call_meta.items() if k != "progressToken"} if isinstance(call_meta, dict) else {}
         if not self._tools_complete:
             cursor: Any = None
             try:
                 for _ in range(100):
-                    page = await self._request_upstream("tools/list", {"cursor": cursor} if cursor else {})
+                    params: dict[str, Any] = {"_meta": meta} if meta else {}
+                    if cursor:
+                        params["cursor"] = cursor
+                    page = await self._request_upstream("tools/list", params)
                     self._absorb_tools(page)
                     cursor = page.get("nextCursor") if isinstance(page, dict) else None
                     if not cursor:
