@@ -24,6 +24,7 @@ BENCHES: list[tuple[str, list[str], int]] = [
     ("ui_inbox.py", [], 300),
     ("ui_load.py", [], 300),
     ("rule_eval.py", [], 120),
+    ("mcp_proxy.py", [], 300),
 ]
 
 

@@ -92,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("--message", default="aborted by operator", help="the reason the model sees on abort")
     resolve.add_argument("--quiet", action="store_true")
 
+    sub.add_parser("mcp-proxy", help="serve an MCP server to any MCP host with its tool calls reviewed here")
+
     for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve"):
         _add_common_options(sub.choices[name], in_subcommand=True)
     return parser
@@ -122,6 +124,11 @@ def make_context(args: argparse.Namespace) -> AppContext:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["mcp-proxy"]:  # its own parser: everything after ``--`` is the upstream's command line
+        from reviewer_app.integrations.mcp_proxy.command import main as mcp_proxy_main
+
+        return mcp_proxy_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = make_context(args)

@@ -1,0 +1,107 @@
+"""Fixtures for the MCP proxy tests: the proxy's command line, a real MCP client session, deciding from elsewhere."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import Implementation
+
+from reviewer_app.domain.decisions import Decision, DecisionKind
+from reviewer_app.domain.hitl import HITLRecord
+from reviewer_app.domain.records import RequestQuery
+from reviewer_app.hitl import SQLHITLBackend
+from tests.conftest import REPO_ROOT
+from tests.runtime.test_runner_support import approval, eventually
+
+NAME = "notes"
+NOTES_SERVER = Path(__file__).with_name("mcp_test_server.py")
+HOST_SCRIPT = Path(__file__).with_name("mcp_host_script.py")
+FILESYSTEM_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
+NODE_DIR = REPO_ROOT / ".cache" / "mcp-node"
+
+
+def proxy_command(db_path: Path, upstream: list[str], *options: str, name: str = NAME) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "reviewer_app",
+        "mcp-proxy",
+        "--name",
+        name,
+        "--db",
+        str(db_path),
+        "--progress-interval",
+        "0.2",
+        *options,
+        "--",
+        *upstream,
+    ]
+
+
+def notes_upstream() -> list[str]:
+    return [sys.executable, str(NOTES_SERVER)]
+
+
+@pytest.fixture
+def notes_file(tmp_path: Path) -> Path:
+    return tmp_path / "notes.txt"
+
+
+@pytest.fixture
+def env(subprocess_env: dict[str, str], notes_file: Path) -> dict[str, str]:
+    return {**subprocess_env, "NOTES_FILE": str(notes_file)}
+
+
+@asynccontextmanager
+async def connect(command: list[str], env: dict[str, str], **session_options: Any) -> AsyncIterator[ClientSession]:
+    """A real MCP client (the official SDK) connected over stdio to ``command``, initialised."""
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(REPO_ROOT))
+    async with stdio_client(params) as (read, write):
+        info = Implementation(name="test-host", version="1.0")
+        async with ClientSession(read, write, client_info=info, **session_options) as session:
+            await session.initialize()
+            yield session
+
+
+async def pending_request(backend: SQLHITLBackend, count: int = 1, timeout: float = 20.0) -> list[HITLRecord]:
+    async def probe() -> list[HITLRecord] | None:
+        records = await backend.list_records(RequestQuery())
+        return records if len(records) >= count else None
+
+    return await eventually(probe, backend, timeout)
+
+
+async def decide_first(backend: SQLHITLBackend, kind: DecisionKind, **extra: Any) -> HITLRecord:
+    """Wait for a pending request and decide it the way a reviewer would (naming the shown arguments' hash)."""
+    (record,) = await pending_request(backend)
+    decision = approval(record, kind, **extra) if kind.needs_hash else Decision(kind, **extra)
+    return await backend.decide(record["hitl_id"], decision)
+
+
+@pytest.fixture(scope="session")
+def filesystem_server() -> list[str]:
+    """The reference filesystem MCP server from npm, installed once into .cache/mcp-node."""
+    binary = NODE_DIR / "node_modules" / ".bin" / "mcp-server-filesystem"
+    if not binary.exists():
+        npm = shutil.which("npm")
+        if npm is None or shutil.which("node") is None:
+            pytest.skip("node and npm are needed for the reference filesystem MCP server")
+        NODE_DIR.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(NODE_DIR), FILESYSTEM_PACKAGE],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0 or not binary.exists():
+            pytest.skip(f"npm could not install {FILESYSTEM_PACKAGE}: {done.stderr.strip()[-500:]}")
+    return [str(binary)]
