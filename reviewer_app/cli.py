@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve"):
         _add_common_options(sub.choices[name], in_subcommand=True)
+    from reviewer_app.integrations.claude_code.command import add_hook_parser
+
+    add_hook_parser(sub)
     return parser
 
 
@@ -113,6 +116,11 @@ def make_context(args: argparse.Namespace) -> AppContext:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["hook"]:  # Claude Code / Codex hooks: their own parser, no asyncio on the fast path
+        from reviewer_app.integrations.claude_code.command import main as hook_main
+
+        return hook_main(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = make_context(args)
