@@ -70,7 +70,8 @@ def run_hook(options: HookOptions, stdin: BinaryIO, stdout: TextIO, stderr: Text
     event_name = HookEventName.PRE_TOOL_USE if options.host is Host.CLAUDE_CODE else HookEventName.PERMISSION_REQUEST
     try:
         payload = read_stdin_bytes(stdin)
-        event_name = event_name_in(payload)
+        if options.host is Host.CLAUDE_CODE:  # Codex's hook answers only PermissionRequest, in that format
+            event_name = event_name_in(payload)
         event = parse_event(payload, options.host)
         answer = answer_event(event, options, stderr)
     except HookInputError as exc:
