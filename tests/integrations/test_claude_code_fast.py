@@ -129,7 +129,10 @@ def test_the_rule_settled_hook_imports_no_orm(tmp_path: Path, db_path: Path) -> 
     SQLHITLBackend(db_path).close()  # a migrated database
     payload = {**fixture("pretooluse.json"), "tool_name": "Read", "tool_input": {"file_path": "/etc/hostname"}}
     probe = (
-        "import runpy, sys\n"
+        "import os, runpy, sys\n"
+        "def _exit(code):\n"
+        "    raise SystemExit(code)\n"
+        "os._exit = _exit  # the hook ends with os._exit: keep this process alive to look at its modules\n"
         "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1]]\n"
         "try:\n"
         "    runpy.run_module('reviewer_app', run_name='__main__')\n"

@@ -17,6 +17,14 @@ from reviewer_app.integrations.claude_code.schemas import READ_ONLY_TOOLS
 EXIT_USAGE = 2
 
 
+class _FixedWidthHelp(argparse.HelpFormatter):
+    """argparse's formatter asks ``shutil`` for the terminal width, and importing ``shutil`` loads bz2 and
+    lzma: a few ms on every hook call for help text nobody reads there."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=100)
+
+
 def add_hook_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """``hook`` in ``reviewer-app``'s parser (for its help); the work is done by :func:`main`."""
     parser = sub.add_parser("hook", help="Claude Code / Codex permission hooks: the hook, install, uninstall")
@@ -48,9 +56,15 @@ def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
     parser.add_argument("--no-watchdog", action="store_true", help=argparse.SUPPRESS)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reviewer-app hook", description="Agent permission hooks that ask Reviewer.")
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``hook`` parser; ``only``: just that hook's options (the per-call path builds no more than it needs)."""
+    parser = argparse.ArgumentParser(
+        prog="reviewer-app hook", description="Agent permission hooks that ask Reviewer.", formatter_class=_FixedWidthHelp
+    )
     sub = parser.add_subparsers(dest="action", required=True)
+    if only is not None:
+        _hook_options(sub.add_parser(only, formatter_class=_FixedWidthHelp), Host(only))
+        return parser
     for host in Host:
         hook = sub.add_parser(host.value, help=f"the {host.value} permission hook (event JSON on stdin)")
         _hook_options(hook, host)
@@ -106,7 +120,8 @@ def _state_dir(value: str | None, database: str) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    parser = build_parser()
+    hosts = {host.value for host in Host}
+    parser = build_parser(argv[0] if argv and argv[0] in hosts and "-h" not in argv and "--help" not in argv else None)
     args = parser.parse_args(argv)
     if args.action in (Host.CLAUDE_CODE.value, Host.CODEX.value):
         return _run(Host(args.action), args)
@@ -134,8 +149,11 @@ def _run(host: Host, args: argparse.Namespace) -> int:
         fast_path=not args.no_fast_path,
         watchdog=not args.no_watchdog,
         transcript=not args.no_transcript,
+        exit_fast=True,
     )
-    return run_hook(options, sys.stdin.buffer, sys.stdout, sys.stderr)
+    code = run_hook(options, sys.stdin.buffer, sys.stdout, sys.stderr)
+    sys.stderr.flush()
+    os._exit(code)  # answered and flushed: skip interpreter teardown (and the WAL checkpoint on close)
 
 
 def _install_extra(args: argparse.Namespace) -> list[str]:

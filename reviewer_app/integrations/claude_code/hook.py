@@ -54,6 +54,9 @@ class HookOptions:
     fast_path: bool = True
     watchdog: bool = True
     transcript: bool = True
+    exit_fast: bool = False
+    """The caller ends the process right after the answer (``os._exit``): the fast path skips its close-time
+    WAL checkpoint (see :meth:`.fast.FastStore.close`)."""
     reviewer_command: tuple[str, ...] = field(default_factory=tuple)
     """How to start ``reviewer-app`` again (the watchdog); empty: this interpreter with ``-m reviewer_app``."""
 
@@ -99,35 +102,76 @@ def _say(stderr: TextIO, message: str) -> None:
 
 
 def answer_event(event: HookEvent, options: HookOptions, stderr: TextIO) -> Answer:
+    prepared = None
     if options.fast_path:
-        answer = answer_by_rule_fast(event, options)
-        if answer is not None:
-            return answer
+        settled, prepared = answer_fast(event, options)
+        if settled is not None:
+            return settled
     import asyncio
 
-    return asyncio.run(review_event(event, options, stderr))
+    return asyncio.run(review_event(event, options, stderr, prepared))
 
 
-# -- the rule-settled path (standard library only) ---------------------------------------------------------------
-def answer_by_rule_fast(event: HookEvent, options: HookOptions) -> Answer | None:
-    """Settle the call with ``sqlite3`` when a rule allows it; None when it must wait (or cannot go this way)."""
+@dataclass
+class Prepared:
+    """A waiting request the fast path already created (and the watchdog it started first)."""
+
+    fields: RequestFields
+    watcher: Any = None
+
+
+def _waiting_fields(event: HookEvent, options: HookOptions, title: str | None) -> tuple[RequestFields, int]:
+    extra: dict[str, Any] = {}
+    if event.host is Host.CLAUDE_CODE:
+        from reviewer_app.integrations.claude_code.diffs import diff_for
+
+        diff = diff_for(event.tool_name, event.tool_input, event.cwd)
+        if diff is not None:
+            extra["diff"] = diff
+    expires_at = int(time.time() + options.timeout) + EXPIRY_GRACE_S
+    fields = request_fields(event, title=title, extra=extra, metadata=hook_process_metadata(), expires_at=expires_at)
+    return fields, expires_at
+
+
+# -- the fast path (standard library only) -------------------------------------------------------------------------
+def answer_fast(event: HookEvent, options: HookOptions) -> tuple[Answer | None, Prepared | None]:
+    """With ``sqlite3`` alone: settle the call when a rule allows it, else create its waiting request.
+
+    ``(None, None)`` when the database cannot go this way (PostgreSQL, a new or other-revision database).
+    """
     from reviewer_app.integrations.claude_code.fast import FastStore, rule_decision, rule_verdict
 
     store = FastStore.open(options.database)
     if store is None:
-        return None
+        return None, None
+    watcher = None
+    skip_checkpoint = False
     try:
+        title = _title(event, options)
         verdict = rule_verdict(
             event.tool_name, event.tool_input, store.session_rules(event.session_id), options.allow_tools
         )
-        if verdict is None:
-            return None
-        fields = request_fields(event, title=_title(event, options))
-        if not store.settle(fields, rule_decision(fields, verdict), workspace=event.cwd):
-            return None  # asked before under this id: the backend path reports what became of it
-        return Answer(Verdict.ALLOW, verdict.message)
+        if verdict is not None:
+            fields = request_fields(event, title=title)
+            if store.settle(fields, rule_decision(fields, verdict), workspace=event.cwd):
+                skip_checkpoint = options.exit_fast
+                return Answer(Verdict.ALLOW, verdict.message), None
+            return None, None  # asked before under this id: the backend path reports what became of it
+        fields, expires_at = _waiting_fields(event, options, title)
+        if options.watchdog:  # up before the request exists: a SIGKILL from here on is noticed
+            from reviewer_app.integrations.claude_code.watchdog import start_watchdog
+
+            watcher = start_watchdog(options, fields.hitl_id, deadline=expires_at + 60)
+        store.create_pending(fields, workspace=event.cwd)  # an existing id: the backend path finds it
+        prepared = Prepared(fields, watcher)
+        watcher = None
+        return None, prepared
     finally:
-        store.close()
+        store.close(checkpoint=not skip_checkpoint)
+        if watcher is not None:
+            from reviewer_app.integrations.claude_code.watchdog import stop_watchdog
+
+            stop_watchdog(watcher)
 
 
 def _title(event: HookEvent, options: HookOptions) -> str | None:
@@ -171,41 +215,39 @@ def settle_by_rule_tx(
     return tx.decide(fields.hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message)
 
 
-async def review_event(event: HookEvent, options: HookOptions, stderr: TextIO) -> Answer:
+async def review_event(event: HookEvent, options: HookOptions, stderr: TextIO, prepared: Prepared | None = None) -> Answer:
     """Ask a reviewer on the full backend and wait; see the module docstring for everything that can end it."""
     from reviewer_app.hitl import SQLHITLBackend
     from reviewer_app.integrations.core import Outcome
 
-    backend = SQLHITLBackend(options.database)
-    watcher = None
+    watcher = prepared.watcher if prepared is not None else None
+    answered = False
     try:
-        title = _title(event, options)
-        extra: dict[str, Any] = {}
-        if event.host is Host.CLAUDE_CODE:
-            from reviewer_app.integrations.claude_code.diffs import diff_for
+        backend = SQLHITLBackend(options.database)
+        try:
+            if prepared is not None:
+                fields = prepared.fields
+            else:
+                fields, expires_at = _waiting_fields(event, options, _title(event, options))
+                settled = await backend.write(lambda tx: settle_by_rule_tx(tx, fields, options.allow_tools, event.cwd))
+                if settled is not None:
+                    return answer_for(Outcome.from_record(settled), event)
+                if options.watchdog:
+                    from reviewer_app.integrations.claude_code.watchdog import start_watchdog
 
-            diff = diff_for(event.tool_name, event.tool_input, event.cwd)
-            if diff is not None:
-                extra["diff"] = diff
-        expires_at = int(time.time() + options.timeout) + EXPIRY_GRACE_S
-        fields = request_fields(
-            event, title=title, extra=extra, metadata=hook_process_metadata(), expires_at=expires_at
-        )
-        settled = await backend.write(lambda tx: settle_by_rule_tx(tx, fields, options.allow_tools, event.cwd))
-        if settled is not None:
-            return answer_for(Outcome.from_record(settled), event)
-        if options.watchdog:
-            from reviewer_app.integrations.claude_code.watchdog import start_watchdog
-
-            watcher = start_watchdog(options, fields.hitl_id, deadline=expires_at + 60)
-        outcome = await _wait_for_decision(backend, event, fields, options, stderr)
-        return answer_for(outcome, event) if isinstance(outcome, Outcome) else outcome
+                    watcher = start_watchdog(options, fields.hitl_id, deadline=expires_at + 60)
+            outcome = await _wait_for_decision(backend, event, fields, options, stderr)
+            answered = True
+            return answer_for(outcome, event) if isinstance(outcome, Outcome) else outcome
+        finally:
+            await backend.aclose()
     finally:
-        if watcher is not None:
+        # Failed on the way (the request may still be pending): the watchdog outlives this process and
+        # withdraws it as answered elsewhere. Answered: nothing is left for the watchdog to do.
+        if watcher is not None and answered:
             from reviewer_app.integrations.claude_code.watchdog import stop_watchdog
 
             stop_watchdog(watcher)
-        await backend.aclose()
 
 
 async def _wait_for_decision(

@@ -7,8 +7,8 @@ their fields from here, so the two records are the same. :func:`request_data` mi
 
 from __future__ import annotations
 
+import hashlib
 import os
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +21,16 @@ CODEX_DECISIONS = ("approve", "approve_for_session", "reject", "steer")
 """Codex takes allow or deny with a message: no edited input."""
 
 
+_NAMESPACE_URL = bytes.fromhex("6ba7b8119dad11d180b400c04fd430c8")  # uuid.NAMESPACE_URL
+
+
 def stable_id(*parts: str) -> str:
-    """Same as :func:`reviewer_app.integrations.core.stable_id` (without importing the backend)."""
-    return "ext_" + uuid.uuid5(uuid.NAMESPACE_URL, "\x1f".join(parts)).hex
+    """Same as :func:`reviewer_app.integrations.core.stable_id`: ``uuid5(NAMESPACE_URL, …)``, computed here
+    without importing ``uuid`` (and ``platform`` with it) or the backend, for the fast path."""
+    digest = bytearray(hashlib.sha1(_NAMESPACE_URL + "\x1f".join(parts).encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return "ext_" + digest.hex()
 
 
 def hitl_id_for(event: HookEvent) -> str:
@@ -34,7 +41,7 @@ def hitl_id_for(event: HookEvent) -> str:
     """
     if event.tool_use_id:
         return stable_id(event.host.value, event.event.value, event.session_id, event.tool_use_id)
-    return f"ext_{uuid.uuid4().hex}"
+    return f"ext_{os.urandom(16).hex()}"
 
 
 @dataclass(frozen=True, slots=True)
