@@ -104,15 +104,24 @@ def main() -> None:
             sides["true"].append(timed(["/bin/sh", "-c", "true"], payload(index))[0])
         stats = {name: describe_ms(values) for name, values in sides.items() if values}
         for name, figures in stats.items():
-            print(f"{name:>7}: p50 {figures['p50_ms']:.1f} ms  p90 {figures['p90_ms']:.1f} ms  max {figures['max_ms']:.1f} ms")
+            print(
+                f"{name:>7}: p50 {figures['p50_ms']:.1f} ms  p90 {figures['p90_ms']:.1f} ms"
+                f"  max {figures['max_ms']:.1f} ms"
+            )
 
         visible: list[float] = []
         env = dict(os.environ)
         for index in range(options.waits):
-            known = sqlite3.connect(db).execute("SELECT count(*) FROM hitl_requests WHERE status = 'pending'").fetchone()[0]
+            known = (
+                sqlite3.connect(db).execute("SELECT count(*) FROM hitl_requests WHERE status = 'pending'").fetchone()[0]
+            )
             started = time.perf_counter()
             process = subprocess.Popen(
-                [*hook, "--timeout", "30"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+                [*hook, "--timeout", "30"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
             )
             assert process.stdin is not None
             process.stdin.write(payload(index, command="touch"))

@@ -19,7 +19,12 @@ HOST = Host.CODEX
 
 
 def install_codex(
-    base_command: list[str], database: str, *, hook_timeout: int, extra: list[str] | None = None, home: Path | None = None
+    base_command: list[str],
+    database: str,
+    *,
+    hook_timeout: int,
+    extra: list[str] | None = None,
+    home: Path | None = None,
 ) -> InstallResult:
     """Merge the PermissionRequest hook into Codex's ``hooks.json`` (every other hook kept, a backup made)."""
     command = hook_command(base_command, HOST, database, hook_timeout, extra)

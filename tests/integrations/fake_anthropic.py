@@ -36,7 +36,9 @@ def _result_text(result: dict[str, Any]) -> str:
 class FakeAnthropic:
     """``with FakeAnthropic(tool_name, tool_input) as api: ... api.url``."""
 
-    def __init__(self, tool_name: str = "Bash", tool_input: dict[str, Any] | None = None, *, thinking: str = "") -> None:
+    def __init__(
+        self, tool_name: str = "Bash", tool_input: dict[str, Any] | None = None, *, thinking: str = ""
+    ) -> None:
         self.tool_name = tool_name
         self.tool_input = tool_input or {"command": "echo hello", "description": "say hello"}
         self.thinking = thinking
@@ -80,7 +82,9 @@ class FakeAnthropic:
             if self.thinking:
                 blocks.append({"type": "thinking", "thinking": self.thinking, "signature": "sig"})
             blocks.append({"type": "text", "text": "I will run the tool now."})
-            blocks.append({"type": "tool_use", "id": "toolu_fake_0001", "name": self.tool_name, "input": self.tool_input})
+            blocks.append(
+                {"type": "tool_use", "id": "toolu_fake_0001", "name": self.tool_name, "input": self.tool_input}
+            )
             return blocks, "tool_use"
         return [{"type": "text", "text": "Reviewer test"}], "end_turn"
 
@@ -161,9 +165,14 @@ class FakeAnthropic:
                         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
                         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
                     out.append(
-                        _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+                        _sse(
+                            "content_block_start",
+                            {"type": "content_block_start", "index": index, "content_block": start},
+                        )
                     )
-                    out.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+                    out.append(
+                        _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+                    )
                     if block["type"] == "thinking":
                         sig = {"type": "signature_delta", "signature": block["signature"]}
                         out.append(

@@ -17,7 +17,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def fixture(name: str) -> dict[str, Any]:
-    """A payload captured from Claude Code 2.1.330; a copy kept in tests/integrations/data when the shared one is gone."""
+    """A payload captured from Claude Code 2.1.330 (the copy in tests/integrations/data when the shared one is gone)."""
     path = FIXTURES / name if (FIXTURES / name).exists() else DATA / name
     return json.loads(path.read_text(encoding="utf-8"))
 

@@ -39,6 +39,7 @@ def _install(directory: Path, packages: list[str], binary: Path) -> Path:
         capture_output=True,
         text=True,
         timeout=900,
+        check=False,
     )
     if result.returncode != 0:
         text = result.stderr + result.stdout
@@ -52,14 +53,27 @@ def _install(directory: Path, packages: list[str], binary: Path) -> Path:
 def claude_binary() -> Path:
     directory = cache_root() / f"claude-code-{CLAUDE_CODE_VERSION}"
     binary = directory / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
-    packages = [f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}", f"@anthropic-ai/claude-code-linux-x64@{CLAUDE_CODE_VERSION}"]
+    packages = [
+        f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
+        f"@anthropic-ai/claude-code-linux-x64@{CLAUDE_CODE_VERSION}",
+    ]
     return _install(directory, packages, binary)
 
 
 def codex_binary() -> Path:
     directory = cache_root() / f"codex-{CODEX_VERSION}"
     binary = (
-        directory / "node_modules" / "@openai" / "codex-linux-x64" / "vendor" / "x86_64-unknown-linux-musl" / "bin" / "codex"
+        directory
+        / "node_modules"
+        / "@openai"
+        / "codex-linux-x64"
+        / "vendor"
+        / "x86_64-unknown-linux-musl"
+        / "bin"
+        / "codex"
     )
-    packages = [f"@openai/codex@{CODEX_VERSION}", f"@openai/codex-linux-x64@npm:@openai/codex@{CODEX_VERSION}-linux-x64"]
+    packages = [
+        f"@openai/codex@{CODEX_VERSION}",
+        f"@openai/codex-linux-x64@npm:@openai/codex@{CODEX_VERSION}-linux-x64",
+    ]
     return _install(directory, packages, binary)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.domain.timeline import fold_events
+from reviewer_app.hitl import SQLHITLBackend
 from tests.integrations.fake_anthropic import FakeAnthropic
 from tests.integrations.hook_helpers import REPO_ROOT, wait_pending
 from tests.integrations.npm_cli import claude_binary
@@ -42,7 +42,13 @@ def _reviewer(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess
     env = {**os.environ, "HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO_ROOT)}
     env.pop("REVIEWER_DB", None)
     return subprocess.run(
-        [sys.executable, "-m", "reviewer_app", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
+        [sys.executable, "-m", "reviewer_app", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
     )
 
 
@@ -61,12 +67,25 @@ async def test_real_claude_code_runs_the_command_exactly_as_decided(
     claude = claude_binary()
     project = tmp_path / "project"
     project.mkdir()
-    installed = _reviewer(tmp_path, "hook", "install", "claude-code", "--project", str(project), "--db", str(db_path),
-                          "--event", event, "--hook-timeout", "120")
+    installed = _reviewer(
+        tmp_path,
+        "hook",
+        "install",
+        "claude-code",
+        "--project",
+        str(project),
+        "--db",
+        str(db_path),
+        "--event",
+        event,
+        "--hook-timeout",
+        "120",
+    )
     assert installed.returncode == 0, installed.stderr
     command = "echo approved >> marker.txt"
     with FakeAnthropic("Bash", {"command": command, "description": "append a marker"}, thinking="Plan: append.") as api:
-        agent = subprocess.Popen(
+        agent = await asyncio.to_thread(
+            subprocess.Popen,
             [str(claude), "-p", PROMPT, "--output-format", "json"],
             cwd=project,
             env=_env(tmp_path, api.url),
@@ -77,9 +96,11 @@ async def test_real_claude_code_runs_the_command_exactly_as_decided(
             [record] = await wait_pending(backend, timeout=90)
             assert record["tool_name"] == "Bash" and record["data"]["arguments"]["command"] == command
             assert record["data"]["hook_event"] == event
-            decided = _reviewer(tmp_path, "decide", record["hitl_id"], decision, *extra, "--db", str(db_path))
+            decided = await asyncio.to_thread(
+                _reviewer, tmp_path, "decide", record["hitl_id"], decision, *extra, "--db", str(db_path)
+            )
             assert decided.returncode == 0, decided.stderr
-            out, err = agent.communicate(timeout=120)
+            _, err = await asyncio.to_thread(agent.communicate, timeout=120)
         finally:
             if agent.poll() is None:
                 agent.kill()
@@ -94,7 +115,11 @@ async def test_real_claude_code_runs_the_command_exactly_as_decided(
     else:
         assert not marker.exists()
         [result] = results
-        expected = "rejected by reviewer: not today" if decision == "reject" else "Reviewer guidance: write the marker with printf"
+        expected = (
+            "rejected by reviewer: not today"
+            if decision == "reject"
+            else "Reviewer guidance: write the marker with printf"
+        )
         assert expected in result
 
     [run] = [run for run in await backend.list_runs() if run.id == record["invocation_id"]]

@@ -88,11 +88,15 @@ async def test_fast_path_rows_equal_the_backend_rows(db_path: Path, backend: SQL
 
 
 def test_schema_revision_is_the_bundled_head() -> None:
-    assert fast.SCHEMA_REVISION == migrate.head_revision(), "update fast.py (and check its statements) for the new migration"
+    assert migrate.head_revision() == fast.SCHEMA_REVISION, (
+        "update fast.py (and check its statements) for the new migration"
+    )
 
 
 @pytest.mark.asyncio
-async def test_an_older_or_foreign_database_takes_the_full_path(tmp_path: Path, backend: SQLHITLBackend, db_path: Path) -> None:
+async def test_an_older_or_foreign_database_takes_the_full_path(
+    tmp_path: Path, backend: SQLHITLBackend, db_path: Path
+) -> None:
     assert FastStore.open(str(tmp_path / "missing.db")) is None
     assert FastStore.open("postgresql://localhost/reviewer") is None
     connection = sqlite3.connect(db_path)
@@ -146,6 +150,7 @@ def test_the_rule_settled_hook_imports_no_orm(tmp_path: Path, db_path: Path) -> 
         [sys.executable, "-c", probe, str(db_path)],
         input=json.dumps(payload).encode(),
         capture_output=True,
+        check=False,
         env=hook_env(tmp_path),
         timeout=60,
     )

@@ -63,17 +63,22 @@ async def test_request_fields_and_approve(tmp_path: Path, db_path: Path, backend
 
 
 @pytest.mark.parametrize("name", EVENTS)
-async def test_edit_allows_with_updated_input(tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str) -> None:
+async def test_edit_allows_with_updated_input(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str
+) -> None:
     payload = fixture(name)
     process = start_hook(tmp_path, db_path, payload)
     [record] = await wait_pending(backend)
     shown = shown_arguments(record)
     with pytest.raises(DecisionError, match="command"):  # the tool's schema: Bash needs a command
         await backend.decide(
-            record["hitl_id"], Decision(DecisionKind.EDIT, edited_args={"description": "x"}, args_sha256=args_digest(shown))
+            record["hitl_id"],
+            Decision(DecisionKind.EDIT, edited_args={"description": "x"}, args_sha256=args_digest(shown)),
         )
     edited = {"command": "echo edited >> marker.txt", "description": "edited"}
-    await backend.decide(record["hitl_id"], Decision(DecisionKind.EDIT, edited_args=edited, args_sha256=args_digest(shown)))
+    await backend.decide(
+        record["hitl_id"], Decision(DecisionKind.EDIT, edited_args=edited, args_sha256=args_digest(shown))
+    )
     _, answer, _ = finish(process)
     output = decision_output(answer, payload["hook_event_name"])
     if payload["hook_event_name"] == "PreToolUse":
@@ -101,7 +106,11 @@ async def test_reject_and_steer_deny_with_the_text(
     assert code == 0
     output = decision_output(answer, payload["hook_event_name"])
     if payload["hook_event_name"] == "PreToolUse":
-        assert output == {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": expected}
+        assert output == {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": expected,
+        }
     else:
         assert output["decision"] == {"behavior": "deny", "message": expected}
 
@@ -114,12 +123,25 @@ async def test_decided_through_the_cli(tmp_path: Path, db_path: Path, backend: S
 
     process = start_hook(tmp_path, db_path, fixture("pretooluse.json"))
     [record] = await wait_pending(backend)
-    decided = subprocess.run(
-        [sys.executable, "-m", "reviewer_app", "decide", record["hitl_id"], "reject", "--message", "no", "--db", str(db_path)],
+    decided = await asyncio.to_thread(
+        subprocess.run,
+        [
+            sys.executable,
+            "-m",
+            "reviewer_app",
+            "decide",
+            record["hitl_id"],
+            "reject",
+            "--message",
+            "no",
+            "--db",
+            str(db_path),
+        ],
         env=hook_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=60,
+        check=False,
     )
     assert decided.returncode == 0, decided.stderr
     _, answer, _ = finish(process)
@@ -153,8 +175,15 @@ async def test_approve_for_session_waives_the_same_command_later(
     assert (await backend.verify_audit()).ok
 
 
-async def test_read_only_tools_pass_by_the_visible_default_rule(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> None:
-    payload = {**fixture("pretooluse.json"), "tool_name": "Grep", "tool_input": {"pattern": "TODO"}, "tool_use_id": "t1"}
+async def test_read_only_tools_pass_by_the_visible_default_rule(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    payload = {
+        **fixture("pretooluse.json"),
+        "tool_name": "Grep",
+        "tool_input": {"pattern": "TODO"},
+        "tool_use_id": "t1",
+    }
     code, answer, _ = run_hook(tmp_path, db_path, payload)
     output = decision_output(answer, "PreToolUse")
     assert code == 0 and output["permissionDecision"] == "allow"
@@ -183,7 +212,9 @@ async def test_timeout_falls_back_and_is_recorded_like_an_expiry(
     [entry] = await backend.audit(record["hitl_id"])
     assert entry.reviewer == "system:expiry"
 
-    code, answer, _ = run_hook(tmp_path, db_path, {**payload, "tool_use_id": "t-deny"}, "--timeout", "1", "--on-timeout", "deny")
+    code, answer, _ = run_hook(
+        tmp_path, db_path, {**payload, "tool_use_id": "t-deny"}, "--timeout", "1", "--on-timeout", "deny"
+    )
     output = decision_output(answer, payload["hook_event_name"])
     denied = output.get("permissionDecision") or output["decision"]["behavior"]
     assert denied == "deny"
@@ -230,7 +261,10 @@ async def test_bad_stdin_gets_the_fallback_with_a_reason(tmp_path: Path, db_path
     assert "bad event" in err
     output = answer["hookSpecificOutput"]
     assert (output.get("permissionDecision") or output["decision"]["behavior"]) == "deny"
-    assert not db_path.exists() or sqlite3.connect(db_path).execute("SELECT count(*) FROM hitl_requests").fetchone()[0] == 0
+    assert (
+        not db_path.exists()
+        or sqlite3.connect(db_path).execute("SELECT count(*) FROM hitl_requests").fetchone()[0] == 0
+    )
 
 
 async def _wait_cancelled(backend: SQLHITLBackend, hitl_id: str, within: float) -> tuple[dict, float]:

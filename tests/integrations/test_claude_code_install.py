@@ -25,6 +25,7 @@ def cli(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.Compl
         [sys.executable, "-m", "reviewer_app", "hook", *args],
         capture_output=True,
         text=True,
+        check=False,
         env=hook_env(tmp_path),
         cwd=cwd,
         timeout=60,
@@ -60,8 +61,19 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     assert len(list(settings_path.parent.glob("settings.json.reviewer-backup-*"))) == 1
 
     moved = cli(
-        tmp_path, "install", "claude-code", "--project", str(project), "--db", str(db), "--event", "PreToolUse",
-        "--matcher", "Bash|Write", "--hook-timeout", "120",
+        tmp_path,
+        "install",
+        "claude-code",
+        "--project",
+        str(project),
+        "--db",
+        str(db),
+        "--event",
+        "PreToolUse",
+        "--matcher",
+        "Bash|Write",
+        "--hook-timeout",
+        "120",
     )
     assert moved.returncode == 0
     settings = json.loads(settings_path.read_text())

@@ -48,7 +48,12 @@ def test_blocks_from_a_real_transcript_and_incremental_reads(tmp_path: Path) -> 
 
 def test_hostile_lines_are_skipped(tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
-    junk = [b"not json", b"[]", b'{"type": "user", "message": "x"}', b'{"type": "assistant", "message": {"content": 5}}']
+    junk = [
+        b"not json",
+        b"[]",
+        b'{"type": "user", "message": "x"}',
+        b'{"type": "assistant", "message": {"content": 5}}',
+    ]
     good = json.dumps({"type": "user", "promptId": "p1", "uuid": "u", "message": {"role": "user", "content": "hi"}})
     transcript.write_bytes(b"\n".join([*junk, good.encode()]) + b"\n")
     with read_new(transcript, "s", tmp_path / "state") as chunk:

@@ -50,7 +50,9 @@ async def test_codex_decisions(
     assert answer == {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": expected}}
 
 
-async def test_codex_refuses_edits_and_falls_back_on_errors(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> None:
+async def test_codex_refuses_edits_and_falls_back_on_errors(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
     from reviewer_app.domain.decisions import DecisionError
 
     process = start_hook(tmp_path, db_path, CODEX_EVENT, host="codex")
@@ -58,7 +60,9 @@ async def test_codex_refuses_edits_and_falls_back_on_errors(tmp_path: Path, db_p
     with pytest.raises(DecisionError, match="does not allow edit"):
         await backend.decide(
             record["hitl_id"],
-            Decision(DecisionKind.EDIT, edited_args={"command": "ls"}, args_sha256=args_digest(shown_arguments(record))),
+            Decision(
+                DecisionKind.EDIT, edited_args={"command": "ls"}, args_sha256=args_digest(shown_arguments(record))
+            ),
         )
     await backend.decide(record["hitl_id"], Decision(DecisionKind.REJECT))
     finish(process)

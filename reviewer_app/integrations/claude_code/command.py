@@ -35,7 +35,10 @@ def add_hook_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
     parser.add_argument("--db", help="database path or URL (default: $REVIEWER_DB or the user data dir)")
     parser.add_argument(
-        "--timeout", type=float, default=None, help="seconds to wait for a reviewer (default 55: under the 60 s hook limit)"
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for a reviewer (default 55: under the 60 s hook limit)",
     )
     parser.add_argument(
         "--on-error",
@@ -43,7 +46,9 @@ def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
         default="ask",
         help="answer when Reviewer cannot decide (bad event, database unusable): the agent's own prompt, or deny",
     )
-    parser.add_argument("--on-timeout", choices=["ask", "deny"], default="ask", help="answer when nobody decides in time")
+    parser.add_argument(
+        "--on-timeout", choices=["ask", "deny"], default="ask", help="answer when nobody decides in time"
+    )
     default_tools = ",".join(READ_ONLY_TOOLS) if host is Host.CLAUDE_CODE else ""
     parser.add_argument(
         "--allow-tools",
@@ -59,9 +64,11 @@ def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``hook`` parser; ``only``: just that hook's options (the per-call path builds no more than it needs)."""
     parser = argparse.ArgumentParser(
-        prog="reviewer-app hook", description="Agent permission hooks that ask Reviewer.", formatter_class=_FixedWidthHelp
+        prog="reviewer-app hook",
+        description="Agent permission hooks that ask Reviewer.",
+        formatter_class=_FixedWidthHelp,
     )
-    sub = parser.add_subparsers(dest="action", required=True)
+    sub = parser.add_subparsers(dest="action", required=True, metavar="{claude-code,codex,install,uninstall}")
     if only is not None:
         _hook_options(sub.add_parser(only, formatter_class=_FixedWidthHelp), Host(only))
         return parser
@@ -93,6 +100,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     watch.add_argument("--until", type=float, required=True)
     watch.add_argument("--agent", default="claude-code")
     return parser
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
 
 
 def _database(value: str | None) -> str:
@@ -178,30 +193,43 @@ def _install(args: argparse.Namespace) -> int:
         if args.host == Host.CODEX.value:
             from reviewer_app.integrations.codex import install_codex
 
-            result = install_codex(reviewer_command(), database, hook_timeout=args.hook_timeout, extra=_install_extra(args))
+            result = install_codex(
+                reviewer_command(), database, hook_timeout=args.hook_timeout, extra=_install_extra(args)
+            )
         else:
             path = claude_settings_path(args.scope, Path(args.project).resolve())
-            command = hook_command(reviewer_command(), Host.CLAUDE_CODE, database, args.hook_timeout, _install_extra(args))
+            command = hook_command(
+                reviewer_command(), Host.CLAUDE_CODE, database, args.hook_timeout, _install_extra(args)
+            )
             result = install(path, args.event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
     except (SettingsError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _err(f"error: {exc}")
         return EXIT_USAGE
     state = "installed" if result.changed else "already installed"
     backup = f" (previous version kept as {result.backup})" if result.backup else ""
-    print(f"{state}: {result.path}{backup}")
-    print(f"command: {result.command}")
+    _out(f"{state}: {result.path}{backup}")
+    _out(f"command: {result.command}")
     return 0
 
 
 def _uninstall(args: argparse.Namespace) -> int:
-    from reviewer_app.integrations.claude_code.install import SettingsError, claude_settings_path, codex_hooks_path, uninstall
+    from reviewer_app.integrations.claude_code.install import (
+        SettingsError,
+        claude_settings_path,
+        codex_hooks_path,
+        uninstall,
+    )
 
-    path = codex_hooks_path() if args.host == Host.CODEX.value else claude_settings_path(args.scope, Path(args.project).resolve())
+    path = (
+        codex_hooks_path()
+        if args.host == Host.CODEX.value
+        else claude_settings_path(args.scope, Path(args.project).resolve())
+    )
     try:
         result = uninstall(path)
     except (SettingsError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _err(f"error: {exc}")
         return EXIT_USAGE
     backup = f" (previous version kept as {result.backup})" if result.backup else ""
-    print(f"{'removed from' if result.changed else 'not installed in'}: {result.path}{backup}")
+    _out(f"{'removed from' if result.changed else 'not installed in'}: {result.path}{backup}")
     return 0

@@ -75,6 +75,8 @@ def diff_for(tool_name: str, tool_input: dict[str, Any], cwd: str | None) -> dic
                 note = note or "old_string is not in the file as it is now: Claude Code will refuse this edit"
         if after is None:
             return {"path": path, "diff": "", "note": note or "no diff"}
+    if after is None:
+        return None
     diff = "".join(
         difflib.unified_diff(
             base.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}", n=3

@@ -92,7 +92,7 @@ def parse_event(payload: bytes, host: Host) -> HookEvent:
         raise HookInputError(f"the hook event is not JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise HookInputError("the hook event must be a JSON object")
-    name = _text(raw, "hook_event_name", required=True)
+    name = _text(raw, "hook_event_name", required=True) or ""
     try:
         event = HookEventName(name)
     except ValueError as exc:
@@ -152,7 +152,9 @@ class Answer:
                 decision["updatedInput"] = self.updated_input
         else:
             decision["message"] = self.reason or "denied in Reviewer"
-        return json.dumps({"hookSpecificOutput": {"hookEventName": event.value, "decision": decision}}, ensure_ascii=False)
+        return json.dumps(
+            {"hookSpecificOutput": {"hookEventName": event.value, "decision": decision}}, ensure_ascii=False
+        )
 
 
 def event_name_in(payload: bytes) -> HookEventName:

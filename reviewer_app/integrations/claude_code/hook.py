@@ -215,7 +215,9 @@ def settle_by_rule_tx(
     return tx.decide(fields.hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message)
 
 
-async def review_event(event: HookEvent, options: HookOptions, stderr: TextIO, prepared: Prepared | None = None) -> Answer:
+async def review_event(
+    event: HookEvent, options: HookOptions, stderr: TextIO, prepared: Prepared | None = None
+) -> Answer:
     """Ask a reviewer on the full backend and wait; see the module docstring for everything that can end it."""
     from reviewer_app.hitl import SQLHITLBackend
     from reviewer_app.integrations.core import Outcome
@@ -358,7 +360,9 @@ def _stdout_closed() -> bool:
         return False
 
 
-async def _expire(backend: SQLHITLBackend, client: Any, fields: RequestFields, options: HookOptions) -> Outcome | Answer:
+async def _expire(
+    backend: SQLHITLBackend, client: Any, fields: RequestFields, options: HookOptions
+) -> Outcome | Answer:
     """Record the time-out like an expiry, with the configured default; a decision that just won stands."""
     from reviewer_app.domain.hitl import HITLConflict, HITLStatus
     from reviewer_app.integrations.core import Outcome

@@ -99,8 +99,9 @@ def _without_ours(groups: Any, path: Path, event: str) -> list[Any]:
             inner = [entry for entry in group["hooks"] if not is_ours(entry)]
             if not inner and group["hooks"]:
                 continue  # the group held only our hook: drop it whole
-            group = {**group, "hooks": inner}
-        kept.append(group)
+            kept.append({**group, "hooks": inner})
+        else:
+            kept.append(group)
     return kept
 
 

@@ -74,7 +74,9 @@ class TimelineWriter:
             "status": "pending",
             "expires_at": fields.expires_at,
         }
-        await self.backend.append_blocks([self._event(self.block_id, BlockKind.HITL, BlockOp.APPLY, data, self.event.run_id)])
+        await self.backend.append_blocks(
+            [self._event(self.block_id, BlockKind.HITL, BlockOp.APPLY, data, self.event.run_id)]
+        )
 
     async def settled(self, outcome: Outcome | None) -> None:
         if not self.block_id:
@@ -93,7 +95,12 @@ class TimelineWriter:
 
     async def abandoned(self, why: str) -> None:
         await self._patch(
-            {"status": "cancelled", "decision": "cancel", "message": f"answered elsewhere ({why})", "resolved_ms": _now_ms()}
+            {
+                "status": "cancelled",
+                "decision": "cancel",
+                "message": f"answered elsewhere ({why})",
+                "resolved_ms": _now_ms(),
+            }
         )
 
     async def _patch(self, patch: dict[str, object]) -> None:

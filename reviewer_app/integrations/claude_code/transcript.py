@@ -117,12 +117,15 @@ class TranscriptParser:
             return
         chunk.run_titles.setdefault(run, text[:500])
         chunk.blocks.append(
-            TimelineBlock(run, _block_id(self.session_id, "user", uuid), "text", "apply", {"role": "user", "text": _clip(text)})
+            TimelineBlock(
+                run, _block_id(self.session_id, "user", uuid), "text", "apply", {"role": "user", "text": _clip(text)}
+            )
         )
 
     def _assistant(self, run: str, uuid: str, content: Any, chunk: TranscriptChunk) -> None:
         if not isinstance(content, list):
             return
+        data: dict[str, Any]
         for index, part in enumerate(content):
             if not isinstance(part, dict):
                 continue
@@ -132,11 +135,20 @@ class TranscriptParser:
                 data = {"role": "assistant", "text": _clip(part["text"])}
                 chunk.blocks.append(TimelineBlock(run, block_id, "text", "apply", data))
             elif kind == "thinking" and isinstance(part.get("thinking"), str) and part["thinking"].strip():
-                chunk.blocks.append(TimelineBlock(run, block_id, "thinking", "apply", {"thinking": _clip(part["thinking"])}))
+                chunk.blocks.append(
+                    TimelineBlock(run, block_id, "thinking", "apply", {"thinking": _clip(part["thinking"])})
+                )
             elif kind == "tool_use":
                 call_id = str(part.get("id") or "")
-                data = {"name": part.get("name"), "call_id": call_id, "arguments": part.get("input"), "status": "pending"}
-                chunk.blocks.append(TimelineBlock(run, _block_id(self.session_id, "tool", call_id), "tool_use", "apply", data))
+                data = {
+                    "name": part.get("name"),
+                    "call_id": call_id,
+                    "arguments": part.get("input"),
+                    "status": "pending",
+                }
+                chunk.blocks.append(
+                    TimelineBlock(run, _block_id(self.session_id, "tool", call_id), "tool_use", "apply", data)
+                )
 
 
 def cursor_path(state_dir: Path, transcript: Path) -> Path:
