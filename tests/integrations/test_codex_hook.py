@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,21 +10,12 @@ import pytest
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import shown_arguments
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.hook_helpers import finish, run_hook, start_hook, wait_pending
+from tests.integrations.hook_helpers import DATA, finish, run_hook, start_hook, wait_pending
 
 pytestmark = pytest.mark.asyncio
 
-CODEX_EVENT = {
-    "session_id": "019a-codex-session",
-    "turn_id": "turn-7",
-    "transcript_path": None,
-    "cwd": "/home/dev/project",
-    "hook_event_name": "PermissionRequest",
-    "model": "gpt-5-codex",
-    "permission_mode": "default",
-    "tool_name": "Bash",
-    "tool_input": {"command": "rm -rf build", "description": "clean the build directory"},
-}
+# Captured from Codex 0.169.0 (``codex exec``, a command asking to leave the sandbox); paths rewritten.
+CODEX_EVENT = json.loads((DATA / "codex_permissionrequest.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize(
@@ -40,8 +32,8 @@ async def test_codex_decisions(
     process = start_hook(tmp_path, db_path, CODEX_EVENT, host="codex")
     [record] = await wait_pending(backend)
     assert record["metadata"]["agent"] == "codex"
-    assert record["invocation_id"] == "turn-7" and record["session_id"] == "019a-codex-session"
-    assert record["data"]["model"] == "gpt-5-codex"
+    assert record["invocation_id"] == CODEX_EVENT["turn_id"] and record["session_id"] == CODEX_EVENT["session_id"]
+    assert record["data"]["model"] == "gpt-5-codex" and record["data"]["description"] == "a marker"
     assert "edit" not in record["data"]["allowed_decisions"]
     digest = args_digest(shown_arguments(record)) if kind.needs_hash else None
     await backend.decide(record["hitl_id"], Decision(kind, message=message, args_sha256=digest))
