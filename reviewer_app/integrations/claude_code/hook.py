@@ -163,6 +163,7 @@ def answer_fast(event: HookEvent, options: HookOptions) -> tuple[Answer | None, 
 
             watcher = start_watchdog(options, fields.hitl_id, deadline=expires_at + 60)
         store.create_pending(fields, workspace=event.cwd)  # an existing id: the backend path finds it
+        skip_checkpoint = options.exit_fast  # the backend opens its own connections; this one waits for the exit
         prepared = Prepared(fields, watcher)
         watcher = None
         return None, prepared
