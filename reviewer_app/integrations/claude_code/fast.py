@@ -58,6 +58,15 @@ def rule_verdict(
     return None
 
 
+def session_rule_from_row(tool_name: str, command_prefix: str | None) -> SessionRule:
+    """A ``session_rules`` row as the domain's rule: the same conversion the store makes when it reads them.
+
+    The one place to change when the rule's stored form changes (parsed shell scopes): keep it equal to the
+    store's reader (``Store.session_rules``), ideally by both calling one domain function.
+    """
+    return SessionRule(tool_name, command_prefix)
+
+
 def rule_decision(fields: RequestFields, verdict: RuleVerdict) -> Decision:
     """The approval a rule gives, naming the arguments it let through."""
     return Decision(
@@ -136,7 +145,7 @@ class FastStore:
                 "SELECT tool_name, command_prefix FROM session_rules WHERE session_id = ?", (session_id,)
             )
         ) as cursor:
-            return [SessionRule(tool, prefix) for tool, prefix in cursor.fetchall()]
+            return [session_rule_from_row(tool, prefix) for tool, prefix in cursor.fetchall()]
 
     def settle(self, fields: RequestFields, decision: Decision, *, workspace: str | None) -> bool:
         """Record the call as requested and decided by ``decision`` in one transaction.
