@@ -295,3 +295,49 @@ async def test_a_killed_hook_leaves_the_inbox_answered_elsewhere(
     notes = [e for e in events if e.block_id == f"hitl_{record['hitl_id']}" and e.op.value == "patch"]
     assert notes and "answered elsewhere" in notes[-1].data["message"]
     assert await backend.list_records() == []
+
+
+async def test_a_host_that_stops_reading_takes_its_request_back(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    process = start_hook(tmp_path, db_path, fixture("permissionrequest.json"), "--timeout", "50")
+    [record] = await wait_pending(backend)
+    assert process.stdout is not None
+    process.stdout.close()  # Claude Code went away: nobody will read the answer
+    cancelled, took = await _wait_cancelled(backend, record["hitl_id"], 2)
+    process.wait(timeout=30)
+    assert took < 2.0 and cancelled["user_response"] is None
+    assert process.returncode == 0
+
+
+async def test_write_and_edit_requests_carry_a_diff_of_the_project_file(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("one\ntwo\nthree\n")
+    base = {**fixture("pretooluse.json"), "cwd": str(project)}
+    edit = {
+        **base,
+        "tool_name": "Edit",
+        "tool_use_id": "toolu_edit",
+        "tool_input": {"file_path": str(project / "notes.txt"), "old_string": "two", "new_string": "TWO"},
+    }
+    outside = {
+        **base,
+        "tool_name": "Write",
+        "tool_use_id": "toolu_write",
+        "tool_input": {"file_path": "/etc/passwd", "content": "root::0:0::/:/bin/sh\n"},
+    }
+    processes = [start_hook(tmp_path, db_path, edit), start_hook(tmp_path, db_path, outside)]
+    records = {r["tool_name"]: r for r in await wait_pending(backend, count=2)}
+    diff = records["Edit"]["data"]["diff"]
+    assert "-two\n+TWO\n" in diff["diff"] and diff["path"].endswith("notes.txt")
+    assert records["Edit"]["data"]["schema"]["required"] == ["file_path", "old_string", "new_string"]
+    secret = records["Write"]["data"]["diff"]
+    assert "outside the project" in secret["note"]
+    assert "root:x" not in secret["diff"]  # the real /etc/passwd was never read into the request
+    for record in records.values():
+        await backend.decide(record["hitl_id"], Decision(DecisionKind.REJECT, message="no"))
+    for process in processes:
+        finish(process)
