@@ -209,6 +209,8 @@ def _install(args: argparse.Namespace) -> int:
     backup = f" (previous version kept as {result.backup})" if result.backup else ""
     _out(f"{state}: {result.path}{backup}")
     _out(f"command: {result.command}")
+    if args.host == Host.CODEX.value and result.changed:
+        _out("Codex runs a new hook only once you trust it: open /hooks in Codex and trust this one.")
     return 0
 
 
