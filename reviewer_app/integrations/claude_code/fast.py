@@ -139,6 +139,12 @@ class FastStore:
         else:
             _UNCLOSED.append(self.connection)
 
+    def run_exists(self, invocation_id: str) -> bool:
+        """Whether the run is recorded already (then its title is not needed: nothing would change it)."""
+        return (
+            self.connection.execute("SELECT 1 FROM invocations WHERE id = ?", (invocation_id,)).fetchone() is not None
+        )
+
     def session_rules(self, session_id: str) -> list[SessionRule]:
         with closing(
             self.connection.execute(

@@ -147,7 +147,8 @@ def answer_fast(event: HookEvent, options: HookOptions) -> tuple[Answer | None, 
     watcher = None
     skip_checkpoint = False
     try:
-        title = _title(event, options)
+        # The title is the run's first prompt, read from the transcript: only a new run needs it.
+        title = None if store.run_exists(event.run_id) else _title(event, options)
         verdict = rule_verdict(
             event.tool_name, event.tool_input, store.session_rules(event.session_id), options.allow_tools
         )
