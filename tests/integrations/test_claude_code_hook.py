@@ -22,6 +22,26 @@ pytestmark = pytest.mark.asyncio
 EVENTS = ["pretooluse.json", "permissionrequest.json"]
 
 
+def _watchdogs_of(pid: int) -> list[int]:
+    """Live watchdog processes watching ``pid`` (they get a moment to exit)."""
+    found: list[int] = []
+    for _ in range(40):
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"_watch" in argv and str(pid).encode() in argv:
+                found.append(int(entry.name))
+        if not found:
+            return found
+        time.sleep(0.05)
+    return found
+
+
 def decision_output(answer: dict | None, event: str) -> dict:
     assert answer is not None, "the hook printed no answer"
     output = answer["hookSpecificOutput"]
@@ -43,6 +63,7 @@ async def test_request_fields_and_approve(tmp_path: Path, db_path: Path, backend
     record = await decide_from_here(backend, DecisionKind.APPROVE)
     code, answer, _ = finish(process)
     assert code == 0
+    assert _watchdogs_of(process.pid) == []  # the hook ended normally: its watchdog went with it
     assert record["tool_name"] == "Bash"
     assert record["session_id"] == payload["session_id"]
     assert record["invocation_id"] == payload["prompt_id"]
@@ -288,6 +309,7 @@ async def test_a_killed_hook_leaves_the_inbox_answered_elsewhere(
     cancelled, took = await _wait_cancelled(backend, record["hitl_id"], 2)
     process.communicate(timeout=30)
     assert took < 2.0, f"withdrawn after {took:.2f} s"
+    assert _watchdogs_of(process.pid) == []  # its work done, the watchdog exits too
     assert cancelled["user_response"] is None  # neither approved nor rejected
     [entry] = await backend.audit(record["hitl_id"])
     assert entry.decision == "cancel" and entry.message.startswith(ANSWERED_ELSEWHERE)
