@@ -25,6 +25,7 @@ BENCHES: list[tuple[str, list[str], int]] = [
     ("ui_load.py", [], 300),
     ("rule_eval.py", [], 120),
     ("mcp_proxy.py", [], 300),
+    ("hook_latency.py", [], 300),
 ]
 
 

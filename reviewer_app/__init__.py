@@ -1,10 +1,20 @@
 """Reviewer: review and decide the approval requests that AI agents raise before they act."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("reviewer-app")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+from typing import Any
 
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Looked up on first use, not at import: importlib.metadata costs ~25 ms, and a permission hook
+    # (``python -m reviewer_app hook …``) that answers every tool call by rule cannot spare it.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("reviewer-app")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            value = "0.0.0+unknown"
+        globals()["__version__"] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -96,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve"):
         _add_common_options(sub.choices[name], in_subcommand=True)
+    from reviewer_app.integrations.claude_code.command import add_hook_parser
+
+    add_hook_parser(sub)
     return parser
 
 
@@ -125,10 +128,16 @@ def make_context(args: argparse.Namespace) -> AppContext:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["mcp-proxy"]:  # its own parser: everything after ``--`` is the upstream's command line
+    # Commands with their own parser: everything after ``--`` is the MCP upstream's command line, and the
+    # hooks' fast path must not pay for argparse set-up, asyncio or the ORM.
+    if argv[:1] == ["mcp-proxy"]:
         from reviewer_app.integrations.mcp_proxy.command import main as mcp_proxy_main
 
         return mcp_proxy_main(argv[1:])
+    if argv[:1] == ["hook"]:
+        from reviewer_app.integrations.claude_code.command import main as hook_main
+
+        return hook_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = make_context(args)

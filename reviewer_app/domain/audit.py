@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from reviewer_app.domain.decisions import canonical_json
@@ -57,3 +59,48 @@ def audit_row_hash(prev_hash: str, fields: dict[str, Any], key: bytes | None = N
 def key_id(key: bytes) -> str:
     """A public name for an audit key: says which key a chain needs without revealing it."""
     return hmac.new(key, b"reviewer-audit-key-id", hashlib.sha256).hexdigest()[:16]
+
+
+class AuditKeyMismatch(ValueError):
+    """The chain is keyed with another key than the one this process holds."""
+
+
+def chain_meta_defaults(meta: Mapping[str, str], key_id_value: str, new_database_id: str) -> dict[str, str]:
+    """The meta rows a keyed chain needs that ``meta`` lacks (insert each only if still missing).
+
+    A database whose chain predates keying gets ``audit_keyed_from`` = its next row, so older rows keep
+    verifying with plain SHA-256.
+    """
+    count = int((meta.get(AUDIT_HEAD_KEY) or "0").partition(":")[0])
+    wanted = {
+        AUDIT_HEAD_KEY: f"0:{GENESIS_HASH}",
+        AUDIT_KEY_ID_KEY: key_id_value,
+        AUDIT_KEYED_FROM_KEY: str(count + 1),
+        DATABASE_ID_KEY: new_database_id,
+    }
+    return {name: value for name, value in wanted.items() if name not in meta}
+
+
+@dataclass(frozen=True, slots=True)
+class ChainStep:
+    """The next audit row's place in the chain: every writer of the log computes it with :func:`next_chain_step`."""
+
+    position: int
+    prev_hash: str
+    row_hash: str
+    database_id: str
+
+    @property
+    def head_value(self) -> str:
+        return f"{self.position}:{self.row_hash}"
+
+
+def next_chain_step(meta: Mapping[str, str], fields: dict[str, Any], key: bytes) -> ChainStep:
+    """Where a row with ``fields`` goes after the head in ``meta`` (complete, see :func:`chain_meta_defaults`)."""
+    if meta[AUDIT_KEY_ID_KEY] != key_id(key):
+        raise AuditKeyMismatch(
+            f"this database's audit log is keyed with another key (id {meta[AUDIT_KEY_ID_KEY]}, this machine's "
+            f"is {key_id(key)}): set REVIEWER_AUDIT_KEY_FILE to the team's key"
+        )
+    count, _, prev_hash = meta[AUDIT_HEAD_KEY].partition(":")
+    return ChainStep(int(count) + 1, prev_hash, audit_row_hash(prev_hash, fields, key), meta[DATABASE_ID_KEY])

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewer_app.domain.decisions import canonical_json
 from reviewer_app.domain.risk import assess
 from reviewer_app.domain.shell import CommandScope, parse_command, scope_for_approval, why_not_waivable
 from reviewer_app.domain.toolcall import SHELL_TOOLS, ToolCall, command_of, is_shell_tool
@@ -97,6 +98,21 @@ class SessionRule:
         if raw_scope is not None and scope is None:
             raise ValueError("a session rule's scope must be an object")
         return cls(tool_name, scope)
+
+    def stored_scope(self) -> str:
+        """The scope as stored in a ``session_rules`` row: canonical JSON, empty for a whole non-shell tool."""
+        return canonical_json(self.scope.to_dict()) if self.scope is not None else ""
+
+    @classmethod
+    def from_stored(cls, tool_name: str, stored_scope: str | None) -> SessionRule | None:
+        """A ``session_rules`` row as a rule; None for a row this version cannot read (it then waives nothing)."""
+        import json
+
+        try:
+            scope = json.loads(stored_scope) if stored_scope else None
+            return cls.from_dict({"tool_name": tool_name, "scope": scope})
+        except (ValueError, TypeError, KeyError):
+            return None
 
 
 def command_word(args: dict[str, Any]) -> str | None:

@@ -20,8 +20,11 @@ from reviewer_app.domain.audit import (
     AUDIT_KEYED_FROM_KEY,
     DATABASE_ID_KEY,
     GENESIS_HASH,
+    AuditKeyMismatch,
     audit_fields,
     audit_row_hash,
+    chain_meta_defaults,
+    next_chain_step,
 )
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import HITLStatus
@@ -70,24 +73,6 @@ class AuditWrites(TxBase):
         query = _SELECT_CHAIN_META_FOR_UPDATE if self.dialect == "postgresql" else _SELECT_CHAIN_META
         return {str(row["key"]): str(row["value"]) for row in self._rows(query, {})}
 
-    def _start_keyed_chain(self, meta: dict[str, str], key_id: str) -> dict[str, str]:
-        """The first keyed row of this database: record the key's id, where keying starts, the database id.
-
-        Read again after inserting: on PostgreSQL a concurrent first decision's rows block the insert until it
-        commits, and the second read then locks them, so two processes never start two chains.
-        """
-        count = int((meta.get(AUDIT_HEAD_KEY) or "0").partition(":")[0])
-        additions = {
-            AUDIT_HEAD_KEY: f"0:{GENESIS_HASH}",
-            AUDIT_KEY_ID_KEY: key_id,
-            AUDIT_KEYED_FROM_KEY: str(count + 1),
-            DATABASE_ID_KEY: uuid.uuid4().hex,
-        }
-        for name, value in additions.items():
-            if name not in meta:
-                self._insert_ignore(meta_t, {"key": name, "value": value}, ["key"])
-        return self._chain_meta()
-
     def append_audit(
         self,
         *,
@@ -103,23 +88,26 @@ class AuditWrites(TxBase):
         if seal is None:
             raise AuditKeyError("audit rows are written only inside a Store transaction (it holds the audit key)")
         meta = self._chain_meta()
-        if any(name not in meta for name in _CHAIN_KEYS):
-            meta = self._start_keyed_chain(meta, seal.key_id)
-        count, _, prev_hash = meta[AUDIT_HEAD_KEY].partition(":")
-        position = int(count) + 1
-        if meta[AUDIT_KEY_ID_KEY] != seal.key_id:
-            raise AuditKeyError(
-                f"this database's audit log is keyed with another key (id {meta[AUDIT_KEY_ID_KEY]}, this machine's "
-                f"is {seal.key_id}): set REVIEWER_AUDIT_KEY_FILE to the team's key"
-            )
+        missing = chain_meta_defaults(meta, seal.key_id, uuid.uuid4().hex)
+        if missing:
+            # Read again after inserting: on PostgreSQL a concurrent first decision's rows block these inserts
+            # until it commits, and the second read then locks them, so two processes never start two chains.
+            for name, value in missing.items():
+                self._insert_ignore(meta_t, {"key": name, "value": value}, ["key"])
+            meta = self._chain_meta()
         shown_sha = args_digest(shown_args) if shown_args is not None else None
         fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
-        row_hash = audit_row_hash(prev_hash, fields, seal.key)
-        self._write(_INSERT_AUDIT, {"shown_args": shown_args, "prev_hash": prev_hash, "row_hash": row_hash, **fields})
-        self._write(_UPDATE_AUDIT_HEAD, {"value": f"{position}:{row_hash}"})
-        database_id, url = meta[DATABASE_ID_KEY], self.database_url
-        self.after_commit("audit-anchor", lambda: seal.anchor(database_id, position, row_hash, url))
-        return row_hash
+        try:
+            step = next_chain_step(meta, fields, seal.key)
+        except AuditKeyMismatch as exc:
+            raise AuditKeyError(str(exc)) from None
+        self._write(
+            _INSERT_AUDIT, {"shown_args": shown_args, "prev_hash": step.prev_hash, "row_hash": step.row_hash, **fields}
+        )
+        self._write(_UPDATE_AUDIT_HEAD, {"value": step.head_value})
+        url = self.database_url
+        self.after_commit("audit-anchor", lambda: seal.anchor(step.database_id, step.position, step.row_hash, url))
+        return step.row_hash
 
 
 class AuditReads(ReadsBase):

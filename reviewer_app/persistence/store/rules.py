@@ -8,33 +8,19 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 
-from reviewer_app.domain.decisions import canonical_json
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.persistence.store.base import ReadsBase, TxBase
 from reviewer_app.persistence.tables import rules_t
 
-_SELECT_SESSION_RULES = select(rules_t.c.tool_name, rules_t.c.scope).where(
+_SELECT_SESSION_RULES = select(rules_t.c.id, rules_t.c.tool_name, rules_t.c.scope).where(
     rules_t.c.session_id == bindparam("match_id")
 )
 
 
-def _scope_text(rule: SessionRule) -> str:
-    """The granted scope as canonical JSON (empty for a whole non-shell tool): the row's identity."""
-    return canonical_json(rule.scope.to_dict()) if rule.scope is not None else ""
-
-
-def _session_rules(rows: Iterable[Mapping[str, Any]]) -> list[SessionRule]:
-    import json
-
-    rules = []
-    for row in rows:
-        text = row["scope"]
-        try:
-            scope = json.loads(text) if text else None
-            rules.append(SessionRule.from_dict({"tool_name": row["tool_name"], "scope": scope}))
-        except (ValueError, TypeError, KeyError):  # a row this version cannot read waives nothing
-            continue
-    return rules
+def _session_rules(rows: Iterable[Mapping[str, Any]]) -> list[tuple[int, SessionRule]]:
+    """Rows as ``(id, rule)``; a row this version cannot read waives nothing and is left out."""
+    rules = ((int(row["id"]), SessionRule.from_stored(row["tool_name"], row["scope"])) for row in rows)
+    return [(rule_id, rule) for rule_id, rule in rules if rule is not None]
 
 
 class RuleWrites(TxBase):
@@ -47,7 +33,7 @@ class RuleWrites(TxBase):
         values = {
             "session_id": session_id,
             "tool_name": rule.tool_name,
-            "scope": _scope_text(rule),
+            "scope": rule.stored_scope(),
             "created_at": int(time.time()),
             "created_by": created_by,
             "hitl_id": hitl_id,
@@ -56,6 +42,10 @@ class RuleWrites(TxBase):
 
     def session_rules(self, session_id: str) -> list[SessionRule]:
         """The session's approve-for-session rules, read inside this transaction."""
+        return [rule for _, rule in self.session_rule_entries(session_id)]
+
+    def session_rule_entries(self, session_id: str) -> list[tuple[int, SessionRule]]:
+        """The session's rules with their ids (an automatic waiver is recorded as ``session-rule:<id>``)."""
         return _session_rules(self._rows(_SELECT_SESSION_RULES, {"match_id": session_id}))
 
 
@@ -63,4 +53,4 @@ class RuleReads(ReadsBase):
     """Session-rule reads."""
 
     def session_rules(self, session_id: str) -> list[SessionRule]:
-        return _session_rules(self._read(_SELECT_SESSION_RULES, {"match_id": session_id}))
+        return [rule for _, rule in _session_rules(self._read(_SELECT_SESSION_RULES, {"match_id": session_id}))]

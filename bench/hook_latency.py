@@ -1,0 +1,159 @@
+"""The Claude Code hook's cost per tool call, next to the cheapest hooks possible, in the same run.
+
+- rule-settled: ``python -m reviewer_app hook claude-code`` answering a PreToolUse call that this session's
+  approve-for-session rule waives (sqlite3 only: reads the rules, writes the request and its audit row);
+  references: a ``/bin/sh -c true`` hook and a bare ``python -c pass``; also the ``reviewer-app`` console script.
+- request visible: from starting the hook on a call that must wait to the pending request being readable by
+  another process (what an open window's poll sees), p50 over several hooks.
+
+Sides alternate call by call so they meet the same machine load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import Goal, describe_ms, report
+
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.hitl import SQLHITLBackend
+
+SESSION = "bench-session"
+
+
+def payload(index: int, command: str = "echo bench") -> bytes:
+    return json.dumps(
+        {
+            "session_id": SESSION,
+            "transcript_path": "/nonexistent/transcript.jsonl",
+            "cwd": "/tmp",
+            "prompt_id": "bench-prompt",
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": f"{command} {index}", "description": "bench"},
+            "tool_use_id": f"toolu_bench_{index}_{time.time_ns()}",
+        }
+    ).encode()
+
+
+async def seed_rule(db: Path) -> None:
+    """An approve-for-session decision on ``echo``: the rule the measured calls are settled by."""
+    async with SQLHITLBackend(db, reviewer="bench") as backend:
+        await backend.create(
+            hitl_id="seed",
+            hitl_type="tool_approval",
+            session_id=SESSION,
+            invocation_id="bench-prompt",
+            data={"arguments": {"command": "echo seed"}, "shell_tools": ["Bash"]},
+            metadata={"agent": "claude-code", "external": True},
+            tool_name="Bash",
+        )
+        args = {"command": "echo seed"}
+        await backend.decide("seed", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(args)))
+
+
+def timed(command: list[str], stdin: bytes) -> tuple[float, bytes]:
+    started = time.perf_counter()
+    result = subprocess.run(command, input=stdin, capture_output=True, check=False)
+    return time.perf_counter() - started, result.stdout
+
+
+def wait_visible(db: Path, summary: str, deadline: float) -> None:
+    """Poll as an open window does, for this hook's request (an earlier one may be withdrawn meanwhile)."""
+    connection = sqlite3.connect(db)
+    try:
+        while time.perf_counter() < deadline:
+            query = "SELECT count(*) FROM hitl_requests WHERE status = 'pending' AND summary = ?"
+            [(count,)] = connection.execute(query, (summary,)).fetchall()
+            if count:
+                return
+            time.sleep(0.002)
+        raise TimeoutError("the request never became visible")
+    finally:
+        connection.close()
+
+
+def wait_withdrawn(db: Path, summary: str, deadline: float) -> None:
+    connection = sqlite3.connect(db)
+    try:
+        query = "SELECT count(*) FROM hitl_requests WHERE status = 'pending' AND summary = ?"
+        while time.perf_counter() < deadline and connection.execute(query, (summary,)).fetchall()[0][0]:
+            time.sleep(0.01)
+    finally:
+        connection.close()
+    time.sleep(0.3)  # the watchdog process exits after withdrawing
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=40)
+    parser.add_argument("--waits", type=int, default=12)
+    options = parser.parse_args()
+    env_python = sys.executable
+    script = Path(env_python).with_name("reviewer-app")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        asyncio.run(seed_rule(db))
+        hook = [env_python, "-m", "reviewer_app", "hook", "claude-code", "--db", str(db), "--no-transcript"]
+        sides: dict[str, list[float]] = {"hook": [], "script": [], "python": [], "true": []}
+        for index in range(options.calls):
+            took, out = timed(hook, payload(index))
+            answer = json.loads(out)["hookSpecificOutput"]
+            assert answer["permissionDecision"] == "allow" and "rule" in answer["permissionDecisionReason"], answer
+            sides["hook"].append(took)
+            if script.exists():
+                sides["script"].append(timed([str(script), *hook[3:]], payload(10_000 + index))[0])
+            sides["python"].append(timed([env_python, "-c", "pass"], b"")[0])
+            sides["true"].append(timed(["/bin/sh", "-c", "true"], payload(index))[0])
+        stats = {name: describe_ms(values) for name, values in sides.items() if values}
+        for name, figures in stats.items():
+            print(
+                f"{name:>7}: p50 {figures['p50_ms']:.1f} ms  p90 {figures['p90_ms']:.1f} ms"
+                f"  max {figures['max_ms']:.1f} ms"
+            )
+
+        visible: list[float] = []
+        env = dict(os.environ)
+        for index in range(options.waits):
+            started = time.perf_counter()
+            process = subprocess.Popen(
+                [*hook, "--timeout", "30"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+            assert process.stdin is not None
+            process.stdin.write(payload(index, command="touch"))
+            process.stdin.close()
+            process.stdin = None
+            try:
+                wait_visible(db, f"touch {index}", started + 30)
+            except TimeoutError:
+                process.kill()
+                raise SystemExit(f"the waiting hook's request never appeared: {process.communicate()}") from None
+            visible.append(time.perf_counter() - started)
+            os.kill(process.pid, 15)  # answered elsewhere: the hook (or its watchdog) withdraws its request
+            process.communicate(timeout=30)
+            wait_withdrawn(db, f"touch {index}", time.perf_counter() + 30)  # the next hook starts on a quiet machine
+        shown = describe_ms(visible)
+        print(f"visible: p50 {shown['p50_ms']:.1f} ms  p90 {shown['p90_ms']:.1f} ms  max {shown['max_ms']:.1f} ms")
+    goals = [
+        Goal("hook_rule_settled_p50", stats["hook"]["p50_ms"], 100, "ms", at_least=False),
+        Goal("hook_request_visible_p50", shown["p50_ms"], 200, "ms", at_least=False),
+    ]
+    report(goals, {"sides": stats, "visible": shown}, bench="hook_latency")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+"""``reviewer-app hook …``: the hook itself, ``install``/``uninstall``, and the watchdog's entry.
+
+Imported by ``python -m reviewer_app hook …`` before anything heavy (see ``reviewer_app/__main__.py``): keep the
+imports here to the standard library and this package's light modules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from reviewer_app.integrations.claude_code.events import Host, Verdict
+from reviewer_app.integrations.claude_code.schemas import READ_ONLY_TOOLS
+
+EXIT_USAGE = 2
+
+
+class _FixedWidthHelp(argparse.HelpFormatter):
+    """argparse's formatter asks ``shutil`` for the terminal width, and importing ``shutil`` loads bz2 and
+    lzma: a few ms on every hook call for help text nobody reads there."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=100)
+
+
+def add_hook_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``hook`` in ``reviewer-app``'s parser (for its help); the work is done by :func:`main`."""
+    parser = sub.add_parser("hook", help="Claude Code / Codex permission hooks: the hook, install, uninstall")
+    parser.add_argument("hook_args", nargs=argparse.REMAINDER, help="claude-code | codex | install … | uninstall …")
+    return parser
+
+
+def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
+    parser.add_argument("--db", help="database path or URL (default: $REVIEWER_DB or the user data dir)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds to wait for a reviewer (default 55: under the 60 s hook limit)",
+    )
+    parser.add_argument(
+        "--on-error",
+        choices=["ask", "deny"],
+        default="ask",
+        help="answer when Reviewer cannot decide (bad event, database unusable): the agent's own prompt, or deny",
+    )
+    parser.add_argument(
+        "--on-timeout", choices=["ask", "deny"], default="ask", help="answer when nobody decides in time"
+    )
+    default_tools = ",".join(READ_ONLY_TOOLS) if host is Host.CLAUDE_CODE else ""
+    parser.add_argument(
+        "--allow-tools",
+        default=default_tools,
+        help=f"comma-separated tools allowed without asking (default: {default_tools or 'none'}; '' for none)",
+    )
+    parser.add_argument("--state-dir", help="where transcript cursors are kept (default: beside the database)")
+    parser.add_argument("--no-transcript", action="store_true", help="do not copy the agent's transcript")
+    parser.add_argument("--no-fast-path", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-watchdog", action="store_true", help=argparse.SUPPRESS)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``hook`` parser; ``only``: just that hook's options (the per-call path builds no more than it needs)."""
+    parser = argparse.ArgumentParser(
+        prog="reviewer-app hook",
+        description="Agent permission hooks that ask Reviewer.",
+        formatter_class=_FixedWidthHelp,
+    )
+    sub = parser.add_subparsers(dest="action", required=True, metavar="{claude-code,codex,install,uninstall}")
+    if only is not None:
+        _hook_options(sub.add_parser(only, formatter_class=_FixedWidthHelp), Host(only))
+        return parser
+    for host in Host:
+        hook = sub.add_parser(host.value, help=f"the {host.value} permission hook (event JSON on stdin)")
+        _hook_options(hook, host)
+    install = sub.add_parser("install", help="merge the hook into the agent's settings (with a backup)")
+    install.add_argument("host", choices=[host.value for host in Host])
+    install.add_argument("--scope", choices=["user", "project", "local"], default="project", help="Claude Code only")
+    install.add_argument(
+        "--event", choices=["PermissionRequest", "PreToolUse"], default="PermissionRequest", help="Claude Code only"
+    )
+    install.add_argument("--matcher", default="*", help="tool-name pattern the hook fires for (Claude Code; default *)")
+    install.add_argument("--project", default=".", help="project directory for --scope project/local (default: cwd)")
+    install.add_argument("--hook-timeout", type=int, default=600, help="seconds the agent gives the hook (default 600)")
+    install.add_argument("--db", help="database the hook uses (default: $REVIEWER_DB or the user data dir)")
+    install.add_argument("--on-error", choices=["ask", "deny"], default="ask")
+    install.add_argument("--on-timeout", choices=["ask", "deny"], default="ask")
+    install.add_argument("--allow-tools", default=None, help="written into the hook command when given")
+    uninstall = sub.add_parser("uninstall", help="remove Reviewer's hook from the agent's settings")
+    uninstall.add_argument("host", choices=[host.value for host in Host])
+    uninstall.add_argument("--scope", choices=["user", "project", "local"], default="project")
+    uninstall.add_argument("--project", default=".")
+    watch = sub.add_parser("_watch", help=argparse.SUPPRESS)
+    watch.add_argument("--db", required=True)
+    watch.add_argument("--hitl-id", required=True)
+    watch.add_argument("--pid", type=int, required=True)
+    watch.add_argument("--start-ticks", type=int)
+    watch.add_argument("--until", type=float, required=True)
+    watch.add_argument("--agent", default="claude-code")
+    return parser
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def _database(value: str | None) -> str:
+    if value:
+        return value
+    env = os.environ.get("REVIEWER_DB")
+    if env:
+        return env
+    from reviewer_app.config import default_database_path
+
+    return str(default_database_path())
+
+
+def _state_dir(value: str | None, database: str) -> Path:
+    if value:
+        return Path(value)
+    from reviewer_app.integrations.claude_code.fast import sqlite_file
+
+    path = sqlite_file(database)
+    if path is not None:
+        return path.parent / "hook-state"
+    from reviewer_app.config import data_dir
+
+    return data_dir() / "hook-state"
+
+
+def main(argv: list[str]) -> int:
+    hosts = {host.value for host in Host}
+    parser = build_parser(argv[0] if argv and argv[0] in hosts and "-h" not in argv and "--help" not in argv else None)
+    args = parser.parse_args(argv)
+    if args.action in (Host.CLAUDE_CODE.value, Host.CODEX.value):
+        return _run(Host(args.action), args)
+    if args.action == "_watch":
+        from reviewer_app.integrations.claude_code.watchdog import watch
+
+        return watch(args.db, args.hitl_id, args.pid, args.start_ticks, args.until, args.agent)
+    if args.action == "install":
+        return _install(args)
+    return _uninstall(args)
+
+
+def _run(host: Host, args: argparse.Namespace) -> int:
+    from reviewer_app.integrations.claude_code.hook import DEFAULT_TIMEOUT_S, HookOptions, run_hook
+
+    database = _database(args.db)
+    options = HookOptions(
+        host=host,
+        database=database,
+        timeout=args.timeout if args.timeout is not None and args.timeout > 0 else DEFAULT_TIMEOUT_S,
+        on_error=Verdict(args.on_error),
+        on_timeout=Verdict(args.on_timeout),
+        allow_tools=tuple(name.strip() for name in args.allow_tools.split(",") if name.strip()),
+        state_dir=_state_dir(args.state_dir, database),
+        fast_path=not args.no_fast_path,
+        watchdog=not args.no_watchdog,
+        transcript=not args.no_transcript,
+        exit_fast=True,
+    )
+    code = run_hook(options, sys.stdin.buffer, sys.stdout, sys.stderr)
+    sys.stderr.flush()
+    os._exit(code)  # answered and flushed: skip interpreter teardown (and the WAL checkpoint on close)
+
+
+def _install_extra(args: argparse.Namespace) -> list[str]:
+    extra = []
+    if args.on_error != "ask":
+        extra += ["--on-error", args.on_error]
+    if args.on_timeout != "ask":
+        extra += ["--on-timeout", args.on_timeout]
+    if args.allow_tools is not None:
+        extra += ["--allow-tools", args.allow_tools]
+    return extra
+
+
+def _install(args: argparse.Namespace) -> int:
+    from reviewer_app.integrations.claude_code.install import SettingsError, claude_settings_path, hook_command, install
+    from reviewer_app.integrations.claude_code.watchdog import reviewer_command
+
+    database = _database(args.db)
+    if "://" not in database:
+        database = str(Path(database).expanduser().resolve())
+    try:
+        if args.host == Host.CODEX.value:
+            from reviewer_app.integrations.codex import install_codex
+
+            result = install_codex(
+                reviewer_command(), database, hook_timeout=args.hook_timeout, extra=_install_extra(args)
+            )
+        else:
+            path = claude_settings_path(args.scope, Path(args.project).resolve())
+            command = hook_command(
+                reviewer_command(), Host.CLAUDE_CODE, database, args.hook_timeout, _install_extra(args)
+            )
+            result = install(path, args.event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
+    except (SettingsError, OSError) as exc:
+        _err(f"error: {exc}")
+        return EXIT_USAGE
+    state = "installed" if result.changed else "already installed"
+    backup = f" (previous version kept as {result.backup})" if result.backup else ""
+    _out(f"{state}: {result.path}{backup}")
+    _out(f"command: {result.command}")
+    if args.host == Host.CODEX.value and result.changed:
+        _out("Codex runs a new hook only once you trust it: open /hooks in Codex and trust this one.")
+    return 0
+
+
+def _uninstall(args: argparse.Namespace) -> int:
+    from reviewer_app.integrations.claude_code.install import (
+        SettingsError,
+        claude_settings_path,
+        codex_hooks_path,
+        uninstall,
+    )
+
+    path = (
+        codex_hooks_path()
+        if args.host == Host.CODEX.value
+        else claude_settings_path(args.scope, Path(args.project).resolve())
+    )
+    try:
+        result = uninstall(path)
+    except (SettingsError, OSError) as exc:
+        _err(f"error: {exc}")
+        return EXIT_USAGE
+    backup = f" (previous version kept as {result.backup})" if result.backup else ""
+    _out(f"{'removed from' if result.changed else 'not installed in'}: {result.path}{backup}")
+    return 0

@@ -1,0 +1,424 @@
+"""The hook process: one event in, a rule or a reviewer decides, one answer out — and never fails open.
+
+Order of business: read and check the event; if a rule settles it, answer from :mod:`.fast` (standard library
+only); otherwise open the full backend, create the request (a watchdog process standing by in case this one is
+killed), copy Claude's transcript into the run's timeline, and wait for a decision, a signal, the host going
+away or the time-out. Anything that goes wrong on the way becomes the configured fallback answer, with the
+reason on stderr: the host's own prompt (``ask``) by default, or ``deny``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+
+from reviewer_app.integrations.claude_code.events import (
+    Answer,
+    HookEvent,
+    HookEventName,
+    HookInputError,
+    Host,
+    Verdict,
+    event_name_in,
+    parse_event,
+    read_stdin_bytes,
+)
+from reviewer_app.integrations.claude_code.request import RequestFields, hook_process_metadata, request_fields
+
+if TYPE_CHECKING:
+    from reviewer_app.domain.hitl import HITLRecord
+    from reviewer_app.hitl import SQLHITLBackend
+    from reviewer_app.integrations.core import Outcome
+    from reviewer_app.persistence.store import StoreTx
+
+DEFAULT_TIMEOUT_S = 55.0
+"""Just under Claude Code's default hook time-out (60 s); ``hook install`` sets both explicitly."""
+EXPIRY_GRACE_S = 3
+"""``expires_at`` lies this far past the hook's own time-out, so the hook's default answer is what gets recorded."""
+LIVENESS_POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class HookOptions:
+    host: Host
+    database: str
+    timeout: float = DEFAULT_TIMEOUT_S
+    on_error: Verdict = Verdict.ASK
+    on_timeout: Verdict = Verdict.ASK
+    allow_tools: tuple[str, ...] = ()
+    state_dir: Path | None = None
+    fast_path: bool = True
+    watchdog: bool = True
+    transcript: bool = True
+    exit_fast: bool = False
+    """The caller ends the process right after the answer (``os._exit``): the fast path skips its close-time
+    WAL checkpoint (see :meth:`.fast.FastStore.close`)."""
+    reviewer_command: tuple[str, ...] = field(default_factory=tuple)
+    """How to start ``reviewer-app`` again (the watchdog); empty: this interpreter with ``-m reviewer_app``."""
+
+
+def fallback(verdict: Verdict, reason: str) -> Answer:
+    """The answer when Reviewer cannot decide: the host's own prompt, or a deny that says why."""
+    if verdict is Verdict.ALLOW:  # never configurable, but never let a typo fail open either
+        verdict = Verdict.ASK
+    return Answer(verdict, f"Reviewer could not decide: {reason}")
+
+
+def run_hook(options: HookOptions, stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
+    """The whole hook: always exits 0 with an answer (or, for PermissionRequest ``ask``, none)."""
+    event_name = HookEventName.PRE_TOOL_USE if options.host is Host.CLAUDE_CODE else HookEventName.PERMISSION_REQUEST
+    try:
+        payload = read_stdin_bytes(stdin)
+        if options.host is Host.CLAUDE_CODE:  # Codex's hook answers only PermissionRequest, in that format
+            event_name = event_name_in(payload)
+        event = parse_event(payload, options.host)
+        answer = answer_event(event, options, stderr)
+    except HookInputError as exc:
+        _say(stderr, f"reviewer-app hook: bad event: {exc}")
+        answer = fallback(options.on_error, str(exc))
+    except BaseException as exc:  # the one place every failure ends: never a crash into "proceed"
+        _say(stderr, f"reviewer-app hook: {type(exc).__name__}: {exc}")
+        answer = fallback(options.on_error, f"{type(exc).__name__}: {exc}")
+    text = answer.render(options.host, event_name)
+    try:
+        if text is not None:
+            stdout.write(text + "\n")
+        stdout.flush()
+    except (BrokenPipeError, OSError):  # the host stopped listening: nothing left to tell it
+        pass
+    return 0
+
+
+def _say(stderr: TextIO, message: str) -> None:
+    try:
+        stderr.write(message + "\n")
+        stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def answer_event(event: HookEvent, options: HookOptions, stderr: TextIO) -> Answer:
+    prepared = None
+    if options.fast_path:
+        settled, prepared = answer_fast(event, options)
+        if settled is not None:
+            return settled
+    import asyncio
+
+    return asyncio.run(review_event(event, options, stderr, prepared))
+
+
+@dataclass
+class Prepared:
+    """A waiting request the fast path already created (and the watchdog it started first)."""
+
+    fields: RequestFields
+    watcher: Any = None
+
+
+def _waiting_fields(event: HookEvent, options: HookOptions, title: str | None) -> tuple[RequestFields, int]:
+    extra: dict[str, Any] = {}
+    if event.host is Host.CLAUDE_CODE:
+        from reviewer_app.integrations.claude_code.diffs import diff_for
+
+        diff = diff_for(event.tool_name, event.tool_input, event.cwd)
+        if diff is not None:
+            extra["diff"] = diff
+    expires_at = int(time.time() + options.timeout) + EXPIRY_GRACE_S
+    fields = request_fields(event, title=title, extra=extra, metadata=hook_process_metadata(), expires_at=expires_at)
+    return fields, expires_at
+
+
+# -- the fast path (standard library only) -------------------------------------------------------------------------
+def answer_fast(event: HookEvent, options: HookOptions) -> tuple[Answer | None, Prepared | None]:
+    """With ``sqlite3`` alone: settle the call when a rule allows it, else create its waiting request.
+
+    ``(None, None)`` when the database cannot go this way (PostgreSQL, a new or other-revision database).
+    """
+    from reviewer_app.integrations.claude_code.fast import FastStore, rule_decision, rule_verdict
+
+    store = FastStore.open(options.database)
+    if store is None:
+        return None, None
+    watcher = None
+    skip_checkpoint = False
+    try:
+        # The title is the run's first prompt, read from the transcript: only a new run needs it.
+        title = None if store.run_exists(event.run_id) else _title(event, options)
+        verdict = rule_verdict(
+            event.tool_name,
+            event.tool_input,
+            store.session_rules(event.session_id),
+            options.allow_tools,
+            cwd=event.cwd,
+        )
+        if verdict is not None:
+            fields = request_fields(event, title=title)
+            if store.settle(fields, rule_decision(fields, verdict), workspace=event.cwd):
+                skip_checkpoint = options.exit_fast
+                return Answer(Verdict.ALLOW, verdict.message), None
+            return None, None  # asked before under this id: the backend path reports what became of it
+        fields, expires_at = _waiting_fields(event, options, title)
+        if options.watchdog:  # up before the request exists: a SIGKILL from here on is noticed
+            from reviewer_app.integrations.claude_code.watchdog import start_watchdog
+
+            watcher = start_watchdog(options, fields.hitl_id, deadline=expires_at + 60)
+        store.create_pending(fields, workspace=event.cwd)  # an existing id: the backend path finds it
+        skip_checkpoint = options.exit_fast  # the backend opens its own connections; this one waits for the exit
+        prepared = Prepared(fields, watcher)
+        watcher = None
+        return None, prepared
+    finally:
+        store.close(checkpoint=not skip_checkpoint)
+        if watcher is not None:
+            from reviewer_app.integrations.claude_code.watchdog import stop_watchdog
+
+            stop_watchdog(watcher)
+
+
+def _title(event: HookEvent, options: HookOptions) -> str | None:
+    if not options.transcript or not event.transcript_path or event.host is not Host.CLAUDE_CODE:
+        return None
+    from reviewer_app.integrations.claude_code.transcript import first_prompt
+
+    return first_prompt(Path(event.transcript_path), event.run_id)
+
+
+# -- the full path -------------------------------------------------------------------------------------------------
+def settle_by_rule_tx(
+    tx: StoreTx, fields: RequestFields, allow_tools: tuple[str, ...], workspace: str | None
+) -> HITLRecord | None:
+    """In one transaction: show the session and run, and settle the call if a rule allows it (the backend's twin of
+    :meth:`.fast.FastStore.settle`)."""
+    from reviewer_app.domain.records import NewRequest
+    from reviewer_app.integrations.claude_code.fast import rule_decision, rule_verdict
+
+    tx.ensure_session(fields.session_id, agent=fields.agent, workspace=workspace, external=True)
+    tx.ensure_invocation(
+        fields.invocation_id, fields.session_id, agent=fields.agent, prompt=fields.title, external=True
+    )
+    verdict = rule_verdict(
+        fields.tool_name, fields.arguments, tx.session_rule_entries(fields.session_id), allow_tools, cwd=workspace
+    )
+    if verdict is None or tx.get_request(fields.hitl_id) is not None:
+        return None
+    decision = rule_decision(fields, verdict)
+    tx.create_request(
+        NewRequest(
+            hitl_id=fields.hitl_id,
+            hitl_type=fields.hitl_type,
+            session_id=fields.session_id,
+            invocation_id=fields.invocation_id,
+            data=fields.request_data(),
+            metadata=fields.request_metadata(),
+            tool_name=fields.tool_name,
+            tool_call_id=fields.tool_call_id,
+            expires_at=fields.expires_at,
+            external=True,
+        ),
+        ensure_parents=False,
+    )
+    assert decision.reviewer is not None
+    return tx.settle(fields.hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message)
+
+
+async def review_event(
+    event: HookEvent, options: HookOptions, stderr: TextIO, prepared: Prepared | None = None
+) -> Answer:
+    """Ask a reviewer on the full backend and wait; see the module docstring for everything that can end it."""
+    from reviewer_app.hitl import SQLHITLBackend
+    from reviewer_app.integrations.core import Outcome
+
+    watcher = prepared.watcher if prepared is not None else None
+    answered = False
+    try:
+        backend = SQLHITLBackend(options.database)
+        try:
+            if prepared is not None:
+                fields = prepared.fields
+            else:
+                fields, expires_at = _waiting_fields(event, options, _title(event, options))
+                settled = await backend.write(lambda tx: settle_by_rule_tx(tx, fields, options.allow_tools, event.cwd))
+                if settled is not None:
+                    return answer_for(Outcome.from_record(settled), event)
+                if options.watchdog:
+                    from reviewer_app.integrations.claude_code.watchdog import start_watchdog
+
+                    watcher = start_watchdog(options, fields.hitl_id, deadline=expires_at + 60)
+            outcome = await _wait_for_decision(backend, event, fields, options, stderr)
+            answered = True
+            return answer_for(outcome, event) if isinstance(outcome, Outcome) else outcome
+        finally:
+            await backend.aclose()
+    finally:
+        # Failed on the way (the request may still be pending): the watchdog outlives this process and
+        # withdraws it as answered elsewhere. Answered: nothing is left for the watchdog to do.
+        if watcher is not None and answered:
+            from reviewer_app.integrations.claude_code.watchdog import stop_watchdog
+
+            stop_watchdog(watcher)
+
+
+async def _wait_for_decision(
+    backend: SQLHITLBackend, event: HookEvent, fields: RequestFields, options: HookOptions, stderr: TextIO
+) -> Outcome | Answer:
+    import asyncio
+    import signal
+
+    from reviewer_app.domain.decisions import DecisionKind
+    from reviewer_app.domain.hitl import HITLStatus
+    from reviewer_app.integrations.core import ExternalCall, Outcome, ReviewClient
+
+    client = ReviewClient(backend, agent=fields.agent)
+    call = ExternalCall(
+        hitl_id=fields.hitl_id,
+        agent=fields.agent,
+        session_id=fields.session_id,
+        invocation_id=fields.invocation_id,
+        tool_name=fields.tool_name,
+        arguments=fields.arguments,
+        tool_call_id=fields.tool_call_id,
+        description=fields.description,
+        schema=fields.schema,
+        allowed_decisions=tuple(DecisionKind(kind) for kind in fields.allowed_decisions),
+        title=fields.title,
+        cwd=fields.cwd,
+        expires_at=fields.expires_at,
+        extra_data=fields.extra_data,
+        metadata=fields.metadata,
+    )
+    started = time.monotonic()
+    record = await client.submit(call)
+    if record["status"] != HITLStatus.PENDING.value:
+        return Outcome.from_record(record)
+    from reviewer_app.integrations.claude_code.timeline import TimelineWriter
+
+    timeline = TimelineWriter(backend, event, options.state_dir if options.transcript else None)
+    await timeline.request_shown(fields)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    stopped_by: list[str] = []
+
+    def on_signal(name: str) -> None:
+        stopped_by.append(name)
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, on_signal, sig.name)
+        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - Windows
+            pass
+    watch_host = asyncio.create_task(_watch_host(stop, stopped_by))
+    remaining = max(options.timeout - (time.monotonic() - started), 0.0)
+    waiting = asyncio.create_task(client.wait(fields.hitl_id, timeout=remaining))
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if waiting.done():
+            try:
+                outcome = waiting.result()
+            except TimeoutError:
+                outcome_or_answer = await _expire(backend, client, fields, options)
+                await timeline.settled(outcome_or_answer if isinstance(outcome_or_answer, Outcome) else None)
+                return outcome_or_answer
+            await timeline.settled(outcome)
+            return outcome
+        why = stopped_by[0] if stopped_by else "stopped"
+        _say(stderr, f"reviewer-app hook: {why}: the request leaves the inbox (answered elsewhere)")
+        if await client.abandon(fields.hitl_id):
+            await timeline.abandoned(why)
+            return fallback(options.on_error, f"the hook was stopped ({why})")
+        return Outcome.from_record(await backend.get(fields.hitl_id) or record)
+    finally:
+        for task in (waiting, stopping, watch_host):
+            task.cancel()
+        await asyncio.gather(waiting, stopping, watch_host, return_exceptions=True)
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover
+                pass
+
+
+async def _watch_host(stop: Any, stopped_by: list[str]) -> None:
+    """Notice the host going away without a signal: this process re-parented, or its stdout pipe closed."""
+    import asyncio
+
+    parent = os.getppid()
+    while not stop.is_set():
+        await asyncio.sleep(LIVENESS_POLL_S)
+        if os.getppid() != parent:
+            stopped_by.append("the host process exited")
+            stop.set()
+        elif _stdout_closed():
+            stopped_by.append("the host stopped reading the answer")
+            stop.set()
+
+
+def _stdout_closed() -> bool:
+    try:
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), 0)
+        return any(events & (select.POLLERR | select.POLLHUP | select.POLLNVAL) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), or no real stdout (tests)
+        return False
+
+
+async def _expire(
+    backend: SQLHITLBackend, client: Any, fields: RequestFields, options: HookOptions
+) -> Outcome | Answer:
+    """Record the time-out like an expiry, with the configured default; a decision that just won stands."""
+    from reviewer_app.domain.hitl import HITLConflict, HITLStatus
+    from reviewer_app.integrations.core import Outcome
+
+    kind = "reject" if options.on_timeout is Verdict.DENY else "expire"
+    what = "denied" if kind == "reject" else "handed back to the agent's own permission prompt"
+    response = {
+        "decision": kind,
+        "message": f"no decision within {options.timeout:g} s: {what}",
+        "reviewer": "system:expiry",
+        "expired": True,
+    }
+    try:
+        await backend.write(
+            lambda tx: tx.settle(
+                fields.hitl_id, response, status=HITLStatus.EXPIRED, reviewer="system:expiry", decision=kind
+            )
+        )
+    except HITLConflict:
+        record = await backend.get(fields.hitl_id)
+        if record is not None:
+            return Outcome.from_record(record)
+    return fallback(options.on_timeout, f"no reviewer decided within {options.timeout:g} s")
+
+
+def answer_for(outcome: Outcome, event: HookEvent) -> Answer:
+    """A decided request as the host's answer."""
+    from reviewer_app.domain.decisions import DecisionKind
+    from reviewer_app.domain.hitl import HITLStatus
+
+    who = f" by {outcome.reviewer}" if outcome.reviewer else ""
+    kind = outcome.kind
+    if kind in (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION):
+        reason = outcome.message if (outcome.reviewer or "").startswith("rule:") and outcome.message else ""
+        scope = " for this session" if kind is DecisionKind.APPROVE_FOR_SESSION else ""
+        return Answer(Verdict.ALLOW, reason or f"approved in Reviewer{who}{scope}")
+    if kind is DecisionKind.EDIT:
+        if event.host is Host.CODEX or not isinstance(outcome.arguments, dict):
+            return Answer(Verdict.DENY, "the reviewer edited the call, which this agent cannot run; not run")
+        return Answer(Verdict.ALLOW, f"approved in Reviewer{who} with edited input", updated_input=outcome.arguments)
+    if outcome.record.get("status") == HITLStatus.EXPIRED.value and kind is DecisionKind.EXPIRE:
+        return Answer(Verdict.ASK, outcome.text_for_model())
+    if kind is DecisionKind.CANCEL:
+        return Answer(Verdict.DENY, "the request was cancelled in Reviewer; the call was not run")
+    text = outcome.text_for_model() or "denied in Reviewer"
+    if kind is DecisionKind.RESPOND:
+        text = f"the reviewer answered instead of approving: {outcome.message or ''}"
+    return Answer(Verdict.DENY, text)

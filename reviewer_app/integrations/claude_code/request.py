@@ -1,0 +1,154 @@
+"""The request a hook event becomes: its id, arguments, schema and hints, built with the standard library.
+
+The fast path writes rule-settled requests with ``sqlite3`` and the full path through the backend; both take
+their fields from here, so the two records are the same. :func:`request_data` mirrors
+:meth:`reviewer_app.integrations.core.ExternalCall.request_data` (a test keeps them equal).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer_app.integrations.claude_code.events import HookEvent, HookEventName, Host
+from reviewer_app.integrations.claude_code.schemas import CODEX_SHELL_TOOLS, SHELL_TOOLS, schema_for
+
+TOOL_APPROVAL = "tool_approval"
+CLAUDE_DECISIONS = ("approve", "approve_for_session", "edit", "reject", "steer")
+CODEX_DECISIONS = ("approve", "approve_for_session", "reject", "steer")
+"""Codex takes allow or deny with a message: no edited input."""
+
+
+_NAMESPACE_URL = bytes.fromhex("6ba7b8119dad11d180b400c04fd430c8")  # uuid.NAMESPACE_URL
+
+
+def stable_id(*parts: str) -> str:
+    """Same as :func:`reviewer_app.integrations.core.stable_id`: ``uuid5(NAMESPACE_URL, …)``, computed here
+    without importing ``uuid`` (and ``platform`` with it) or the backend, for the fast path."""
+    digest = bytearray(hashlib.sha1(_NAMESPACE_URL + "\x1f".join(parts).encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return "ext_" + digest.hex()
+
+
+def hitl_id_for(event: HookEvent) -> str:
+    """Claude's tool-use id names the call: asking twice for one call finds one request.
+
+    A PermissionRequest carries no such id, and the same command may be asked for twice in one prompt; each
+    ask is its own request then, never the decision of an earlier one.
+    """
+    if event.tool_use_id:
+        return stable_id(event.host.value, event.event.value, event.session_id, event.tool_use_id)
+    return f"ext_{os.urandom(16).hex()}"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFields:
+    """Everything the request row holds, for either writer."""
+
+    hitl_id: str
+    agent: str
+    session_id: str
+    invocation_id: str
+    tool_name: str
+    tool_call_id: str | None
+    arguments: dict[str, Any]
+    description: str | None
+    schema: dict[str, Any] | None
+    allowed_decisions: tuple[str, ...]
+    cwd: str | None
+    title: str | None
+    extra_data: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    expires_at: int | None = None
+    hitl_type: str = TOOL_APPROVAL
+
+    def request_data(self) -> dict[str, Any]:
+        """The request's ``data``: built exactly as ``ExternalCall.request_data`` builds it."""
+        data: dict[str, Any] = dict(self.extra_data)
+        data["arguments"] = self.arguments
+        if self.description:
+            data["description"] = self.description
+        if self.schema is not None:
+            data["schema"] = self.schema
+        data["allowed_decisions"] = list(self.allowed_decisions)
+        if self.cwd:
+            data["cwd"] = self.cwd
+        return data
+
+    def request_metadata(self) -> dict[str, Any]:
+        """As ``ExternalCall.request_metadata``: the host's own keys, then the agent and the external mark."""
+        return {**self.metadata, "agent": self.agent, "external": True}
+
+
+def request_fields(
+    event: HookEvent,
+    *,
+    hitl_id: str | None = None,
+    title: str | None = None,
+    extra: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    expires_at: int | None = None,
+) -> RequestFields:
+    """The request for ``event``; ``extra`` adds data keys (a diff), ``metadata`` the hook's process."""
+    codex = event.host is Host.CODEX
+    description = event.tool_input.get("description")
+    extra_data: dict[str, Any] = {
+        "hook_event": event.event.value,
+        "shell_tools": list(CODEX_SHELL_TOOLS if codex else SHELL_TOOLS),
+    }
+    if event.permission_mode:
+        extra_data["permission_mode"] = event.permission_mode
+    if event.transcript_path:
+        extra_data["transcript_path"] = event.transcript_path
+    if event.model:
+        extra_data["model"] = event.model
+    extra_data.update(event.extra)
+    extra_data.update(extra or {})
+    return RequestFields(
+        hitl_id=hitl_id or hitl_id_for(event),
+        agent=event.host.value,
+        session_id=event.session_id,
+        invocation_id=event.run_id,
+        tool_name=event.tool_name,
+        tool_call_id=event.tool_use_id,
+        arguments=event.tool_input,
+        description=description if isinstance(description, str) else None,
+        schema=schema_for(event.tool_name, codex=codex),
+        allowed_decisions=CODEX_DECISIONS if codex else CLAUDE_DECISIONS,
+        cwd=event.cwd,
+        title=title,
+        extra_data=extra_data,
+        metadata=dict(metadata or {}),
+        expires_at=expires_at,
+    )
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started (Linux clock ticks since boot): tells a live hook from a reused pid."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def hook_process_metadata() -> dict[str, Any]:
+    """Who is waiting on the request: kept in its metadata so a reaper can see the hook died."""
+    pid = os.getpid()
+    info: dict[str, Any] = {"pid": pid}
+    start = process_start_ticks(pid)
+    if start is not None:
+        info["start_ticks"] = start
+    try:
+        info["host"] = os.uname().nodename
+    except AttributeError:  # pragma: no cover - Windows
+        pass
+    return {"hook_process": info}
+
+
+def is_pre_tool_use(event: HookEvent) -> bool:
+    return event.event is HookEventName.PRE_TOOL_USE

@@ -1,0 +1,112 @@
+"""The run's timeline for a hook call: Claude's transcript copied in, and the request's own block."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+from reviewer_app.integrations.claude_code.events import HookEvent
+
+if TYPE_CHECKING:
+    from reviewer_app.hitl import SQLHITLBackend
+    from reviewer_app.integrations.claude_code.request import RequestFields
+    from reviewer_app.integrations.core import Outcome
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class TimelineWriter:
+    """Appends blocks for one hook call; failures here never block the decision (the timeline is a courtesy)."""
+
+    def __init__(self, backend: SQLHITLBackend, event: HookEvent, state_dir: Path | None) -> None:
+        self.backend = backend
+        self.event = event
+        self.state_dir = state_dir
+        self.block_id = ""
+
+    def _event(self, block_id: str, kind: BlockKind, op: BlockOp, data: dict[str, object], run: str) -> BlockEvent:
+        return BlockEvent(
+            block_id=block_id,
+            kind=kind,
+            op=op,
+            data=data,
+            session_id=self.event.session_id,
+            invocation_id=run,
+            ts_ms=_now_ms(),
+        )
+
+    async def sync_transcript(self) -> None:
+        """Copy the transcript lines written since the last hook call of this session."""
+        if self.state_dir is None or not self.event.transcript_path:
+            return
+        from reviewer_app.integrations.claude_code.transcript import read_new
+
+        transcript = Path(self.event.transcript_path)
+        with read_new(transcript, self.event.session_id, self.state_dir) as chunk:
+            for run, title in chunk.run_titles.items():
+                if run != self.event.run_id:
+                    await self.backend.register_run(
+                        session_id=self.event.session_id, invocation_id=run, agent=self.event.host.value, prompt=title
+                    )
+            events = [
+                self._event(block.block_id, BlockKind(block.kind), BlockOp(block.op), block.data, block.invocation_id)
+                for block in chunk.blocks
+            ]
+            if events:
+                await self.backend.append_blocks(events)
+
+    async def request_shown(self, fields: RequestFields) -> None:
+        self.block_id = f"hitl_{fields.hitl_id}"
+        try:
+            await self.sync_transcript()
+        except Exception:  # an unreadable transcript must not stop the request
+            pass
+        data: dict[str, object] = {
+            "hitl_id": fields.hitl_id,
+            "hitl_type": fields.hitl_type,
+            "tool_name": fields.tool_name,
+            "call_id": fields.tool_call_id,
+            "arguments": fields.arguments,
+            "status": "pending",
+            "expires_at": fields.expires_at,
+        }
+        await self.backend.append_blocks(
+            [self._event(self.block_id, BlockKind.HITL, BlockOp.APPLY, data, self.event.run_id)]
+        )
+
+    async def settled(self, outcome: Outcome | None) -> None:
+        if not self.block_id:
+            return
+        patch: dict[str, object] = {"resolved_ms": _now_ms()}
+        if outcome is None:
+            patch.update(status="expired", decision="expire")
+        else:
+            patch.update(
+                status=str(outcome.record.get("status")),
+                decision=outcome.kind.value,
+                reviewer=outcome.reviewer,
+                message=outcome.message,
+            )
+        await self._patch(patch)
+
+    async def abandoned(self, why: str) -> None:
+        await self._patch(
+            {
+                "status": "cancelled",
+                "decision": "cancel",
+                "message": f"answered elsewhere ({why})",
+                "resolved_ms": _now_ms(),
+            }
+        )
+
+    async def _patch(self, patch: dict[str, object]) -> None:
+        try:
+            await self.backend.append_blocks(
+                [self._event(self.block_id, BlockKind.HITL, BlockOp.PATCH, patch, self.event.run_id)]
+            )
+        except Exception:
+            pass

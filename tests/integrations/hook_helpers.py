@@ -1,0 +1,67 @@
+"""Running the real hook command in a child process, as Claude Code and Codex do (JSON on stdin)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path("/work/shared/fixtures/claude-code")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def fixture(name: str) -> dict[str, Any]:
+    """A payload captured from Claude Code 2.1.330 (the copy in tests/integrations/data when the shared one is gone)."""
+    path = FIXTURES / name if (FIXTURES / name).exists() else DATA / name
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def hook_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    env["HOME"] = str(tmp_path / "home")
+    env.pop("REVIEWER_DB", None)
+    return env
+
+
+def start_hook(
+    tmp_path: Path, db: Path | str, payload: dict[str, Any] | bytes, *args: str, host: str = "claude-code"
+) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "reviewer_app", "hook", host, "--db", str(db), *args]
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=hook_env(tmp_path)
+    )
+    assert process.stdin is not None
+    process.stdin.write(payload if isinstance(payload, bytes) else json.dumps(payload).encode())
+    process.stdin.close()
+    process.stdin = None  # communicate() must not flush it again
+    return process
+
+
+def finish(process: subprocess.Popen[bytes], timeout: float = 60) -> tuple[int, dict[str, Any] | None, str]:
+    """Exit code, the answer (None when the hook printed nothing) and stderr."""
+    out, err = process.communicate(timeout=timeout)
+    text = out.decode().strip()
+    return process.returncode, (json.loads(text) if text else None), err.decode()
+
+
+def run_hook(tmp_path: Path, db: Path | str, payload: dict[str, Any] | bytes, *args: str, host: str = "claude-code"):
+    return finish(start_hook(tmp_path, db, payload, *args, host=host))
+
+
+async def wait_pending(backend: Any, count: int = 1, timeout: float = 30) -> list[dict[str, Any]]:
+    """The pending requests once ``count`` exist (the hook runs in another process)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        records = await backend.list_records()
+        if len(records) >= count:
+            return records
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{count} pending request(s) never appeared (have {len(records)})")
+        await asyncio.sleep(0.05)

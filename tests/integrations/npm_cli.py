@@ -1,0 +1,79 @@
+"""The real agent CLIs from npm, installed once into a cache directory the tests reuse.
+
+``REVIEWER_NPM_CACHE`` names the directory (default ``~/.cache/reviewer-app-tests/npm``); CI keeps it between
+runs. ``npm install --ignore-scripts`` of the platform package puts the native binary in place (so node's own
+version does not matter). Tests skip, saying why, only when npm or the registry cannot be reached.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CLAUDE_CODE_VERSION = "2.1.331"
+CODEX_VERSION = "0.169.0"
+
+
+def cache_root() -> Path:
+    configured = os.environ.get("REVIEWER_NPM_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "reviewer-app-tests" / "npm"
+
+
+def _install(directory: Path, packages: list[str], binary: Path) -> Path:
+    if binary.is_file():
+        return binary
+    if not (sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64")):
+        pytest.skip("the end-to-end tests install the linux-x64 builds of the agent CLIs")
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed: cannot fetch the agent CLI")
+    directory.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(
+        [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(directory), *packages],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if result.returncode != 0:
+        text = result.stderr + result.stdout
+        if any(word in text for word in ("ENOTFOUND", "ECONNREFUSED", "ETIMEDOUT", "EAI_AGAIN", "network")):
+            pytest.skip(f"the npm registry is unreachable: {text.strip().splitlines()[-1]}")
+        raise AssertionError(f"npm install failed:\n{text}")
+    assert binary.is_file(), f"npm installed no binary at {binary}"
+    return binary
+
+
+def claude_binary() -> Path:
+    directory = cache_root() / f"claude-code-{CLAUDE_CODE_VERSION}"
+    binary = directory / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+    packages = [
+        f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
+        f"@anthropic-ai/claude-code-linux-x64@{CLAUDE_CODE_VERSION}",
+    ]
+    return _install(directory, packages, binary)
+
+
+def codex_binary() -> Path:
+    directory = cache_root() / f"codex-{CODEX_VERSION}"
+    binary = (
+        directory
+        / "node_modules"
+        / "@openai"
+        / "codex-linux-x64"
+        / "vendor"
+        / "x86_64-unknown-linux-musl"
+        / "bin"
+        / "codex"
+    )
+    packages = [
+        f"@openai/codex@{CODEX_VERSION}",
+        f"@openai/codex-linux-x64@npm:@openai/codex@{CODEX_VERSION}-linux-x64",
+    ]
+    return _install(directory, packages, binary)

@@ -1,0 +1,131 @@
+"""End to end with the real Claude Code CLI: ``claude -p`` against a fake Messages API, the hook installed by
+``hook install``, decisions made with ``reviewer-app decide``; the command runs (or not) exactly as decided."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reviewer_app.domain.timeline import fold_events
+from reviewer_app.hitl import SQLHITLBackend
+from tests.integrations.fake_anthropic import FakeAnthropic
+from tests.integrations.hook_helpers import REPO_ROOT, wait_pending
+from tests.integrations.npm_cli import claude_binary
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
+
+PROMPT = "please append a marker to marker.txt"
+
+
+def _env(tmp_path: Path, api_url: str) -> dict[str, str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path / "home"),
+        "ANTHROPIC_BASE_URL": api_url,
+        "ANTHROPIC_API_KEY": "dummy",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "PYTHONPATH": str(REPO_ROOT),
+    }
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return env
+
+
+def _reviewer(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("REVIEWER_DB", None)
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer_app", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("event", "decision", "extra"),
+    [
+        ("PermissionRequest", "approve", []),
+        ("PermissionRequest", "reject", ["--message", "not today"]),
+        ("PreToolUse", "edit", ["--args", json.dumps({"command": "echo edited >> marker.txt", "description": "x"})]),
+        ("PreToolUse", "steer", ["--message", "write the marker with printf"]),
+    ],
+)
+async def test_real_claude_code_runs_the_command_exactly_as_decided(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, event: str, decision: str, extra: list[str]
+) -> None:
+    claude = claude_binary()
+    project = tmp_path / "project"
+    project.mkdir()
+    installed = _reviewer(
+        tmp_path,
+        "hook",
+        "install",
+        "claude-code",
+        "--project",
+        str(project),
+        "--db",
+        str(db_path),
+        "--event",
+        event,
+        "--hook-timeout",
+        "120",
+    )
+    assert installed.returncode == 0, installed.stderr
+    command = "echo approved >> marker.txt"
+    with FakeAnthropic("Bash", {"command": command, "description": "append a marker"}, thinking="Plan: append.") as api:
+        agent = await asyncio.to_thread(
+            subprocess.Popen,
+            [str(claude), "-p", PROMPT, "--output-format", "json"],
+            cwd=project,
+            env=_env(tmp_path, api.url),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            [record] = await wait_pending(backend, timeout=90)
+            assert record["tool_name"] == "Bash" and record["data"]["arguments"]["command"] == command
+            assert record["data"]["hook_event"] == event
+            decided = await asyncio.to_thread(
+                _reviewer, tmp_path, "decide", record["hitl_id"], decision, *extra, "--db", str(db_path)
+            )
+            assert decided.returncode == 0, decided.stderr
+            _, err = await asyncio.to_thread(agent.communicate, timeout=120)
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.communicate()
+        assert agent.returncode == 0, err.decode()[-2000:]
+        results = api.tool_results()
+    marker = project / "marker.txt"
+    if decision == "approve":
+        assert marker.read_text() == "approved\n"
+    elif decision == "edit":
+        assert marker.read_text() == "edited\n"
+    else:
+        assert not marker.exists()
+        [result] = results
+        expected = (
+            "rejected by reviewer: not today"
+            if decision == "reject"
+            else "Reviewer guidance: write the marker with printf"
+        )
+        assert expected in result
+
+    [run] = [run for run in await backend.list_runs() if run.id == record["invocation_id"]]
+    assert run.prompt == PROMPT  # the run's title: its prompt, from the transcript
+    blocks = fold_events(await backend.events(record["invocation_id"]))
+    kinds = [block.kind.value for block in blocks]
+    assert kinds[:3] == ["text", "thinking", "text"] and "tool_use" in kinds and "hitl" in kinds
+    assert blocks[0].data == {"role": "user", "text": PROMPT}
+    assert (await backend.verify_audit()).ok

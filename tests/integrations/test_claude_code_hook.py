@@ -1,0 +1,376 @@
+"""The Claude Code hook as Claude runs it: a child process, the captured payloads on stdin, decisions from here."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
+from reviewer_app.domain.hitl import shown_arguments
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.integrations.core import ANSWERED_ELSEWHERE
+from tests.integrations.hook_helpers import finish, fixture, run_hook, start_hook, wait_pending
+
+pytestmark = pytest.mark.asyncio
+
+EVENTS = ["pretooluse.json", "permissionrequest.json"]
+
+
+def _watchdogs_of(pid: int) -> list[int]:
+    """Live watchdog processes watching ``pid`` (they get a moment to exit)."""
+    found: list[int] = []
+    for _ in range(40):
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"_watch" in argv and str(pid).encode() in argv:
+                found.append(int(entry.name))
+        if not found:
+            return found
+        time.sleep(0.05)
+    return found
+
+
+def decision_output(answer: dict | None, event: str) -> dict:
+    assert answer is not None, "the hook printed no answer"
+    output = answer["hookSpecificOutput"]
+    assert output["hookEventName"] == event
+    return output
+
+
+async def decide_from_here(backend: SQLHITLBackend, kind: DecisionKind, **kwargs) -> dict:
+    [record] = await wait_pending(backend)
+    digest = args_digest(shown_arguments(record)) if kind.needs_hash else None
+    await backend.decide(record["hitl_id"], Decision(kind, args_sha256=digest, **kwargs))
+    return record
+
+
+@pytest.mark.parametrize("name", EVENTS)
+async def test_request_fields_and_approve(tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str) -> None:
+    payload = fixture(name)
+    process = start_hook(tmp_path, db_path, payload)
+    record = await decide_from_here(backend, DecisionKind.APPROVE)
+    code, answer, _ = finish(process)
+    assert code == 0
+    assert _watchdogs_of(process.pid) == []  # the hook ended normally: its watchdog went with it
+    assert record["tool_name"] == "Bash"
+    assert record["session_id"] == payload["session_id"]
+    assert record["invocation_id"] == payload["prompt_id"]
+    assert record["tool_call_id"] == payload.get("tool_use_id")
+    assert record["data"]["arguments"] == payload["tool_input"]
+    assert record["data"]["cwd"] == payload["cwd"]
+    assert record["data"]["description"] == "append a marker"
+    assert record["data"]["schema"]["required"] == ["command"]
+    assert "edit" in record["data"]["allowed_decisions"] and "respond" not in record["data"]["allowed_decisions"]
+    assert record["metadata"]["agent"] == "claude-code" and record["metadata"]["external"] is True
+    assert record["metadata"]["hook_process"]["pid"] == process.pid
+    event = payload["hook_event_name"]
+    output = decision_output(answer, event)
+    if event == "PreToolUse":
+        assert output["permissionDecision"] == "allow"
+    else:
+        assert output["decision"] == {"behavior": "allow"}
+
+
+@pytest.mark.parametrize("name", EVENTS)
+async def test_edit_allows_with_updated_input(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str
+) -> None:
+    payload = fixture(name)
+    process = start_hook(tmp_path, db_path, payload)
+    [record] = await wait_pending(backend)
+    shown = shown_arguments(record)
+    with pytest.raises(DecisionError, match="command"):  # the tool's schema: Bash needs a command
+        await backend.decide(
+            record["hitl_id"],
+            Decision(DecisionKind.EDIT, edited_args={"description": "x"}, args_sha256=args_digest(shown)),
+        )
+    edited = {"command": "echo edited >> marker.txt", "description": "edited"}
+    await backend.decide(
+        record["hitl_id"], Decision(DecisionKind.EDIT, edited_args=edited, args_sha256=args_digest(shown))
+    )
+    _, answer, _ = finish(process)
+    output = decision_output(answer, payload["hook_event_name"])
+    if payload["hook_event_name"] == "PreToolUse":
+        assert output["permissionDecision"] == "allow"
+        assert output["updatedInput"] == edited
+    else:
+        assert output["decision"] == {"behavior": "allow", "updatedInput": edited}
+
+
+@pytest.mark.parametrize("name", EVENTS)
+@pytest.mark.parametrize(
+    ("kind", "message", "expected"),
+    [
+        (DecisionKind.REJECT, "not in prod", "rejected by reviewer: not in prod"),
+        (DecisionKind.STEER, "use printf instead", "Reviewer guidance: use printf instead"),
+    ],
+)
+async def test_reject_and_steer_deny_with_the_text(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str, kind: DecisionKind, message: str, expected: str
+) -> None:
+    payload = fixture(name)
+    process = start_hook(tmp_path, db_path, payload)
+    await decide_from_here(backend, kind, message=message)
+    code, answer, _ = finish(process)
+    assert code == 0
+    output = decision_output(answer, payload["hook_event_name"])
+    if payload["hook_event_name"] == "PreToolUse":
+        assert output == {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": expected,
+        }
+    else:
+        assert output["decision"] == {"behavior": "deny", "message": expected}
+
+
+async def test_decided_through_the_cli(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> None:
+    import subprocess
+    import sys
+
+    from tests.integrations.hook_helpers import hook_env
+
+    process = start_hook(tmp_path, db_path, fixture("pretooluse.json"))
+    [record] = await wait_pending(backend)
+    decided = await asyncio.to_thread(
+        subprocess.run,
+        [
+            sys.executable,
+            "-m",
+            "reviewer_app",
+            "decide",
+            record["hitl_id"],
+            "reject",
+            "--message",
+            "no",
+            "--db",
+            str(db_path),
+        ],
+        env=hook_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert decided.returncode == 0, decided.stderr
+    _, answer, _ = finish(process)
+    assert decision_output(answer, "PreToolUse")["permissionDecision"] == "deny"
+
+
+async def test_approve_for_session_waives_the_same_command_later(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    payload = fixture("pretooluse.json")
+    process = start_hook(tmp_path, db_path, payload)
+    await decide_from_here(backend, DecisionKind.APPROVE_FOR_SESSION)
+    assert decision_output(finish(process)[1], "PreToolUse")["permissionDecision"] == "allow"
+
+    again = {**payload, "tool_use_id": "toolu_second"}  # the identical command, a later call
+    code, answer, _ = run_hook(tmp_path, db_path, again)  # no reviewer acts: the rule answers
+    output = decision_output(answer, "PreToolUse")
+    assert code == 0 and output["permissionDecision"] == "allow"
+    assert (
+        "this session's rule: allow `echo approved >> /home/dev/project/marker.txt` exactly"
+        in (output["permissionDecisionReason"])
+    )
+    records = await backend.list_records()
+    assert records == []  # nothing left waiting
+    [entry] = [e for e in await backend.audit() if e.reviewer.startswith("session-rule:")]
+    assert entry.decision == "approve" and entry.shown_args == again["tool_input"]
+
+    # the same first word is not the same command: a rule grants exactly what was approved
+    different = {**payload, "tool_use_id": "toolu_other", "tool_input": {"command": "echo again; touch x"}}
+    asking = start_hook(tmp_path, db_path, different, "--timeout", "30")
+    [pending] = await wait_pending(backend)
+    assert pending["data"]["arguments"]["command"] == "echo again; touch x"
+    await backend.decide(pending["hitl_id"], Decision(DecisionKind.REJECT, message="no"))
+    assert decision_output(finish(asking)[1], "PreToolUse")["permissionDecision"] == "deny"
+
+    other_session = {**again, "session_id": "another-session", "tool_use_id": "toolu_third"}
+    waiting = start_hook(tmp_path, db_path, other_session, "--timeout", "30")
+    [pending] = await wait_pending(backend)  # another session: the rule does not apply
+    assert pending["session_id"] == "another-session"
+    await backend.decide(pending["hitl_id"], Decision(DecisionKind.REJECT, message="no"))
+    finish(waiting)
+    assert (await backend.verify_audit()).ok
+
+
+async def test_read_only_tools_pass_by_the_visible_default_rule(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    payload = {
+        **fixture("pretooluse.json"),
+        "tool_name": "Grep",
+        "tool_input": {"pattern": "TODO"},
+        "tool_use_id": "t1",
+    }
+    code, answer, _ = run_hook(tmp_path, db_path, payload)
+    output = decision_output(answer, "PreToolUse")
+    assert code == 0 and output["permissionDecision"] == "allow"
+    assert "--allow-tools" in output["permissionDecisionReason"]
+    [entry] = await backend.audit()
+    assert entry.reviewer == "rule:allow-tools"
+    # The operator turned the default off: the same call waits for a reviewer.
+    process = start_hook(tmp_path, db_path, {**payload, "tool_use_id": "t2"}, "--allow-tools", "")
+    await decide_from_here(backend, DecisionKind.REJECT, message="not now")
+    assert decision_output(finish(process)[1], "PreToolUse")["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize("name", EVENTS)
+async def test_timeout_falls_back_and_is_recorded_like_an_expiry(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str
+) -> None:
+    payload = fixture(name)
+    code, answer, _ = run_hook(tmp_path, db_path, payload, "--timeout", "1")
+    assert code == 0
+    if payload["hook_event_name"] == "PreToolUse":
+        assert decision_output(answer, "PreToolUse")["permissionDecision"] == "ask"
+    else:
+        assert answer is None  # no decision: Claude Code shows its own dialog
+    [record] = await backend.list_records(_query(statuses=("expired",)))
+    assert record["user_response"]["expired"] is True and record["user_response"]["decision"] == "expire"
+    [entry] = await backend.audit(record["hitl_id"])
+    assert entry.reviewer == "system:expiry"
+
+    code, answer, _ = run_hook(
+        tmp_path, db_path, {**payload, "tool_use_id": "t-deny"}, "--timeout", "1", "--on-timeout", "deny"
+    )
+    output = decision_output(answer, payload["hook_event_name"])
+    denied = output.get("permissionDecision") or output["decision"]["behavior"]
+    assert denied == "deny"
+
+
+def _query(**kwargs):
+    from reviewer_app.hitl import RequestQuery
+
+    return RequestQuery(**kwargs)
+
+
+@pytest.mark.parametrize("name", EVENTS)
+@pytest.mark.parametrize("broken", ["directory", "garbage"])
+async def test_a_database_that_cannot_be_opened_never_fails_open(tmp_path: Path, name: str, broken: str) -> None:
+    payload = fixture(name)
+    if broken == "directory":
+        db = tmp_path / "a-directory.db"
+        db.mkdir()
+    else:
+        db = tmp_path / "garbage.db"
+        db.write_bytes(b"this is not a database" * 100)
+    code, answer, err = run_hook(tmp_path, db, payload)
+    assert code == 0
+    assert "reviewer-app hook" in err  # the reason, on stderr
+    if payload["hook_event_name"] == "PreToolUse":
+        output = decision_output(answer, "PreToolUse")
+        assert output["permissionDecision"] == "ask"
+        assert output["permissionDecisionReason"].startswith("Reviewer could not decide")
+    else:
+        assert answer is None
+    code, answer, _ = run_hook(tmp_path, db, payload, "--on-error", "deny")
+    output = decision_output(answer, payload["hook_event_name"])
+    assert (output.get("permissionDecision") or output["decision"]["behavior"]) == "deny"
+    if broken == "garbage":
+        assert db.read_bytes() == b"this is not a database" * 100  # untouched
+
+
+@pytest.mark.parametrize(
+    "stdin", [b"", b"not json", b"[1, 2]", b'{"hook_event_name": "PreToolUse"}', b'{"hook_event_name": "Stop"}']
+)
+async def test_bad_stdin_gets_the_fallback_with_a_reason(tmp_path: Path, db_path: Path, stdin: bytes) -> None:
+    code, answer, err = run_hook(tmp_path, db_path, stdin, "--on-error", "deny")
+    assert code == 0
+    assert "bad event" in err
+    output = answer["hookSpecificOutput"]
+    assert (output.get("permissionDecision") or output["decision"]["behavior"]) == "deny"
+    assert (
+        not db_path.exists()
+        or sqlite3.connect(db_path).execute("SELECT count(*) FROM hitl_requests").fetchone()[0] == 0
+    )
+
+
+async def _wait_cancelled(backend: SQLHITLBackend, hitl_id: str, within: float) -> tuple[dict, float]:
+    started = time.monotonic()
+    while time.monotonic() - started < within + 5:
+        record = await backend.get(hitl_id)
+        if record is not None and record["status"] == "cancelled":
+            return record, time.monotonic() - started
+        await asyncio.sleep(0.05)
+    raise AssertionError("the request was never withdrawn")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+async def test_a_killed_hook_leaves_the_inbox_answered_elsewhere(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, sig: signal.Signals
+) -> None:
+    process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "50")
+    [record] = await wait_pending(backend)
+    await asyncio.sleep(0.3)  # the watchdog is up before the request exists; let the hook settle into waiting
+    os.kill(process.pid, sig)
+    cancelled, took = await _wait_cancelled(backend, record["hitl_id"], 2)
+    process.communicate(timeout=30)
+    assert took < 2.0, f"withdrawn after {took:.2f} s"
+    assert _watchdogs_of(process.pid) == []  # its work done, the watchdog exits too
+    assert cancelled["user_response"] is None  # neither approved nor rejected
+    [entry] = await backend.audit(record["hitl_id"])
+    assert entry.decision == "cancel" and entry.message.startswith(ANSWERED_ELSEWHERE)
+    events = await backend.events(record["invocation_id"])
+    notes = [e for e in events if e.block_id == f"hitl_{record['hitl_id']}" and e.op.value == "patch"]
+    assert notes and "answered elsewhere" in notes[-1].data["message"]
+    assert await backend.list_records() == []
+
+
+async def test_a_host_that_stops_reading_takes_its_request_back(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    process = start_hook(tmp_path, db_path, fixture("permissionrequest.json"), "--timeout", "50")
+    [record] = await wait_pending(backend)
+    assert process.stdout is not None
+    process.stdout.close()  # Claude Code went away: nobody will read the answer
+    cancelled, took = await _wait_cancelled(backend, record["hitl_id"], 2)
+    process.wait(timeout=30)
+    assert took < 2.0 and cancelled["user_response"] is None
+    assert process.returncode == 0
+
+
+async def test_write_and_edit_requests_carry_a_diff_of_the_project_file(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("one\ntwo\nthree\n")
+    base = {**fixture("pretooluse.json"), "cwd": str(project)}
+    edit = {
+        **base,
+        "tool_name": "Edit",
+        "tool_use_id": "toolu_edit",
+        "tool_input": {"file_path": str(project / "notes.txt"), "old_string": "two", "new_string": "TWO"},
+    }
+    outside = {
+        **base,
+        "tool_name": "Write",
+        "tool_use_id": "toolu_write",
+        "tool_input": {"file_path": "/etc/passwd", "content": "root::0:0::/:/bin/sh\n"},
+    }
+    processes = [start_hook(tmp_path, db_path, edit), start_hook(tmp_path, db_path, outside)]
+    records = {r["tool_name"]: r for r in await wait_pending(backend, count=2)}
+    diff = records["Edit"]["data"]["diff"]
+    assert "-two\n+TWO\n" in diff["diff"] and diff["path"].endswith("notes.txt")
+    assert records["Edit"]["data"]["schema"]["required"] == ["file_path", "old_string", "new_string"]
+    secret = records["Write"]["data"]["diff"]
+    assert "outside the project" in secret["note"]
+    assert "root:x" not in secret["diff"]  # the real /etc/passwd was never read into the request
+    for record in records.values():
+        await backend.decide(record["hitl_id"], Decision(DecisionKind.REJECT, message="no"))
+    for process in processes:
+        finish(process)

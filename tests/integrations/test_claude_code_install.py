@@ -1,0 +1,119 @@
+"""hook install / uninstall merge into existing settings files, keep everything else, and back up first."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.integrations.hook_helpers import hook_env
+
+EXISTING = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./.env)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/audit-bash"}]}],
+        "PermissionRequest": [{"matcher": "Write", "hooks": [{"type": "command", "command": "notify-send ask"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+    },
+}
+
+
+def cli(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer_app", "hook", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=hook_env(tmp_path),
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def ours(settings: dict, event: str) -> list[dict]:
+    return [h for g in settings["hooks"].get(event, []) for h in g["hooks"] if " hook claude-code " in h["command"]]
+
+
+def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    settings_path = project / ".claude" / "settings.json"
+    settings_path.parent.mkdir(parents=True)
+    settings_path.write_text(json.dumps(EXISTING, indent=2))
+    db = tmp_path / "reviews.db"
+
+    first = cli(tmp_path, "install", "claude-code", "--project", str(project), "--db", str(db))
+    assert first.returncode == 0, first.stderr
+    settings = json.loads(settings_path.read_text())
+    assert settings["model"] == "opus" and settings["permissions"] == EXISTING["permissions"]
+    assert settings["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
+    assert settings["hooks"]["Stop"] == EXISTING["hooks"]["Stop"]
+    assert settings["hooks"]["PermissionRequest"][0] == EXISTING["hooks"]["PermissionRequest"][0]
+    [hook] = ours(settings, "PermissionRequest")
+    assert hook["timeout"] == 600 and f"--db {db}" in hook["command"] and "--timeout 595" in hook["command"]
+    backups = list(settings_path.parent.glob("settings.json.reviewer-backup-*"))
+    assert len(backups) == 1 and json.loads(backups[0].read_text()) == EXISTING
+
+    again = cli(tmp_path, "install", "claude-code", "--project", str(project), "--db", str(db))
+    assert "already installed" in again.stdout
+    assert json.loads(settings_path.read_text()) == settings
+    assert len(list(settings_path.parent.glob("settings.json.reviewer-backup-*"))) == 1
+
+    moved = cli(
+        tmp_path,
+        "install",
+        "claude-code",
+        "--project",
+        str(project),
+        "--db",
+        str(db),
+        "--event",
+        "PreToolUse",
+        "--matcher",
+        "Bash|Write",
+        "--hook-timeout",
+        "120",
+    )
+    assert moved.returncode == 0
+    settings = json.loads(settings_path.read_text())
+    assert ours(settings, "PermissionRequest") == []
+    [hook] = ours(settings, "PreToolUse")
+    assert hook["timeout"] == 120 and "--timeout 115" in hook["command"]
+    assert settings["hooks"]["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
+
+    removed = cli(tmp_path, "uninstall", "claude-code", "--project", str(project))
+    assert removed.returncode == 0
+    assert json.loads(settings_path.read_text()) == EXISTING
+
+
+def test_scopes_and_a_broken_file_is_left_alone(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    local = cli(tmp_path, "install", "claude-code", "--scope", "local", "--project", str(project), "--db", "x.db")
+    assert local.returncode == 0
+    assert ours(json.loads((project / ".claude" / "settings.local.json").read_text()), "PermissionRequest")
+    user = cli(tmp_path, "install", "claude-code", "--scope", "user", "--db", "x.db")
+    assert user.returncode == 0
+    assert ours(json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text()), "PermissionRequest")
+
+    broken = project / ".claude" / "settings.json"
+    broken.write_text("{ not json")
+    result = cli(tmp_path, "install", "claude-code", "--project", str(project), "--db", "x.db")
+    assert result.returncode == 2 and "not valid JSON" in result.stderr
+    assert broken.read_text() == "{ not json"
+
+
+def test_codex_install_into_hooks_json(tmp_path: Path) -> None:
+    hooks_path = tmp_path / "home" / ".codex" / "hooks.json"
+    hooks_path.parent.mkdir(parents=True)
+    existing = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done", "timeout": 30}]}]}}
+    hooks_path.write_text(json.dumps(existing))
+    result = cli(tmp_path, "install", "codex", "--db", str(tmp_path / "r.db"))
+    assert result.returncode == 0, result.stderr
+    hooks = json.loads(hooks_path.read_text())
+    assert hooks["hooks"]["Stop"] == existing["hooks"]["Stop"]
+    [group] = hooks["hooks"]["PermissionRequest"]
+    assert "matcher" not in group and " hook codex " in group["hooks"][0]["command"]
+    assert cli(tmp_path, "uninstall", "codex").returncode == 0
+    assert json.loads(hooks_path.read_text()) == existing

@@ -1,0 +1,38 @@
+"""The hook on PostgreSQL: no sqlite3 fast path there, the same answers and records through the backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.hitl import shown_arguments
+from reviewer_app.hitl import SQLHITLBackend
+from tests.integrations.hook_helpers import finish, fixture, run_hook, start_hook, wait_pending
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.postgres]
+
+
+async def test_waiting_rules_and_the_read_only_default_on_postgres(tmp_path: Path, pg_url: str) -> None:
+    async with SQLHITLBackend(pg_url, reviewer="pg-tester") as backend:
+        payload = fixture("pretooluse.json")
+        process = start_hook(tmp_path, pg_url, payload)
+        [record] = await wait_pending(backend)
+        await backend.decide(
+            record["hitl_id"],
+            Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(shown_arguments(record))),
+        )
+        assert finish(process)[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+        again = {**payload, "tool_use_id": "toolu_pg_2"}  # the identical command, later
+        code, answer, _ = run_hook(tmp_path, pg_url, again)
+        assert code == 0 and "session-rule:" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+        read = {**payload, "tool_use_id": "toolu_pg_3", "tool_name": "Glob", "tool_input": {"pattern": "*.py"}}
+        code, answer, _ = run_hook(tmp_path, pg_url, read)
+        assert answer["hookSpecificOutput"]["permissionDecision"] == "allow"
+        reviewers = [e.reviewer for e in await backend.audit()]
+        assert reviewers[0] == "pg-tester" and reviewers[1].startswith("session-rule:")
+        assert reviewers[2] == "rule:allow-tools"
+        assert (await backend.verify_audit()).ok
+        assert await backend.list_records() == []
