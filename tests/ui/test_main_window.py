@@ -45,7 +45,9 @@ def window(qt_backend: SQLHITLBackend, runtime: Runtime, ui_settings: QSettings,
     win.activateWindow()
     qtbot.waitExposed(win)
     win.start()
-    qtbot.waitUntil(lambda: win.live.refresh_count >= 0 and not win.live.busy)
+    assert run_async(qtbot, win.live.wait_loaded(timeout=10))  # every page of the first load is in
+    qtbot.waitUntil(lambda: not win.live.busy)
+    assert win.windowTitle() == "Reviewer (0 pending)"  # the loaded (empty) inbox is counted
     yield win
     win.close()
 
