@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from reviewer_app.ui.inbox_model import (
+from reviewer_app.ui.inbox.model import (
     COL_AGE,
     COL_DECIDED,
     COL_EXPIRES,
@@ -239,7 +239,7 @@ def test_cached_search_masks_never_outlive_a_change(qtmodeltester: Any) -> None:
 
 
 def test_removed_requests_leave_no_trace_in_searches_after_compaction(qtmodeltester: Any, monkeypatch: Any) -> None:
-    from reviewer_app.ui import inbox_model
+    from reviewer_app.ui.inbox import model as inbox_model
 
     monkeypatch.setattr(inbox_model, "COMPACT_ABOVE", 10)
     model = InboxModel()

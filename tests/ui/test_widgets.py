@@ -10,11 +10,10 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
-from reviewer_app.ui.detail import prepare_request, write_file_diff
-from reviewer_app.ui.json_view import JsonPanel, JsonView, fold_ranges, format_json
-from reviewer_app.ui.runs_model import GROUP_ORDER, RUN_ID_ROLE, RunsModel
-from reviewer_app.ui.strip import TimelineStrip, spans_for
-from reviewer_app.ui.timeline_model import (
+from reviewer_app.ui.detail.json_view import JsonPanel, JsonView, fold_ranges, format_json
+from reviewer_app.ui.detail.pane import prepare_request, write_file_diff
+from reviewer_app.ui.detail.strip import TimelineStrip, spans_for
+from reviewer_app.ui.detail.timeline import (
     DURATION_ROLE,
     IS_DETAIL_ROLE,
     KIND_ROLE,
@@ -22,6 +21,7 @@ from reviewer_app.ui.timeline_model import (
     TimelineModel,
     TimelineView,
 )
+from reviewer_app.ui.runs.model import GROUP_ORDER, RUN_ID_ROLE, RunsModel
 
 
 def event(seq: int, block_id: str, kind: BlockKind, op: BlockOp, data: dict[str, Any], ts: int, parent=None):

@@ -13,8 +13,8 @@ from PySide6.QtGui import QFont
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.ui import theme
-from reviewer_app.ui.inbox_model import format_age, short_id
-from reviewer_app.ui.timeline_model import format_duration
+from reviewer_app.ui.detail.timeline import format_duration
+from reviewer_app.ui.inbox.model import format_age, short_id
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 

@@ -35,10 +35,10 @@ from reviewer_app.domain.policy import SHELL_TOOLS, command_word
 from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.ui import theme
-from reviewer_app.ui.inbox_model import format_age, format_countdown
-from reviewer_app.ui.json_view import FormattedJson, JsonPanel, format_json, monospace_font
-from reviewer_app.ui.strip import TimelineStrip
-from reviewer_app.ui.timeline_model import TimelineModel, TimelineView, format_duration
+from reviewer_app.ui.detail.json_view import FormattedJson, JsonPanel, format_json, monospace_font
+from reviewer_app.ui.detail.strip import TimelineStrip
+from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
+from reviewer_app.ui.inbox.model import format_age, format_countdown
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 DIFF_LIMIT_BYTES = 2_000_000
