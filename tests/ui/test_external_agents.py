@@ -25,7 +25,7 @@ from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.decision_dialogs import TextDialog
-from reviewer_app.ui.inbox.model import COL_AGENT, COL_REQUEST, EXTERNAL_ROLE, EXTERNAL_TIP
+from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, EXTERNAL_ROLE, EXTERNAL_TIP
 from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.runs.model import EXTERNAL_ROLE as RUN_EXTERNAL_ROLE
 from tests.ui.conftest import run_async

@@ -22,7 +22,8 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog
-from reviewer_app.ui.inbox.model import COL_DECIDED, Scope
+from reviewer_app.ui.inbox.cells import COL_DECIDED
+from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.main_window import MainWindow
 from tests.ui.conftest import run_async
 

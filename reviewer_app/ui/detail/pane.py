@@ -38,7 +38,7 @@ from reviewer_app.ui import theme
 from reviewer_app.ui.detail.json_view import FormattedJson, JsonPanel, format_json, monospace_font
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
-from reviewer_app.ui.inbox.model import format_age, format_countdown
+from reviewer_app.ui.texts import format_age, format_countdown
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 DIFF_LIMIT_BYTES = 2_000_000

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QLine
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.detail.pane import DetailPane
-from reviewer_app.ui.inbox.model import (
+from reviewer_app.ui.inbox.cells import (
     COL_AGE,
     COL_AGENT,
     COL_DECIDED,
@@ -24,14 +24,11 @@ from reviewer_app.ui.inbox.model import (
     COL_REQUEST,
     COL_SUMMARY,
     GROUP_ID_ROLE,
-    LEVEL_INVOCATION,
-    LEVEL_REQUEST,
     LEVEL_ROLE,
-    LEVEL_SESSION,
-    InboxFilter,
-    InboxModel,
-    Scope,
 )
+from reviewer_app.ui.inbox.filters import InboxFilter, Scope
+from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION
+from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.view import InboxView
 from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.runs.model import RunsModel

@@ -6,7 +6,9 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
 
-from reviewer_app.ui.inbox.model import LEVEL_ROLE, LEVEL_SESSION, InboxModel
+from reviewer_app.ui.inbox.cells import LEVEL_ROLE
+from reviewer_app.ui.inbox.grouping import LEVEL_SESSION
+from reviewer_app.ui.inbox.model import InboxModel
 
 EXPAND_ALL_GROUPS = 1_500  # above this many session + invocation rows only the first sessions open
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
