@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, Qt
 
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
@@ -21,6 +21,7 @@ from reviewer_app.ui.detail.timeline import (
     TimelineModel,
     TimelineView,
 )
+from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.runs.model import GROUP_ORDER, RUN_ID_ROLE, RunsModel
 
 
@@ -236,3 +237,11 @@ def test_detail_rows_and_model_ignore_invalid_indexes() -> None:
     assert model.data(QModelIndex()) is None
     assert model.rowCount(QModelIndex()) == 0
     assert model.flags(QModelIndex()) == Qt.ItemFlag.NoItemFlags
+
+
+def test_models_answer_parent_as_a_model_and_as_a_qobject() -> None:
+    """``parent(index)`` is the model API; ``parent()`` stays QObject's (the overload PySide6 declares)."""
+    owner = QObject()
+    for model in (InboxModel(owner), RunsModel(owner), TimelineModel(owner)):
+        assert model.parent() is owner
+        assert not model.parent(QModelIndex()).isValid()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
 from PySide6.QtCore import (
     QAbstractItemModel,
@@ -309,7 +309,14 @@ class TimelineModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(row, 0, node.uid)
 
-    def parent(self, index: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+    @overload
+    def parent(self) -> QObject | None: ...
+    @overload
+    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
+    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
+        """The parent of ``index`` (the model API); without an argument the model's QObject parent."""
+        if index is None:
+            return super().parent()
         if not index.isValid() or index.internalId() == 0:
             return QModelIndex()
         parent = self._nodes.get(index.internalId())

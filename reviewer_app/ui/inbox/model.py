@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from itertools import compress
 from operator import attrgetter
-from typing import Any
+from typing import Any, overload
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
@@ -345,7 +345,14 @@ class InboxModel(QAbstractItemModel):
             return self.createIndex(row, column, index.internalId())
         return super().sibling(row, column, index)
 
-    def parent(self, index: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+    @overload
+    def parent(self) -> QObject | None: ...
+    @overload
+    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
+    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
+        """The parent of ``index`` (the model API); without an argument the model's QObject parent."""
+        if index is None:
+            return super().parent()
         # Called several times per painted cell (selection checks): one lookup.
         group = self._by_uid.get(index.internalId())  # an invalid index and a session row have id 0: no group
         if group is None:
