@@ -22,7 +22,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog
-from reviewer_app.ui.inbox.cells import COL_DECIDED
+from reviewer_app.ui.inbox.cells import COL_DECIDED, COL_EXPIRES
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.main_window import MainWindow
 from tests.ui.conftest import run_async
@@ -396,6 +396,7 @@ def test_runs_board_new_run_cancel_and_follow_up(window: MainWindow, runtime: Ru
     qtbot.waitUntil(window.runs.follow_up_button.isEnabled)
     qtbot.mouseClick(window.runs.follow_up_button, Qt.MouseButton.LeftButton)
     follow = dialog_of(qtbot, window, TextDialog)
+    window.runs.view.setCurrentIndex(window.runs.model.index(0, 0))  # a group row: no run selected any more
     qtbot.keyClicks(follow.editor, "carry on")
     qtbot.keyClick(follow.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: len(window.runs.model._runs) == 2, timeout=10_000)
@@ -418,6 +419,7 @@ def test_settings_restore_geometry_splitters_and_filters(
     first.splitter.setSizes([300, 700])
     first.inbox.type_combo.setCurrentIndex(2)
     first.inbox.search_box.setText("deploy")
+    first.inbox.scope_combo.setCurrentIndex(1)  # "Decided"
     sizes = first.splitter.sizes()
     first.close()
     second = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
@@ -427,6 +429,9 @@ def test_settings_restore_geometry_splitters_and_filters(
     assert second.inbox.search_box.text() == "deploy"
     assert second.inbox.model.filter.text == "deploy" and second.inbox.model.filter.hitl_type == "ask_user"
     assert second.splitter.saveState() == first.splitter.saveState() or second.splitter.sizes() == sizes
+    assert second.inbox.scope_combo.currentText() == "Decided" and second.live.scope is Scope.HISTORY
+    assert not second.inbox.view.isColumnHidden(COL_DECIDED)  # the restored scope's columns, as if chosen
+    assert second.inbox.view.isColumnHidden(COL_EXPIRES)
     assert not second.runs.new_button.isEnabled()  # no runtime: starting runs is off, reviewing is on
     second.close()
 
