@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from reviewer_app.domain.timeline import BlockEvent
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
 from reviewer_app.ui.about import mask_url, open_about
@@ -281,10 +282,10 @@ class MainWindow(QMainWindow):
         self.raise_()
         self.activateWindow()
 
-    def _on_events_loaded(self, invocation_id: str, events: list[Any]) -> None:
+    def _on_events_loaded(self, invocation_id: str, events: list[BlockEvent]) -> None:
         self.detail.timeline_model.set_events(invocation_id or None, events)
 
-    def _on_events_appended(self, invocation_id: str, events: list[Any]) -> None:
+    def _on_events_appended(self, invocation_id: str, events: list[BlockEvent]) -> None:
         if invocation_id == self.detail.timeline_model.invocation_id:
             self.detail.timeline_model.append_events(events)
 
