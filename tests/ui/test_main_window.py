@@ -541,3 +541,33 @@ def test_dark_scheme_switches_palette_and_colours(qapp: Any, monkeypatch: Any) -
         watcher.deleteLater()
     icon = theme.badge_icon(7)
     assert not icon.isNull()
+
+
+def test_j_k_on_the_runs_board_move_between_runs_and_decision_keys_do_nothing_there(
+    window: MainWindow, runtime: Runtime, qtbot: Any
+) -> None:
+    from reviewer_app.ui.runs.model import RUN_ID_ROLE
+
+    runs = [start(qtbot, runtime, WRITE, prompt=f"run {n}") for n in range(2)]
+    qtbot.waitUntil(lambda: window.runs.model.count(window_state("waiting")) == 2, timeout=10_000)
+    window.show_tab(1)
+    waiting = window.runs.model.index(0, 0)
+    window.runs.view.setCurrentIndex(window.runs.model.index(0, 0, waiting))
+    top = window.runs.selected_run()
+    assert top is not None and top.id in runs
+    qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == top.id)
+    qtbot.keyClick(window.runs.view, Qt.Key.Key_J)
+    qtbot.waitUntil(lambda: window.runs.selected_run() is not None and window.runs.selected_run().id != top.id)
+    below = window.runs.selected_run()
+    assert below is not None and below.id in runs
+    assert window.runs.view.currentIndex().siblingAtColumn(0).data(RUN_ID_ROLE) == below.id
+    qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == below.id)  # the board shows what it selects
+    qtbot.keyClick(window.runs.view, Qt.Key.Key_K)
+    qtbot.waitUntil(lambda: window.runs.selected_run() is not None and window.runs.selected_run().id == top.id)
+    decided: list[str] = []
+    window.decided.connect(lambda hitl_id, _kind: decided.append(hitl_id))
+    qtbot.keyClick(window.runs.view, Qt.Key.Key_A)  # approving is the inbox's: nothing is decided from the board
+    qtbot.waitUntil(lambda: not window.busy)  # a decision would be a task of the window until it is committed
+    assert decided == [] and window.dialogs.open_dialogs == []
+    assert all(s.status == "pending" for s in window.inbox.model.iter_requests())
+    assert window.inbox.model.visible_count == 2

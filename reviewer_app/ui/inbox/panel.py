@@ -73,12 +73,12 @@ class InboxPanel(QWidget):
     interacted = Signal()
 
     def __init__(
-        self, live: LiveController, detail: DetailPane, runs: RunsModel, parent: QWidget | None = None
+        self, live: LiveController, detail: DetailPane, runs_model: RunsModel, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self.live = live
         self.detail = detail
-        self.runs = runs
+        self.runs_model = runs_model
         self.active = True
         self._reconciling = False  # the model is being rebuilt: its current-index changes are not the operator's
         self._load_progress: tuple[int, int] | None = None  # (loaded, expected) while the inbox loads
@@ -294,7 +294,7 @@ class InboxPanel(QWidget):
             return
         self.view.setCurrentIndex(QModelIndex())
         shown = self.detail.summary
-        run = self.runs.run(shown.invocation_id) if shown is not None else None
+        run = self.runs_model.run(shown.invocation_id) if shown is not None else None
         if run is not None:
             # Nothing left to decide: keep the last request's run on screen to watch it finish.
             self.detail.show_run(run)
@@ -359,7 +359,7 @@ class InboxPanel(QWidget):
         ident = current.siblingAtColumn(0).data(GROUP_ID_ROLE)
         count = current.siblingAtColumn(COL_SUMMARY).data()
         if level == LEVEL_INVOCATION:
-            run = self.runs.run(ident)
+            run = self.runs_model.run(ident)
             if run is not None:
                 self.detail.show_run(run)
             else:
