@@ -11,7 +11,7 @@ from PySide6.QtCore import QModelIndex, QObject, Qt
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.ui.detail.json_view import JsonPanel, JsonView, fold_ranges, format_json
-from reviewer_app.ui.detail.pane import prepare_request, write_file_diff
+from reviewer_app.ui.detail.prepared import prepare_request, write_file_diff
 from reviewer_app.ui.detail.strip import TimelineStrip, spans_for
 from reviewer_app.ui.detail.timeline import (
     DURATION_ROLE,
