@@ -12,8 +12,10 @@ from tests.ui.conftest import qasync_loop, run_async
 
 
 class Ping(QObject):
-    """Signals:
-    pinged(): emitted from a timer, to prove nested Qt event loops still run.
+    """Something to wait for in a nested Qt event loop.
+
+    Signals:
+        pinged(): emitted from a timer.
     """
 
     pinged = Signal()
