@@ -245,3 +245,20 @@ def test_models_answer_parent_as_a_model_and_as_a_qobject() -> None:
     for model in (InboxModel(owner), RunsModel(owner), TimelineModel(owner)):
         assert model.parent() is owner
         assert not model.parent(QModelIndex()).isValid()
+
+
+def test_tray_notifier_gives_one_notice_per_arrival_while_the_window_is_not_in_front(qtbot: Any) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    from reviewer_app.ui.tray import TrayNotifier
+    from tests.ui.conftest import make_summary
+
+    window = QWidget()
+    qtbot.addWidget(window)  # never shown: not the active window
+    notifier = TrayNotifier(window, tray=False)
+    assert notifier.icon is None
+    notifier.notify_new([])
+    notifier.set_pending(3)
+    notifier.notify_new([make_summary(1, summary="ls -la")])
+    notifier.notify_new([make_summary(2), make_summary(3, tool="write_file")])
+    assert notifier.notifications == ["run_shell: ls -la", "2 new requests, e.g. run_shell"]
