@@ -206,7 +206,7 @@ def child(args: argparse.Namespace) -> None:
     from PySide6.QtTest import QTest
 
     from reviewer_app import cli
-    from reviewer_app.ui.inbox_model import InboxModel
+    from reviewer_app.ui.inbox.model import InboxModel
 
     state: dict[str, Any] = {"view": None, "waiting": None}
 

@@ -112,15 +112,15 @@ async def _until(predicate: Any, deadline: float) -> bool:
 async def take_screenshot(window: MainWindow, path: Path, expect: int) -> int:
     """Wait for the demo requests, show the first write_file request with its diff, grab the window."""
     deadline = asyncio.get_running_loop().time() + SCREENSHOT_TIMEOUT_S
-    await _until(lambda: window.inbox_model.visible_count >= expect, deadline)
-    target = next((s.hitl_id for s in window.inbox_model.iter_requests() if s.tool_name == "write_file"), None)
+    await _until(lambda: window.inbox.model.visible_count >= expect, deadline)
+    target = next((s.hitl_id for s in window.inbox.model.iter_requests() if s.tool_name == "write_file"), None)
     if target is not None:
-        window.select_request(target)
+        window.inbox.select_request(target)
     await _until(lambda: window.detail.prepared is not None and window.detail.timeline_model.rowCount() > 0, deadline)
     await asyncio.sleep(1.0)  # let the last paints land
     path.parent.mkdir(parents=True, exist_ok=True)
     ok = window.grab().save(str(path))
-    shown = window.inbox_model.visible_count
+    shown = window.inbox.model.visible_count
     sys.stdout.write(f"screenshot {'saved to' if ok else 'FAILED for'} {path} ({shown} requests shown)\n")
     return 0 if ok and shown >= expect else 1
 

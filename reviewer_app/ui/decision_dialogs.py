@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from reviewer_app.ui import theme
-from reviewer_app.ui.json_view import JsonHighlighter, monospace_font
+from reviewer_app.ui.detail.json_view import JsonHighlighter, monospace_font
 
 EDIT_LIMIT_CHARS = 2_000_000
 MAX_ERRORS_SHOWN = 5

@@ -26,7 +26,7 @@ from PySide6.QtCore import QObject, Signal
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import RequestQuery, RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.inbox_model import Scope
+from reviewer_app.ui.inbox.filters import Scope
 
 SLACK_MS = 2_000
 HISTORY_LIMIT = 20_000

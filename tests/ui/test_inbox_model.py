@@ -7,16 +7,9 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from reviewer_app.ui.inbox_model import (
-    COL_AGE,
-    COL_DECIDED,
-    COL_EXPIRES,
-    COL_SUMMARY,
-    HITL_ID_ROLE,
-    InboxFilter,
-    InboxModel,
-    Scope,
-)
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_DECIDED, COL_EXPIRES, COL_SUMMARY, HITL_ID_ROLE
+from reviewer_app.ui.inbox.filters import InboxFilter, Scope
+from reviewer_app.ui.inbox.model import InboxModel
 from tests.ui.conftest import make_summary
 
 
@@ -233,15 +226,15 @@ def test_cached_search_masks_never_outlive_a_change(qtmodeltester: Any) -> None:
     model.set_filter(InboxFilter(text="echo 1"))  # a mask for this search was cached before the changes
     assert {r.hitl_id for r in model.iter_requests()} == (before - {"h000001"}) | {"h000500", "h000002"}
     fresh = InboxModel()
-    fresh.set_requests(list(model._source.values()))
+    fresh.set_requests(list(model._g.source.values()))
     fresh.set_filter(InboxFilter(text="echo 1"))
     assert tree(model) == tree(fresh)
 
 
 def test_removed_requests_leave_no_trace_in_searches_after_compaction(qtmodeltester: Any, monkeypatch: Any) -> None:
-    from reviewer_app.ui import inbox_model
+    from reviewer_app.ui.inbox import grouping
 
-    monkeypatch.setattr(inbox_model, "COMPACT_ABOVE", 10)
+    monkeypatch.setattr(grouping, "COMPACT_ABOVE", 10)
     model = InboxModel()
     model.set_requests([make_summary(n, tool="write_file" if n % 2 else "run_shell") for n in range(40)])
     qtmodeltester.check(model)
@@ -251,7 +244,7 @@ def test_removed_requests_leave_no_trace_in_searches_after_compaction(qtmodeltes
     assert model.visible_count == 0 and model.rowCount() == 0
     model.set_filter(InboxFilter(text="write"))
     assert model.visible_count == 20
-    assert len(model._f_hay) == 20
+    assert len(model._g.f_hay) == 20
 
 
 def test_ages_ask_for_a_repaint_only_when_their_text_changes() -> None:

@@ -22,7 +22,8 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog
-from reviewer_app.ui.inbox_model import COL_DECIDED, Scope
+from reviewer_app.ui.inbox.cells import COL_DECIDED, COL_EXPIRES
+from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.main_window import MainWindow
 from tests.ui.conftest import run_async
 
@@ -39,13 +40,15 @@ def runtime(qt_backend: SQLHITLBackend, tmp_path: Path, qtbot: Any) -> Iterator[
 def window(qt_backend: SQLHITLBackend, runtime: Runtime, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any):
     win = MainWindow(qt_backend, runtime, settings=ui_settings, tray=False)
     qtbot.addWidget(win)
-    for model in (win.inbox_model, win.runs_model, win.detail.timeline_model):
+    for model in (win.inbox.model, win.runs.model, win.detail.timeline_model):
         qtmodeltester.check(model)
     win.show()
     win.activateWindow()
     qtbot.waitExposed(win)
     win.start()
-    qtbot.waitUntil(lambda: win.live.refresh_count >= 0 and not win.live.busy)
+    assert run_async(qtbot, win.live.wait_loaded(timeout=10))  # every page of the first load is in
+    qtbot.waitUntil(lambda: not win.live.busy)
+    assert win.windowTitle() == "Reviewer (0 pending)"  # the loaded (empty) inbox is counted
     yield win
     win.close()
 
@@ -78,13 +81,13 @@ def tool_block(win: MainWindow, status: str) -> Any:
 
 
 def press(qtbot: Any, win: MainWindow, key: Any, modifier: Any = Qt.KeyboardModifier.NoModifier) -> None:
-    win.inbox_view.setFocus()
-    qtbot.keyClick(win.inbox_view, key, modifier)
+    win.inbox.view.setFocus()
+    qtbot.keyClick(win.inbox.view, key, modifier)
 
 
 def dialog_of(qtbot: Any, win: MainWindow, kind: type) -> Any:
-    qtbot.waitUntil(lambda: any(isinstance(d, kind) for d in win.open_dialogs))
-    return next(d for d in win.open_dialogs if isinstance(d, kind))
+    qtbot.waitUntil(lambda: any(isinstance(d, kind) for d in win.dialogs.open_dialogs))
+    return next(d for d in win.dialogs.open_dialogs if isinstance(d, kind))
 
 
 WRITE = [{"text": "Writing.", "tool_calls": [{"name": "write_file", "args": {"path": "a.txt", "content": "hello\n"}}]}]
@@ -97,7 +100,7 @@ def test_approve_with_the_keyboard_runs_the_tool_and_the_timeline_shows_success(
     invocation_id = start(qtbot, runtime, WRITE)
     hitl_id = wait_for_request(qtbot, window, "write_file")
     assert window.windowTitle() == "Reviewer (1 pending)"
-    assert window.inbox_view.hasFocus()  # the inbox has the keyboard from the start
+    assert window.inbox.view.hasFocus()  # the inbox has the keyboard from the start
     assert window.detail.prepared is not None
     assert "+hello" in window.detail.diff_view.toPlainText()  # new file: diff against nothing
     qtbot.waitUntil(lambda: tool_block(window, "pending") is not None)
@@ -109,7 +112,7 @@ def test_approve_with_the_keyboard_runs_the_tool_and_the_timeline_shows_success(
     assert workspace_file.read_text() == "hello\n"
     qtbot.waitUntil(lambda: tool_block(window, "success") is not None, timeout=10_000)
     qtbot.waitUntil(lambda: window.windowTitle() == "Reviewer (0 pending)")
-    assert window.inbox_model.visible_count == 0
+    assert window.inbox.model.visible_count == 0
     # The approval named exactly what was shown.
     audit = run_async(qtbot, window.backend.audit(hitl_id))
     assert audit[-1].decision == "approve"
@@ -130,24 +133,24 @@ def test_letters_are_not_swallowed_by_type_ahead_and_j_k_move(window: MainWindow
     ]
     start(qtbot, runtime, script)
     first = wait_for_request(qtbot, window, "run_shell")
-    qtbot.waitUntil(lambda: window.inbox_model.visible_count == 2)
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == 2)
     press(qtbot, window, Qt.Key.Key_J)
     qtbot.waitUntil(lambda: window.detail.hitl_id not in (None, first))
     second = window.detail.hitl_id
     press(qtbot, window, Qt.Key.Key_K)
     qtbot.waitUntil(lambda: window.detail.hitl_id == first)
-    assert window.inbox_view.currentIndex().siblingAtColumn(0) == window.inbox_model.index_for(first)
+    assert window.inbox.view.currentIndex().siblingAtColumn(0) == window.inbox.model.index_for(first)
     # "/" focuses the search box, typing there filters, Escape clears it and returns to the inbox.
     press(qtbot, window, Qt.Key.Key_Slash)
-    assert window.search_box.hasFocus()
-    qtbot.keyClicks(window.search_box, "echo two")
-    qtbot.waitUntil(lambda: window.inbox_model.visible_count == 1)
-    assert window.search_box.text() == "echo two"  # 'e', 'c', 'h', 'o' were typed, not shortcuts
-    echo_two = first if window.inbox_model.summary(first).summary == "echo two" else second
+    assert window.inbox.search_box.hasFocus()
+    qtbot.keyClicks(window.inbox.search_box, "echo two")
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == 1)
+    assert window.inbox.search_box.text() == "echo two"  # 'e', 'c', 'h', 'o' were typed, not shortcuts
+    echo_two = first if window.inbox.model.summary(first).summary == "echo two" else second
     assert window.detail.hitl_id == echo_two  # the selection follows what the search leaves
-    qtbot.keyClick(window.search_box, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: window.inbox_model.visible_count == 2)
-    assert window.inbox_view.hasFocus()
+    qtbot.keyClick(window.inbox.search_box, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == 2)
+    assert window.inbox.view.hasFocus()
     # "?" opens the keymap.
     press(qtbot, window, Qt.Key.Key_Question)
     qtbot.waitUntil(lambda: getattr(window, "keymap_dialog", None) is not None and window.keymap_dialog.isVisible())
@@ -295,12 +298,12 @@ def test_next_pending_request_is_selected_after_a_decision(window: MainWindow, r
     first_run = start(qtbot, runtime, WRITE, prompt="first")
     first = wait_for_request(qtbot, window, "write_file")
     start(qtbot, runtime, [{"tool_calls": [{"name": "run_shell", "args": {"command": "echo later"}}]}])
-    qtbot.waitUntil(lambda: window.inbox_model.visible_count == 2)
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == 2)
     assert window.detail.hitl_id == first  # the oldest stays selected while new ones arrive
     press(qtbot, window, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: window.detail.summary is not None and window.detail.summary.tool_name == "run_shell")
     finish(qtbot, runtime, first_run)
-    qtbot.waitUntil(lambda: window.inbox_model.visible_count == 1)
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == 1)
     assert window.detail.summary.tool_name == "run_shell"
 
 
@@ -315,11 +318,11 @@ def test_a_conflict_is_said_plainly_and_the_view_refreshes(
         run_async(qtbot, other.decide(hitl_id, Decision(DecisionKind.REJECT, message="mine")))
     finally:
         other.close()
-    window.send_decision(hitl_id, Decision(DecisionKind.APPROVE, args_sha256=digest))
+    window.decisions.send_decision(hitl_id, Decision(DecisionKind.APPROVE, args_sha256=digest))
     qtbot.waitUntil(window.banner.isVisible)
     assert "Someone else decided first" in window.banner.label.text()
     assert "alice" in window.banner.label.text()
-    qtbot.waitUntil(lambda: window.inbox_model.visible_count == 0)
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == 0)
 
 
 def test_a_request_from_another_process_appears(
@@ -340,7 +343,7 @@ def test_a_request_from_another_process_appears(
         """
     )
     subprocess.run([python_exe, "-c", code], env=subprocess_env, check=True, timeout=60)
-    qtbot.waitUntil(lambda: window.inbox_model.index_for("from-elsewhere").isValid(), timeout=5_000)
+    qtbot.waitUntil(lambda: window.inbox.model.index_for("from-elsewhere").isValid(), timeout=5_000)
     qtbot.waitUntil(lambda: window.detail.hitl_id == "from-elsewhere" and window.detail.decidable())
     assert window.windowTitle() == "Reviewer (1 pending)"
     # Decided by another process as well: it leaves the inbox without a manual refresh.
@@ -357,46 +360,47 @@ def test_a_request_from_another_process_appears(
         """
     )
     subprocess.run([python_exe, "-c", decide], env=subprocess_env, check=True, timeout=60)
-    qtbot.waitUntil(lambda: not window.inbox_model.index_for("from-elsewhere").isValid(), timeout=5_000)
+    qtbot.waitUntil(lambda: not window.inbox.model.index_for("from-elsewhere").isValid(), timeout=5_000)
     assert window.windowTitle() == "Reviewer (0 pending)"
     # The history scope shows who decided and how.
-    window.scope_combo.setCurrentIndex(1)
-    qtbot.waitUntil(lambda: window.inbox_model.filter.scope is Scope.HISTORY and window.inbox_model.visible_count == 1)
-    assert window.inbox_model.index_for("from-elsewhere", COL_DECIDED).data() == "reject by cli-user"
+    window.inbox.scope_combo.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: window.inbox.model.filter.scope is Scope.HISTORY and window.inbox.model.visible_count == 1)
+    assert window.inbox.model.index_for("from-elsewhere", COL_DECIDED).data() == "reject by cli-user"
 
 
 def test_runs_board_new_run_cancel_and_follow_up(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
     from reviewer_app.ui.decision_dialogs import NewRunDialog
-    from reviewer_app.ui.runs_model import RUN_ID_ROLE
+    from reviewer_app.ui.runs.model import RUN_ID_ROLE
 
     window.show_tab(1)
-    assert window.new_run_button.isEnabled()
-    qtbot.mouseClick(window.new_run_button, Qt.MouseButton.LeftButton)
+    assert window.runs.new_button.isEnabled()
+    qtbot.mouseClick(window.runs.new_button, Qt.MouseButton.LeftButton)
     dialog = dialog_of(qtbot, window, NewRunDialog)
     assert dialog.agent.currentText() == "demo"
     qtbot.keyClicks(dialog.prompt, "tidy up")
     qtbot.keyClick(dialog.prompt, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     # The demo agent's script lists the directory, then waits for a write_file approval.
-    qtbot.waitUntil(lambda: window.runs_model.count(window_state("waiting")) == 1, timeout=10_000)
-    waiting = window.runs_model.index(0, 0)
-    run_index = window.runs_model.index(0, 0, waiting)
+    qtbot.waitUntil(lambda: window.runs.model.count(window_state("waiting")) == 1, timeout=10_000)
+    waiting = window.runs.model.index(0, 0)
+    run_index = window.runs.model.index(0, 0, waiting)
     invocation_id = run_index.data(RUN_ID_ROLE)
-    window.runs_view.setCurrentIndex(run_index)
+    window.runs.view.setCurrentIndex(run_index)
     qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == invocation_id)
     qtbot.waitUntil(lambda: window.detail.timeline_model.rowCount() > 0)
-    assert window.cancel_run_button.isEnabled() and not window.follow_up_button.isEnabled()
-    qtbot.mouseClick(window.cancel_run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.runs_model.count(window_state("cancelled")) == 1, timeout=10_000)
+    assert window.runs.cancel_button.isEnabled() and not window.runs.follow_up_button.isEnabled()
+    qtbot.mouseClick(window.runs.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.runs.model.count(window_state("cancelled")) == 1, timeout=10_000)
     qtbot.waitUntil(lambda: window.windowTitle() == "Reviewer (0 pending)")
-    cancelled = window.runs_model.index_for(invocation_id)
-    window.runs_view.setCurrentIndex(cancelled)
-    qtbot.waitUntil(window.follow_up_button.isEnabled)
-    qtbot.mouseClick(window.follow_up_button, Qt.MouseButton.LeftButton)
+    cancelled = window.runs.model.index_for(invocation_id)
+    window.runs.view.setCurrentIndex(cancelled)
+    qtbot.waitUntil(window.runs.follow_up_button.isEnabled)
+    qtbot.mouseClick(window.runs.follow_up_button, Qt.MouseButton.LeftButton)
     follow = dialog_of(qtbot, window, TextDialog)
+    window.runs.view.setCurrentIndex(window.runs.model.index(0, 0))  # a group row: no run selected any more
     qtbot.keyClicks(follow.editor, "carry on")
     qtbot.keyClick(follow.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: len(window.runs_model._runs) == 2, timeout=10_000)
-    follow_up = next(r for r in window.runs_model._runs.values() if r.id != invocation_id)
+    qtbot.waitUntil(lambda: len(window.runs.model._runs) == 2, timeout=10_000)
+    follow_up = next(r for r in window.runs.model._runs.values() if r.id != invocation_id)
     assert follow_up.parent_id == invocation_id and follow_up.prompt == "carry on"
 
 
@@ -413,18 +417,22 @@ def test_settings_restore_geometry_splitters_and_filters(
     qtbot.addWidget(first)
     first.resize(700, 520)  # the offscreen screen is 800x600: stay inside it
     first.splitter.setSizes([300, 700])
-    first.type_combo.setCurrentIndex(2)
-    first.search_box.setText("deploy")
+    first.inbox.type_combo.setCurrentIndex(2)
+    first.inbox.search_box.setText("deploy")
+    first.inbox.scope_combo.setCurrentIndex(1)  # "Decided"
     sizes = first.splitter.sizes()
     first.close()
     second = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
     qtbot.addWidget(second)
     assert second.size().width() == 700 and second.size().height() == 520
-    assert second.type_combo.currentIndex() == 2
-    assert second.search_box.text() == "deploy"
-    assert second.inbox_model.filter.text == "deploy" and second.inbox_model.filter.hitl_type == "ask_user"
+    assert second.inbox.type_combo.currentIndex() == 2
+    assert second.inbox.search_box.text() == "deploy"
+    assert second.inbox.model.filter.text == "deploy" and second.inbox.model.filter.hitl_type == "ask_user"
     assert second.splitter.saveState() == first.splitter.saveState() or second.splitter.sizes() == sizes
-    assert not second.new_run_button.isEnabled()  # no runtime: starting runs is off, reviewing is on
+    assert second.inbox.scope_combo.currentText() == "Decided" and second.live.scope is Scope.HISTORY
+    assert not second.inbox.view.isColumnHidden(COL_DECIDED)  # the restored scope's columns, as if chosen
+    assert second.inbox.view.isColumnHidden(COL_EXPIRES)
+    assert not second.runs.new_button.isEnabled()  # no runtime: starting runs is off, reviewing is on
     second.close()
 
 
@@ -506,13 +514,13 @@ def test_a_new_request_notifies_when_the_window_is_not_active(window: MainWindow
     other.activateWindow()
     qtbot.waitUntil(lambda: not window.isActiveWindow())
     start(qtbot, runtime, WRITE)
-    qtbot.waitUntil(lambda: len(window.notifications) == 1, timeout=10_000)
-    assert window.notifications[0] == "write_file: path: a.txt"
+    qtbot.waitUntil(lambda: len(window.notifier.notifications) == 1, timeout=10_000)
+    assert window.notifier.notifications[0] == "write_file: path: a.txt"
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)
     start(qtbot, runtime, WRITE)
-    qtbot.waitUntil(lambda: window.inbox_model.visible_count == 2)
-    assert len(window.notifications) == 1  # the operator is looking: no notification
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == 2)
+    assert len(window.notifier.notifications) == 1  # the operator is looking: no notification
 
 
 def test_dark_scheme_switches_palette_and_colours(qapp: Any, monkeypatch: Any) -> None:
@@ -533,3 +541,33 @@ def test_dark_scheme_switches_palette_and_colours(qapp: Any, monkeypatch: Any) -
         watcher.deleteLater()
     icon = theme.badge_icon(7)
     assert not icon.isNull()
+
+
+def test_j_k_on_the_runs_board_move_between_runs_and_decision_keys_do_nothing_there(
+    window: MainWindow, runtime: Runtime, qtbot: Any
+) -> None:
+    from reviewer_app.ui.runs.model import RUN_ID_ROLE
+
+    runs = [start(qtbot, runtime, WRITE, prompt=f"run {n}") for n in range(2)]
+    qtbot.waitUntil(lambda: window.runs.model.count(window_state("waiting")) == 2, timeout=10_000)
+    window.show_tab(1)
+    waiting = window.runs.model.index(0, 0)
+    window.runs.view.setCurrentIndex(window.runs.model.index(0, 0, waiting))
+    top = window.runs.selected_run()
+    assert top is not None and top.id in runs
+    qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == top.id)
+    qtbot.keyClick(window.runs.view, Qt.Key.Key_J)
+    qtbot.waitUntil(lambda: window.runs.selected_run() is not None and window.runs.selected_run().id != top.id)
+    below = window.runs.selected_run()
+    assert below is not None and below.id in runs
+    assert window.runs.view.currentIndex().siblingAtColumn(0).data(RUN_ID_ROLE) == below.id
+    qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == below.id)  # the board shows what it selects
+    qtbot.keyClick(window.runs.view, Qt.Key.Key_K)
+    qtbot.waitUntil(lambda: window.runs.selected_run() is not None and window.runs.selected_run().id == top.id)
+    decided: list[str] = []
+    window.decided.connect(lambda hitl_id, _kind: decided.append(hitl_id))
+    qtbot.keyClick(window.runs.view, Qt.Key.Key_A)  # approving is the inbox's: nothing is decided from the board
+    qtbot.waitUntil(lambda: not window.busy)  # a decision would be a task of the window until it is committed
+    assert decided == [] and window.dialogs.open_dialogs == []
+    assert all(s.status == "pending" for s in window.inbox.model.iter_requests())
+    assert window.inbox.model.visible_count == 2

@@ -53,7 +53,7 @@ def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_req
             )
         win = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
         qtbot.addWidget(win)
-        qtmodeltester.check(win.inbox_model)
+        qtmodeltester.check(win.inbox.model)
         seen: dict[str, Any] = {}
         progress: list[tuple[int, int]] = []
         win.live.loadProgress.connect(lambda loaded, expected: progress.append((loaded, expected)))
@@ -61,9 +61,9 @@ def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_req
         def first_page_arrived(rows: list[Any]) -> None:
             if "status" in seen:
                 return
-            seen["status"] = win.inbox_status.text()
+            seen["status"] = win.inbox.status_label.text()
             seen["title"] = win.windowTitle()
-            seen["loaded"] = win.inbox_model.source_count
+            seen["loaded"] = win.inbox.model.source_count
             # Meanwhile elsewhere: one request not loaded yet and one loaded are decided, one is new.
             with other.transaction() as tx:
                 tx.settle("p-039", {"decision": "reject"}, reviewer="elsewhere")
@@ -77,7 +77,7 @@ def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_req
         qtbot.waitUntil(lambda: not win.live.loading and not win.live.busy, timeout=10_000)
         pending = {s.hitl_id for s in other.query_summaries(RequestQuery())}
         assert len(pending) == 39
-        qtbot.waitUntil(lambda: {s.hitl_id for s in win.inbox_model.iter_requests()} == pending, timeout=10_000)
+        qtbot.waitUntil(lambda: {s.hitl_id for s in win.inbox.model.iter_requests()} == pending, timeout=10_000)
     finally:
         other.close()
     # While pages were coming in the window said so, and counted from the database, not from its rows.
@@ -87,7 +87,7 @@ def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_req
     assert progress[0] == (5, 40) and progress[-1][0] == progress[-1][1]
     # Once everything is in: the exact pending set, counted, and no loading note.
     qtbot.waitUntil(lambda: win.windowTitle() == "Reviewer (39 pending)")
-    assert win.inbox_model.source_count == win.inbox_model.visible_count == 39
-    assert "loading" not in win.inbox_status.text()
-    assert win.inbox_model.index_for("p-new").isValid() and not win.inbox_model.index_for("p-039").isValid()
+    assert win.inbox.model.source_count == win.inbox.model.visible_count == 39
+    assert "loading" not in win.inbox.status_label.text()
+    assert win.inbox.model.index_for("p-new").isValid() and not win.inbox.model.index_for("p-039").isValid()
     win.close()

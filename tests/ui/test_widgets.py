@@ -6,15 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, Qt
 
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
-from reviewer_app.ui.detail import prepare_request, write_file_diff
-from reviewer_app.ui.json_view import JsonPanel, JsonView, fold_ranges, format_json
-from reviewer_app.ui.runs_model import GROUP_ORDER, RUN_ID_ROLE, RunsModel
-from reviewer_app.ui.strip import TimelineStrip, spans_for
-from reviewer_app.ui.timeline_model import (
+from reviewer_app.ui.detail.json_view import JsonPanel, JsonView, fold_ranges, format_json
+from reviewer_app.ui.detail.prepared import prepare_request, write_file_diff
+from reviewer_app.ui.detail.strip import TimelineStrip, spans_for
+from reviewer_app.ui.detail.timeline import (
     DURATION_ROLE,
     IS_DETAIL_ROLE,
     KIND_ROLE,
@@ -22,6 +21,8 @@ from reviewer_app.ui.timeline_model import (
     TimelineModel,
     TimelineView,
 )
+from reviewer_app.ui.inbox.model import InboxModel
+from reviewer_app.ui.runs.model import GROUP_ORDER, RUN_ID_ROLE, RunsModel
 
 
 def event(seq: int, block_id: str, kind: BlockKind, op: BlockOp, data: dict[str, Any], ts: int, parent=None):
@@ -236,3 +237,28 @@ def test_detail_rows_and_model_ignore_invalid_indexes() -> None:
     assert model.data(QModelIndex()) is None
     assert model.rowCount(QModelIndex()) == 0
     assert model.flags(QModelIndex()) == Qt.ItemFlag.NoItemFlags
+
+
+def test_models_answer_parent_as_a_model_and_as_a_qobject() -> None:
+    """``parent(index)`` is the model API; ``parent()`` stays QObject's (the overload PySide6 declares)."""
+    owner = QObject()
+    for model in (InboxModel(owner), RunsModel(owner), TimelineModel(owner)):
+        assert model.parent() is owner
+        assert not model.parent(QModelIndex()).isValid()
+
+
+def test_tray_notifier_gives_one_notice_per_arrival_while_the_window_is_not_in_front(qtbot: Any) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    from reviewer_app.ui.tray import TrayNotifier
+    from tests.ui.conftest import make_summary
+
+    window = QWidget()
+    qtbot.addWidget(window)  # never shown: not the active window
+    notifier = TrayNotifier(window, tray=False)
+    assert notifier.icon is None
+    notifier.notify_new([])
+    notifier.set_pending(3)
+    notifier.notify_new([make_summary(1, summary="ls -la")])
+    notifier.notify_new([make_summary(2), make_summary(3, tool="write_file")])
+    assert notifier.notifications == ["run_shell: ls -la", "2 new requests, e.g. run_shell"]

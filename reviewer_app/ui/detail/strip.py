@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 from reviewer_app.domain.timeline import Block, BlockKind, waiting_spans
 from reviewer_app.ui import theme
-from reviewer_app.ui.timeline_model import block_duration_ms, block_status, block_title, format_duration
+from reviewer_app.ui.detail.timeline import block_duration_ms, block_status, block_title, format_duration
 
 
 @dataclass(frozen=True)

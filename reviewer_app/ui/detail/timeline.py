@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
 from PySide6.QtCore import (
     QAbstractItemModel,
@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.timeline import Block, BlockEvent, BlockKind, apply_event, fold_events
 from reviewer_app.ui import theme
-from reviewer_app.ui.json_view import monospace_font
+from reviewer_app.ui.detail.json_view import monospace_font
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -309,7 +309,14 @@ class TimelineModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(row, 0, node.uid)
 
-    def parent(self, index: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+    @overload
+    def parent(self) -> QObject | None: ...
+    @overload
+    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
+    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
+        """The parent of ``index`` (the model API); without an argument the model's QObject parent."""
+        if index is None:
+            return super().parent()
         if not index.isValid() or index.internalId() == 0:
             return QModelIndex()
         parent = self._nodes.get(index.internalId())

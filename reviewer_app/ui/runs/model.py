@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, overload
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
@@ -13,8 +13,8 @@ from PySide6.QtGui import QFont
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.ui import theme
-from reviewer_app.ui.inbox_model import format_age, short_id
-from reviewer_app.ui.timeline_model import format_duration
+from reviewer_app.ui.detail.timeline import format_duration
+from reviewer_app.ui.texts import format_age, short_id
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -154,7 +154,14 @@ class RunsModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(row, column, group + 1)
 
-    def parent(self, index: ModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+    @overload
+    def parent(self) -> QObject | None: ...
+    @overload
+    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
+    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
+        """The parent of ``index`` (the model API); without an argument the model's QObject parent."""
+        if index is None:
+            return super().parent()
         if not index.isValid() or index.internalId() == 0:
             return QModelIndex()
         return self.createIndex(index.internalId() - 1, 0, 0)

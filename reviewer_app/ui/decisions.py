@@ -1,0 +1,181 @@
+"""Decisions from the keyboard and the decision buttons: what the operator saw is what gets decided.
+
+Every decision carries the hash of the arguments the detail pane showed (``args_sha256``), so
+a request whose arguments differ from what was on screen is refused by the backend instead of
+approved blind. Dialogs collect the rest (edited arguments, a reason, guidance, an answer); a
+request someone else decided first is said in the banner; after a decision the next request
+takes the decided one's place.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
+from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog
+from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.inbox.panel import InboxPanel
+from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
+from reviewer_app.ui.live import LiveController
+
+if TYPE_CHECKING:
+    from reviewer_app.runtime.runner import Runtime
+
+DECISION_VERBS = {
+    "approve": "Approved",
+    "approve_for_session": "Approved for the session",
+    "edit": "Edited and approved",
+    "reject": "Rejected",
+    "steer": "Steered",
+    "respond": "Answered",
+}
+DECISION_KEYS = ("approve", "approve_for_session", "edit", "reject", "steer", "answer")
+
+
+class DecisionController(QObject):
+    """Turns a decision key or button into a committed decision on the request the detail pane shows.
+
+    Decisions go through the runtime when the window has one (its waiting run wakes at once),
+    else straight to the backend.
+
+    Signals:
+        decided(str, str): a decision (hitl_id, kind) was committed from this window.
+        failed(str): a decision was not recorded (conflict, validation, database); for the banner.
+        message(str, int): a short note for the status bar and how long to show it (ms).
+        interacted(): the operator decided or asked to (the window's idle clock).
+    """
+
+    decided = Signal(str, str)
+    failed = Signal(str)
+    message = Signal(str, int)
+    interacted = Signal()
+
+    def __init__(
+        self,
+        backend: SQLHITLBackend,
+        live: LiveController,
+        detail: DetailPane,
+        inbox: InboxPanel,
+        tasks: TaskKeeper,
+        dialogs: DialogKeeper,
+        dialog_parent: QWidget,
+    ) -> None:
+        super().__init__(dialog_parent)
+        self.backend = backend
+        self.live = live
+        self.detail = detail
+        self.inbox = inbox
+        self.tasks = tasks
+        self.dialogs = dialogs
+        self._dialog_parent = dialog_parent
+        self.runtime: Runtime | None = None
+
+    def request_decision(self, kind: str) -> None:
+        """A decision key or button: approve at once, or open the dialog that collects the rest."""
+        if not self.inbox.active:
+            return
+        self.interacted.emit()
+        detail = self.detail
+        if detail.is_ask and kind == "approve":
+            kind = "answer"
+        if not detail.allowed(kind):
+            if detail.summary is not None and detail.prepared is None and detail.summary.status == "pending":
+                self.message.emit("Still loading the request…", 2000)
+            elif detail.summary is not None:
+                self.message.emit(f"{kind.replace('_', ' ')} does not apply here", 3000)
+            return
+        prepared = detail.prepared
+        summary = detail.summary
+        assert prepared is not None and summary is not None
+        hitl_id = summary.hitl_id
+        digest = prepared.digest  # the hash of what the pane shows: the backend refuses any other arguments
+        parent = self._dialog_parent
+        if kind == "approve":
+            self.send_decision(hitl_id, Decision(DecisionKind.APPROVE, args_sha256=digest))
+        elif kind == "approve_for_session":
+            self.send_decision(hitl_id, Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=digest))
+        elif kind == "edit":
+            schema = (prepared.record.get("data") or {}).get("schema")
+            if schema is None and self.runtime is not None and summary.tool_name:
+                schema = self.runtime.tool_schema(summary.tool_name)
+            edit = EditArgumentsDialog(summary.tool_name or "tool", prepared.shown, schema, parent)
+            edit.submitted.connect(
+                lambda args: self.send_decision(
+                    hitl_id, Decision(DecisionKind.EDIT, edited_args=args, args_sha256=digest)
+                )
+            )
+            self.dialogs.open(edit)
+        elif kind == "reject":
+            reject = TextDialog(
+                "Reject",
+                "Why? (optional; the agent sees it)",
+                "Reject",
+                required=False,
+                object_name="rejectDialog",
+                placeholder="e.g. not in this directory",
+                parent=parent,
+            )
+            reject.submitted.connect(
+                lambda text: self.send_decision(
+                    hitl_id, Decision(DecisionKind.REJECT, message=text or None, args_sha256=digest)
+                )
+            )
+            self.dialogs.open(reject)
+        elif kind == "steer":
+            steer = TextDialog(
+                "Steer",
+                "Guidance for the agent (it does not run the call and reads this instead)",
+                "Send guidance",
+                required=True,
+                object_name="steerDialog",
+                placeholder="e.g. write the notes to docs/NOTES.md instead",
+                parent=parent,
+            )
+            steer.submitted.connect(
+                lambda text: self.send_decision(hitl_id, Decision(DecisionKind.STEER, message=text, args_sha256=digest))
+            )
+            self.dialogs.open(steer)
+        elif kind == "answer":
+            answer = AnswerDialog(prepared.question or "", prepared.options, parent)
+            answer.submitted.connect(
+                lambda text: self.send_decision(
+                    hitl_id, Decision(DecisionKind.RESPOND, message=text, args_sha256=digest)
+                )
+            )
+            self.dialogs.open(answer)
+
+    def send_decision(self, hitl_id: str, decision: Decision) -> None:
+        """Commit ``decision`` in the background; the request after it is chosen now, before it leaves."""
+        next_id = self.inbox.model.next_after_removal(hitl_id)
+        if self.detail.hitl_id == hitl_id:
+            self.detail.set_busy(True)
+        self.tasks.spawn(self._decide(hitl_id, decision, next_id))
+
+    async def _decide(self, hitl_id: str, decision: Decision, next_id: str | None) -> None:
+        try:
+            if self.runtime is not None:
+                await self.runtime.decide_and_resume(hitl_id, decision)
+            else:
+                await self.backend.decide(hitl_id, decision)
+        except HITLConflict as exc:
+            self.failed.emit(f"Someone else decided first: {exc}. The inbox was refreshed.")
+            self.live.request_refresh()
+        except (DecisionError, HITLNotFound) as exc:
+            self.failed.emit(f"The decision was not recorded: {exc}")
+        except Exception as exc:
+            self.failed.emit(f"Could not record the decision: {type(exc).__name__}: {exc}")
+        else:
+            verb = DECISION_VERBS.get(decision.kind.value, decision.kind.value)
+            self.message.emit(f"{verb}: {hitl_id}", 4000)
+            self.decided.emit(hitl_id, decision.kind.value)
+            if self.detail.hitl_id == hitl_id and next_id is not None:
+                self.inbox.select_request(next_id)
+            self.live.request_refresh()
+        finally:
+            if self.detail.hitl_id == hitl_id:
+                self.detail.set_busy(False)

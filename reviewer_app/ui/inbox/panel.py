@@ -1,0 +1,391 @@
+"""The Inbox tab: search and filters over the inbox tree, the status line, and which request is on screen.
+
+It takes the feed's increments (first load, pages, live changes) into the model and keeps the
+selection steady through them: the request being read stays selected while it is shown, the
+next one takes its place when it leaves, and with nothing selected the oldest request is shown.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from PySide6.QtCore import QModelIndex, QTimer, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QVBoxLayout, QWidget
+
+from reviewer_app.domain.hitl import HITLType
+from reviewer_app.domain.records import RequestSummary
+from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.inbox.cells import (
+    COL_AGE,
+    COL_AGENT,
+    COL_DECIDED,
+    COL_EXPIRES,
+    COL_REQUEST,
+    COL_SUMMARY,
+    GROUP_ID_ROLE,
+    LEVEL_ROLE,
+)
+from reviewer_app.ui.inbox.filters import InboxFilter, Scope
+from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION
+from reviewer_app.ui.inbox.model import InboxModel
+from reviewer_app.ui.inbox.view import InboxView
+from reviewer_app.ui.live import LiveController
+from reviewer_app.ui.runs.model import RunsModel
+
+FREEZE_ABOVE = 20_000
+SEARCH_DEBOUNCE_MS = 0  # coalesces keys queued together; a rebuild of 100,000 rows takes ~30 ms
+TYPE_FILTERS = (("All types", None), ("Tool approvals", HITLType.TOOL_APPROVAL.value), ("Questions", "ask_user"))
+SCOPES = (("Pending", Scope.PENDING), ("Decided", Scope.HISTORY), ("All", Scope.ALL))
+FILTER_KEYS = ("scope", "type", "tool", "agent", "search")
+
+
+def _combo(name: str, accessible: str, items: list[str]) -> QComboBox:
+    combo = QComboBox()
+    combo.setObjectName(name)
+    combo.setAccessibleName(accessible)
+    combo.addItems(items)
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(6)
+    return combo
+
+
+def _set_combo(combo: QComboBox, text: str) -> None:
+    """Select ``text`` (added when missing: a tool or agent not loaded yet) without a change signal."""
+    if not text:
+        return
+    if combo.findText(text) < 0:
+        combo.addItem(text)
+    combo.blockSignals(True)
+    combo.setCurrentIndex(combo.findText(text))
+    combo.blockSignals(False)
+
+
+class InboxPanel(QWidget):
+    """Search box, filter combos, the inbox tree and its status line; shows the selection in the detail pane.
+
+    ``active`` is False while another tab is in front: the panel then leaves the detail pane alone.
+
+    Signals:
+        interacted(): the operator searched, filtered or moved the selection (the window's idle clock).
+    """
+
+    interacted = Signal()
+
+    def __init__(
+        self, live: LiveController, detail: DetailPane, runs_model: RunsModel, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.live = live
+        self.detail = detail
+        self.runs_model = runs_model
+        self.active = True
+        self._reconciling = False  # the model is being rebuilt: its current-index changes are not the operator's
+        self._load_progress: tuple[int, int] | None = None  # (loaded, expected) while the inbox loads
+        self.last_filter_ms = 0.0
+        self.model = InboxModel(self)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        self.search_box = QLineEdit()
+        self.search_box.setObjectName("searchBox")
+        self.search_box.setAccessibleName("Search requests")
+        self.search_box.setPlaceholderText("Search tool, arguments, session, agent   ( / )")
+        self.search_box.setClearButtonEnabled(True)
+        layout.addWidget(self.search_box)
+        filters = QHBoxLayout()
+        self.scope_combo = _combo("scopeFilter", "Status", [label for label, _ in SCOPES])
+        self.type_combo = _combo("typeFilter", "Request type", [label for label, _ in TYPE_FILTERS])
+        self.tool_combo = _combo("toolFilter", "Tool", ["All tools"])
+        self.agent_combo = _combo("agentFilter", "Agent", ["All agents"])
+        for combo in (self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo):
+            filters.addWidget(combo, 1)
+        layout.addLayout(filters)
+        self.view = InboxView()
+        self.view.setObjectName("inboxView")
+        self.view.setAccessibleName("Inbox")
+        self.view.setModel(self.model)
+        header = self.view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        for column, width in ((COL_REQUEST, 190), (COL_AGENT, 70), (COL_AGE, 58), (COL_EXPIRES, 70)):
+            header.resizeSection(column, width)
+        self.view.setColumnHidden(COL_DECIDED, True)
+        layout.addWidget(self.view, 1)
+        self.status_label = QLabel()
+        self.status_label.setObjectName("inboxStatus")
+        layout.addWidget(self.status_label)
+        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
+        self._search_timer.timeout.connect(self.apply_filter)
+
+        self.view.selectionModel().currentChanged.connect(self._on_current)
+        self.view.moveRequested.connect(self.move_request)
+        self.search_box.textChanged.connect(lambda _text: self._search_timer.start())
+        self.search_box.returnPressed.connect(self.apply_filter)
+        self.scope_combo.currentIndexChanged.connect(self._on_scope_changed)
+        for combo in (self.type_combo, self.tool_combo, self.agent_combo):
+            combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
+        self.model.filterApplied.connect(lambda _n: self._update_status())
+        self.model.countsChanged.connect(self._update_status)
+        live.requestsLoaded.connect(self.on_requests_loaded)
+        live.requestsAppended.connect(self.on_requests_appended)
+        live.loadProgress.connect(self.on_load_progress)
+        live.requestsChanged.connect(self.on_requests_changed)
+
+    # -- search and filters -------------------------------------------------------------------
+    def current_filter(self) -> InboxFilter:
+        tool = self.tool_combo.currentText()
+        agent = self.agent_combo.currentText()
+        return InboxFilter(
+            text=self.search_box.text(),
+            hitl_type=TYPE_FILTERS[max(0, self.type_combo.currentIndex())][1],
+            tool=None if self.tool_combo.currentIndex() <= 0 else tool,
+            agent=None if self.agent_combo.currentIndex() <= 0 else agent,
+            scope=self.model.filter.scope,
+        )
+
+    def apply_filter(self) -> None:
+        """Rebuild the inbox for the search and filters, keeping the selected request if it still shows."""
+        self._search_timer.stop()
+        self.interacted.emit()
+        selected = self.detail.hitl_id
+        started = time.perf_counter()
+        self._reconciling = True
+        try:
+            self.model.set_filter(self.current_filter())
+        finally:
+            self._reconciling = False
+        self.last_filter_ms = (time.perf_counter() - started) * 1000
+        self.reselect(selected)
+
+    def filter_texts(self) -> dict[str, str]:
+        """The search and filters as the operator set them (what the window remembers)."""
+        return {
+            "scope": self.scope_combo.currentText(),
+            "type": self.type_combo.currentText(),
+            "tool": self.tool_combo.currentText(),
+            "agent": self.agent_combo.currentText(),
+            "search": self.search_box.text(),
+        }
+
+    def restore_filter_texts(self, texts: dict[str, str]) -> None:
+        """Set the search and filters remembered from last time, then apply them once."""
+        for key, combo in (
+            ("type", self.type_combo),
+            ("tool", self.tool_combo),
+            ("agent", self.agent_combo),
+            ("scope", self.scope_combo),
+        ):
+            _set_combo(combo, texts.get(key, ""))
+        self.search_box.setText(texts.get("search", ""))
+        scope = SCOPES[max(0, self.scope_combo.currentIndex())][1]
+        self._show_scope_columns(scope)
+        self.live.scope = scope
+        self.apply_filter()
+
+    def _on_scope_changed(self, index: int) -> None:
+        scope = SCOPES[max(0, index)][1]
+        self._show_scope_columns(scope)
+        self.live.set_scope(scope)
+
+    def _show_scope_columns(self, scope: Scope) -> None:
+        self.view.setColumnHidden(COL_DECIDED, scope is Scope.PENDING)
+        self.view.setColumnHidden(COL_EXPIRES, scope is Scope.HISTORY)
+
+    def _refresh_filter_choices(self) -> None:
+        for combo, values, label in (
+            (self.tool_combo, self.model.tools, "All tools"),
+            (self.agent_combo, self.model.agents, "All agents"),
+        ):
+            current = combo.currentText()
+            wanted = [label, *sorted(values | ({current} if combo.currentIndex() > 0 else set()))]
+            if [combo.itemText(i) for i in range(combo.count())] != wanted:
+                combo.blockSignals(True)
+                combo.clear()
+                combo.addItems(wanted)
+                combo.setCurrentIndex(max(0, combo.findText(current)))
+                combo.blockSignals(False)
+
+    def focus_search(self) -> None:
+        self.search_box.setFocus()
+        self.search_box.selectAll()
+
+    def leave_search(self) -> None:
+        if self.search_box.text():
+            self.search_box.clear()
+            self.apply_filter()
+        self.view.setFocus()
+
+    # -- the feed's increments -----------------------------------------------------------------
+    def on_requests_loaded(self, rows: list[RequestSummary], scope: str) -> None:
+        selected = self.detail.hitl_id
+        self._reconciling = True
+        try:
+            self.model.set_requests(rows, Scope(scope))
+            self.model.set_filter(self.current_filter())
+        finally:
+            self._reconciling = False
+        if len(rows) >= FREEZE_ABOVE:
+            # Summaries are acyclic and long-lived: keep them out of every later full collection,
+            # which would otherwise walk them all (~0.2 s at 100,000) in the middle of a keystroke.
+            gc.freeze()
+        self._refresh_filter_choices()
+        self.reselect(selected)
+
+    def on_requests_appended(self, rows: list[RequestSummary]) -> None:
+        """The next page of a progressive load: newer requests, merged without moving the selection."""
+        self._reconciling = True
+        try:
+            self.model.append_page(rows)
+        finally:
+            self._reconciling = False
+        if self.model.source_count >= FREEZE_ABOVE:
+            gc.freeze()  # the same reason as after a big first load, page by page
+        self._refresh_filter_choices()
+        if self.detail.summary is None and self.detail.run_record is None:
+            self.reselect(None)
+
+    def on_load_progress(self, loaded: int, expected: int) -> None:
+        self._load_progress = (loaded, expected) if loaded < expected else None
+        self._update_status()
+
+    @property
+    def loading(self) -> bool:
+        """True while the inbox is still receiving pages of its first load."""
+        return self._load_progress is not None
+
+    def on_requests_changed(self, rows: list[RequestSummary]) -> None:
+        selected = self.detail.hitl_id
+        fallback = None
+        if selected is not None:
+            for row in rows:
+                if row.hitl_id == selected:
+                    if self.model.filter.scope.includes(row.status):
+                        self.detail.update_summary(row)
+                    else:  # it leaves the inbox: the next request replaces it below, no need to redraw it
+                        self.detail.update_summary(row, render=False)
+                        fallback = self.model.next_after_removal(selected)
+        self._reconciling = True
+        try:
+            self.model.apply_changes(rows)
+        finally:
+            self._reconciling = False
+        self._refresh_filter_choices()
+        if selected is not None and not self.model.index_for(selected).isValid():
+            self.reselect(fallback)
+        elif selected is None:
+            self.reselect(None)
+
+    # -- the selection -------------------------------------------------------------------------
+    def reselect(self, hitl_id: str | None) -> None:
+        """Select ``hitl_id`` if shown, else keep a group selection, else the oldest request."""
+        if not self.active:
+            return
+        if hitl_id is not None and self.model.index_for(hitl_id).isValid():
+            if self.detail.hitl_id != hitl_id or not self._current_is(hitl_id):
+                self.select_request(hitl_id)
+            return
+        current = self.view.currentIndex()
+        if current.isValid() and current.data(LEVEL_ROLE) in (LEVEL_SESSION, LEVEL_INVOCATION) and hitl_id is None:
+            return
+        first = self.model.first_request()
+        if first is not None:
+            self.select_request(first)
+            return
+        self.view.setCurrentIndex(QModelIndex())
+        shown = self.detail.summary
+        run = self.runs_model.run(shown.invocation_id) if shown is not None else None
+        if run is not None:
+            # Nothing left to decide: keep the last request's run on screen to watch it finish.
+            self.detail.show_run(run)
+        elif self.detail.run_record is None:
+            self.detail.show_empty()
+            self.live.watch_invocation(None)
+
+    def _current_is(self, hitl_id: str) -> bool:
+        return self.view.currentIndex().siblingAtColumn(0) == self.model.index_for(hitl_id)
+
+    def select_request(self, hitl_id: str) -> bool:
+        index = self.model.index_for(hitl_id)
+        if not index.isValid():
+            return False
+        self.view.scrollTo(index)
+        self.view.setCurrentIndex(index)
+        if self.detail.hitl_id != hitl_id:  # currentChanged did not fire (same index object)
+            self.show_summary(self.model.summary(hitl_id))
+        return True
+
+    def move_request(self, step: int) -> None:
+        """j/k: the next (+1) or previous (-1) request in display order."""
+        current = self.detail.hitl_id
+        target = self.model.neighbour(current, step) if current else None
+        if target is None and current is None:
+            index = self.view.currentIndex()
+            target = self._first_request_under(index) if index.isValid() else self.model.first_request()
+        if target is not None:
+            self.select_request(target)
+
+    def _first_request_under(self, index: QModelIndex) -> str | None:
+        model = self.model
+        index = index.siblingAtColumn(0)
+        while index.isValid() and index.data(LEVEL_ROLE) != LEVEL_REQUEST:
+            if model.rowCount(index) == 0:
+                return model.first_request()
+            index = model.index(0, 0, index)
+        request = model.request_at(index) if index.isValid() else None
+        return request.hitl_id if request is not None else None
+
+    def show_current(self) -> None:
+        """The tab came to the front: show what is selected (or nothing)."""
+        current = self.view.currentIndex()
+        summary = self.model.request_at(current.siblingAtColumn(0)) if current.isValid() else None
+        if summary is not None:
+            self.show_summary(summary)
+        else:
+            self.detail.show_empty()
+            self.reselect(None)
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self._reconciling or not self.active:
+            return
+        summary = self.model.request_at(current.siblingAtColumn(0)) if current.isValid() else None
+        if summary is not None:
+            if summary.hitl_id != self.detail.hitl_id:
+                self.show_summary(summary)
+            return
+        if not current.isValid():
+            return
+        level = current.data(LEVEL_ROLE)
+        ident = current.siblingAtColumn(0).data(GROUP_ID_ROLE)
+        count = current.siblingAtColumn(COL_SUMMARY).data()
+        if level == LEVEL_INVOCATION:
+            run = self.runs_model.run(ident)
+            if run is not None:
+                self.detail.show_run(run)
+            else:
+                self.detail.show_empty(f"Run {ident}: {count}")
+            self.live.watch_invocation(ident)
+        else:
+            self.detail.show_empty(f"Session {ident}: {count}. Select a request (j/k).")
+            self.live.watch_invocation(None)
+
+    def show_summary(self, summary: RequestSummary | None) -> None:
+        if summary is None:
+            return
+        self.interacted.emit()
+        self.detail.show_request(summary)
+        self.live.watch_invocation(summary.invocation_id)
+
+    # -- the status line -----------------------------------------------------------------------
+    def _update_status(self) -> None:
+        model = self.model
+        shown = model.visible_count
+        total = model.source_count
+        noun = {Scope.PENDING: "pending", Scope.HISTORY: "decided", Scope.ALL: "requests"}[model.filter.scope]
+        text = f"{shown:,} shown of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
+        if self.last_filter_ms and shown != total:
+            text += f" · filtered in {self.last_filter_ms:.0f} ms"
+        if self._load_progress is not None:  # never a partial count without saying so
+            loaded, expected = self._load_progress
+            text += f" · loading… {loaded:,} of {expected:,} loaded"
+        self.status_label.setText(text)

@@ -1,0 +1,84 @@
+"""The inbox tree view: j/k move between requests, letters are commands, groups open as they come."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
+
+from reviewer_app.ui.inbox.cells import LEVEL_ROLE
+from reviewer_app.ui.inbox.grouping import LEVEL_SESSION
+from reviewer_app.ui.inbox.model import InboxModel
+
+EXPAND_ALL_GROUPS = 1_500  # above this many session + invocation rows only the first sessions open
+EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
+
+
+class InboxView(QTreeView):
+    """The inbox tree: j/k move between requests, letters are never type-ahead.
+
+    Signals:
+        moveRequested(int): +1 for the next request (j), -1 for the previous one (k).
+    """
+
+    moveRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(True)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setAllColumnsShowFocus(True)
+        self.setAnimated(False)
+        self.setExpandsOnDoubleClick(True)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+
+    def setModel(self, model: QAbstractItemModel | None) -> None:
+        super().setModel(model)
+        if model is not None:
+            model.modelReset.connect(self.expand_default)
+            model.rowsInserted.connect(self._expand_inserted)
+
+    def keyboardSearch(self, search: str) -> None:
+        """Single letters are commands here (a, e, r, s...), never type-ahead search."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.modifiers() in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier):
+            if event.key() == Qt.Key.Key_J:
+                self.moveRequested.emit(1)
+                return
+            if event.key() == Qt.Key.Key_K:
+                self.moveRequested.emit(-1)
+                return
+        super().keyPressEvent(event)
+
+    def _expand_group(self, session: QModelIndex) -> None:
+        model = self.model()
+        self.expand(session)
+        for row in range(model.rowCount(session)):
+            self.expand(model.index(row, 0, session))
+
+    def expand_default(self) -> None:
+        """Open every group of a small inbox; of a huge one only the first sessions (expansions cost)."""
+        model = self.model()
+        if not isinstance(model, InboxModel):
+            return
+        sessions = model.rowCount()
+        small = sessions <= EXPAND_ALL_GROUPS and model.group_count <= EXPAND_ALL_GROUPS
+        limit = sessions if small else min(sessions, EXPAND_FIRST_SESSIONS)
+        for row in range(limit):
+            self._expand_group(model.index(row, 0))
+
+    def _expand_inserted(self, parent: QModelIndex | QPersistentModelIndex, first: int, last: int) -> None:
+        """New sessions open like at the start: all of them in a small inbox, only the first ones in a huge one."""
+        model = self.model()
+        if not parent.isValid():
+            if model.rowCount() > EXPAND_ALL_GROUPS:
+                last = min(last, EXPAND_FIRST_SESSIONS - 1)
+            for row in range(first, last + 1):
+                self._expand_group(model.index(row, 0))
+            return
+        if parent.data(LEVEL_ROLE) == LEVEL_SESSION and self.isExpanded(parent):
+            for row in range(first, last + 1):
+                self.expand(model.index(row, 0, parent))

@@ -1,0 +1,41 @@
+"""Short texts the views show: ages, countdowns, shortened ids (with when an age's text next changes)."""
+
+from __future__ import annotations
+
+
+def short_id(value: str, keep: int = 10) -> str:
+    return value if len(value) <= keep + 1 else value[:keep] + "…"
+
+
+def format_age(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d {seconds % 86400 // 3600}h"
+
+
+def age_text_lasts(seconds: float) -> float:
+    """How many more seconds :func:`format_age` keeps giving the same text for this age."""
+    whole = max(0, int(seconds))
+    if whole < 60:
+        step = 1
+    elif whole < 86400:
+        step = 60
+    else:
+        step = 3600
+    return whole - whole % step + step - max(0.0, seconds)
+
+
+def format_countdown(expires_at: int | None, now: float) -> str:
+    if expires_at is None:
+        return ""
+    left = int(expires_at - now)
+    if left <= 0:
+        return "expired"
+    if left < 3600:
+        return f"in {left // 60}:{left % 60:02d}"
+    return f"in {format_age(left)}"
