@@ -10,11 +10,11 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.installed-run: pyproject.toml setup.py | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.installed-dev: pyproject.toml setup.py | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-run
 
@@ -25,17 +25,17 @@ test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check reviewer_app tests bench examples
-	$(BIN)/ruff format --check reviewer_app tests bench examples
+	$(BIN)/ruff check reviewer_app resources tests bench examples setup.py
+	$(BIN)/ruff format --check reviewer_app resources tests bench examples setup.py
 	$(BIN)/lint-imports
-	$(BIN)/mypy reviewer_app
+	$(BIN)/mypy reviewer_app resources
 
 format: $(VENV)/.installed-dev
-	$(BIN)/ruff format reviewer_app tests bench examples
-	$(BIN)/ruff check --fix reviewer_app tests bench examples
+	$(BIN)/ruff format reviewer_app resources tests bench examples setup.py
+	$(BIN)/ruff check --fix reviewer_app resources tests bench examples setup.py
 
 # Every benchmark next to its reference, in one run; ends with `GOAL <name> <measured> <target> PASS|MISS` lines.
-$(VENV)/.installed-bench: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.installed-bench: pyproject.toml setup.py | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e '.[bench]'
 	touch $@ $(VENV)/.installed-run
 
@@ -43,7 +43,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/run_all.py
 
 # Installers: dist/reviewer-app/ (PyInstaller onedir), the .deb and the .tar.gz; see packaging/build_installers.py.
-$(VENV)/.installed-package: pyproject.toml | $(VENV)/bin/python
+$(VENV)/.installed-package: pyproject.toml setup.py | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e '.[package,postgres]'
 	touch $@ $(VENV)/.installed-run
 
