@@ -18,8 +18,14 @@ $(VENV)/.installed-dev: pyproject.toml setup.py | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-run
 
+# The window on the desktop: Qt's default platform unless you set QT_QPA_PLATFORM yourself (offscreen: headless).
+RUN_QT_QPA_PLATFORM := $(if $(filter environment command,$(firstword $(origin QT_QPA_PLATFORM))),$(QT_QPA_PLATFORM),)
+
+# First asks Qt's platform plugin (ldd) which system libraries it lacks and installs them (apt-get, with sudo when
+# not root) or prints the command; stops with one line when there is no display. See reviewer_app/ui/platform_deps.py.
 run: $(VENV)/.installed-run
-	QT_QPA_PLATFORM= $(BIN)/reviewer-app $(ARGS)
+	@QT_QPA_PLATFORM=$(RUN_QT_QPA_PLATFORM) $(BIN)/python -m reviewer_app.ui.platform_deps --install
+	QT_QPA_PLATFORM=$(RUN_QT_QPA_PLATFORM) $(BIN)/reviewer-app $(ARGS)
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
