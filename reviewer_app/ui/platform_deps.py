@@ -49,6 +49,10 @@ DEBIAN_EXCEPTIONS = {
     "libbrotlicommon.so.1": "libbrotli1",
     "libcrypto.so.3": "libssl3",
     "libssl.so.3": "libssl3",
+    "libGLdispatch.so.0": "libglvnd0",
+    **{f"{name}.so.{version}": "libc6" for name, version in (("libm", 6), ("libdl", 2), ("libpthread", 0))},
+    **{f"{name}.so.1": "libc6" for name in ("librt", "libutil")},
+    "libresolv.so.2": "libc6",
 }
 _SONAME = re.compile(r"(?P<name>lib.+?)\.so\.(?P<version>\d+)(?:\.\d+)*")
 _NOT_FOUND = re.compile(r"^\s*(?P<soname>\S+) => not found\s*$")
@@ -86,12 +90,13 @@ def display_problem(env: Mapping[str, str], system: str = sys.platform) -> str |
     """One line when the requested platforms all need a display server and none is set; None otherwise."""
     if not system.startswith("linux"):
         return None
-    platforms = requested_platforms(env)
+    explicit = bool(env.get("QT_QPA_PLATFORM", "").strip())
+    platforms = requested_platforms(env) if explicit else ("xcb", "wayland")  # unset: Qt picks by session
     if not all(name in DISPLAY_VARIABLES for name in platforms):
         return None  # offscreen, vnc, eglfs, minimal...: no display server needed
     if any(env.get(DISPLAY_VARIABLES[name]) for name in platforms):
         return None
-    if "QT_QPA_PLATFORM" in env and env["QT_QPA_PLATFORM"].strip():
+    if explicit:
         unset = " and ".join(sorted({DISPLAY_VARIABLES[name] for name in platforms}))
         return f"no display: QT_QPA_PLATFORM={env['QT_QPA_PLATFORM']} needs {unset}, which is unset; {HEADLESS_HINT}"
     return f"no display: DISPLAY and WAYLAND_DISPLAY are unset, so the window cannot open here; {HEADLESS_HINT}"
@@ -238,24 +243,30 @@ def is_debian_like() -> bool:
     return shutil.which("apt-get") is not None and shutil.which("dpkg") is not None
 
 
-def other_system_hint(sonames: Sequence[str], bits: str | None = None) -> str:
+def package_manager() -> str | None:
+    """The package manager this machine has: apt-get, dnf, zypper or pacman (None: another)."""
+    if is_debian_like():
+        return "apt-get"
+    return next((name for name in ("dnf", "zypper", "pacman") if shutil.which(name)), None)
+
+
+def other_system_hint(sonames: Sequence[str], manager: str | None, bits: str | None = None) -> str:
     """How to install these sonames where apt is not the package manager (RPM systems resolve sonames directly)."""
     bits = bits or platform.architecture()[0]
     suffix = "()(64bit)" if bits == "64bit" else ""
     provides = " ".join(f"'{soname}{suffix}'" for soname in sonames)
-    if shutil.which("dnf"):
-        return "sudo dnf install " + provides
-    if shutil.which("zypper"):
-        return "sudo zypper install " + provides
-    if shutil.which("pacman"):
+    if manager in ("dnf", "zypper"):
+        return f"sudo {manager} install {provides}"
+    if manager == "pacman":
         return "find the packages with `pacman -F " + " ".join(sonames) + "`, then `sudo pacman -S` them"
     return "install the packages that provide " + ", ".join(sonames)
 
 
 def install_hint(sonames: Sequence[str]) -> str:
     """The exact command that installs these sonames on this machine (Debian/Ubuntu names checked with apt)."""
-    if not is_debian_like():
-        return other_system_hint(sonames)
+    manager = package_manager()
+    if manager != "apt-get":
+        return other_system_hint(sonames, manager)
     found, unknown = debian_packages(sonames)
     parts = []
     if found:
