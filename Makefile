@@ -69,14 +69,15 @@ package: $(VENV)/.installed-package
 package-test: $(VENV)/.installed-package
 	$(BIN)/python packaging/smoke_test.py
 
-# docs/screenshot.png: the --demo window on a temp database under Xvfb (installs Xvfb and Qt's xcb libraries if missing).
-SCREENSHOT_DEPS := xvfb xauth libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
-	libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 x11-utils
+# docs/screenshot.png: the --demo window on a temp database under Xvfb (installs Xvfb, and the libraries Qt's xcb
+# plugin lacks, found as `make run` finds them).
+SCREENSHOT_DEPS := xvfb xauth x11-utils
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 screenshot: $(VENV)/.installed-run
 	@command -v xvfb-run >/dev/null && dpkg -s $(SCREENSHOT_DEPS) >/dev/null 2>&1 \
 		|| { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends $(SCREENSHOT_DEPS); }
+	@QT_QPA_PLATFORM=xcb xvfb-run -a $(BIN)/python -m reviewer_app.ui.platform_deps --install
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 		QT_QPA_PLATFORM=xcb XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
 		xvfb-run -a -s "-screen 0 1600x1000x24" $(BIN)/reviewer-app --db "$$tmp/demo.db" \
