@@ -33,6 +33,7 @@ DEFAULT_PLATFORM = "xcb"  # what Qt uses on Linux when QT_QPA_PLATFORM is unset 
 DISPLAY_VARIABLES = {"xcb": "DISPLAY", "wayland": "WAYLAND_DISPLAY", "wayland-egl": "WAYLAND_DISPLAY"}
 # The PySide6 modules the window imports: their Qt libraries must load too (ldd follows them transitively).
 QT_MODULES = ("QtWidgets", "QtSvg")
+REINSTALL_PYSIDE = "pip install --force-reinstall PySide6-Essentials"  # Qt's own libraries come with it
 HEADLESS_HINT = "run headless with QT_QPA_PLATFORM=offscreen, or use the command line (reviewer-app --help)"
 
 # Debian names a library package after its soname (policy 8.1: libfoo.so.3 -> libfoo3, libfoo2.so.0 -> libfoo2-0);
@@ -291,7 +292,7 @@ def explain_failure(
     if report is not None and report.missing_qt:
         return (
             f"Qt's {name} platform plugin cannot load: PySide6 is incomplete (missing {', '.join(report.missing_qt)}); "
-            "reinstall it: pip install --force-reinstall PySide6-Essentials"
+            f"reinstall it: {REINSTALL_PYSIDE}"
         )
     if report is not None and report.missing_system:
         missing = ", ".join(report.missing_system)
@@ -306,7 +307,13 @@ def explain_qt_import_error(exc: ImportError) -> str | None:
     """One line when importing PySide6 failed because a system library is missing; None for other import errors."""
     if ".so" not in str(exc):
         return None
-    return explain_failure(None)
+    report = check_platform_libraries()
+    if report is not None and report.missing_system:
+        missing = ", ".join(report.missing_system)
+        return f"Qt cannot load: {missing} missing; install with: {install_hint(report.missing_system)}"
+    if report is not None and report.missing_qt:
+        return f"Qt cannot load: PySide6 is incomplete ({exc}); reinstall it: {REINSTALL_PYSIDE}"
+    return f"Qt cannot load: {exc}"
 
 
 def install_missing(report: PlatformLibraries, stream: TextIO) -> bool:

@@ -263,6 +263,17 @@ def test_a_display_is_needed_only_by_platforms_that_draw_on_one(env: dict[str, s
     assert platform_deps.display_problem(env, "win32") is None
 
 
+def test_a_shared_library_import_error_is_explained_in_one_line() -> None:
+    error = ImportError("libEGL.so.1: cannot open shared object file: No such file or directory")
+    line = platform_deps.explain_qt_import_error(error)
+    assert line is not None and "\n" not in line
+    report = platform_deps.check_platform_libraries()
+    if report is not None and report.missing_system:
+        assert line.startswith(f"Qt cannot load: {report.missing_system[0]}") and "install with:" in line
+    else:
+        assert line == "Qt cannot load: libEGL.so.1: cannot open shared object file: No such file or directory"
+
+
 def test_import_errors_that_are_not_about_shared_libraries_are_not_explained_away() -> None:
     assert (
         platform_deps.explain_qt_import_error(ImportError("cannot import name 'QFoo' from 'PySide6.QtWidgets'")) is None
