@@ -81,10 +81,14 @@ class PlatformLibraries:
 
 
 def requested_platforms(env: Mapping[str, str]) -> tuple[str, ...]:
-    """Plugin names from ``QT_QPA_PLATFORM`` (``"wayland;xcb"``, ``"xcb:option"``); Qt's default when unset."""
+    """Plugin names from ``QT_QPA_PLATFORM`` (``"wayland;xcb"``, ``"xcb:option"``); Qt's choice when unset."""
     value = env.get("QT_QPA_PLATFORM", "").strip()
     names = tuple(part.split(":", 1)[0].strip() for part in value.split(";") if part.strip())
-    return names or (DEFAULT_PLATFORM,)
+    if names:
+        return names
+    if env.get("WAYLAND_DISPLAY") and not env.get("DISPLAY"):
+        return ("wayland",)  # a Wayland session without XWayland: xcb could not connect anyway
+    return (DEFAULT_PLATFORM,)
 
 
 def display_problem(env: Mapping[str, str], system: str = sys.platform) -> str | None:

@@ -242,6 +242,12 @@ def test_the_requested_platforms_come_from_qt_qpa_platform(value: str, platforms
     assert platform_deps.requested_platforms({"QT_QPA_PLATFORM": value}) == platforms
 
 
+def test_without_qt_qpa_platform_a_wayland_only_session_asks_the_wayland_plugin() -> None:
+    assert platform_deps.requested_platforms({"WAYLAND_DISPLAY": "wayland-0"}) == ("wayland",)
+    assert platform_deps.requested_platforms({"WAYLAND_DISPLAY": "wayland-0", "DISPLAY": ":0"}) == ("xcb",)
+    assert platform_deps.requested_platforms({"DISPLAY": ":0"}) == ("xcb",)
+
+
 @pytest.mark.parametrize(
     ("env", "has_problem"),
     [
