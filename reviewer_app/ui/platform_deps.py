@@ -341,6 +341,10 @@ def install_missing(report: PlatformLibraries, stream: TextIO) -> bool:
         f"installing {' '.join(sorted(set(found.values())))}: {' '.join(command)}",
     )
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive") if is_root() else None
+    if subprocess.run(command, check=False, env=env).returncode == 0:
+        return True
+    _say(stream, "apt-get install failed; updating apt's package lists (they may be stale) and trying once more")
+    subprocess.run(privileged(["apt-get", "update", "-qq"]), check=False)
     return subprocess.run(command, check=False, env=env).returncode == 0
 
 
