@@ -294,3 +294,27 @@ def test_make_run_checks_the_platform_libraries_before_starting_the_app() -> Non
     check = next(i for i, line in enumerate(lines) if "-m reviewer_app.ui.platform_deps --install" in line)
     start = next(i for i, line in enumerate(lines) if "/reviewer-app" in line and "platform_deps" not in line)
     assert check < start
+
+
+@needs_gcc_and_ldd
+@needs_apt
+@pytest.mark.skipif(
+    os.environ.get("REVIEWER_APT_TESTS") != "1", reason="installs a system package: REVIEWER_APT_TESTS=1 (root/sudo)"
+)
+def test_install_really_installs_the_missing_package_and_the_check_then_passes(tmp_path: Path) -> None:
+    """The `make run` path for real: apt-get installs libxcb-xrm0 for a plugin that links it; removed afterwards."""
+    plugin = build_fake_plugin(tmp_path, "libxcb-xrm.so.0")
+    shutil.rmtree(tmp_path / "fakelib")
+    if "libxcb-xrm.so.0" not in (platform_deps.missing_sonames([plugin]) or ()):
+        pytest.skip("this machine already has libxcb-xrm.so.0")
+    try:
+        result = run_check(env_for(plugin), "--install")
+        assert result.returncode == 0, result.stderr
+        assert (
+            "reviewer-app: Qt's xcb platform plugin needs libxcb-xrm.so.0, which this machine lacks; installing "
+            f"libxcb-xrm0: {SUDO}apt-get install -y --no-install-recommends libxcb-xrm0"
+        ) in result.stderr
+        assert platform_deps.missing_sonames([plugin]) == ()
+        assert run_check(env_for(plugin)).returncode == 0
+    finally:
+        subprocess.run([*platform_deps.privileged(["dpkg", "-r", "libxcb-xrm0"])], capture_output=True, check=False)
