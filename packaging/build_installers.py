@@ -28,13 +28,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_icons
-from project_meta import PACKAGING, REPO, ProjectMeta, deb_arch, platform_tag, read_meta
+from project_meta import BUNDLE_ID, PACKAGING, REPO, ProjectMeta, deb_arch, platform_tag, read_meta
 
 DIST = REPO / "dist"
 BUILD = REPO / "build"
 ICON_DIR = BUILD / "icons"
 SPEC = PACKAGING / "reviewer-app.spec"
-LINUX = PACKAGING / "linux"
+LINUX = PACKAGING / "linux"  # Debian copyright
+RESOURCES = make_icons.RESOURCES  # the top-level resources/: icons, and the desktop entry and metainfo in linux/
+DESKTOP_ENTRY = RESOURCES / "linux" / "reviewer-app.desktop"
+METAINFO = RESOURCES / "linux" / f"{BUNDLE_ID}.metainfo.xml"
 HICOLOR_SIZES = make_icons.PNG_SIZES
 
 # Shared libraries PyInstaller deliberately leaves to the system (glibc, the GL stack, libxcb,
@@ -209,18 +212,20 @@ def deb_depends(root: Path) -> list[str]:
 
 
 def install_desktop_files(share: Path, meta: ProjectMeta) -> None:
-    """.desktop entry and hicolor icons under ``share`` (= /usr/share in the .deb)."""
+    """.desktop entry, AppStream metainfo and hicolor icons under ``share`` (= /usr/share in the .deb)."""
     applications = share / "applications"
     applications.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(LINUX / "reviewer-app.desktop", applications / f"{meta.name}.desktop")
-    resources = REPO / "reviewer_app" / "resources"
+    shutil.copy2(DESKTOP_ENTRY, applications / f"{meta.name}.desktop")
+    metainfo = share / "metainfo"
+    metainfo.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(METAINFO, metainfo / METAINFO.name)
     for size in HICOLOR_SIZES:
         target = share / "icons" / "hicolor" / f"{size}x{size}" / "apps"
         target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(resources / f"reviewer-{size}.png", target / f"{meta.name}.png")
+        shutil.copy2(RESOURCES / f"reviewer-{size}.png", target / f"{meta.name}.png")
     scalable = share / "icons" / "hicolor" / "scalable" / "apps"
     scalable.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(resources / "reviewer.svg", scalable / f"{meta.name}.svg")
+    shutil.copy2(RESOURCES / "reviewer.svg", scalable / f"{meta.name}.svg")
 
 
 def normalise_modes(root: Path) -> None:
@@ -250,7 +255,7 @@ def deb_path(meta: ProjectMeta) -> Path:
 
 
 def build_deb(meta: ProjectMeta) -> Path:
-    """/opt/reviewer-app (the bundle), /usr/bin/reviewer-app (relative symlink), desktop entry, icons."""
+    """/opt/reviewer-app (the bundle), /usr/bin/reviewer-app (relative symlink), desktop entry, metainfo, icons."""
     bundle = require_bundle()
     started = time.monotonic()
     root = fresh_dir(BUILD / "deb" / f"{meta.name}_{meta.deb_version}_{deb_arch()}")
@@ -307,7 +312,7 @@ def tarball_path(meta: ProjectMeta) -> Path:
 
 
 def build_tarball(meta: ProjectMeta) -> Path:
-    """reviewer-app-<version>/: the bundle plus share/ (desktop entry, icons) to copy into ~/.local."""
+    """reviewer-app-<version>/: the bundle plus share/ (desktop entry, metainfo, icons) to copy into ~/.local."""
     bundle = require_bundle()
     started = time.monotonic()
     top = f"{meta.name}-{meta.version}"

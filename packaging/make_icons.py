@@ -1,4 +1,4 @@
-"""Render the app icon from its one source, ``reviewer_app/resources/reviewer.svg``.
+"""Render the app icon from its one source, ``resources/reviewer.svg`` (the package ``reviewer_app.resources``).
 
 PNGs are rendered with Qt's SVG renderer (already a dependency, so no Pillow or
 ImageMagick at build time); ``.ico`` and ``.icns`` are written here as plain
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-RESOURCES = REPO / "reviewer_app" / "resources"
+RESOURCES = REPO / "resources"
 SVG = RESOURCES / "reviewer.svg"
 # Sizes committed as PNG (hicolor theme sizes the .deb installs; the window uses them too).
 PNG_SIZES = (16, 24, 32, 48, 64, 128, 256)

@@ -232,6 +232,13 @@ class Smoke:
                 ["desktop-file-validate", str(desktop)], capture_output=True, text=True, check=False
             )
             check(result.returncode == 0, f"desktop-file-validate: {result.stdout}{result.stderr}")
+        metainfo = root / "usr" / "share" / "metainfo" / build.METAINFO.name
+        check(metainfo.is_file(), f"missing {metainfo}")
+        if shutil.which("appstreamcli"):
+            result = subprocess.run(
+                ["appstreamcli", "validate", "--no-net", str(metainfo)], capture_output=True, text=True, check=False
+            )
+            check(result.returncode == 0, f"appstreamcli validate: {result.stdout}{result.stderr}")
         icons = root / "usr" / "share" / "icons" / "hicolor"
         for icon in ("48x48/apps", "256x256/apps"):
             check((icons / icon / f"{self.meta.name}.png").is_file(), f"missing icon {icon}")

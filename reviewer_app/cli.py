@@ -144,7 +144,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.self_test:
         return _run_async(_self_test())
     if args.command in (None, "gui"):
-        from reviewer_app.ui.app import run_gui
+        try:
+            from reviewer_app.ui.app import run_gui
+        except ImportError as exc:  # Qt's libraries cannot load: name the missing system libraries, no traceback
+            from reviewer_app.ui.platform_deps import EXIT_NO_WINDOW, explain_qt_import_error
+
+            explanation = explain_qt_import_error(exc)
+            if explanation is None:
+                raise
+            print(f"reviewer-app: {explanation}", file=sys.stderr)
+            return EXIT_NO_WINDOW
 
         return run_gui(ctx, demo=args.demo, screenshot=args.screenshot)
     command = COMMANDS.get(args.command)

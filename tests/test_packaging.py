@@ -85,6 +85,7 @@ def spec_excludes() -> list[str]:
         "PySide6/Qt/plugins/styles/libqmacstyle.dylib",
         "libglib-2.0.so.0",
         "reviewer_app/resources/reviewer.svg",
+        "reviewer_app/resources/linux/dev.reviewer.ReviewerApp.metainfo.xml",
     ],
 )
 def test_qt_filter_keeps_what_a_widgets_app_needs(dest: str) -> None:
@@ -206,10 +207,10 @@ def test_resource_path_finds_nested_files_and_names_missing_ones() -> None:
     from reviewer_app.resources import resource_path
 
     assert resource_path("reviewer.svg").is_file()
-    nested = sorted((REPO / "reviewer_app" / "resources").glob("*/*.svg"))
-    if nested:
-        relative = nested[0].relative_to(REPO / "reviewer_app" / "resources").as_posix()
-        assert resource_path(relative) == nested[0]
+    nested = sorted((REPO / "resources").glob("*/*.svg"))
+    assert nested, "the top-level resources/ holds the icons"
+    relative = nested[0].relative_to(REPO / "resources").as_posix()
+    assert resource_path(relative) == nested[0]
     with pytest.raises(FileNotFoundError, match=r"no-such-icon\.svg"):
         resource_path("no-such-icon.svg")
 

@@ -24,6 +24,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
 from reviewer_app.ui.gc_guard import MainThreadGC
 from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.platform_guard import EXIT_NO_WINDOW, WindowUnavailable, create_application
 
 EXIT_CANNOT_OPEN = 2
 SCREENSHOT_TIMEOUT_S = 90.0
@@ -33,7 +34,7 @@ RUNTIME_WAITS_AT_MOST_S = 3.0
 
 def make_app() -> QApplication:
     existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    app = existing if isinstance(existing, QApplication) else create_application(sys.argv[:1])
     app.setApplicationName("Reviewer")
     app.setOrganizationName(APP_AUTHOR)
     app.setDesktopFileName("reviewer-app")
@@ -126,8 +127,12 @@ async def take_screenshot(window: MainWindow, path: Path, expect: int) -> int:
 
 
 def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = None) -> int:
-    """Open the window on ``ctx.database``; returns the exit code (2: the database cannot be opened)."""
-    app = make_app()
+    """Open the window on ``ctx.database``; returns the exit code (2: the database cannot be opened, 5: no window)."""
+    try:
+        app = make_app()
+    except WindowUnavailable as exc:
+        sys.stderr.write(f"reviewer-app: {exc}\n")
+        return EXIT_NO_WINDOW
     watcher = theme.ThemeWatcher(app)
     try:
         backend = SQLHITLBackend(ctx.database, reviewer=ctx.reviewer)

@@ -1,9 +1,9 @@
-"""The app's data files (icons), found the one way that works from source, a wheel and a frozen bundle.
+"""The app's data files (icons, desktop entry, AppStream metainfo), found one way from source, wheel and bundle.
 
-``importlib.resources`` resolves this package's directory; the PyInstaller spec
-collects these files under ``reviewer_app/resources`` inside the bundle, so no
-module needs to know whether it runs frozen. Plain Python: no Qt here, the UI
-builds its ``QIcon`` from these paths.
+This directory is the top-level ``resources/`` of the repository, installed as the package
+``reviewer_app.resources`` (setuptools ``package-dir``). ``importlib.resources`` resolves its directory;
+the PyInstaller spec places these files under ``reviewer_app/resources`` inside the bundle, so no module
+needs to know whether it runs frozen. Plain Python: no Qt here, the UI builds its ``QIcon`` from these paths.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ APP_ICON_SIZES = (16, 24, 32, 48, 64, 128, 256)
 
 
 def resource_path(name: str) -> Path:
-    """Absolute path of a file shipped in ``reviewer_app/resources`` (``"icons/tool.svg"``); raises if missing."""
+    """Absolute path of a file shipped in this package (``"icons/tool.svg"``); raises if missing."""
     path = Path(str(resources.files(__name__).joinpath(*name.split("/"))))
     if not path.is_file():
         raise FileNotFoundError(f"resource {name!r} is not shipped with this build (looked at {path})")
