@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import logging
 import os
 import queue
 import threading
@@ -38,6 +39,7 @@ from reviewer_app.domain.hitl import (
     SchemaTooNew,
     shown_arguments,
 )
+from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SHELL_TOOLS, rule_for
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
@@ -60,6 +62,7 @@ __all__ = [
     "HITLError",
     "HITLNotFound",
     "RequestQuery",
+    "RequestRejected",
     "SQLHITLBackend",
     "SchemaTooNew",
     "default_reviewer",
@@ -67,6 +70,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def default_reviewer() -> str:
@@ -227,7 +231,11 @@ class SQLHITLBackend:
         node_id: str | None = None,
         expires_at: int | None = None,
     ) -> None:
-        """Create a pending request. An existing ``hitl_id`` raises :class:`HITLConflict`."""
+        """Create a pending request. An existing ``hitl_id`` raises :class:`HITLConflict`.
+
+        Data that could not be stored and shown raises :class:`RequestRejected` naming the limit.
+        """
+        check_request(locals())  # every argument: identifiers, names, data, metadata, tool_state
         external = bool((metadata or {}).get("external", False))
         await self.write(
             lambda tx: tx.create_request(
@@ -329,6 +337,8 @@ class SQLHITLBackend:
                         )
                 except HITLConflict:
                     continue  # decided by someone else in the meantime: that decision stands
+                except (ValueError, TypeError, RecursionError) as exc:  # one bad row never stops the others
+                    log.warning("could not expire request %r: %s", record.get("hitl_id"), exc)
             return expired
 
         result = await self.run(work)

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reviewer_app.domain.limits import is_undecodable
+
 
 class DecisionKind(StrEnum):
     """What a reviewer (or the expiry clock) decided."""
@@ -108,6 +110,10 @@ class Decision:
         """Refuse an approval whose hash does not match the arguments that would run."""
         if not self.kind.needs_hash:
             return
+        if is_undecodable(shown_args):
+            raise DecisionError(
+                "the request's arguments could not be read from the database; it can only be rejected or cancelled"
+            )
         if self.args_sha256 is None:
             raise DecisionError(f"{self.kind.value} must name the SHA-256 of the arguments it approves")
         expected = args_digest(shown_args)
