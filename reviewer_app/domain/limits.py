@@ -172,6 +172,11 @@ def check_request(fields: Mapping[str, Any]) -> None:
             check_json_value(value, name)
 
 
+def scrub_text(text: str) -> str:
+    """Text for display (model output): lone surrogates replaced by U+FFFD, so it can be stored and printed."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
 def placeholder(reason: str) -> dict[str, str]:
     """What a stored value that cannot be used reads as."""
     return {UNDECODABLE_KEY: reason}

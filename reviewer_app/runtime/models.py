@@ -271,6 +271,8 @@ def _parse_arguments(name: str, raw: Any) -> dict[str, Any]:
         raise ModelError(f"model sent arguments for tool {name!r} as {type(raw).__name__}, expected a JSON string")
     try:
         value = json.loads(raw)
+    except RecursionError:  # refused at the gate: an error result for the model, not a crash
+        return {"$undecodable": "the arguments are nested too deep to read"}
     except ValueError as exc:
         raise ModelError(f"model sent invalid JSON arguments for tool {name!r}: {exc}: {raw[:200]!r}") from exc
     if not isinstance(value, dict):

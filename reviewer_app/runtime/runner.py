@@ -26,13 +26,14 @@ from typing import Any, Literal
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
+from reviewer_app.domain.limits import scrub_text
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import RunRecord, StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
-from reviewer_app.runtime.gate import apply_outcome, gate_call, result_text
+from reviewer_app.runtime.gate import apply_outcome, gate_call, result_text, screen_turn
 from reviewer_app.runtime.models import ModelClient, ModelTurn
 from reviewer_app.runtime.recovery import new_owner_id, owner_is_gone
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry, builtin_tools
@@ -672,6 +673,7 @@ class Runtime:
             nonlocal last_flush
             if kind not in blocks or not delta:
                 return
+            delta = scrub_text(delta)
             if kind not in started:
                 started.add(kind)
                 run.stream_events.append(run.event(blocks[kind], BlockKind(kind), BlockOp.APPLY, {"text": delta}))
@@ -695,7 +697,9 @@ class Runtime:
         drain()
         for kind, text in (("thinking", turn.thinking), ("text", turn.text)):
             if text and kind not in started:
-                run.stream_events.append(run.event(blocks[kind], BlockKind(kind), BlockOp.APPLY, {"text": text}))
+                run.stream_events.append(
+                    run.event(blocks[kind], BlockKind(kind), BlockOp.APPLY, {"text": scrub_text(text)})
+                )
         run.ckpt.turn += 1
         return turn
 
@@ -705,6 +709,7 @@ class Runtime:
         The session rules are read in that transaction (``plan``), under its write lock: a rule added
         meanwhile cannot be missed, and the turn costs one round trip to the database thread.
         """
+        turn, refused = screen_turn(turn)  # poison arguments become error results, never a crash
         run.ckpt.add_assistant_turn(turn)
 
         def plan(tx: StoreTx) -> _Step:
@@ -723,6 +728,7 @@ class Runtime:
                     session_id=run.session_id,
                     invocation_id=run.invocation_id,
                     block_id=run.hitl_block(call.id),
+                    refused=refused.get(call.id),
                 )
                 pending.append(result.call)
                 events.append(
@@ -861,6 +867,7 @@ class Runtime:
         return run.event(run.tool_block(call.call_id), BlockKind.TOOL_USE, BlockOp.PATCH, data)
 
     async def _finish(self, run: _Run, turn: ModelTurn) -> None:
+        turn, _ = screen_turn(turn)
         run.ckpt.add_assistant_turn(turn)
         end = run.event(
             f"{run.invocation_id}:end",
