@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import json
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -235,7 +237,7 @@ class ToolRegistry:
             if inspect.iscoroutinefunction(spec.handler):
                 value = await spec.handler(args, ctx)
             else:
-                value = await asyncio.to_thread(spec.handler, args, ctx)
+                value = await _in_daemon_thread(spec.handler, args, ctx, name=f"tool-{name}")
                 if inspect.isawaitable(value):
                     value = await value
         except asyncio.CancelledError:
@@ -249,6 +251,39 @@ class ToolRegistry:
             return done(True, json.dumps(value, ensure_ascii=False, default=str))
         except (TypeError, ValueError) as exc:
             return done(False, f"error: tool returned a value that is not JSON data: {exc}")
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, name: str) -> Any:
+    """Run a blocking handler on a thread of its own that never keeps the process alive.
+
+    ``asyncio.to_thread`` uses the loop's executor, which ``asyncio.run`` and the interpreter join at exit:
+    a handler stuck for good (a hung file system, a device) kept ``reviewer-app run`` alive after SIGTERM.
+    A cancelled call abandons its daemon thread; the process can still exit.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.cancelled():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def work() -> None:
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = context.run(fn, *args)
+        except BaseException as exc:  # handed to the awaiting caller, as an executor would
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, name=name, daemon=True).start()
+    return await future
 
 
 def _ms_since(started: float) -> int:
