@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer_app import __version__
+from reviewer_app.cli_errors import EXIT_BAD_ENCODING, database_failure, undecodable_argument
 from reviewer_app.config import AppContext, default_agents_file, resolve_database
 
 EXIT_FAILED = 1  # the run failed or was cancelled; the audit chain is broken; the self-test failed
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     decide.add_argument("decision", choices=["approve", "approve_for_session", "edit", "reject", "steer", "respond"])
     decide.add_argument("--message", help="reason (reject), guidance (steer) or answer (respond)")
     decide.add_argument("--args", help="edited arguments as a JSON object (edit)")
+    decide.add_argument("--args-file", help="read the edited arguments from this file ('-': stdin), for large ones")
     decide.add_argument("--json", action="store_true", help="print the decided record as JSON")
 
     runs = sub.add_parser("runs", help="list runs, newest first")
@@ -113,6 +115,10 @@ def make_context(args: argparse.Namespace) -> AppContext:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    problem = undecodable_argument(sys.argv[1:] if argv is None else argv)
+    if problem is not None:
+        _err(problem)
+        return EXIT_BAD_ENCODING
     parser = build_parser()
     args = parser.parse_args(argv)
     ctx = make_context(args)
@@ -125,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = COMMANDS.get(args.command)
     if command is None:
         parser.error(f"unknown command {args.command!r}")
-    return _run_async(command(ctx, args))
+    return _run_async(command(ctx, args), database=ctx.database)
 
 
 # -- headless commands (never import Qt) ---------------------------------------------------------------------
@@ -133,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 Command = Callable[[AppContext, argparse.Namespace], Awaitable[int]]
 
 
-def _run_async(coro: Awaitable[int]) -> int:
+def _run_async(coro: Awaitable[int], database: str | None = None) -> int:
     from reviewer_app.domain.hitl import SchemaError
 
     try:
@@ -142,9 +148,13 @@ def _run_async(coro: Awaitable[int]) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into ``head`` and the like
         return 0
-    except SchemaError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    except Exception as exc:
+        failure = database_failure(exc, database) if database is not None else None
+        if failure is None and not isinstance(exc, SchemaError):
+            raise
+        message, code = failure or (f"error: {exc}", EXIT_FAILED)
+        print(message, file=sys.stderr)
+        return code
 
 
 def _err(message: str) -> None:
@@ -343,12 +353,26 @@ async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
     return _print_listing(args.json, records, map(line, records), "no pending requests")
 
 
+def _read_args_file(path: str) -> str:
+    """``--args-file``: a file, or stdin for ``-`` (no limit on size, unlike one argv string)."""
+    return sys.stdin.buffer.read().decode("utf-8") if path == "-" else Path(path).read_text("utf-8")
+
+
 async def cmd_decide(ctx: AppContext, args: argparse.Namespace) -> int:
     from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
     from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
     from reviewer_app.hitl import shown_arguments
 
     edited = None
+    if args.args_file is not None:
+        if args.args is not None:
+            _err("error: give the edited arguments with --args or --args-file, not both")
+            return EXIT_USAGE
+        try:
+            args.args = _read_args_file(args.args_file)
+        except (OSError, UnicodeDecodeError) as exc:
+            _err(f"error: cannot read the edited arguments from {args.args_file}: {exc}")
+            return EXIT_USAGE
     if args.args is not None:
         try:
             edited = json.loads(args.args)
