@@ -23,6 +23,7 @@ BENCHES: list[tuple[str, list[str], int]] = [
     ("round_trip.py", [], 420),
     ("ui_inbox.py", [], 300),
     ("ui_load.py", [], 300),
+    ("cli_memory.py", [], 300),
 ]
 
 

@@ -335,22 +335,13 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
-    from reviewer_app.hitl import shown_arguments
-    from reviewer_app.persistence.store import RequestQuery
+    from reviewer_app.cli_pending import print_pending
 
     backend = _open_backend(ctx)
     try:
-        records = await backend.list_records(RequestQuery())
+        return await print_pending(backend, args.json, sys.stdout)
     finally:
         await backend.aclose()
-
-    def line(record: dict[str, Any]) -> str:
-        args_text = json.dumps(shown_arguments(record), ensure_ascii=False, default=str)
-        agent = (record.get("metadata") or {}).get("agent") or "-"
-        tool = record.get("tool_name") or "-"
-        return f"{record['hitl_id']}  {record['hitl_type']:<13} {tool:<12} {agent:<10} {args_text}"
-
-    return _print_listing(args.json, records, map(line, records), "no pending requests")
 
 
 def _read_args_file(path: str) -> str:

@@ -186,3 +186,32 @@ def test_pending_lists_a_poison_row_without_crashing(tmp_path: Path, subprocess_
     assert {r["hitl_id"] for r in json.loads(listed.stdout)} == {"h1", "h2"}
     cancelled = cli(subprocess_env, "decide", "h2", "reject", "--db", str(db))
     assert cancelled.returncode == 0, cancelled.stderr
+
+
+def test_pending_with_large_arguments_lists_the_summary_and_streams_the_full_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "r.db"
+    seeded(db)
+    content = "z" * (20 * 1024 * 1024)
+    store = Store.open(db)
+    with store.transaction() as tx:  # the store directly: as an older version, before the 16 MiB limit
+        tx.create_request(
+            hitl_id="h-big",
+            hitl_type="tool_approval",
+            session_id="s1",
+            invocation_id="i1",
+            data={"arguments": {"path": "big.txt", "content": content}},
+            metadata={"agent": "bulk"},
+            tool_name="write_file",
+        )
+    store.close()
+    assert main(["pending", "--db", str(db)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert len(table) == 2 and all(len(line) < 300 for line in table)  # one summary line each, never the blob
+    assert table[1].startswith("h-big") and "path: big.txt" in table[1] and "bulk" in table[1]
+    assert main(["pending", "--json", "--db", str(db)]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [r["hitl_id"] for r in listed] == ["h1", "h-big"]
+    assert listed[1]["data"]["arguments"]["content"] == content
+    assert listed[1]["metadata"] == {"agent": "bulk"}
