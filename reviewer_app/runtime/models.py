@@ -6,9 +6,12 @@ Both speak the OpenAI chat format so a conversation saved in a checkpoint can be
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import inspect
 import json
 import os
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,6 +229,10 @@ class ScriptedModel:
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 _MAX_BACKOFF_S = 30.0
+_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
+_AUTH_VALUE = re.compile(
+    r"((?:Bearer|Basic|api[_-]?key[\"']?\s*[:=]\s*[\"']?)\s*)[A-Za-z0-9._~+/=-]{4,}", re.IGNORECASE
+)
 
 
 class _Retryable(Exception):
@@ -253,12 +260,30 @@ def _server_message(body: bytes) -> str:
 
 
 def _retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for: delta-seconds or an HTTP date (RFC 9110); None if absent/bad."""
     if not value:
         return None
     try:
-        return max(0.0, min(float(value), _MAX_BACKOFF_S))
+        return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
         return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+
+
+def _error_event_text(chunk: dict[str, Any]) -> str:
+    """What a mid-stream error event says: its message, type and code/status."""
+    err = chunk.get("error")
+    if not isinstance(err, dict):
+        return str(err)[:500]
+    message = str(err.get("message") or "").strip()[:500] or "(no message)"
+    details = [f"{key} {err[key]}" for key in ("type", "code", "status") if err.get(key) not in (None, "")]
+    return message + (f" ({', '.join(details)})" if details else "")
 
 
 def _parse_arguments(name: str, raw: Any) -> dict[str, Any]:
@@ -336,6 +361,17 @@ class _CallAccumulator:
         elif isinstance(args, str) and args:
             slot["arguments"] = (slot["arguments"] if isinstance(slot["arguments"], str) else "") + args
 
+    def fragments(self) -> tuple[dict[str, str], ...]:
+        """The calls as received so far (a stream that broke leaves them unfinished): id, name, raw arguments."""
+        return tuple(
+            {
+                "id": str(slot["id"] or f"call_{i}"),
+                "name": str(slot["name"]),
+                "arguments": slot["arguments"] if isinstance(slot["arguments"], str) else json.dumps(slot["arguments"]),
+            }
+            for i, slot in enumerate(self.slots.values())
+        )
+
     def calls(self) -> tuple[ToolCall, ...]:
         out = []
         for i, slot in enumerate(self.slots.values()):
@@ -397,6 +433,20 @@ class OpenAICompatibleModel:
         self._key_resolved = api_key is not None or (api_key_env is None and keyring_service is None)
         self._client: httpx.AsyncClient | None = None  # made on first use, inside the running loop
         self.attempts = 0  # HTTP attempts made so far (for diagnostics and tests)
+        self._calls = _CallAccumulator()  # the current (or last) attempt's tool calls, as streamed so far
+        self.shown_url = _USERINFO.sub(r"\1***@", self.url)  # the URL as errors show it: no user-info
+
+    @property
+    def partial_calls(self) -> tuple[dict[str, str], ...]:
+        """Tool calls the last attempt had streamed when it stopped (for the timeline of a turn that broke)."""
+        return self._calls.fragments()
+
+    def _redact(self, text: str) -> str:
+        """An error message without secrets: the API key, Authorization values, URL user-info."""
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        text = _USERINFO.sub(r"\1***@", text)
+        return _AUTH_VALUE.sub(r"\1***", text)
 
     async def _key(self) -> str | None:
         if self._key_resolved:
@@ -460,6 +510,16 @@ class OpenAICompatibleModel:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         payload = self._payload(messages, tools, self.stream)
+        try:
+            return await self._attempts(payload, headers, on_delta)
+        except ModelError as exc:
+            raise ModelError(self._redact(str(exc))) from None  # the chained original would keep the secrets
+
+    async def _attempts(
+        self, payload: dict[str, Any], headers: dict[str, str], on_delta: StreamCallback | None
+    ) -> ModelTurn:
+        """Attempts until one succeeds, honouring ``Retry-After``; never retried once any output was streamed."""
+        url = self.shown_url
         last_error = "no attempt made"
         retry_after: float | None = None
         for attempt in range(self.max_retries + 1):
@@ -470,6 +530,7 @@ class OpenAICompatibleModel:
                 await asyncio.sleep(min(delay, _MAX_BACKOFF_S))
             retry_after = None
             self.attempts += 1
+            self._calls = _CallAccumulator()
             emitted = [False]
             try:
                 if self.stream:
@@ -482,10 +543,15 @@ class OpenAICompatibleModel:
             except httpx.TransportError as exc:
                 last_error = f"connection failed: {exc or type(exc).__name__}"
             except httpx.HTTPError as exc:  # decoding errors, redirect loops: another attempt will not help
-                raise ModelError(f"{self.url}: {type(exc).__name__}: {exc}") from exc
+                raise ModelError(f"{url}: {type(exc).__name__}: {exc}") from exc
             if emitted[0]:
-                raise ModelError(f"{self.url}: stream broke after output was delivered: {last_error}")
-        raise ModelError(f"{self.url}: {last_error} (gave up after {self.max_retries + 1} attempts)")
+                raise ModelError(f"{url}: stream broke after output was delivered: {last_error}")
+            if retry_after is not None and retry_after > _MAX_BACKOFF_S:
+                raise ModelError(
+                    f"{url}: {last_error}; the server asked to retry after {retry_after:.0f} s, longer than this "
+                    f"client waits ({_MAX_BACKOFF_S:.0f} s): try again later"
+                )
+        raise ModelError(f"{url}: {last_error} (gave up after {self.max_retries + 1} attempts)")
 
     def _check_status(self, status: int, body: bytes, headers: Any) -> None:
         if status < 400:
@@ -494,7 +560,7 @@ class OpenAICompatibleModel:
         if status >= 500 or status in _RETRY_STATUS:
             raise _Retryable(f"HTTP {status}: {message}", _retry_after(headers.get("retry-after")))
         hint = " (check the API key)" if status in (401, 403) else ""
-        raise ModelError(f"{self.url}: HTTP {status}{hint}: {message}")
+        raise ModelError(f"{self.shown_url}: HTTP {status}{hint}: {message}")
 
     async def _once(self, payload: dict[str, Any], headers: dict[str, str]) -> ModelTurn:
         response = await self._http().post(self.url, json=payload, headers=headers)
@@ -508,13 +574,13 @@ class OpenAICompatibleModel:
             if not isinstance(message, dict):
                 raise TypeError("message is not an object")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ModelError(f"{self.url}: unexpected response: {body[:300]!r}") from exc
+            raise ModelError(f"{self.shown_url}: unexpected response: {body[:300]!r}") from exc
         calls = []
         for i, call in enumerate(message.get("tool_calls") or []):
             fn = call.get("function") or {}
             name = fn.get("name")
             if not name:
-                raise ModelError(f"{self.url}: tool call #{i} has no function name")
+                raise ModelError(f"{self.shown_url}: tool call #{i} has no function name")
             arguments = _parse_arguments(name, fn.get("arguments"))
             calls.append(ToolCall(id=call.get("id") or f"call_{i}", name=name, arguments=arguments))
         thinking = message.get("reasoning_content") or message.get("reasoning")
@@ -533,7 +599,7 @@ class OpenAICompatibleModel:
     ) -> ModelTurn:
         text: list[str] = []
         thinking: list[str] = []
-        acc = _CallAccumulator()
+        acc = self._calls
         async with self._http().stream("POST", self.url, json=payload, headers=headers) as response:
             if response.status_code >= 400:
                 body = await response.aread()
@@ -555,11 +621,14 @@ class OpenAICompatibleModel:
                 try:
                     chunk = json.loads(data)
                 except ValueError as exc:
-                    raise ModelError(f"{self.url}: malformed stream chunk: {data[:200]!r}") from exc
+                    raise ModelError(f"{self.shown_url}: malformed stream chunk: {data[:200]!r}") from exc
                 if not isinstance(chunk, dict):
-                    raise ModelError(f"{self.url}: malformed stream chunk: {data[:200]!r}")
+                    raise ModelError(f"{self.shown_url}: malformed stream chunk: {data[:200]!r}")
                 if chunk.get("error"):
-                    raise ModelError(f"{self.url}: server error in stream: {_server_message(data.encode())}")
+                    raise ModelError(
+                        f"{self.shown_url}: server error in the stream (HTTP {response.status_code}): "
+                        f"{_error_event_text(chunk)}"
+                    )
                 for choice in chunk.get("choices") or []:
                     if choice.get("index", 0) != 0:
                         continue
@@ -577,6 +646,7 @@ class OpenAICompatibleModel:
                         await emit_delta(on_delta, "text", content)
                     for call in delta.get("tool_calls") or []:
                         acc.add(call)
+                        emitted[0] = on_delta is not None  # the turn's calls have begun: never asked again
         if not finished:
             raise _Retryable("stream ended before the answer was complete (no finish_reason, no [DONE])")
         return ModelTurn(text="".join(text) or None, thinking="".join(thinking) or None, tool_calls=acc.calls())

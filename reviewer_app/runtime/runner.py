@@ -690,8 +690,11 @@ class Runtime:
         try:
             async with asyncio.timeout(remaining):
                 turn = await run.model.complete(messages, run.tools.schemas(), on_delta=on_delta)
-        except TimeoutError as exc:
-            if remaining is not None and (run.remaining_s() or 0.0) <= 0:
+        except BaseException as exc:
+            # Everything said before the failure reaches the timeline, committed with the run's error.
+            drain()
+            self._keep_partial_calls(run, turn_index)
+            if isinstance(exc, TimeoutError) and remaining is not None and (run.remaining_s() or 0.0) <= 0:
                 raise BudgetExceeded(f"wall-time budget of {run.agent.time_budget_s:g} s used up") from exc
             raise
         drain()
@@ -702,6 +705,27 @@ class Runtime:
                 )
         run.ckpt.turn += 1
         return turn
+
+    def _keep_partial_calls(self, run: _Run, turn_index: int) -> None:
+        """Tool calls a broken answer had begun: on the timeline as calls that did not run, with their fragments."""
+        fragments = getattr(run.model, "partial_calls", ())
+        for index, fragment in enumerate(fragments):
+            call_id = scrub_text(str(fragment.get("id") or f"call_{index}"))
+            run.stream_events.append(
+                run.event(
+                    f"{run.invocation_id}:t{turn_index}:partial:{index}",
+                    BlockKind.TOOL_USE,
+                    BlockOp.APPLY,
+                    {
+                        "name": scrub_text(str(fragment.get("name") or "")),
+                        "call_id": call_id,
+                        "arguments": {},
+                        "partial_arguments": scrub_text(str(fragment.get("arguments") or "")),
+                        "status": ToolStatus.ERROR.value,
+                        "result": "not run: the model's answer broke off before this call was complete",
+                    },
+                )
+            )
 
     async def _gate(self, run: _Run, turn: ModelTurn) -> None:
         """Record the assistant turn and its calls; requests for gated ones, all in one transaction.
