@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
-from reviewer_app.domain.limits import scrub_text
+from reviewer_app.domain.limits import check_json_value, scrub_text
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.hitl import SQLHITLBackend
@@ -203,7 +203,11 @@ class Runtime:
 
     # -- starting runs --------------------------------------------------------------------------
     async def start_run(self, agent: str, prompt: str, *, session_id: str | None = None, script: Any = None) -> str:
-        """Create a queued run and start driving it; returns its invocation id."""
+        """Create a queued run and start driving it; returns its invocation id.
+
+        A prompt or script that could not be stored and shown raises :class:`RequestRejected` (a ValueError).
+        """
+        check_json_value({"prompt": prompt, "script": script}, "run")
         spec = self.catalog.get(agent)
         messages = [{"role": "system", "content": spec.system_prompt}, {"role": "user", "content": prompt}]
         ckpt = Checkpoint(agent=agent, messages=messages, prompt_index=1, script=script)
@@ -221,6 +225,7 @@ class Runtime:
 
     async def follow_up(self, invocation_id: str, prompt: str) -> str:
         """A new invocation in the same session that continues the finished run's conversation."""
+        check_json_value({"prompt": prompt}, "follow-up")
         record, ckpt = await self._finished_run(
             invocation_id, allowed=(RunState.DONE, RunState.FAILED, RunState.CANCELLED)
         )

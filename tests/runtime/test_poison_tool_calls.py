@@ -84,3 +84,16 @@ async def test_poison_tool_arguments_become_an_error_result_for_the_model(
     json.dumps(await messages(backend, inv), ensure_ascii=False).encode("utf-8")
     texts = [b.data["text"] for b in await timeline(backend, inv) if b.kind is BlockKind.TEXT]
     assert texts[0] == "Trying odd arguments \ufffd."
+
+
+async def test_a_prompt_or_script_that_cannot_be_stored_is_refused_before_any_write(
+    backend: SQLHITLBackend, tmp_path: Path
+) -> None:
+    from reviewer_app.domain.limits import RequestRejected
+
+    async with started_runtime(backend, tmp_path) as runtime:
+        with pytest.raises(RequestRejected, match="surrogate"):
+            await runtime.start_run("tester", "do \ud800 this")
+        with pytest.raises(RequestRejected, match="surrogate"):
+            await runtime.start_run("tester", "ok", script=[{"text": "\udfff"}])
+    assert await backend.list_runs() == []
