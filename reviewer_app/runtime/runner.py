@@ -687,7 +687,11 @@ class Runtime:
             if time.monotonic() - last_flush >= STREAM_FLUSH_S:
                 drain()
                 batch, run.stream_events = run.stream_events, []
-                await self.backend.append_blocks(batch)
+                try:
+                    await self.backend.append_blocks(batch)
+                except BaseException:
+                    run.stream_events[:0] = batch  # not written: kept for the commit that records the failure
+                    raise
                 last_flush = time.monotonic()
 
         remaining = run.remaining_s()

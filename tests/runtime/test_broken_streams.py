@@ -56,11 +56,12 @@ def send(h: BaseHTTPRequestHandler, payload: Any) -> None:
     h.wfile.flush()
 
 
-def said_so_far(h: BaseHTTPRequestHandler) -> None:
+def said_so_far(h: BaseHTTPRequestHandler, pause_s: float = 0.0) -> None:
     for piece in THINKING_PIECES:
         send(h, delta(reasoning_content=piece))
     for piece in TEXT_PIECES:
         send(h, delta(content=piece))
+        time.sleep(pause_s)  # > 0: pieces cross the runner's flush interval, some are written mid-stream
 
 
 def error_event_mid_text(h: BaseHTTPRequestHandler) -> None:
@@ -69,10 +70,13 @@ def error_event_mid_text(h: BaseHTTPRequestHandler) -> None:
     send(h, {"error": {"message": f"upstream overloaded (key {API_KEY})", "type": "server_error", "code": 529}})
 
 
-def dropped_mid_text(h: BaseHTTPRequestHandler) -> None:
-    sse_start(h)
-    said_so_far(h)
-    h.connection.shutdown(socket.SHUT_RDWR)  # the connection dies: no finish_reason, no [DONE]
+def dropped_mid_text(pause_s: float):  # type: ignore[no-untyped-def]
+    def reply(h: BaseHTTPRequestHandler) -> None:
+        sse_start(h)
+        said_so_far(h, pause_s)
+        h.connection.shutdown(socket.SHUT_RDWR)  # the connection dies: no finish_reason, no [DONE]
+
+    return reply
 
 
 def dropped_mid_tool_call(h: BaseHTTPRequestHandler) -> None:
@@ -138,10 +142,11 @@ async def test_an_error_event_mid_text_keeps_the_text_and_names_the_error(
     assert server.attempts == 1  # output had been delivered: never asked again
 
 
+@pytest.mark.parametrize("pause_s", [0.0, 0.1])
 async def test_a_dropped_connection_mid_text_keeps_the_text(
-    backend: SQLHITLBackend, tmp_path: Path, server: FakeOpenAI
+    backend: SQLHITLBackend, tmp_path: Path, server: FakeOpenAI, pause_s: float
 ) -> None:
-    server.plan.append(dropped_mid_text)
+    server.plan.append(dropped_mid_text(pause_s))
     record, blocks = await failed_run(backend, tmp_path, http_agent(server))
     assert record.state == "failed"
     assert_everything_said_is_kept(blocks)
