@@ -44,7 +44,6 @@ UNDECODABLE_KEY = "$undecodable"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
-_JSON_SCALARS = (str, int, float, bool, type(None))
 
 
 class RequestRejected(ValueError):
@@ -204,11 +203,9 @@ def decode_stored_json(text: str | bytes) -> Any:
         return placeholder(f"stored JSON is nested too deep to read (more than {READ_MAX_DEPTH} levels)")
     except ValueError as exc:
         return placeholder(f"stored value is not valid JSON ({str(exc)[:120]})")
-    if isinstance(value, _JSON_SCALARS) and not isinstance(value, str):
-        return value
-    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-    maybe_surrogate = _SURROGATE_ESCAPE.search(raw) is not None
-    maybe_deep = raw.count("[") + raw.count("{") > READ_MAX_DEPTH
+    raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    maybe_surrogate = "\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
+    maybe_deep = len(raw) > READ_MAX_DEPTH and raw.count("[") + raw.count("{") > READ_MAX_DEPTH
     if maybe_surrogate or maybe_deep:
         problem = _read_problem(value, check_depth=maybe_deep, check_text=maybe_surrogate)
         if problem is not None:
