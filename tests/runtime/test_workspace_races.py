@@ -155,6 +155,9 @@ async def test_a_fifo_is_refused_at_once(tools: ToolRegistry, ctx: ToolContext, 
     assert not written.ok and "FIFO" in written.output
     listing = await tools.execute("list_dir", {}, ctx)
     assert listing.ok and "pipe" in listing.output
+    for tool, args in (("list_dir", {"path": "pipe"}), ("read_file", {"path": "pipe/x"})):
+        through = await asyncio.wait_for(tools.execute(tool, args, ctx), 30)
+        assert not through.ok and "not a directory" in through.output, through.output
 
 
 async def test_devices_and_sockets_are_refused(
@@ -198,7 +201,12 @@ async def test_symlinks_inside_the_workspace_still_work(
     for path in ("rel/f.txt", "real/up/deeper/f.txt", "file-link", "real/up/up/up/deeper/f.txt"):
         result = await tools.execute("read_file", {"path": path}, ctx)
         assert result.ok and result.output == "hello", (path, result.output)
+    written = await tools.execute("write_file", {"path": "file-link", "content": "through the link"}, ctx)
+    assert written.ok, written.output
+    assert (workspace / "real" / "deeper" / "f.txt").read_text() == "through the link"
+    assert (workspace / "file-link").is_symlink()  # the link itself stays; its (inside) target was replaced
     (workspace / "escape").symlink_to("real/../..", target_is_directory=True)
+
     result = await tools.execute("read_file", {"path": "escape/outside/secret.txt"}, ctx)
     assert not result.ok and "leads outside the workspace" in result.output
     (workspace / "loop").symlink_to("loop")
