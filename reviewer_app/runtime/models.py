@@ -231,7 +231,9 @@ _RETRY_STATUS = frozenset({408, 409, 425, 429})
 _MAX_BACKOFF_S = 30.0
 _USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
 _AUTH_VALUE = re.compile(
-    r"((?:Bearer|Basic|api[_-]?key[\"']?\s*[:=]\s*[\"']?)\s*)[A-Za-z0-9._~+/=-]{4,}", re.IGNORECASE
+    r"((?:Bearer|Basic|(?:api[_-]?key|access[_-]?token|token|secret|password)[\"']?\s*[:=]\s*[\"']?)\s*)"
+    r"[A-Za-z0-9._~+/=-]{4,}",
+    re.IGNORECASE,
 )
 
 

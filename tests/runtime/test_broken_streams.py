@@ -229,3 +229,20 @@ async def test_an_error_echoing_the_key_is_redacted(server: FakeOpenAI) -> None:
     finally:
         await model.aclose()
     assert API_KEY not in str(caught.value) and "Incorrect API key provided: ***" in str(caught.value)
+
+
+async def test_authorization_values_and_tokens_in_a_message_are_redacted(server: FakeOpenAI) -> None:
+    message = (
+        "bad header 'Authorization: Bearer abc.DEF-123456' for url ?access_token=tok987654&x=1; api_key: 'zzzz9999'"
+    )
+    server.plan.append(json_reply(400, {"error": {"message": message}}))
+    model = model_for(server)
+    try:
+        with pytest.raises(ModelError, match="HTTP 400") as caught:
+            await model.complete(MESSAGES, [])
+    finally:
+        await model.aclose()
+    text = str(caught.value)
+    for secret in ("abc.DEF-123456", "tok987654", "zzzz9999"):
+        assert secret not in text
+    assert "Bearer ***" in text and "access_token=***" in text
