@@ -184,8 +184,10 @@ def test_pending_lists_a_poison_row_without_crashing(tmp_path: Path, subprocess_
     listed = cli(subprocess_env, "pending", "--json", "--db", str(db))
     assert listed.returncode == 0, listed.stderr
     assert {r["hitl_id"] for r in json.loads(listed.stdout)} == {"h1", "h2"}
-    cancelled = cli(subprocess_env, "decide", "h2", "reject", "--db", str(db))
-    assert cancelled.returncode == 0, cancelled.stderr
+    approved = cli(subprocess_env, "decide", "h2", "approve", "--db", str(db))
+    assert approved.returncode == 2 and "could not be read" in one_clear_line(approved)
+    rejected = cli(subprocess_env, "decide", "h2", "reject", "--db", str(db))
+    assert rejected.returncode == 0, rejected.stderr
 
 
 def test_pending_with_large_arguments_lists_the_summary_and_streams_the_full_json(
