@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reviewer_app.domain.limits import is_undecodable
+from reviewer_app.domain.limits import RequestRejected, check_json_value, is_undecodable
 
 
 class DecisionKind(StrEnum):
@@ -66,6 +66,12 @@ class Decision:
             raise DecisionError("a steer decision needs guidance text")
         if self.kind is DecisionKind.RESPOND and self.message is None:
             raise DecisionError("a respond decision needs an answer")
+        try:  # what a decision carries is stored, hashed into the audit chain and shown: the same limits
+            check_json_value(
+                {"message": self.message, "edited_args": self.edited_args, "extra": self.extra}, "the decision"
+            )
+        except RequestRejected as exc:
+            raise DecisionError(str(exc)) from None
 
     def to_user_response(self) -> dict[str, Any]:
         response: dict[str, Any] = dict(self.extra)

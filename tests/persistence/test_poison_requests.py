@@ -183,3 +183,15 @@ async def test_invalid_utf8_text_written_by_another_program_does_not_break_listi
         connection.execute("UPDATE hitl_requests SET summary = CAST(x'ff41' AS TEXT) WHERE hitl_id = 'bytes'")
     connection.close()
     assert {s.hitl_id for s in await backend.list_summaries(RequestQuery())} == {"good", "bytes"}
+
+
+async def test_a_decision_carrying_poison_is_refused_and_changes_nothing(backend: SQLHITLBackend) -> None:
+    await make(backend, "h", {"path": "a.txt", "content": "x"})
+    with pytest.raises(DecisionError, match="surrogate"):
+        await backend.decide("h", Decision(DecisionKind.EDIT, edited_args={"path": "\ud800", "content": "x"}))
+    with pytest.raises(DecisionError, match="surrogate"):
+        await backend.decide("h", Decision(DecisionKind.REJECT, message="no \udc80"))
+    with pytest.raises(DecisionError, match="deeper than the limit of 64 levels"):
+        Decision(DecisionKind.EDIT, edited_args=nested(980))
+    assert (await backend.get("h"))["status"] == "pending"  # type: ignore[index]
+    assert (await backend.verify_audit()).rows_checked == 0
