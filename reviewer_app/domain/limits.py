@@ -54,9 +54,18 @@ class RequestRejected(ValueError):
         self.limit = limit
 
 
-def _where(path: list[str | int]) -> str:
-    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[:8])
-    return (text + ("…" if len(path) > 8 else "")) or "(top level)"
+JsonPath = tuple["JsonPath", str | int] | None
+"""Where a value sits, as a linked list from the leaf up (cheap to extend while walking)."""
+
+
+def _where(path: JsonPath) -> str:
+    parts: list[str | int] = []
+    while path is not None:
+        path, step = path
+        parts.append(step)
+    parts.reverse()
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts[:8])
+    return (text + ("…" if len(parts) > 8 else "")) or "(top level)"
 
 
 def _safe(text: str) -> str:
@@ -73,52 +82,57 @@ def check_json_value(value: Any, what: str, *, max_depth: int = MAX_DEPTH, max_b
     # Lower bound of the canonical size while walking: refuse early; compute the exact size only when needed.
     size_low = 0
     size_high = 0
-    stack: list[tuple[Any, int, list[str | int]]] = [(value, 1, [])]
+    stack: list[tuple[Any, int, JsonPath]] = [(value, 1, None)]
     while stack:
         item, depth, path = stack.pop()
-        if isinstance(item, str):
-            _check_text(item, what, path)
+        kind = type(item)
+        if kind is str or isinstance(item, str):
+            if not item.isascii():
+                _check_text(item, what, path)
             size_low += len(item) + 2
             size_high += 6 * len(item) + 2
-        elif isinstance(item, bool) or item is None:
-            size_low += 4
-            size_high += 5
-        elif isinstance(item, int):
-            if item.bit_length() > MAX_INT_DIGITS * 3.33:
-                raise RequestRejected(
-                    "integer size", f"{what}: integer at {_where(path)} has more than {MAX_INT_DIGITS} digits"
-                )
-            size_low += 1
-            size_high += MAX_INT_DIGITS + 1
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                raise RequestRejected(
-                    "finite numbers", f"{what}: {item!r} at {_where(path)} is not a JSON number (NaN/Infinity)"
-                )
-            size_low += 1
-            size_high += 25
-        elif isinstance(item, Mapping | list | tuple):
+        elif kind is dict or isinstance(item, Mapping):
             if depth > max_depth:
                 raise RequestRejected(
                     "nesting depth", f"{what}: nested deeper than the limit of {max_depth} levels at {_where(path)}"
                 )
             size_low += 2
             size_high += 2
-            if isinstance(item, Mapping):
-                for key, child in item.items():
-                    if not isinstance(key, str):
-                        raise RequestRejected(
-                            "string keys", f"{what}: key {key!r} at {_where(path)} is not a string (JSON keys are)"
-                        )
+            for key, child in item.items():
+                if type(key) is not str:
+                    raise RequestRejected(
+                        "string keys", f"{what}: key {key!r} at {_where(path)} is not a string (JSON keys are)"
+                    )
+                if not key.isascii():
                     _check_text(key, what, path, key=True)
-                    size_low += len(key) + 4
-                    size_high += 6 * len(key) + 4
-                    stack.append((child, depth + 1, [*path, key]))
-            else:
-                for index, child in enumerate(item):
-                    size_low += 1
-                    size_high += 1
-                    stack.append((child, depth + 1, [*path, index]))
+                size_low += len(key) + 4
+                size_high += 6 * len(key) + 4
+                stack.append((child, depth + 1, (path, key)))
+        elif kind is list or kind is tuple or isinstance(item, list | tuple):
+            if depth > max_depth:
+                raise RequestRejected(
+                    "nesting depth", f"{what}: nested deeper than the limit of {max_depth} levels at {_where(path)}"
+                )
+            size_low += 2 + len(item)
+            size_high += 2 + len(item)
+            stack.extend((child, depth + 1, (path, index)) for index, child in enumerate(item))
+        elif item is None or kind is bool:
+            size_low += 4
+            size_high += 5
+        elif kind is int or isinstance(item, int):
+            if item.bit_length() > MAX_INT_DIGITS * 3.33:
+                raise RequestRejected(
+                    "integer size", f"{what}: integer at {_where(path)} has more than {MAX_INT_DIGITS} digits"
+                )
+            size_low += 1
+            size_high += MAX_INT_DIGITS + 1
+        elif kind is float or isinstance(item, float):
+            if not math.isfinite(item):
+                raise RequestRejected(
+                    "finite numbers", f"{what}: {item!r} at {_where(path)} is not a JSON number (NaN/Infinity)"
+                )
+            size_low += 1
+            size_high += 25
         else:
             raise RequestRejected("JSON types", f"{what}: {type(item).__name__} at {_where(path)} is not JSON data")
         if size_low > max_bytes:
@@ -133,7 +147,7 @@ def _mib(size: int) -> str:
     return f"{size / 1024 / 1024:.1f} MiB"
 
 
-def _check_text(text: str, what: str, path: list[str | int], *, key: bool = False) -> None:
+def _check_text(text: str, what: str, path: JsonPath, *, key: bool = False) -> None:
     if not text.isascii() and _SURROGATE.search(text) is not None:
         where = f"key {_safe(text)!r} at {_where(path)}" if key else f"string at {_where(path)}"
         raise RequestRejected(
@@ -151,7 +165,7 @@ def check_identifier(value: Any, name: str, *, required: bool = True) -> None:
         raise RequestRejected("identifier length", f"{name} is longer than the limit of {MAX_ID_CHARS} characters")
     if "\x00" in value:
         raise RequestRejected("identifiers", f"{name} contains a NUL character")
-    _check_text(value, name, [])
+    _check_text(value, name, None)
 
 
 _REQUIRED_IDS = ("hitl_id", "hitl_type", "session_id", "invocation_id")
