@@ -105,6 +105,7 @@ class _Walker:
     def enter(self, parts: list[str], *, create: bool = False) -> None:
         """Descend through directories ``parts`` (creating missing ones when ``create``)."""
         queue = list(reversed(parts))
+        creations = 0
         while queue:
             name = queue.pop()
             if name == "..":
@@ -115,6 +116,9 @@ class _Walker:
             except FileNotFoundError:
                 if not create:
                     raise FileNotFoundError(f"no such directory: {name!r} in {self.relative!r}") from None
+                creations += 1
+                if creations > _MAX_SYMLINKS:  # another process keeps removing what is created
+                    raise FileNotFoundError(f"{self.relative!r}: folder {name!r} keeps disappearing") from None
                 with suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=self.fd)
                 queue.append(name)  # open it (or whatever now stands there) by the same rules
