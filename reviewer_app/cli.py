@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer_app import __version__
+from reviewer_app.cli_errors import EXIT_BAD_ENCODING, database_failure, undecodable_argument
 from reviewer_app.config import AppContext, default_agents_file, resolve_database
 from reviewer_app.domain.sanitize import json_terminal_safe, redact_secrets, terminal_safe
 
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     decide.add_argument("decision", choices=["approve", "approve_for_session", "edit", "reject", "steer", "respond"])
     decide.add_argument("--message", help="reason (reject), guidance (steer) or answer (respond)")
     decide.add_argument("--args", help="edited arguments as a JSON object (edit)")
+    decide.add_argument("--args-file", help="read the edited arguments from this file ('-': stdin), for large ones")
     decide.add_argument("--json", action="store_true", help="print the decided record as JSON")
     decide.add_argument(
         "--sha256",
@@ -128,6 +130,10 @@ def make_context(args: argparse.Namespace) -> AppContext:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    problem = undecodable_argument(argv)
+    if problem is not None:
+        _err(problem)
+        return EXIT_BAD_ENCODING
     # Commands with their own parser: everything after ``--`` is the MCP upstream's command line, and the
     # hooks' fast path must not pay for argparse set-up, asyncio or the ORM.
     if argv[:1] == ["mcp-proxy"]:
@@ -159,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = COMMANDS.get(args.command)
     if command is None:
         parser.error(f"unknown command {args.command!r}")
-    return _run_async(command(ctx, args))
+    return _run_async(command(ctx, args), database=ctx.database)
 
 
 # -- headless commands (never import Qt) ---------------------------------------------------------------------
@@ -167,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 Command = Callable[[AppContext, argparse.Namespace], Awaitable[int]]
 
 
-def _run_async(coro: Awaitable[int]) -> int:
+def _run_async(coro: Awaitable[int], database: str | None = None) -> int:
     from reviewer_app.domain.hitl import SchemaError
 
     try:
@@ -176,9 +182,13 @@ def _run_async(coro: Awaitable[int]) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # output piped into ``head`` and the like
         return 0
-    except SchemaError as exc:
-        _err(f"error: {exc}")
-        return EXIT_FAILED
+    except Exception as exc:
+        failure = database_failure(exc, database) if database is not None else None
+        if failure is None and not isinstance(exc, SchemaError):
+            raise
+        message, code = failure or (f"error: {exc}", EXIT_FAILED)
+        _err(message)
+        return code
 
 
 def _err(message: str) -> None:
@@ -364,27 +374,18 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
 
 
 async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
-    from reviewer_app.domain.decisions import args_digest
-    from reviewer_app.domain.records import RequestQuery
-    from reviewer_app.hitl import shown_arguments
+    from reviewer_app.cli_pending import print_pending
 
     backend = _open_backend(ctx)
     try:
-        records = await backend.list_records(RequestQuery())
+        return await print_pending(backend, args.json, sys.stdout)
     finally:
         await backend.aclose()
 
-    digests = {record["hitl_id"]: args_digest(shown_arguments(record)) for record in records}
 
-    def line(record: dict[str, Any]) -> str:
-        args_text = json.dumps(shown_arguments(record), ensure_ascii=False, default=str)
-        agent = (record.get("metadata") or {}).get("agent") or "-"
-        tool = record.get("tool_name") or "-"
-        short = digests[record["hitl_id"]][:12]
-        return f"{record['hitl_id']}  {record['hitl_type']:<13} {tool:<12} {agent:<10} {short}  {args_text}"
-
-    listed = [{**record, "args_sha256": digests[record["hitl_id"]]} for record in records]
-    return _print_listing(args.json, listed, map(line, records), "no pending requests")
+def _read_args_file(path: str) -> str:
+    """``--args-file``: a file, or stdin for ``-`` (no limit on size, unlike one argv string)."""
+    return sys.stdin.buffer.read().decode("utf-8") if path == "-" else Path(path).read_text("utf-8")
 
 
 async def cmd_decide(ctx: AppContext, args: argparse.Namespace) -> int:
@@ -393,6 +394,15 @@ async def cmd_decide(ctx: AppContext, args: argparse.Namespace) -> int:
     from reviewer_app.hitl import shown_arguments
 
     edited = None
+    if args.args_file is not None:
+        if args.args is not None:
+            _err("error: give the edited arguments with --args or --args-file, not both")
+            return EXIT_USAGE
+        try:
+            args.args = _read_args_file(args.args_file)
+        except (OSError, UnicodeDecodeError) as exc:
+            _err(f"error: cannot read the edited arguments from {args.args_file}: {exc}")
+            return EXIT_USAGE
     if args.args is not None:
         try:
             edited = json.loads(args.args)

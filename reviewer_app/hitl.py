@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import getpass
+import logging
 import os
 import queue
 import threading
@@ -39,6 +40,7 @@ from reviewer_app.domain.hitl import (
     SchemaTooNew,
     shown_arguments,
 )
+from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
@@ -53,6 +55,7 @@ __all__ = [
     "HITLError",
     "HITLNotFound",
     "RequestQuery",
+    "RequestRejected",
     "SQLHITLBackend",
     "SchemaTooNew",
     "default_reviewer",
@@ -60,6 +63,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def default_reviewer() -> str:
@@ -220,7 +224,11 @@ class SQLHITLBackend:
         node_id: str | None = None,
         expires_at: int | None = None,
     ) -> None:
-        """Create a pending request. An existing ``hitl_id`` raises :class:`HITLConflict`."""
+        """Create a pending request. An existing ``hitl_id`` raises :class:`HITLConflict`.
+
+        Data that could not be stored and shown raises :class:`RequestRejected` naming the limit.
+        """
+        check_request(locals())  # every argument: identifiers, names, data, metadata, tool_state
         request = NewRequest(
             hitl_id=hitl_id,
             hitl_type=hitl_type,
@@ -349,6 +357,8 @@ class SQLHITLBackend:
                         )
                 except HITLConflict:
                     continue  # decided by someone else in the meantime: that decision stands
+                except (ValueError, TypeError, RecursionError) as exc:  # one bad row never stops the others
+                    log.warning("could not expire request %r: %s", record.get("hitl_id"), exc)
             return expired
 
         result = await self.run(work)

@@ -125,11 +125,18 @@ def test_every_qt_module_the_app_imports_is_kept() -> None:
         assert qt_filter.keep(f"PySide6/Qt{module}.abi3.so", needed), module
 
 
+LIBRARY_ONLY_ADAPTERS = ("langgraph", "openai_agents", "pydantic_ai")
+
+
 def test_the_spec_excludes_no_module_the_app_imports() -> None:
     excluded = spec_excludes()
     imported = {f"PySide6.Qt{module}" for module in qt_modules_imported_by_app()}
     assert not imported & set(excluded)
+    # Adapters that run inside an agent author's own process, with their framework: never imported by the app.
+    library_only = {REPO / "reviewer_app" / "integrations" / f"{name}.py" for name in LIBRARY_ONLY_ADAPTERS}
     for path in (REPO / "reviewer_app").rglob("*.py"):
+        if path in library_only:
+            continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

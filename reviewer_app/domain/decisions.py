@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reviewer_app.domain.limits import RequestRejected, check_json_value, is_undecodable
+
 
 class DecisionKind(StrEnum):
     """What a reviewer (or the expiry clock) decided."""
@@ -64,6 +66,12 @@ class Decision:
             raise DecisionError("a steer decision needs guidance text")
         if self.kind is DecisionKind.RESPOND and self.message is None:
             raise DecisionError("a respond decision needs an answer")
+        try:  # what a decision carries is stored, hashed into the audit chain and shown: the same limits
+            check_json_value(
+                {"message": self.message, "edited_args": self.edited_args, "extra": self.extra}, "the decision"
+            )
+        except RequestRejected as exc:
+            raise DecisionError(str(exc)) from None
 
     def to_user_response(self) -> dict[str, Any]:
         response: dict[str, Any] = dict(self.extra)
@@ -108,6 +116,10 @@ class Decision:
         """Refuse an approval whose hash does not match the arguments that would run."""
         if not self.kind.needs_hash:
             return
+        if is_undecodable(shown_args):
+            raise DecisionError(
+                "the request's arguments could not be read from the database; it can only be rejected or cancelled"
+            )
         if self.args_sha256 is None:
             raise DecisionError(f"{self.kind.value} must name the SHA-256 of the arguments it approves")
         expected = args_digest(shown_args)

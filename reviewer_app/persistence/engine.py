@@ -19,6 +19,8 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import StaticPool
 
+from reviewer_app.domain.limits import decode_stored_json
+
 BUSY_TIMEOUT_MS = 30_000
 CHANGES_CHANNEL = "reviewer_changes"  # PostgreSQL: every write transaction NOTIFYs it (see pg_notify)
 
@@ -119,11 +121,14 @@ def create_engines(url: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engin
             url,
             connect_args={"timeout": busy_timeout_ms / 1000, "check_same_thread": False},
             poolclass=None if path is not None else StaticPool,
+            json_deserializer=decode_stored_json,  # a row other programs wrote never breaks a listing
         )
         event.listen(engine, "connect", _sqlite_connect_hook(busy_timeout_ms))
         event.listen(engine, "begin", _on_sqlite_begin)
         writer: Engine = engine.execution_options(sqlite_begin="IMMEDIATE")
     else:
-        engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        engine = create_engine(
+            url, pool_pre_ping=True, pool_size=5, max_overflow=5, json_deserializer=decode_stored_json
+        )
         writer = engine
     return Engines(url=url, reader=engine, writer=writer)

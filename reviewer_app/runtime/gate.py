@@ -13,10 +13,18 @@ from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
+from reviewer_app.domain.limits import (
+    MAX_ID_CHARS,
+    UNDECODABLE_KEY,
+    RequestRejected,
+    check_json_value,
+    is_undecodable,
+    scrub_text,
+)
 from reviewer_app.domain.policy import ApprovalPolicy, SessionRule
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
-from reviewer_app.runtime.models import ToolCall
+from reviewer_app.runtime.models import ModelTurn, ToolCall
 from reviewer_app.runtime.tools import ToolArgumentsError, ToolRegistry
 
 ASK_USER = "ask_user"
@@ -30,6 +38,34 @@ class GateResult:
     request: NewRequest | None
 
 
+def screen_turn(turn: ModelTurn) -> tuple[ModelTurn, dict[str, str]]:
+    """A model turn made safe to record: text scrubbed, poison tool arguments replaced by ``{}``.
+
+    Returns the turn and, per refused call id, why its arguments were refused (its error result).
+    Nothing a model sends can then break a checkpoint, the timeline or a listing.
+    """
+    refused: dict[str, str] = {}
+    calls: list[ToolCall] = []
+    for index, call in enumerate(turn.tool_calls):
+        call_id = scrub_text(call.id).replace("\x00", "")[:MAX_ID_CHARS] or f"call_{index}"
+        name = scrub_text(call.name).replace("\x00", "")[:MAX_ID_CHARS]
+        arguments = call.arguments
+        try:
+            if is_undecodable(arguments):
+                raise RequestRejected("readable arguments", str(arguments[UNDECODABLE_KEY]))
+            check_json_value(arguments, "tool arguments")
+        except RequestRejected as exc:
+            refused[call_id] = f"error: tool arguments refused ({exc.limit}): {exc}"
+            arguments = {}
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+    screened = ModelTurn(
+        text=scrub_text(turn.text) if turn.text else turn.text,
+        thinking=scrub_text(turn.thinking) if turn.thinking else turn.thinking,
+        tool_calls=tuple(calls),
+    )
+    return screened, refused
+
+
 def gate_call(
     call: ToolCall,
     *,
@@ -41,9 +77,18 @@ def gate_call(
     invocation_id: str,
     block_id: str,
     now: float | None = None,
+    refused: str | None = None,
 ) -> GateResult:
-    """Decide how one model tool call proceeds: error at once, run at once, or wait for a request."""
+    """Decide how one model tool call proceeds: error at once, run at once, or wait for a request.
+
+    ``refused``: the call's arguments were refused by :func:`screen_turn`; this is its error result.
+    """
     pending = PendingCall(call_id=call.id, name=call.name, arguments=call.arguments, status=CallStatus.APPROVED)
+    if refused is not None:
+        pending.status = CallStatus.DONE
+        pending.ok = False
+        pending.result = refused
+        return GateResult(pending, None)
     if call.name not in tools:
         pending.status = CallStatus.DONE
         pending.ok = False

@@ -6,6 +6,8 @@ Both speak the OpenAI chat format so a conversation saved in a checkpoint can be
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import inspect
 import json
 import os
@@ -16,7 +18,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from reviewer_app.domain.sanitize import redact_secrets
+from reviewer_app.domain.sanitize import redact_secrets, redact_url
 
 StreamCallback = Callable[[str, str], Awaitable[None] | None]
 """Receives ``(kind, delta)`` with kind ``"text"`` or ``"thinking"`` while a turn streams."""
@@ -255,12 +257,30 @@ def _server_message(body: bytes) -> str:
 
 
 def _retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for: delta-seconds or an HTTP date (RFC 9110); None if absent/bad."""
     if not value:
         return None
     try:
-        return max(0.0, min(float(value), _MAX_BACKOFF_S))
+        return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
         return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+
+
+def _error_event_text(chunk: dict[str, Any]) -> str:
+    """What a mid-stream error event says: its message, type and code/status."""
+    err = chunk.get("error")
+    if not isinstance(err, dict):
+        return str(err)[:500]
+    message = str(err.get("message") or "").strip()[:500] or "(no message)"
+    details = [f"{key} {err[key]}" for key in ("type", "code", "status") if err.get(key) not in (None, "")]
+    return message + (f" ({', '.join(details)})" if details else "")
 
 
 def _parse_arguments(name: str, raw: Any) -> dict[str, Any]:
@@ -273,6 +293,8 @@ def _parse_arguments(name: str, raw: Any) -> dict[str, Any]:
         raise ModelError(f"model sent arguments for tool {name!r} as {type(raw).__name__}, expected a JSON string")
     try:
         value = json.loads(raw)
+    except RecursionError:  # refused at the gate: an error result for the model, not a crash
+        return {"$undecodable": "the arguments are nested too deep to read"}
     except ValueError as exc:
         raise ModelError(f"model sent invalid JSON arguments for tool {name!r}: {exc}: {raw[:200]!r}") from exc
     if not isinstance(value, dict):
@@ -336,6 +358,17 @@ class _CallAccumulator:
         elif isinstance(args, str) and args:
             slot["arguments"] = (slot["arguments"] if isinstance(slot["arguments"], str) else "") + args
 
+    def fragments(self) -> tuple[dict[str, str], ...]:
+        """The calls as received so far (a stream that broke leaves them unfinished): id, name, raw arguments."""
+        return tuple(
+            {
+                "id": str(slot["id"] or f"call_{i}"),
+                "name": str(slot["name"]),
+                "arguments": slot["arguments"] if isinstance(slot["arguments"], str) else json.dumps(slot["arguments"]),
+            }
+            for i, slot in enumerate(self.slots.values())
+        )
+
     def calls(self) -> tuple[ToolCall, ...]:
         out = []
         for i, slot in enumerate(self.slots.values()):
@@ -397,6 +430,13 @@ class OpenAICompatibleModel:
         self._key_resolved = api_key is not None or (api_key_env is None and keyring_service is None)
         self._client: httpx.AsyncClient | None = None  # made on first use, inside the running loop
         self.attempts = 0  # HTTP attempts made so far (for diagnostics and tests)
+        self._calls = _CallAccumulator()  # the current (or last) attempt's tool calls, as streamed so far
+        self.shown_url = redact_url(self.url)  # the URL as errors show it: no user-info
+
+    @property
+    def partial_calls(self) -> tuple[dict[str, str], ...]:
+        """Tool calls the last attempt had streamed when it stopped (for the timeline of a turn that broke)."""
+        return self._calls.fragments()
 
     async def _key(self) -> str | None:
         if self._key_resolved:
@@ -455,25 +495,24 @@ class OpenAICompatibleModel:
         *,
         on_delta: StreamCallback | None = None,
     ) -> ModelTurn:
-        try:
-            return await self._complete(messages, tools, on_delta=on_delta)
-        except ModelError as exc:
-            # Servers echo request headers in error bodies and base_url may hold user:password@: whatever this
-            # error says is stored on the run, shown in the window and printed, so it never carries a secret.
-            raise ModelError(redact_secrets(str(exc), [self._api_key])) from None
-
-    async def _complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        *,
-        on_delta: StreamCallback | None = None,
-    ) -> ModelTurn:
         key = await self._key()
         headers = {"Accept": "text/event-stream" if self.stream else "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
         payload = self._payload(messages, tools, self.stream)
+        try:
+            return await self._attempts(payload, headers, on_delta)
+        except ModelError as exc:
+            # Servers echo request headers in error bodies and base_url may hold user:password@: whatever this
+            # error says is stored on the run, shown in the window and printed, so it never carries a secret
+            # (nor does a chained original).
+            raise ModelError(redact_secrets(str(exc), [self._api_key])) from None
+
+    async def _attempts(
+        self, payload: dict[str, Any], headers: dict[str, str], on_delta: StreamCallback | None
+    ) -> ModelTurn:
+        """Attempts until one succeeds, honouring ``Retry-After``; never retried once any output was streamed."""
+        url = self.shown_url
         last_error = "no attempt made"
         retry_after: float | None = None
         for attempt in range(self.max_retries + 1):
@@ -484,6 +523,7 @@ class OpenAICompatibleModel:
                 await asyncio.sleep(min(delay, _MAX_BACKOFF_S))
             retry_after = None
             self.attempts += 1
+            self._calls = _CallAccumulator()
             emitted = [False]
             try:
                 if self.stream:
@@ -496,10 +536,15 @@ class OpenAICompatibleModel:
             except httpx.TransportError as exc:
                 last_error = f"connection failed: {exc or type(exc).__name__}"
             except httpx.HTTPError as exc:  # decoding errors, redirect loops: another attempt will not help
-                raise ModelError(f"{self.url}: {type(exc).__name__}: {exc}") from exc
+                raise ModelError(f"{url}: {type(exc).__name__}: {exc}") from exc
             if emitted[0]:
-                raise ModelError(f"{self.url}: stream broke after output was delivered: {last_error}")
-        raise ModelError(f"{self.url}: {last_error} (gave up after {self.max_retries + 1} attempts)")
+                raise ModelError(f"{url}: stream broke after output was delivered: {last_error}")
+            if retry_after is not None and retry_after > _MAX_BACKOFF_S:
+                raise ModelError(
+                    f"{url}: {last_error}; the server asked to retry after {retry_after:.0f} s, longer than this "
+                    f"client waits ({_MAX_BACKOFF_S:.0f} s): try again later"
+                )
+        raise ModelError(f"{url}: {last_error} (gave up after {self.max_retries + 1} attempts)")
 
     def _check_status(self, status: int, body: bytes, headers: Any) -> None:
         if status < 400:
@@ -508,7 +553,7 @@ class OpenAICompatibleModel:
         if status >= 500 or status in _RETRY_STATUS:
             raise _Retryable(f"HTTP {status}: {message}", _retry_after(headers.get("retry-after")))
         hint = " (check the API key)" if status in (401, 403) else ""
-        raise ModelError(f"{self.url}: HTTP {status}{hint}: {message}")
+        raise ModelError(f"{self.shown_url}: HTTP {status}{hint}: {message}")
 
     async def _once(self, payload: dict[str, Any], headers: dict[str, str]) -> ModelTurn:
         response = await self._http().post(self.url, json=payload, headers=headers)
@@ -522,13 +567,13 @@ class OpenAICompatibleModel:
             if not isinstance(message, dict):
                 raise TypeError("message is not an object")
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ModelError(f"{self.url}: unexpected response: {body[:300]!r}") from exc
+            raise ModelError(f"{self.shown_url}: unexpected response: {body[:300]!r}") from exc
         calls = []
         for i, call in enumerate(message.get("tool_calls") or []):
             fn = call.get("function") or {}
             name = fn.get("name")
             if not name:
-                raise ModelError(f"{self.url}: tool call #{i} has no function name")
+                raise ModelError(f"{self.shown_url}: tool call #{i} has no function name")
             arguments = _parse_arguments(name, fn.get("arguments"))
             calls.append(ToolCall(id=call.get("id") or f"call_{i}", name=name, arguments=arguments))
         thinking = message.get("reasoning_content") or message.get("reasoning")
@@ -547,7 +592,7 @@ class OpenAICompatibleModel:
     ) -> ModelTurn:
         text: list[str] = []
         thinking: list[str] = []
-        acc = _CallAccumulator()
+        acc = self._calls
         async with self._http().stream("POST", self.url, json=payload, headers=headers) as response:
             if response.status_code >= 400:
                 body = await response.aread()
@@ -569,11 +614,14 @@ class OpenAICompatibleModel:
                 try:
                     chunk = json.loads(data)
                 except ValueError as exc:
-                    raise ModelError(f"{self.url}: malformed stream chunk: {data[:200]!r}") from exc
+                    raise ModelError(f"{self.shown_url}: malformed stream chunk: {data[:200]!r}") from exc
                 if not isinstance(chunk, dict):
-                    raise ModelError(f"{self.url}: malformed stream chunk: {data[:200]!r}")
+                    raise ModelError(f"{self.shown_url}: malformed stream chunk: {data[:200]!r}")
                 if chunk.get("error"):
-                    raise ModelError(f"{self.url}: server error in stream: {_server_message(data.encode())}")
+                    raise ModelError(
+                        f"{self.shown_url}: server error in the stream (HTTP {response.status_code}): "
+                        f"{_error_event_text(chunk)}"
+                    )
                 for choice in chunk.get("choices") or []:
                     if choice.get("index", 0) != 0:
                         continue
@@ -591,6 +639,7 @@ class OpenAICompatibleModel:
                         await emit_delta(on_delta, "text", content)
                     for call in delta.get("tool_calls") or []:
                         acc.add(call)
+                        emitted[0] = on_delta is not None  # the turn's calls have begun: never asked again
         if not finished:
             raise _Retryable("stream ended before the answer was complete (no finish_reason, no [DONE])")
         return ModelTurn(text="".join(text) or None, thinking="".join(thinking) or None, tool_calls=acc.calls())

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
+from reviewer_app.domain.limits import check_json_value, scrub_text
 from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.sanitize import redact_secrets
@@ -35,7 +36,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
-from reviewer_app.runtime.gate import apply_outcome, gate_call, result_text
+from reviewer_app.runtime.gate import apply_outcome, gate_call, result_text, screen_turn
 from reviewer_app.runtime.models import ModelClient, ModelTurn
 from reviewer_app.runtime.recovery import new_owner_id, owner_is_gone
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry, builtin_tools
@@ -205,7 +206,11 @@ class Runtime:
 
     # -- starting runs --------------------------------------------------------------------------
     async def start_run(self, agent: str, prompt: str, *, session_id: str | None = None, script: Any = None) -> str:
-        """Create a queued run and start driving it; returns its invocation id."""
+        """Create a queued run and start driving it; returns its invocation id.
+
+        A prompt or script that could not be stored and shown raises :class:`RequestRejected` (a ValueError).
+        """
+        check_json_value({"prompt": prompt, "script": script}, "run")
         spec = self.catalog.get(agent)
         messages = [{"role": "system", "content": spec.system_prompt}, {"role": "user", "content": prompt}]
         ckpt = Checkpoint(agent=agent, messages=messages, prompt_index=1, script=script)
@@ -223,6 +228,7 @@ class Runtime:
 
     async def follow_up(self, invocation_id: str, prompt: str) -> str:
         """A new invocation in the same session that continues the finished run's conversation."""
+        check_json_value({"prompt": prompt}, "follow-up")
         record, ckpt = await self._finished_run(
             invocation_id, allowed=(RunState.DONE, RunState.FAILED, RunState.CANCELLED)
         )
@@ -679,6 +685,7 @@ class Runtime:
             nonlocal last_flush
             if kind not in blocks or not delta:
                 return
+            delta = scrub_text(delta)
             if kind not in started:
                 started.add(kind)
                 run.stream_events.append(run.event(blocks[kind], BlockKind(kind), BlockOp.APPLY, {"text": delta}))
@@ -687,7 +694,11 @@ class Runtime:
             if time.monotonic() - last_flush >= STREAM_FLUSH_S:
                 drain()
                 batch, run.stream_events = run.stream_events, []
-                await self.backend.append_blocks(batch)
+                try:
+                    await self.backend.append_blocks(batch)
+                except BaseException:
+                    run.stream_events[:0] = batch  # not written: kept for the commit that records the failure
+                    raise
                 last_flush = time.monotonic()
 
         remaining = run.remaining_s()
@@ -695,16 +706,42 @@ class Runtime:
         try:
             async with asyncio.timeout(remaining):
                 turn = await run.model.complete(messages, run.tools.schemas(), on_delta=on_delta)
-        except TimeoutError as exc:
-            if remaining is not None and (run.remaining_s() or 0.0) <= 0:
+        except BaseException as exc:
+            # Everything said before the failure reaches the timeline, committed with the run's error.
+            drain()
+            self._keep_partial_calls(run, turn_index)
+            if isinstance(exc, TimeoutError) and remaining is not None and (run.remaining_s() or 0.0) <= 0:
                 raise BudgetExceeded(f"wall-time budget of {run.agent.time_budget_s:g} s used up") from exc
             raise
         drain()
         for kind, text in (("thinking", turn.thinking), ("text", turn.text)):
             if text and kind not in started:
-                run.stream_events.append(run.event(blocks[kind], BlockKind(kind), BlockOp.APPLY, {"text": text}))
+                run.stream_events.append(
+                    run.event(blocks[kind], BlockKind(kind), BlockOp.APPLY, {"text": scrub_text(text)})
+                )
         run.ckpt.turn += 1
         return turn
+
+    def _keep_partial_calls(self, run: _Run, turn_index: int) -> None:
+        """Tool calls a broken answer had begun: on the timeline as calls that did not run, with their fragments."""
+        fragments = getattr(run.model, "partial_calls", ())
+        for index, fragment in enumerate(fragments):
+            call_id = scrub_text(str(fragment.get("id") or f"call_{index}"))
+            run.stream_events.append(
+                run.event(
+                    f"{run.invocation_id}:t{turn_index}:partial:{index}",
+                    BlockKind.TOOL_USE,
+                    BlockOp.APPLY,
+                    {
+                        "name": scrub_text(str(fragment.get("name") or "")),
+                        "call_id": call_id,
+                        "arguments": {},
+                        "partial_arguments": scrub_text(str(fragment.get("arguments") or "")),
+                        "status": ToolStatus.ERROR.value,
+                        "result": "not run: the model's answer broke off before this call was complete",
+                    },
+                )
+            )
 
     async def _gate(self, run: _Run, turn: ModelTurn) -> None:
         """Record the assistant turn and its calls; requests for gated ones, all in one transaction.
@@ -712,7 +749,13 @@ class Runtime:
         The session rules are read in that transaction (``plan``), under its write lock: a rule added
         meanwhile cannot be missed, and the turn costs one round trip to the database thread.
         """
-        turn = _with_run_unique_call_ids(turn, run.ckpt.messages)
+        screened, refused_by_id = screen_turn(turn)  # poison arguments become error results, never a crash
+        turn = _with_run_unique_call_ids(screened, run.ckpt.messages)
+        refused = {  # the same calls in the same order, some renamed
+            unique.id: refused_by_id[original.id]
+            for original, unique in zip(screened.tool_calls, turn.tool_calls, strict=True)
+            if original.id in refused_by_id
+        }
         run.ckpt.add_assistant_turn(turn)
 
         def plan(tx: StoreTx) -> _Step:
@@ -731,6 +774,7 @@ class Runtime:
                     session_id=run.session_id,
                     invocation_id=run.invocation_id,
                     block_id=run.hitl_block(call.id),
+                    refused=refused.get(call.id),
                 )
                 pending.append(result.call)
                 events.append(
@@ -869,6 +913,7 @@ class Runtime:
         return run.event(run.tool_block(call.call_id), BlockKind.TOOL_USE, BlockOp.PATCH, data)
 
     async def _finish(self, run: _Run, turn: ModelTurn) -> None:
+        turn, _ = screen_turn(turn)
         run.ckpt.add_assistant_turn(turn)
         end = run.event(
             f"{run.invocation_id}:end",

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import json
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -21,6 +23,20 @@ from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
+
+from reviewer_app.runtime import safe_fs
+from reviewer_app.runtime.safe_fs import WorkspaceEscape
+
+__all__ = [
+    "ToolArgumentsError",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolSpec",
+    "WorkspaceEscape",
+    "builtin_tools",
+    "resolve_in_workspace",
+]
 
 _NOTE_ROOM_BYTES = 512
 
@@ -60,10 +76,6 @@ class ToolArgumentsError(ValueError):
     """Arguments do not match the tool's schema; the message names the field."""
 
 
-class WorkspaceEscape(PermissionError):
-    """A path would leave the session's workspace."""
-
-
 @dataclass(frozen=True)
 class ToolResult:
     """What a tool run produced. ``output`` is the text the model sees (``"error: ..."`` when ``ok`` is false)."""
@@ -75,7 +87,11 @@ class ToolResult:
 
 def resolve_in_workspace(workspace: Path, relative: str) -> Path:
     """The absolute path of ``relative`` inside ``workspace``; refuses ``..``, absolute paths and symlinks that
-    lead outside, because the model's arguments are untrusted."""
+    lead outside, because the model's arguments are untrusted.
+
+    Check-then-open: the file tools use :mod:`safe_fs` (race-free) instead wherever the platform allows;
+    this remains for showing paths and for Windows.
+    """
     if not isinstance(relative, str):
         raise WorkspaceEscape(f"path must be a string, got {type(relative).__name__}")
     if "\x00" in relative:
@@ -221,7 +237,7 @@ class ToolRegistry:
             if inspect.iscoroutinefunction(spec.handler):
                 value = await spec.handler(args, ctx)
             else:
-                value = await asyncio.to_thread(spec.handler, args, ctx)
+                value = await _in_daemon_thread(spec.handler, args, ctx, name=f"tool-{name}")
                 if inspect.isawaitable(value):
                     value = await value
         except asyncio.CancelledError:
@@ -235,6 +251,39 @@ class ToolRegistry:
             return done(True, json.dumps(value, ensure_ascii=False, default=str))
         except (TypeError, ValueError) as exc:
             return done(False, f"error: tool returned a value that is not JSON data: {exc}")
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, name: str) -> Any:
+    """Run a blocking handler on a thread of its own that never keeps the process alive.
+
+    ``asyncio.to_thread`` uses the loop's executor, which ``asyncio.run`` and the interpreter join at exit:
+    a handler stuck for good (a hung file system, a device) kept ``reviewer-app run`` alive after SIGTERM.
+    A cancelled call abandons its daemon thread; the process can still exit.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.cancelled():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def work() -> None:
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = context.run(fn, *args)
+        except BaseException as exc:  # handed to the awaiting caller, as an executor would
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, name=name, daemon=True).start()
+    return await future
 
 
 def _ms_since(started: float) -> int:
@@ -256,42 +305,66 @@ def _cap(text: str, cap_bytes: int) -> str:
 
 def _read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     rel = args["path"]
-    path = resolve_in_workspace(ctx.workspace, rel)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {rel}")
-    if path.is_dir():
-        raise IsADirectoryError(f"{rel} is a directory (use list_dir)")
     cap = max(ctx.output_cap_bytes, 1)
-    with path.open("rb") as fh:
-        data = fh.read(cap + 1)
+    if safe_fs.RACE_FREE:
+        data, size = safe_fs.read_file(ctx.workspace, rel, cap + 1)
+    else:  # pragma: no cover - Windows: check-then-open
+        data, size = _read_file_by_path(ctx.workspace, rel, cap + 1)
     text = data[:cap].decode("utf-8", errors="replace")
     if len(data) > cap:
-        size = path.stat().st_size
         text += f"\n[file truncated: showing {cap} of {size} bytes]"
     return text
 
 
 def _list_dir(args: dict[str, Any], ctx: ToolContext) -> str:
     rel = args.get("path") or "."
-    path = resolve_in_workspace(ctx.workspace, rel)
-    if not path.exists():
-        raise FileNotFoundError(f"no such directory: {rel}")
-    if not path.is_dir():
-        raise NotADirectoryError(f"{rel} is not a directory")
-    entries = sorted(path.iterdir(), key=lambda p: p.name)
-    lines = [f"{e.name}/" if e.is_dir() else e.name for e in entries]
+    list_entries = safe_fs.list_dir if safe_fs.RACE_FREE else _list_dir_by_path  # Windows: check-then-open
+    entries = list_entries(ctx.workspace, rel)
+    lines = [f"{name}/" if is_dir else name for name, is_dir in entries]
     return "\n".join(lines) if lines else "(empty directory)"
 
 
 def _write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     rel = args["path"]
-    path = resolve_in_workspace(ctx.workspace, rel)
+    data = args["content"].encode("utf-8")
+    if safe_fs.RACE_FREE:
+        safe_fs.write_file(ctx.workspace, rel, data)
+    else:  # pragma: no cover - Windows: check-then-open
+        _write_file_by_path(ctx.workspace, rel, data)
+    return f"wrote {len(data)} bytes to {rel}"
+
+
+# Windows has no openat(): these resolve the path, check it stays inside, then open it (a swap in between
+# can still redirect them; documented in safe_fs).
+
+
+def _read_file_by_path(workspace: Path, rel: str, limit: int) -> tuple[bytes, int]:  # pragma: no cover
+    path = resolve_in_workspace(workspace, rel)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {rel}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{rel} is a directory (use list_dir)")
+    if not path.is_file():
+        raise WorkspaceEscape(f"{rel} is not a regular file; the file tools only use regular files")
+    with path.open("rb") as fh:
+        return fh.read(limit), os.fstat(fh.fileno()).st_size
+
+
+def _list_dir_by_path(workspace: Path, rel: str) -> list[tuple[str, bool]]:  # pragma: no cover
+    path = resolve_in_workspace(workspace, rel)
+    if not path.exists():
+        raise FileNotFoundError(f"no such directory: {rel}")
+    if not path.is_dir():
+        raise NotADirectoryError(f"{rel} is not a directory")
+    return sorted((e.name, e.is_dir()) for e in path.iterdir())
+
+
+def _write_file_by_path(workspace: Path, rel: str, data: bytes) -> None:  # pragma: no cover
+    path = resolve_in_workspace(workspace, rel)
     if path.is_dir():
         raise IsADirectoryError(f"{rel} is a directory")
-    data = args["content"].encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Re-check after creating parents: a directory could have been swapped for a symlink meanwhile.
-    path = resolve_in_workspace(ctx.workspace, rel)
+    path = resolve_in_workspace(workspace, rel)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("wb") as fh:
@@ -300,7 +373,6 @@ def _write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
-    return f"wrote {len(data)} bytes to {rel}"
 
 
 async def _run_shell(args: dict[str, Any], ctx: ToolContext) -> str:

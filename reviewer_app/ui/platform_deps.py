@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-EXIT_NO_WINDOW = 5  # the window cannot open on this machine: no display, or Qt's platform plugin cannot load
+EXIT_NO_WINDOW = 9  # the window cannot open on this machine: no display, or Qt's platform plugin cannot load
 EXIT_MISSING = 1  # `--install` could not install (or was not allowed to install) the missing libraries
 
 DEFAULT_PLATFORM = "xcb"  # what Qt uses on Linux when QT_QPA_PLATFORM is unset (and its fallback on Wayland)

@@ -1,0 +1,248 @@
+"""Limits at the door: what a request may carry so that it can be stored, listed, shown, hashed and decided.
+
+Every writer checks here before it stores (``SQLHITLBackend.create``, the runtime's tool calls), and every
+reader decodes stored JSON through :func:`decode_stored_json`, so one row written by an older version or by
+another process with plain ``sqlite3`` shows up as a placeholder instead of breaking a listing or a loop.
+
+Limits (documented in the README):
+
+- no lone UTF-16 surrogates (``"\\ud800"``) in any key or string: they cannot be encoded as UTF-8, so
+  they could be neither printed nor hashed;
+- JSON nesting at most :data:`MAX_DEPTH` levels (a value nested ~1,000 deep exhausts Python's recursion
+  limit in every reader);
+- at most :data:`MAX_JSON_BYTES` of canonical JSON (UTF-8) per value;
+- finite numbers only (``NaN``/``Infinity`` are not JSON), integers of at most :data:`MAX_INT_DIGITS`
+  digits (Python refuses to print longer ones), string keys only, JSON types only;
+- identifiers and names: non-empty text of at most :data:`MAX_ID_CHARS` characters, no NUL.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+MAX_DEPTH = 64
+"""Deepest nesting of objects and arrays a request's data may have."""
+
+MAX_JSON_BYTES = 16 * 1024 * 1024
+"""Largest canonical JSON (UTF-8 bytes) of one value: data, metadata or tool state."""
+
+MAX_INT_DIGITS = 1000
+"""Longest integer (decimal digits) a value may hold."""
+
+MAX_ID_CHARS = 1024
+"""Longest identifier or name (hitl_id, session_id, tool_name, ...)."""
+
+READ_MAX_DEPTH = 200
+"""Stored JSON nested deeper than this (only older versions or other programs write it) reads as a placeholder."""
+
+UNDECODABLE_KEY = "$undecodable"
+"""The one key of the placeholder that stands for a stored value that cannot be used."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+class RequestRejected(ValueError):
+    """A request (or a tool call) carries something that cannot be stored and shown; ``limit`` names the rule."""
+
+    def __init__(self, limit: str, message: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+JsonPath = tuple["JsonPath", str | int] | None
+"""Where a value sits, as a linked list from the leaf up (cheap to extend while walking)."""
+
+
+def _where(path: JsonPath) -> str:
+    parts: list[str | int] = []
+    while path is not None:
+        path, step = path
+        parts.append(step)
+    parts.reverse()
+    text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts[:8])
+    return (text + ("…" if len(parts) > 8 else "")) or "(top level)"
+
+
+def _safe(text: str) -> str:
+    """A key for an error message: surrogates replaced, short."""
+    cleaned = _SURROGATE.sub("\ufffd", text)
+    return cleaned if len(cleaned) <= 40 else cleaned[:39] + "…"
+
+
+def check_json_value(value: Any, what: str, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> None:
+    """Raise :class:`RequestRejected` unless ``value`` is JSON data within the limits.
+
+    Walks the value without recursion (a hostile value may be nested far deeper than the stack).
+    """
+    # Lower bound of the canonical size while walking: refuse early; compute the exact size only when needed.
+    size_low = 0
+    size_high = 0
+    stack: list[tuple[Any, int, JsonPath]] = [(value, 1, None)]
+    while stack:
+        item, depth, path = stack.pop()
+        kind = type(item)
+        if kind is str or isinstance(item, str):
+            if not item.isascii():
+                _check_text(item, what, path)
+            size_low += len(item) + 2
+            size_high += 6 * len(item) + 2
+        elif kind is dict or isinstance(item, Mapping):
+            if depth > max_depth:
+                raise RequestRejected(
+                    "nesting depth", f"{what}: nested deeper than the limit of {max_depth} levels at {_where(path)}"
+                )
+            size_low += 2
+            size_high += 2
+            for key, child in item.items():
+                if type(key) is not str:
+                    raise RequestRejected(
+                        "string keys", f"{what}: key {key!r} at {_where(path)} is not a string (JSON keys are)"
+                    )
+                if not key.isascii():
+                    _check_text(key, what, path, key=True)
+                size_low += len(key) + 4
+                size_high += 6 * len(key) + 4
+                stack.append((child, depth + 1, (path, key)))
+        elif kind is list or kind is tuple or isinstance(item, list | tuple):
+            if depth > max_depth:
+                raise RequestRejected(
+                    "nesting depth", f"{what}: nested deeper than the limit of {max_depth} levels at {_where(path)}"
+                )
+            size_low += 2 + len(item)
+            size_high += 2 + len(item)
+            stack.extend((child, depth + 1, (path, index)) for index, child in enumerate(item))
+        elif item is None or kind is bool:
+            size_low += 4
+            size_high += 5
+        elif kind is int or isinstance(item, int):
+            if item.bit_length() > MAX_INT_DIGITS * 3.33:
+                raise RequestRejected(
+                    "integer size", f"{what}: integer at {_where(path)} has more than {MAX_INT_DIGITS} digits"
+                )
+            size_low += 1
+            size_high += MAX_INT_DIGITS + 1
+        elif kind is float or isinstance(item, float):
+            if not math.isfinite(item):
+                raise RequestRejected(
+                    "finite numbers", f"{what}: {item!r} at {_where(path)} is not a JSON number (NaN/Infinity)"
+                )
+            size_low += 1
+            size_high += 25
+        else:
+            raise RequestRejected("JSON types", f"{what}: {type(item).__name__} at {_where(path)} is not JSON data")
+        if size_low > max_bytes:
+            raise RequestRejected("size", f"{what}: more than the limit of {_mib(max_bytes)} of JSON")
+    if size_high > max_bytes:
+        size = len(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+        if size > max_bytes:
+            raise RequestRejected("size", f"{what}: {_mib(size)} of JSON is more than the limit of {_mib(max_bytes)}")
+
+
+def _mib(size: int) -> str:
+    return f"{size / 1024 / 1024:.1f} MiB"
+
+
+def _check_text(text: str, what: str, path: JsonPath, *, key: bool = False) -> None:
+    if not text.isascii() and _SURROGATE.search(text) is not None:
+        where = f"key {_safe(text)!r} at {_where(path)}" if key else f"string at {_where(path)}"
+        raise RequestRejected(
+            "no lone surrogates", f"{what}: {where} holds a lone UTF-16 surrogate (not encodable as UTF-8)"
+        )
+
+
+def check_identifier(value: Any, name: str, *, required: bool = True) -> None:
+    """Identifiers and names: text without NUL or surrogates, at most :data:`MAX_ID_CHARS` characters."""
+    if value is None and not required:
+        return
+    if not isinstance(value, str) or (required and not value):
+        raise RequestRejected("identifiers", f"{name} must be a non-empty string")
+    if len(value) > MAX_ID_CHARS:
+        raise RequestRejected("identifier length", f"{name} is longer than the limit of {MAX_ID_CHARS} characters")
+    if "\x00" in value:
+        raise RequestRejected("identifiers", f"{name} contains a NUL character")
+    _check_text(value, name, None)
+
+
+_REQUIRED_IDS = ("hitl_id", "hitl_type", "session_id", "invocation_id")
+_OPTIONAL_NAMES = ("tool_name", "block_id", "checkpoint_id", "tool_call_id", "node_id", "resume_mode")
+_JSON_FIELDS = ("data", "metadata", "tool_state")
+
+
+def check_request(fields: Mapping[str, Any]) -> None:
+    """Everything a new request carries (the arguments of ``create``), checked before anything is written."""
+    for name in _REQUIRED_IDS:
+        check_identifier(fields.get(name), name)
+    for name in _OPTIONAL_NAMES:
+        check_identifier(fields.get(name), name, required=False)
+    for name in _JSON_FIELDS:
+        value = fields.get(name)
+        if value is not None:
+            check_json_value(value, name)
+
+
+def scrub_text(text: str) -> str:
+    """Text for display (model output): lone surrogates replaced by U+FFFD, so it can be stored and printed."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def placeholder(reason: str) -> dict[str, str]:
+    """What a stored value that cannot be used reads as."""
+    return {UNDECODABLE_KEY: reason}
+
+
+def is_undecodable(value: Any) -> bool:
+    """Whether ``value`` is (or wraps, as a request's arguments) the placeholder of an unusable stored value."""
+    if not isinstance(value, dict):
+        return False
+    if UNDECODABLE_KEY in value and len(value) == 1:
+        return True
+    arguments = value.get("arguments")
+    return isinstance(arguments, dict) and UNDECODABLE_KEY in arguments and len(arguments) == 1
+
+
+def decode_stored_json(text: str | bytes) -> Any:
+    """``json.loads`` for values read from the database that never raises: unusable ones become a placeholder.
+
+    Unusable: not JSON, nested deeper than :data:`READ_MAX_DEPTH`, or holding a lone surrogate. The checks
+    beyond parsing run only when the text could hold such a value (cheap scans of the raw text).
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return placeholder(f"stored JSON is nested too deep to read (more than {READ_MAX_DEPTH} levels)")
+    except ValueError as exc:
+        return placeholder(f"stored value is not valid JSON ({str(exc)[:120]})")
+    raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    maybe_surrogate = "\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
+    maybe_deep = len(raw) > READ_MAX_DEPTH and raw.count("[") + raw.count("{") > READ_MAX_DEPTH
+    if maybe_surrogate or maybe_deep:
+        problem = _read_problem(value, check_depth=maybe_deep, check_text=maybe_surrogate)
+        if problem is not None:
+            return placeholder(problem)
+    return value
+
+
+def _read_problem(value: Any, *, check_depth: bool, check_text: bool) -> str | None:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if check_text and _SURROGATE.search(item) is not None:
+                return "stored value holds a lone UTF-16 surrogate (cannot be shown or hashed)"
+        elif isinstance(item, dict):
+            if check_depth and depth > READ_MAX_DEPTH:
+                return f"stored JSON is nested deeper than {READ_MAX_DEPTH} levels"
+            for key, child in item.items():
+                if check_text and _SURROGATE.search(key) is not None:
+                    return "stored value holds a lone UTF-16 surrogate (cannot be shown or hashed)"
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            if check_depth and depth > READ_MAX_DEPTH:
+                return f"stored JSON is nested deeper than {READ_MAX_DEPTH} levels"
+            stack.extend((child, depth + 1) for child in item)
+    return None
