@@ -36,6 +36,9 @@ class GateResult:
 
     call: PendingCall
     request: NewRequest | None
+    waiver: NewRequest | None = None
+    """A gated call a session rule let through: recorded as a request already decided by the rule."""
+    waived_by: tuple[int, SessionRule] | None = None
 
 
 def screen_turn(turn: ModelTurn) -> tuple[ModelTurn, dict[str, str]]:
@@ -71,7 +74,7 @@ def gate_call(
     *,
     tools: ToolRegistry,
     policy: ApprovalPolicy,
-    rules: list[SessionRule],
+    rules: list[tuple[int, SessionRule]],
     agent: str,
     session_id: str,
     invocation_id: str,
@@ -103,10 +106,12 @@ def gate_call(
         return GateResult(pending, None)
     pending.validated = True
     spec = tools.get(call.name)
+    waived_by = None
     if call.name == ASK_USER:
         hitl_type = HITLType.ASK_USER.value
-    elif policy.needs_approval(call.name, call.arguments, side_effects=spec.side_effects, rules=rules):
+    elif policy.needs_approval(call.name, call.arguments, side_effects=spec.side_effects):
         hitl_type = HITLType.TOOL_APPROVAL.value
+        waived_by = next(((i, r) for i, r in rules if r.matches(call.name, call.arguments)), None)
     else:
         return GateResult(pending, None)
     hitl_id = f"hitl_{uuid.uuid4().hex[:20]}"
@@ -123,9 +128,6 @@ def gate_call(
     expires_at = None
     if policy.expires_after_s:
         expires_at = int(now if now is not None else time.time()) + policy.expires_after_s
-    pending.status = CallStatus.AWAITING_DECISION
-    pending.hitl_id = hitl_id
-    pending.hitl_type = hitl_type
     request = NewRequest(
         hitl_id=hitl_id,
         hitl_type=hitl_type,
@@ -139,6 +141,11 @@ def gate_call(
         expires_at=expires_at,
         agent=agent,
     )
+    if waived_by is not None:  # no human needed, but on the record: the caller settles it as the rule's decision
+        return GateResult(pending, None, waiver=request, waived_by=waived_by)
+    pending.status = CallStatus.AWAITING_DECISION
+    pending.hitl_id = hitl_id
+    pending.hitl_type = hitl_type
     return GateResult(pending, request)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from reviewer_app.domain.decisions import Decision, DecisionKind
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.limits import check_json_value, scrub_text
 from reviewer_app.domain.records import NewRequest, RunRecord
@@ -36,7 +36,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
-from reviewer_app.runtime.gate import apply_outcome, gate_call, result_text, screen_turn
+from reviewer_app.runtime.gate import GateResult, apply_outcome, gate_call, result_text, screen_turn
 from reviewer_app.runtime.models import ModelClient, ModelTurn
 from reviewer_app.runtime.recovery import new_owner_id, owner_is_gone
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry, builtin_tools
@@ -759,7 +759,7 @@ class Runtime:
         run.ckpt.add_assistant_turn(turn)
 
         def plan(tx: StoreTx) -> _Step:
-            rules = tx.session_rules(run.session_id)
+            rules = tx.session_rule_entries(run.session_id)
             events: list[BlockEvent] = []
             requests: list[NewRequest] = []
             pending: list[PendingCall] = []
@@ -777,6 +777,7 @@ class Runtime:
                     refused=refused.get(call.id),
                 )
                 pending.append(result.call)
+                waived_by = _record_waiver(tx, result)
                 events.append(
                     run.event(
                         tool_block,
@@ -788,6 +789,7 @@ class Runtime:
                             "arguments": call.arguments,
                             "status": ToolStatus.PENDING.value,
                             "gated": result.request is not None,
+                            **({"waived_by": waived_by} if waived_by else {}),
                         },
                     )
                 )
@@ -970,3 +972,19 @@ def _with_run_unique_call_ids(turn: ModelTurn, messages: Sequence[dict[str, Any]
         used.add(call_id)
         calls.append(call if call_id == call.id else dataclasses.replace(call, id=call_id))
     return dataclasses.replace(turn, tool_calls=tuple(calls))
+
+
+def _record_waiver(tx: StoreTx, result: GateResult) -> str | None:
+    """A gated call a session rule let through, put on the record in the turn's transaction: a request already
+    decided (approve) by ``session-rule:<id>``, with its audit row. Returns who decided, or None."""
+    if result.waiver is None or result.waived_by is None:
+        return None
+    rule_id, rule = result.waived_by
+    label = f"session-rule:{rule_id}"
+    message = f"waived by this session's rule: {rule.describe()}"
+    decision = Decision(
+        DecisionKind.APPROVE, message=message, args_sha256=args_digest(result.call.arguments), reviewer=label
+    )
+    tx.create_request(result.waiver, ensure_parents=False)  # the run exists: its session does too
+    tx.settle(result.waiver.hitl_id, decision.to_user_response(), reviewer=label, message=message)
+    return label

@@ -242,12 +242,20 @@ async def test_approve_for_session_waives_the_identical_command_but_not_others(
         done = await runtime.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert (workspace_of(done) / "log.txt").read_text() == "one\none\n"
-    all_requests = await backend.list_records(RequestQuery(statuses=()))
-    assert len([r for r in all_requests if r["invocation_id"] == inv]) == 2  # the second echo was not asked
+    all_requests = [r for r in await backend.list_records(RequestQuery(statuses=())) if r["invocation_id"] == inv]
+    # the second echo was not asked, but it is on the record: decided by the rule, with its audit row
+    asked = [r for r in all_requests if r["user_response"]["reviewer"] == "tester"]
+    waived = [r for r in all_requests if r["user_response"]["reviewer"].startswith("session-rule:")]
+    assert len(asked) == 2 and len(waived) == 1
+    assert waived[0]["data"]["arguments"]["command"] == "echo one  >>log.txt"
+    (audit_row,) = await backend.audit(waived[0]["hitl_id"])
+    assert audit_row.decision == "approve" and audit_row.reviewer == waived[0]["user_response"]["reviewer"]
+    assert (await backend.verify_audit()).ok
     rules = await backend.run(backend.store.session_rules, done.session_id)
     assert [(r.tool_name, r.scope) for r in rules] == [("run_shell", CommandScope.exact("echo one >> log.txt"))]
     second_tool = [b for b in await timeline(backend, inv) if b.kind is BlockKind.TOOL_USE][1]
     assert second_tool.data["gated"] is False and second_tool.data["status"] == "success"
+    assert second_tool.data["waived_by"] == waived[0]["user_response"]["reviewer"]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks")
