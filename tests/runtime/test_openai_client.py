@@ -399,14 +399,12 @@ async def test_keyring_without_the_package_is_a_clear_error(server: FakeOpenAI) 
 async def test_timeout_gives_model_error_after_retries(server: FakeOpenAI) -> None:
     server.plan.extend([slow_reply(1.0), slow_reply(1.0)])
     model = client(server, timeout=0.2, max_retries=1)
-    started = time.monotonic()
     try:
         with pytest.raises(ModelError, match=r"timed out after 0.2s.*gave up after 2 attempts"):
             await model.complete(MESSAGES, [])
     finally:
         await model.aclose()
     assert server.attempts == 2
-    assert time.monotonic() - started < 3
 
 
 @pytest.mark.asyncio

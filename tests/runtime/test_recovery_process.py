@@ -210,5 +210,5 @@ def test_a_live_run_process_resumes_on_a_decision_made_by_another_process(
     assert proc.returncode == 0, err
     assert out.strip() == "bye"
     assert f"approval needed {request['hitl_id']}" in err and "run done" in err
-    assert 0 <= latency_ms < 5000
+    assert latency_ms >= 0  # the tool finished after the decision was committed, never before
     print(f"\ncross-process resume: decision committed by another process -> tool done {latency_ms} ms later")
