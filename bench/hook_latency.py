@@ -40,25 +40,26 @@ def payload(index: int, command: str = "echo bench") -> bytes:
             "permission_mode": "default",
             "hook_event_name": "PreToolUse",
             "tool_name": "Bash",
-            "tool_input": {"command": f"{command} {index}", "description": "bench"},
+            "tool_input": {"command": command, "description": "bench"},
             "tool_use_id": f"toolu_bench_{index}_{time.time_ns()}",
         }
     ).encode()
 
 
 async def seed_rule(db: Path) -> None:
-    """An approve-for-session decision on ``echo``: the rule the measured calls are settled by."""
+    """An approve-for-session decision on ``echo bench``: the rule (that exact command) the measured calls are
+    settled by; each call has its own tool-use id, so each is a new request settled by the rule."""
     async with SQLHITLBackend(db, reviewer="bench") as backend:
         await backend.create(
             hitl_id="seed",
             hitl_type="tool_approval",
             session_id=SESSION,
             invocation_id="bench-prompt",
-            data={"arguments": {"command": "echo seed"}, "shell_tools": ["Bash"]},
+            data={"arguments": {"command": "echo bench"}},
             metadata={"agent": "claude-code", "external": True},
             tool_name="Bash",
         )
-        args = {"command": "echo seed"}
+        args = {"command": "echo bench"}
         await backend.decide("seed", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(args)))
 
 
@@ -134,7 +135,7 @@ def main() -> None:
                 env=env,
             )
             assert process.stdin is not None
-            process.stdin.write(payload(index, command="touch"))
+            process.stdin.write(payload(index, command=f"touch {index}"))
             process.stdin.close()
             process.stdin = None
             try:

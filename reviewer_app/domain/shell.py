@@ -53,7 +53,7 @@ import functools
 import posixpath
 import shlex
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ScopeKind = Literal["exact", "prefix"]
@@ -634,12 +634,15 @@ class CommandScope:
     text: str
     words: tuple[str, ...]
     redirections: tuple[Redirection, ...] = ()
+    text_waivable: bool = field(default=False, compare=False)
+    """Exact scopes: ``text`` itself was parsed and found waivable when the scope was made. Stored with it, so
+    the identical command is covered without parsing again (the hook's fast path never loads the parser)."""
 
     @classmethod
     def exact(cls, command: str) -> CommandScope:
         parsed = parse_command(command)
         words = parsed.commands[0].argv if parsed.commands else ()
-        return cls("exact", command, words, ())
+        return cls("exact", command, words, (), text_waivable=parsed.waivable and bool(parsed.commands))
 
     @classmethod
     def prefix(cls, words: Iterable[str], redirections: Iterable[Redirection] = ()) -> CommandScope:
@@ -667,6 +670,8 @@ class CommandScope:
 
     def covers(self, command: str | ParsedCommand) -> bool:
         """True when every part of ``command`` is allowed by this scope (see the module docstring)."""
+        if self.kind == "exact" and self.text_waivable and command == self.text:
+            return True  # the very text that was parsed and approved: no need to parse it again
         parsed = command if isinstance(command, ParsedCommand) else parse_command(command)
         if not parsed.waivable or not parsed.commands:
             return False
@@ -695,6 +700,9 @@ class CommandScope:
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind, "text": self.text}
+        if self.kind == "exact" and self.text_waivable:
+            data["words"] = list(self.words)
+            data["waivable"] = True
         if self.kind == "prefix":
             data["words"] = list(self.words)
             if self.redirections:
@@ -705,6 +713,9 @@ class CommandScope:
     def from_dict(cls, raw: dict[str, Any]) -> CommandScope:
         kind = raw.get("kind")
         if kind == "exact":
+            words = raw.get("words")
+            if raw.get("waivable") is True and isinstance(words, list) and all(isinstance(w, str) for w in words):
+                return cls("exact", str(raw["text"]), tuple(words), (), text_waivable=True)  # checked when made
             return cls.exact(str(raw["text"]))
         if kind == "prefix":
             words = raw.get("words")
