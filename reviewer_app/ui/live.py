@@ -171,10 +171,6 @@ class LiveController(QObject):
             return
         self.spawn(self._load_events(invocation_id))
 
-    @property
-    def watched_invocation(self) -> str | None:
-        return self._watched
-
     # -- loading ---------------------------------------------------------------------------
     async def _guard(self, coro: Coroutine[Any, Any, None], what: str) -> None:
         try:

@@ -306,9 +306,6 @@ class MainWindow(QMainWindow):
     def show_error(self, message: str) -> None:
         self.banner.show_message(message, error=True)
 
-    def show_info(self, message: str) -> None:
-        self.banner.show_message(message, error=False, timeout_ms=8000)
-
     def show_keymap(self) -> None:
         dialog = KeymapDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -281,7 +281,11 @@ def test_approve_for_session_waives_the_second_call(window: MainWindow, runtime:
     record = finish(qtbot, runtime, invocation_id)
     assert record.state == "done"
     asked = run_async(qtbot, window.backend.list_summaries(RequestQuery(statuses=(), invocation_id=invocation_id)))
-    assert [s.decision for s in asked] == ["approve_for_session"]  # the second call was not asked
+    # the second call was not asked, but it is on the record: decided by the session rule
+    assert [(s.decision, s.decided_by.startswith("session-rule:")) for s in asked] == [
+        ("approve_for_session", False),
+        ("approve", True),
+    ]
     qtbot.waitUntil(
         lambda: (
             sum(

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer_app.integrations.claude_code.events import HookEvent, HookEventName, Host
+from reviewer_app.integrations.claude_code.events import HookEvent, Host
 from reviewer_app.integrations.claude_code.schemas import CODEX_SHELL_TOOLS, SHELL_TOOLS, schema_for
 
 TOOL_APPROVAL = "tool_approval"
@@ -148,7 +148,3 @@ def hook_process_metadata() -> dict[str, Any]:
     except AttributeError:  # pragma: no cover - Windows
         pass
     return {"hook_process": info}
-
-
-def is_pre_tool_use(event: HookEvent) -> bool:
-    return event.event is HookEventName.PRE_TOOL_USE

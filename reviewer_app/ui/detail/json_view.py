@@ -205,10 +205,6 @@ class JsonView(QPlainTextEdit):
         self._gutter.update()
 
     @property
-    def fold_starts(self) -> list[int]:
-        return sorted(self._ranges)
-
-    @property
     def folded(self) -> set[int]:
         return set(self._folded)
 

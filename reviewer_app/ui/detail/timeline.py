@@ -285,10 +285,6 @@ class TimelineModel(QAbstractItemModel):
         parent_uid = node.parent.uid if node.parent is not None else 0
         return self.createIndex(node.row, 0, parent_uid)
 
-    def index_of_block(self, block_id: str) -> QModelIndex:
-        node = self._by_block.get(block_id)
-        return self._index_of(node) if node is not None else QModelIndex()
-
     def _node(self, index: ModelIndex) -> _Node | None:
         if not index.isValid():
             return None
@@ -389,9 +385,6 @@ class TimelineDelegate(QStyledItemDelegate):
         super().__init__(view)
         self._view = view
         self._mono = monospace_font()
-
-    def _detail_width(self, option: QStyleOptionViewItem) -> int:
-        return max(120, option.rect.width() - 2 * self.PADDING) if option.rect.width() > 0 else 400
 
     def _detail_lines(self, text: str, width: int, metrics: QFontMetrics) -> tuple[list[str], int]:
         lines: list[str] = []

@@ -183,18 +183,6 @@ class InboxModel(QAbstractItemModel):
         inv, row = found
         return self.createIndex(row, column, inv.uid)
 
-    def group_index(self, ident: str, level: int) -> QModelIndex:
-        if level == LEVEL_SESSION:
-            session = self._g.session_by_id.get(ident)
-            return self.createIndex(session.row, 0, 0) if session is not None and session.visible else QModelIndex()
-        inv = self._g.inv_by_id.get(ident)
-        if inv is None or inv.parent is None or not inv.parent.visible:
-            return QModelIndex()
-        session = inv.parent
-        if inv not in self._kids(session):
-            return QModelIndex()
-        return self.createIndex(inv.row, 0, session.uid)
-
     def request_at(self, index: ModelIndex) -> RequestSummary | None:
         level, node = self._node(index)
         return node if level == LEVEL_REQUEST else None
