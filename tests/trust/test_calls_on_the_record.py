@@ -35,18 +35,6 @@ def streamed_call(path: str, call_id: str | None) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.fixture
-def server():
-    fake = FakeOpenAI()
-    fake.thread.start()
-    try:
-        yield fake
-    finally:
-        fake.server.shutdown()
-        fake.server.server_close()
-        fake.thread.join(timeout=5)
-
-
 def openai_agent(server: FakeOpenAI) -> Any:
     return agent(
         "streamer",

@@ -31,18 +31,6 @@ def echo_headers(h: BaseHTTPRequestHandler) -> None:
     h.wfile.write(body)
 
 
-@pytest.fixture
-def server():
-    fake = FakeOpenAI()
-    fake.thread.start()
-    try:
-        yield fake
-    finally:
-        fake.server.shutdown()
-        fake.server.server_close()
-        fake.thread.join(timeout=5)
-
-
 def agents_file(tmp_path: Path, model: str) -> Path:
     path = tmp_path / "agents.toml"
     path.write_text(
