@@ -238,7 +238,10 @@ async def test_approve_for_session_adds_rule(backend: SQLHITLBackend) -> None:
     await backend.decide("h1", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(args)))
     rules = await backend.run(backend.store.session_rules, "s1")
     assert [r.to_dict() for r in rules] == [
-        {"tool_name": "run_shell", "scope": {"kind": "exact", "text": "git status"}}
+        {
+            "tool_name": "run_shell",
+            "scope": {"kind": "exact", "text": "git status", "words": ["git", "status"], "waivable": True},
+        }
     ]
     assert rules[0].matches("run_shell", {"command": "git status"})
     assert not rules[0].matches("run_shell", {"command": "git log"})

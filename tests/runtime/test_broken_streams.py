@@ -229,7 +229,7 @@ async def test_an_error_echoing_the_key_is_redacted(server: FakeOpenAI) -> None:
             await model.complete(MESSAGES, [])
     finally:
         await model.aclose()
-    assert API_KEY not in str(caught.value) and "Incorrect API key provided: ***" in str(caught.value)
+    assert API_KEY not in str(caught.value) and f"Incorrect API key provided: {REDACTED}" in str(caught.value)
 
 
 async def test_authorization_values_and_tokens_in_a_message_are_redacted(server: FakeOpenAI) -> None:
@@ -246,4 +246,4 @@ async def test_authorization_values_and_tokens_in_a_message_are_redacted(server:
     text = str(caught.value)
     for secret in ("abc.DEF-123456", "tok987654", "zzzz9999"):
         assert secret not in text
-    assert "Bearer ***" in text and "access_token=***" in text
+    assert f"Bearer {REDACTED}" in text and f"access_token={REDACTED}" in text
