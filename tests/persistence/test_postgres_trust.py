@@ -5,15 +5,24 @@ Each test was written against the attack first and seen failing (issue 12, items
 
 from __future__ import annotations
 
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ProgrammingError
 
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.runs import RunState, RunStateConflict
+from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import Store
+from tests.pg_server import PgServer
 
 ROUNDS = 50
 
@@ -100,3 +109,175 @@ def test_a_run_update_is_conditional_on_the_state_read(any_db: str) -> None:
         assert run is not None and run.state == RunState.CANCELLED.value
     finally:
         store.close()
+
+
+# -- identity: the recorded reviewer is the database login -------------------------------------
+def _role(postgres_server: PgServer, name: str) -> None:
+    """A login role on the test cluster (roles are cluster-wide: created once, reused by later tests)."""
+    postgres_server._admin(f"DO $$ BEGIN CREATE ROLE {name} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+
+
+def _as(pg_url: str, role: str) -> str:
+    """The same database, logged in as ``role`` (the test cluster trusts loopback logins)."""
+    url = make_url(pg_url)
+    return url.set(username=role).render_as_string(hide_password=False)
+
+
+def _sql(url: str, statement: str, params: tuple[Any, ...] = ()) -> None:
+    with psycopg.connect(url.replace("postgresql+psycopg", "postgresql"), autocommit=True) as connection:
+        connection.execute(statement, params)
+
+
+def _readme_agent_grants() -> str:
+    """The GRANT statements README "PostgreSQL for teams" documents for the ``agents`` role (tested as written)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sql\n(.*?)```", readme, re.S)
+    [documented] = [block for block in blocks if "TO agents" in block]
+    # The role itself is created by the test (roles are cluster-wide); the GRANTs are run exactly as written.
+    return "\n".join(line for line in documented.splitlines() if line.startswith("GRANT"))
+
+
+def _reviewer_grants(role: str) -> str:
+    return (
+        f"GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {role};"
+        f" GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role};"
+    )
+
+
+async def _pending(backend: SQLHITLBackend, hitl_id: str) -> None:
+    await backend.create(
+        hitl_id=hitl_id,
+        hitl_type="tool_approval",
+        session_id="s",
+        invocation_id="i",
+        data={"arguments": {"path": hitl_id}},
+        tool_name="write_file",
+    )
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_a_reviewer_name_asserted_by_another_login_is_recorded_under_that_login(
+    pg_url: str, postgres_server: PgServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REVIEWER_NAME", raising=False)
+    Store.open(pg_url).close()
+    _role(postgres_server, "bob")
+    _sql(pg_url, _reviewer_grants("bob"))
+    bob = SQLHITLBackend(_as(pg_url, "bob"), reviewer="alice")  # bob claims to be alice
+    plain = SQLHITLBackend(_as(pg_url, "bob"))
+    try:
+        assert bob.reviewer == "bob (alice)" and plain.reviewer == "bob"
+        for hitl_id in ("h1", "h2", "h3"):
+            await _pending(bob, hitl_id)
+        await bob.decide("h1", Decision(DecisionKind.APPROVE, args_sha256=args_digest({"path": "h1"})))
+        await bob.respond("h2", {"decision": "reject", "reviewer": "alice"})
+        await plain.cancel("h3", by="alice")
+        decided = {}
+        for hitl_id in ("h1", "h2", "h3"):
+            extras = await bob.run(bob.store.get_request_extras, hitl_id)
+            assert extras is not None
+            decided[hitl_id] = extras["decided_by"]
+        assert decided == {"h1": "bob (alice)", "h2": "bob (alice)", "h3": "bob (alice)"}
+        assert {e.hitl_id: e.reviewer for e in await bob.audit()} == decided
+        assert (await bob.verify_audit()).ok
+    finally:
+        await bob.aclose()
+        await plain.aclose()
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_system_decisions_are_recorded_under_the_login_that_made_them(
+    pg_url: str, postgres_server: PgServer
+) -> None:
+    Store.open(pg_url).close()
+    _role(postgres_server, "bob")
+    _sql(pg_url, _reviewer_grants("bob"))
+    backend = SQLHITLBackend(_as(pg_url, "bob"), reviewer="Bob B")
+    try:
+        await backend.create(hitl_id="late", hitl_type="ask_user", session_id="s", invocation_id="i", expires_at=1)
+        await _pending(backend, "gone")
+        [expired] = await backend.expire_due()
+        await backend.cancel("gone", by="system:ci-bot")
+        assert expired["hitl_id"] == "late"
+        decided = {e.hitl_id: e.reviewer for e in await backend.audit()}
+        assert decided == {"late": "bob/system:expiry", "gone": "bob/system:ci-bot"}
+        assert (await backend.verify_audit()).ok
+    finally:
+        await backend.aclose()
+
+
+@pytest.mark.postgres
+def test_the_database_refuses_a_decision_or_audit_row_under_another_login(
+    pg_url: str, postgres_server: PgServer
+) -> None:
+    store = Store.open(pg_url)
+    try:
+        with store.transaction() as tx:
+            tx.create_request(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
+    finally:
+        store.close()
+    _role(postgres_server, "bob")
+    _sql(pg_url, _reviewer_grants("bob"))
+    bob = _as(pg_url, "bob")
+    # Straight SQL, past every check in Reviewer's code: the trigger is what stops it.
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="login"):
+        _sql(
+            bob,
+            "UPDATE hitl_requests SET status = 'completed', decision = 'approve', decided_by = 'alice'"
+            " WHERE hitl_id = 'h1'",
+        )
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="login"):
+        _sql(bob, "UPDATE hitl_requests SET decided_by = 'bobby' WHERE hitl_id = 'h1'")  # a prefix is not a login
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="login"):
+        _sql(
+            bob,
+            "INSERT INTO audit_log (hitl_id, decision, reviewer, at_ms, prev_hash, row_hash)"
+            " VALUES ('h1', 'approve', 'alice', 1, 'x', 'y')",
+        )
+    _sql(bob, "UPDATE hitl_requests SET decided_by = 'bob (as alice)', decision = 'respond' WHERE hitl_id = 'h1'")
+    # Another login cannot change bob's decision afterwards, not even by keeping his name on it.
+    _role(postgres_server, "carol")
+    _sql(pg_url, _reviewer_grants("carol"))
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="login"):
+        _sql(_as(pg_url, "carol"), "UPDATE hitl_requests SET decision = 'approve' WHERE hitl_id = 'h1'")
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_the_agents_role_creates_requests_and_reads_decisions_but_cannot_decide(
+    pg_url: str, postgres_server: PgServer
+) -> None:
+    Store.open(pg_url).close()
+    _role(postgres_server, "agents")
+    _sql(pg_url, _readme_agent_grants())
+    agents_url = _as(pg_url, "agents")
+    agent = SQLHITLBackend(agents_url, reviewer="agent")
+    reviewer = SQLHITLBackend(pg_url, reviewer="ann")
+    try:
+        await _pending(agent, "h1")
+        await _pending(agent, "h2")
+        await agent.emit_block(session_id="s", invocation_id="i", block_id="b1", kind="text", data={"text": "hi"})
+        await reviewer.decide("h1", Decision(DecisionKind.REJECT, message="no"))
+        record = await agent.wait_for_response("h1")
+        assert record["status"] == "completed" and record["user_response"]["decision"] == "reject"
+        with pytest.raises(ProgrammingError, match="permission denied"):
+            await agent.decide("h2", Decision(DecisionKind.APPROVE, args_sha256=args_digest({"path": "h2"})))
+        with pytest.raises(ProgrammingError, match="permission denied"):
+            await agent.respond("h2", {"decision": "approve", "args_sha256": args_digest({"path": "h2"})})
+        for statement in (
+            "UPDATE hitl_requests SET status = 'completed' WHERE hitl_id = 'h2'",
+            "UPDATE hitl_requests SET decision = 'approve' WHERE hitl_id = 'h2'",
+            "INSERT INTO audit_log (hitl_id, decision, reviewer, at_ms, prev_hash, row_hash)"
+            " VALUES ('h2', 'approve', 'agents', 1, 'x', 'y')",
+            "UPDATE reviewer_meta SET value = 'x'",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
+                _sql(agents_url, statement)
+        pending = await reviewer.get("h2")
+        assert pending is not None and pending["status"] == "pending"
+        assert (await reviewer.verify_audit()).ok
+    finally:
+        await agent.aclose()
+        await reviewer.aclose()
