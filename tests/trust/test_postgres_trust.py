@@ -13,6 +13,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ProgrammingError
 
@@ -21,6 +22,8 @@ from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.runs import RunState, RunStateConflict
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.persistence import migrate
+from reviewer_app.persistence.engine import create_engines, database_url
 from reviewer_app.persistence.store import Store
 from tests.pg_server import PgServer
 
@@ -281,3 +284,19 @@ async def test_the_agents_role_creates_requests_and_reads_decisions_but_cannot_d
     finally:
         await agent.aclose()
         await reviewer.aclose()
+
+
+def test_the_login_triggers_exist_on_postgresql_only(any_db: str) -> None:
+    engines = create_engines(database_url(any_db))
+    try:
+        migrate.upgrade(engines, "0005")
+        migrate.upgrade(engines)  # 0006 on a database that already has rows and a schema
+        with engines.read() as connection:
+            if engines.dialect == "postgresql":
+                names = connection.execute(text("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")).scalars()
+                assert set(names) == {"hitl_requests_decided_by_login", "audit_log_reviewer_login"}
+            else:
+                triggers = connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'")).all()
+                assert triggers == []
+    finally:
+        engines.dispose()
