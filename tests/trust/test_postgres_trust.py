@@ -5,6 +5,7 @@ Each test was written against the attack first and seen failing (issue 12, items
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -21,11 +22,15 @@ from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.runs import RunState, RunStateConflict
+from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.engine import create_engines, database_url
 from reviewer_app.persistence.store import Store
+from reviewer_app.runtime.agents import AgentCatalog
+from reviewer_app.runtime.runner import Runtime
 from tests.pg_server import PgServer
+from tests.runtime.test_runner_support import agent, eventually, started_runtime
 
 ROUNDS = 50
 
@@ -300,3 +305,32 @@ def test_the_login_triggers_exist_on_postgresql_only(any_db: str) -> None:
                 assert triggers == []
     finally:
         engines.dispose()
+
+
+@pytest.mark.postgres
+@pytest.mark.asyncio
+async def test_a_cancel_from_another_process_stops_a_busy_run_for_good(pg_url: str, tmp_path: Path) -> None:
+    """The runtime end to end: one backend drives a run that commits a step per turn, another cancels it."""
+    busy = [{"tool_calls": [{"name": "list_dir", "args": {"path": "."}}]} for _ in range(400)]
+    driver = SQLHITLBackend(pg_url, reviewer="driver")
+    canceller = SQLHITLBackend(pg_url, reviewer="ann")
+    try:
+        async with started_runtime(driver, tmp_path) as runtime:
+            other = Runtime(canceller, AgentCatalog((agent(),)), workspaces_dir=tmp_path / "other")
+            for n in range(25):
+                inv = await runtime.start_run("tester", f"busy {n}", script=busy)
+                await eventually(lambda inv=inv, k=3 + n % 4: _has_tool_results(driver, inv, k), driver)
+                await other.cancel_run(inv)  # never raises: the run is mid-way, not finished
+                finished = await runtime.wait_for_run(inv, timeout=30)
+                assert finished.state == RunState.CANCELLED.value, f"round {n}: the cancel was undone"
+                await asyncio.sleep(0.05)  # the driver's last commit attempt has happened by now
+                again = await driver.get_run(inv)
+                assert again is not None and again.state == RunState.CANCELLED.value
+    finally:
+        await driver.aclose()
+        await canceller.aclose()
+
+
+async def _has_tool_results(backend: SQLHITLBackend, invocation_id: str, count: int) -> bool:
+    events = await backend.events(invocation_id)
+    return sum(1 for event in events if event.kind is BlockKind.TOOL_USE and event.op is BlockOp.APPLY) >= count
