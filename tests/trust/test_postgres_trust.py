@@ -253,6 +253,26 @@ def test_the_database_refuses_a_decision_or_audit_row_under_another_login(
 
 
 @pytest.mark.postgres
+def test_a_login_cannot_shadow_the_check_with_a_function_of_its_own(pg_url: str, postgres_server: PgServer) -> None:
+    """The default search_path starts with "$user": a role with its own schema must not replace the check."""
+    store = Store.open(pg_url)
+    try:
+        with store.transaction() as tx:
+            tx.create_request(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
+    finally:
+        store.close()
+    _role(postgres_server, "mallory")
+    _sql(pg_url, _reviewer_grants("mallory") + " CREATE SCHEMA mallory AUTHORIZATION mallory;")
+    mallory = _as(pg_url, "mallory")
+    _sql(
+        mallory,
+        "CREATE FUNCTION mallory.reviewer_is_login(recorded text) RETURNS boolean LANGUAGE sql AS $$ SELECT true $$",
+    )
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="login"):
+        _sql(mallory, "UPDATE hitl_requests SET status = 'completed', decided_by = 'alice' WHERE hitl_id = 'h1'")
+
+
+@pytest.mark.postgres
 @pytest.mark.asyncio
 async def test_the_agents_role_creates_requests_and_reads_decisions_but_cannot_decide(
     pg_url: str, postgres_server: PgServer

@@ -12,6 +12,7 @@ Create Date: 2026-11-24
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
@@ -21,14 +22,14 @@ depends_on = None
 
 _FUNCTIONS = """
 CREATE OR REPLACE FUNCTION reviewer_is_login(recorded text) RETURNS boolean
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SET search_path = {path} AS $$
     SELECT recorded = session_user::text
         OR left(recorded, length(session_user::text) + 2) = session_user::text || ' ('
         OR left(recorded, length(session_user::text) + 1) = session_user::text || '/'
 $$;
 
 CREATE OR REPLACE FUNCTION reviewer_decision_by_login() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = {path} AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         IF NEW.decided_by IS NOT NULL AND NOT coalesce(reviewer_is_login(NEW.decided_by), false) THEN
@@ -45,7 +46,7 @@ END
 $$;
 
 CREATE OR REPLACE FUNCTION reviewer_audit_by_login() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = {path} AS $$
 BEGIN
     IF NOT coalesce(reviewer_is_login(NEW.reviewer), false) THEN
         RAISE EXCEPTION 'an audit row can be written only under the database login %, not %',
@@ -60,7 +61,11 @@ $$;
 def upgrade() -> None:
     if op.get_bind().dialect.name != "postgresql":
         return
-    op.execute(_FUNCTIONS)
+    bind = op.get_bind()
+    # The functions resolve names only in pg_catalog and the schema they live in: a role with a schema of its own
+    # ("$user" comes first in the default search_path) cannot shadow reviewer_is_login() to pass the check.
+    schema = bind.execute(sa.text("SELECT quote_ident(current_schema())")).scalar_one()
+    op.execute(_FUNCTIONS.replace("{path}", f"pg_catalog, {schema}"))
     op.execute(
         "CREATE TRIGGER hitl_requests_decided_by_login BEFORE INSERT OR UPDATE ON hitl_requests"
         " FOR EACH ROW EXECUTE FUNCTION reviewer_decision_by_login()"
