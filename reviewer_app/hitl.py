@@ -40,6 +40,7 @@ from reviewer_app.domain.hitl import (
     SchemaTooNew,
     shown_arguments,
 )
+from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
@@ -75,6 +76,19 @@ def default_reviewer() -> str:
         return getpass.getuser()
     except Exception:  # no user database entry (some containers)
         return f"uid-{os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
+def _reviewer_identity(store: Store, label: str | None) -> str:
+    """Who this backend's decisions are recorded as.
+
+    SQLite: ``label`` (``--reviewer``), else ``REVIEWER_NAME`` or the OS user: anyone who can write the file is
+    trusted anyway. PostgreSQL: the database login, with the display name only as a label after it
+    (``alice``, ``alice (Alice Smith)``; see :mod:`reviewer_app.domain.identity`), which the database enforces.
+    """
+    login = store.database_login()
+    if login is None:
+        return label or default_reviewer()
+    return recorded_reviewer(login, label or os.environ.get("REVIEWER_NAME") or None)
 
 
 def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -164,7 +178,7 @@ class SQLHITLBackend:
         else:
             self._owns_store = False
         self.store = store
-        self.reviewer = reviewer or default_reviewer()
+        self.reviewer = _reviewer_identity(store, reviewer)
         self.feed = feed or change_feed_for(store.engines)
         self._db_thread = _DatabaseThread("reviewer-db")
         self._closed = False

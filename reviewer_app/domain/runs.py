@@ -38,6 +38,10 @@ class InvalidTransition(ValueError):
     pass
 
 
+class RunStateConflict(RuntimeError):
+    """The run's state changed after it was read in this transaction: the write was not applied."""
+
+
 def check_transition(current: RunState, new: RunState) -> None:
     if new is current:
         return

@@ -29,7 +29,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.limits import check_json_value, scrub_text
 from reviewer_app.domain.records import NewRequest, RunRecord
-from reviewer_app.domain.runs import RunState
+from reviewer_app.domain.runs import RunState, RunStateConflict
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.hitl import SQLHITLBackend
@@ -367,7 +367,10 @@ class Runtime:
             tx.set_run_state(invocation_id, RunState.CANCELLED, error=f"cancelled by {reviewer}")
             tx.append_events([end])
 
-        await self.backend.write(cancel)
+        try:
+            await self.backend.write(cancel)
+        except RunStateConflict as exc:
+            raise ValueError(f"run {invocation_id} changed while it was being cancelled; try again ({exc})") from exc
 
     async def resolve_interrupted(
         self, invocation_id: str, action: Literal["rerun", "abort"], reason: str = "aborted by operator"
@@ -652,7 +655,10 @@ class Runtime:
                 tx.save_checkpoint(ckpt_id, run.invocation_id, run.session_id, state_json)
             return step
 
-        outcome = await self.backend.write(work)
+        try:
+            outcome = await self.backend.write(work)
+        except RunStateConflict as exc:  # a cancel (or another writer) committed after our read: it stands
+            raise RunStopped(f"{run.invocation_id}: {exc}") from exc
         if isinstance(outcome, str):
             raise RunStopped(f"{run.invocation_id}: {outcome}")
         state = outcome.state

@@ -52,7 +52,7 @@ async def review(db: str, reviewer: str, ready: Path, go: Path, seed: int) -> di
     finally:
         await backend.aclose()
     return {
-        "reviewer": reviewer,
+        "reviewer": backend.reviewer,  # as recorded: on PostgreSQL under the database login
         "loaded": len(digests),
         "won": won,
         "lost": sum(winners_named.values()),

@@ -32,7 +32,9 @@ async def test_waiting_rules_and_the_read_only_default_on_postgres(tmp_path: Pat
         code, answer, _ = run_hook(tmp_path, pg_url, read)
         assert answer["hookSpecificOutput"]["permissionDecision"] == "allow"
         reviewers = [e.reviewer for e in await backend.audit()]
-        assert reviewers[0] == "pg-tester" and reviewers[1].startswith("session-rule:")
-        assert reviewers[2] == "rule:allow-tools"
+        # Recorded under the database login of the process that decided (issue 12): the window's and the hook's.
+        login = backend.store.database_login()
+        assert reviewers[0] == f"{login} (pg-tester)" and reviewers[1].startswith(f"{login}/session-rule:")
+        assert reviewers[2] == f"{login}/rule:allow-tools"
         assert (await backend.verify_audit()).ok
         assert await backend.list_records() == []

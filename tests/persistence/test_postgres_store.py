@@ -146,9 +146,11 @@ def test_store_round_trip(any_db: str) -> None:
         with pytest.raises(HITLNotFound), store.transaction() as tx:
             tx.settle("nope", {"decision": "reject"}, reviewer="bob")
         extras = store.get_request_extras("h1")
-        assert extras is not None and (extras["decision"], extras["decided_by"]) == ("approve", "ann")
+        # On PostgreSQL the name a client gives is only a label after its database login (issue 12).
+        ann = "ann" if store.database_login() is None else f"{store.database_login()} (ann)"
+        assert extras is not None and (extras["decision"], extras["decided_by"]) == ("approve", ann)
         [entry] = store.audit_entries()
-        assert (entry.hitl_id, entry.reviewer, entry.shown_args) == ("h1", "ann", data["arguments"])
+        assert (entry.hitl_id, entry.reviewer, entry.shown_args) == ("h1", ann, data["arguments"])
         assert entry.shown_args_sha256 == args_digest(data["arguments"])
         assert store.verify_audit().ok
         # Autoincrement seq and RETURNING on the timeline.
@@ -241,7 +243,12 @@ async def test_decisions_record_the_reviewer(any_db: str, monkeypatch: pytest.Mo
     named = SQLHITLBackend(any_db, reviewer="alice")
     default = SQLHITLBackend(any_db)
     try:
-        assert default.reviewer == default_reviewer() == getpass.getuser()
+        # SQLite trusts the name (anyone who can write the file is trusted); PostgreSQL records the login, with
+        # the name only as a label after it, so a client cannot decide as someone else (issue 12).
+        login = named.store.database_login()
+        alice = "alice" if login is None else f"{login} (alice)"
+        anonymous = getpass.getuser() if login is None else login
+        assert default.reviewer == anonymous and default_reviewer() == getpass.getuser()
         for n in range(3):
             await named.create(
                 hitl_id=f"h{n}",
@@ -254,7 +261,7 @@ async def test_decisions_record_the_reviewer(any_db: str, monkeypatch: pytest.Mo
         await named.decide("h0", Decision(DecisionKind.APPROVE, args_sha256=args_digest({"n": 0})))
         await default.decide("h1", Decision(DecisionKind.REJECT, message="no"))
         await default.respond("h2", {"decision": "reject", "reviewer": "carol"})  # a name asserted, not recorded
-        expected = {"h0": "alice", "h1": getpass.getuser(), "h2": getpass.getuser()}
+        expected = {"h0": alice, "h1": anonymous, "h2": anonymous}
         for hitl_id, who in expected.items():
             extras = await named.run(named.store.get_request_extras, hitl_id)
             assert extras is not None and extras["decided_by"] == who

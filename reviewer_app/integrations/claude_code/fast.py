@@ -38,8 +38,10 @@ from reviewer_app.domain.policy import SessionRule
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
 
-SCHEMA_REVISION = "0005"
-"""The Alembic revision these statements were written against; a test checks it is the bundled head."""
+SCHEMA_REVISION = "0006"
+"""The Alembic revision these statements were written against; a test checks it is the bundled head.
+
+0006 installs PostgreSQL-only triggers: the SQLite schema these statements use is that of 0005."""
 BUSY_TIMEOUT_MS = 5_000
 
 

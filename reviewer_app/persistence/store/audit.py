@@ -87,6 +87,7 @@ class AuditWrites(TxBase):
         seal = self.seal
         if seal is None:
             raise AuditKeyError("audit rows are written only inside a Store transaction (it holds the audit key)")
+        reviewer = self.recorded(reviewer)  # what migration 0006's trigger accepts, and what the hash covers
         meta = self._chain_meta()
         missing = chain_meta_defaults(meta, seal.key_id, uuid.uuid4().hex)
         if missing:

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from sqlalchemy import Connection
 
+from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.engine import Engines
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _insert_ignore_statement, _Prepared
@@ -28,10 +29,19 @@ class TxBase:
         self.dialect = dialect
         self.seal: AuditSeal | None = None  # set by the Store on write transactions
         self.database_url = ""
+        self.login: str | None = None  # PostgreSQL: session_user, set by the Store (see recorded)
         self._on_commit: dict[str, Callable[[], None]] = {}
         # SQLite only: statements compiled once per Store (see _Prepared); None means plain SQLAlchemy.
         self._prepared = prepared if dialect == "sqlite" else None
         self._driver_connection = driver
+
+    def recorded(self, reviewer: str) -> str:
+        """The name a decision is recorded under: on PostgreSQL always under this connection's login.
+
+        The same string goes into ``decided_by`` and the audit row's hash, and it is what migration 0006's
+        triggers accept, so a client never records a name its login does not back.
+        """
+        return reviewer if self.login is None else recorded_reviewer(self.login, reviewer)
 
     def after_commit(self, name: str, action: Callable[[], None]) -> None:
         """Run ``action`` once this transaction has committed (the last one registered under ``name`` wins)."""

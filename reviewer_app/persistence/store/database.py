@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 from sqlalchemy.exc import DatabaseError, OperationalError
 
 from reviewer_app.domain.hitl import (
@@ -47,6 +47,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads):
         held = sqlite_path(engines.url) is not None
         self._held_writer = _HeldConnection(engines.writer) if held else None
         self._held_reader = _HeldConnection(engines.reader) if held else None
+        self._login: str | None = None
 
     @classmethod
     def open(
@@ -100,9 +101,23 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads):
         path = sqlite_path(self.engines.url)
         return str(Path(path).resolve()) if path is not None else redact_url(self.engines.url)
 
+    def database_login(self) -> str | None:
+        """Who the database says is connected (PostgreSQL's ``session_user``), read once; None on SQLite.
+
+        On PostgreSQL every decision is recorded under it (:meth:`StoreTx.recorded`), whatever name a client
+        asserts: the login, not the client, is the identity.
+        """
+        if self.engines.dialect != "postgresql":
+            return None
+        if self._login is None:
+            with self.engines.read() as connection:
+                self._login = str(connection.execute(text("SELECT session_user")).scalar_one())
+        return self._login
+
     def _prepare_tx(self, tx: StoreTx) -> StoreTx:
         tx.seal = self.audit_seal
         tx.database_url = self.identity_url
+        tx.login = self.database_login()
         return tx
 
     def close(self) -> None:

@@ -173,6 +173,7 @@ class RequestWrites(RunWrites, AuditWrites):
         when the request is no longer pending.
         """
         ms = now_ms()
+        reviewer = self.recorded(reviewer)
         response = dict(user_response) if user_response is not None else None
         decision = decision or (response or {}).get("decision") or _default_decision(status)
         rows = self._rows(

@@ -35,7 +35,7 @@ class RuleWrites(TxBase):
             "tool_name": rule.tool_name,
             "scope": rule.stored_scope(),
             "created_at": int(time.time()),
-            "created_by": created_by,
+            "created_by": self.recorded(created_by) if created_by is not None else None,
             "hitl_id": hitl_id,
         }
         return self._insert_ignore(rules_t, values, ["session_id", "tool_name", "scope"]) > 0

@@ -13,7 +13,7 @@ from reviewer_app.domain.hitl import (
     HITLStatus,
 )
 from reviewer_app.domain.records import RunRecord
-from reviewer_app.domain.runs import RunState, check_transition
+from reviewer_app.domain.runs import RunState, RunStateConflict, check_transition
 from reviewer_app.persistence.store.base import ReadsBase, TxBase
 from reviewer_app.persistence.store.records import now_ms
 from reviewer_app.persistence.tables import (
@@ -31,11 +31,17 @@ _SELECT_RUN_STATE_OWNER = select(invocations_t.c.state, invocations_t.c.owner).w
     invocations_t.c.id == bindparam("match_id")
 )
 
+# PostgreSQL: the run's row stays locked until the transaction ends, so a concurrent cancel and a step commit
+# take turns (SQLite's BEGIN IMMEDIATE already serialises every writer; FOR UPDATE does not exist there).
+_SELECT_RUN_STATE_FOR_UPDATE = _SELECT_RUN_STATE.with_for_update()
+_SELECT_RUN_STATE_OWNER_FOR_UPDATE = _SELECT_RUN_STATE_OWNER.with_for_update()
+
 _SELECT_SESSION = select(sessions_t).where(sessions_t.c.id == bindparam("match_id"))
 
+# Conditional on the state the writer read: a stale read updates nothing instead of overwriting a newer state.
 _UPDATE_RUN = (
     update(invocations_t)
-    .where(invocations_t.c.id == bindparam("match_id"))
+    .where(invocations_t.c.id == bindparam("match_id"), invocations_t.c.state == bindparam("match_state"))
     .values(active_ms=invocations_t.c.active_ms + bindparam("add_active_ms"))
 )
 
@@ -131,10 +137,13 @@ class RunWrites(TxBase):
     ) -> RunState:
         """Move a run to ``state`` (checked against the allowed transitions); returns the old state.
 
-        ``current``: the state the caller has just read in this transaction (saves reading it again).
+        ``current``: the state the caller has just read in this transaction (saves reading it again). The
+        update applies only while the run is still in that state; otherwise :class:`RunStateConflict`.
         """
         if current is None:
-            rows = self._rows(_SELECT_RUN_STATE, {"match_id": invocation_id})
+            rows = self._rows(
+                self._locking(_SELECT_RUN_STATE, _SELECT_RUN_STATE_FOR_UPDATE), {"match_id": invocation_id}
+            )
             current_raw = rows[0]["state"] if rows else None
             if current_raw is None:
                 raise KeyError(f"no run with id {invocation_id!r}")
@@ -143,6 +152,7 @@ class RunWrites(TxBase):
         ms = now_ms()
         values: dict[str, Any] = {
             "match_id": invocation_id,
+            "match_state": current.value,
             "add_active_ms": add_active_ms,
             "state": state.value,
             "updated_at_ms": ms,
@@ -157,8 +167,16 @@ class RunWrites(TxBase):
             values["error"] = error
         if owner is not ...:
             values["owner"] = owner
-        self._write(_UPDATE_RUN, values)
+        if not self._write(_UPDATE_RUN, values):
+            rows = self._rows(_SELECT_RUN_STATE, {"match_id": invocation_id})
+            now = rows[0]["state"] if rows else "deleted"
+            raise RunStateConflict(
+                f"run {invocation_id} changed from {current.value} to {now} meanwhile; not moved to {state.value}"
+            )
         return current
+
+    def _locking(self, plain: Any, for_update: Any) -> Any:
+        return for_update if self.dialect == "postgresql" else plain
 
     def save_checkpoint(self, checkpoint_id: str, invocation_id: str, session_id: str, state: dict[str, Any]) -> None:
         self._write(
@@ -173,8 +191,9 @@ class RunWrites(TxBase):
         )
 
     def run_state_and_owner(self, invocation_id: str) -> tuple[RunState, str | None] | None:
-        """A run's state and driving process, read inside the transaction that is about to change it."""
-        rows = self._rows(_SELECT_RUN_STATE_OWNER, {"match_id": invocation_id})
+        """A run's state and driving process, read (row-locked on PostgreSQL) by the transaction about to change it."""
+        query = self._locking(_SELECT_RUN_STATE_OWNER, _SELECT_RUN_STATE_OWNER_FOR_UPDATE)
+        rows = self._rows(query, {"match_id": invocation_id})
         return (RunState(rows[0]["state"]), rows[0]["owner"]) if rows else None
 
     def claim_run(self, invocation_id: str, owner: str | None, *, expected_owner: str | None) -> bool:
