@@ -43,9 +43,12 @@ from reviewer_app.domain.hitl import (
 from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
+from reviewer_app.domain.rule_outcome import call_of_record
+from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
+from reviewer_app.persistence.store.policy import StoredRule
 
 __all__ = [
     "Decision",
@@ -515,6 +518,60 @@ class SQLHITLBackend:
             return tx.ensure_invocation(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
 
         return await self.write(work)
+
+    # -- persistent policy rules (issue 14) ------------------------------------------------------------------
+    async def add_rule(self, rule: Rule, *, created_by: str | None = None) -> StoredRule:
+        """Store a persistent rule; :class:`HITLConflict` when its id is taken."""
+
+        def work(tx: StoreTx) -> None:
+            if not tx.add_policy_rule(rule, created_by=created_by or default_reviewer()):
+                raise HITLConflict(f"a rule with id {rule.id!r} already exists")
+
+        await self.write(work)
+        return next(entry for entry in await self.list_rules(include_inactive=True) if entry.rule.id == rule.id)
+
+    async def revoke_rule(self, rule_id: str) -> bool:
+        """Revoke a rule (it stays on the record); False when unknown or already revoked."""
+        return await self.write(lambda tx: tx.revoke_policy_rule(rule_id))
+
+    async def list_rules(self, *, include_inactive: bool = False) -> list[StoredRule]:
+        """The rules in force now (or every rule, revoked and expired ones too), oldest first."""
+        return await self.run(lambda: self.store.policy_rules(include_inactive=include_inactive))
+
+    async def active_rules(self) -> list[Rule]:
+        return [entry.rule for entry in await self.list_rules()]
+
+    async def preview_rule(
+        self,
+        rule: Rule,
+        *,
+        statuses: Sequence[str] = tuple(status.value for status in HITLStatus),
+        page_size: int = 500,
+        limit: int = 200,
+        max_scanned: int = 100_000,
+    ) -> list[HITLRecord]:
+        """The past and pending requests ``rule`` would have decided, newest first.
+
+        Requests are read a page at a time (never all at once); at most ``limit`` matches are returned and at
+        most ``max_scanned`` requests read. An allow rule previews what it would settle: a high-risk call is
+        not listed for a wildcard allow, exactly as :func:`evaluate` would leave it to a human.
+        """
+        now = time.time()
+        matches: list[HITLRecord] = []
+        offset = 0
+        while offset < max_scanned and len(matches) < limit:
+            query = RequestQuery(statuses=tuple(statuses), limit=page_size, offset=offset, newest_first=True)
+            page = await self.list_records(query)
+            for record in page:
+                call = call_of_record(record)
+                if call is not None and evaluate([rule], call, now) is not None:
+                    matches.append(record)
+                    if len(matches) >= limit:
+                        break
+            if len(page) < page_size:
+                break
+            offset += page_size
+        return matches
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:
