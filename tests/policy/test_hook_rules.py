@@ -1,0 +1,98 @@
+"""The Claude Code hook applies the same persistent rules on its sqlite3 fast path and on its backend path.
+
+The real hook command runs in a child process with a captured PreToolUse payload on stdin, as Claude Code runs it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from reviewer_app.domain.decisions import Decision, DecisionKind
+from reviewer_app.domain.records import RequestQuery
+from reviewer_app.domain.rules import Rule
+from reviewer_app.hitl import SQLHITLBackend
+from tests.integrations.hook_helpers import finish, fixture, run_hook, start_hook, wait_pending
+
+pytestmark = pytest.mark.asyncio
+
+PATHS = {"fast": (), "backend": ("--no-fast-path",)}
+
+
+def _output(answer: dict | None) -> dict:
+    assert answer is not None, "the hook printed no answer"
+    output = answer["hookSpecificOutput"]
+    assert output["hookEventName"] == "PreToolUse"
+    return output
+
+
+async def _decided(backend: SQLHITLBackend) -> list[dict]:
+    return await backend.list_records(RequestQuery(statuses=("completed",)))
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_deny_rule_answers_deny_with_the_rule_and_records_it(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    stored = await backend.add_rule(Rule.create("deny", "Bash(echo:*)", note="no markers", now=time.time()))
+    rule_id = stored.rule.id
+    code, answer, err = run_hook(tmp_path, db_path, fixture("pretooluse.json"), *PATHS[path])
+    output = _output(answer)
+    assert code == 0 and output["permissionDecision"] == "deny", err
+    assert f"denied by rule {rule_id}: Bash(echo:*)" in output["permissionDecisionReason"]
+    (record,) = await _decided(backend)
+    assert record["user_response"]["decision"] == "reject"
+    assert record["user_response"]["reviewer"] == f"rule:{rule_id}"
+    (entry,) = await backend.audit(record["hitl_id"])
+    assert entry.decision == "reject" and entry.reviewer == f"rule:{rule_id}"
+    assert (await backend.verify_audit()).ok
+    (listed,) = await backend.list_rules()
+    assert listed.hit_count == 1 and listed.last_hit_at is not None
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_exact_allow_rule_answers_allow_without_a_reviewer(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    payload = fixture("pretooluse.json")
+    rule = Rule.create("allow", f"Bash({payload['tool_input']['command']})", now=time.time())
+    await backend.add_rule(rule)
+    code, answer, err = run_hook(tmp_path, db_path, payload, *PATHS[path])
+    output = _output(answer)
+    assert code == 0 and output["permissionDecision"] == "allow", err
+    assert f"allowed by rule {rule.id}" in output["permissionDecisionReason"]
+    (record,) = await _decided(backend)
+    assert record["user_response"]["decision"] == "approve"
+    assert record["user_response"]["reviewer"] == f"rule:{rule.id}"
+    assert await backend.list_records() == []  # nothing waits
+    assert (await backend.verify_audit()).ok
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_ask_rule_beats_the_default_allow_and_a_reviewer_decides(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    await backend.add_rule(Rule.create("ask", "Grep", now=time.time()))
+    payload = {**fixture("pretooluse.json"), "tool_name": "Grep", "tool_input": {"pattern": "TODO"}}
+    process = start_hook(tmp_path, db_path, payload, "--timeout", "30", *PATHS[path])  # Grep is in --allow-tools
+    [pending] = await wait_pending(backend)
+    assert pending["tool_name"] == "Grep"
+    await backend.decide(pending["hitl_id"], Decision(DecisionKind.REJECT, message="not now"))
+    code, answer, _ = finish(process)
+    assert code == 0 and _output(answer)["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_prefix_allow_does_not_settle_a_high_risk_command(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    await backend.add_rule(Rule.create("allow", "Bash(rm:*)", now=time.time()))
+    payload = {**fixture("pretooluse.json"), "tool_input": {"command": "rm -rf /home/dev/project"}}
+    process = start_hook(tmp_path, db_path, payload, "--timeout", "30", *PATHS[path])
+    [pending] = await wait_pending(backend)  # asked: rm -rf is high risk, only an exact rule may settle it
+    await backend.decide(pending["hitl_id"], Decision(DecisionKind.REJECT, message="no"))
+    assert _output(finish(process)[1])["permissionDecision"] == "deny"
+    (listed,) = await backend.list_rules()
+    assert listed.hit_count == 0
