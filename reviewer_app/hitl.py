@@ -46,6 +46,7 @@ from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, Req
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
 from reviewer_app.persistence.store.policy import StoredRule
@@ -572,6 +573,35 @@ class SQLHITLBackend:
                 break
             offset += page_size
         return matches
+
+    async def settle_by_rules(
+        self, request: NewRequest, call: PolicyCall, *, title: str | None = None
+    ) -> HITLRecord | None:
+        """Settle a new call by the persistent rules, on the record, or return None to ask a human.
+
+        An allow or deny rule creates ``request`` already decided by ``rule:<id>`` (with its audit row and the
+        rule's hit) in one transaction; an ask rule, no rule, or an existing request with this id give None.
+        ``call`` is the call as the rules judge it; ``title`` names the run when it is new.
+        """
+        check_request(dataclasses.asdict(request))
+
+        def work(tx: StoreTx) -> HITLRecord | None:
+            if tx.get_request(request.hitl_id) is not None:
+                return None
+            now = time.time()
+            rules = tx.active_policy_rules(now)
+            verdict = evaluate(rules, call, now) if rules else None
+            if verdict is None or verdict.effect == "ask":
+                return None
+            agent = request.agent_name
+            tx.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
+            tx.ensure_invocation(
+                request.invocation_id, request.session_id, agent=agent, prompt=title, external=request.external
+            )
+            arguments = request.data.get("arguments")
+            return tx.settle_by_rule(request, verdict, arguments, ensure_parents=False)
+
+        return await self.write(work)
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:
