@@ -535,6 +535,11 @@ class SQLHITLBackend:
         """Revoke a rule (it stays on the record); False when unknown or already revoked."""
         return await self.write(lambda tx: tx.revoke_policy_rule(rule_id))
 
+    async def import_rules(self, rules: Sequence[Rule], *, created_by: str | None = None) -> list[bool]:
+        """Add several rules in one transaction; per rule, False when its id existed already (left unchanged)."""
+        who = created_by or default_reviewer()
+        return await self.write(lambda tx: [tx.add_policy_rule(rule, created_by=who) for rule in rules])
+
     async def list_rules(self, *, include_inactive: bool = False) -> list[StoredRule]:
         """The rules in force now (or every rule, revoked and expired ones too), oldest first."""
         return await self.run(lambda: self.store.policy_rules(include_inactive=include_inactive))

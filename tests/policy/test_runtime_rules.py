@@ -78,7 +78,7 @@ async def test_deny_rule_blocks_the_call_and_the_model_is_told_which_rule(
     (entry,) = await backend.audit(request["hitl_id"])
     assert entry.decision == "reject" and entry.reviewer == f"rule:{rule_id}"
     assert (await backend.verify_audit()).ok
-    tool = [b for b in await timeline(backend, inv) if b.kind is BlockKind.TOOL_USE][0]
+    tool = next(b for b in await timeline(backend, inv) if b.kind is BlockKind.TOOL_USE)
     assert tool.data["status"] == "error"
 
 

@@ -52,7 +52,10 @@ class StoredRule:
         return self.revoked_at is None and not self.rule.expired(now)
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.rule.to_dict()
+        rule = self.rule
+        data = rule.to_dict()
+        for key, value in (("expires_at", rule.expires_at), ("note", rule.note), ("created_at", rule.created_at)):
+            data.setdefault(key, value)  # every key, even when empty: JSON readers need not guess
         data.update(
             created_by=self.created_by,
             revoked_at=self.revoked_at,
