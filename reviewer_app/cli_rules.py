@@ -25,7 +25,9 @@ Dumper = Callable[[Any], None]
 
 def add_rules_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
     """The ``rules`` subcommand and its actions; ``common`` adds the global options (``--db``…) to each action."""
-    rules = sub.add_parser("rules", help="persistent allow / ask / deny rules: add, list, preview, revoke, export")
+    rules: argparse.ArgumentParser = sub.add_parser(
+        "rules", help="persistent allow / ask / deny rules: add, list, preview, revoke, export"
+    )
     actions = rules.add_subparsers(dest="rules_action", required=True)
     add = actions.add_parser("add", help="add a rule; prints it with its id")
     add.add_argument("effect", choices=["allow", "ask", "deny"])

@@ -551,7 +551,7 @@ class SQLHITLBackend:
         self,
         rule: Rule,
         *,
-        statuses: Sequence[str] = tuple(status.value for status in HITLStatus),
+        statuses: Sequence[str] | None = None,
         page_size: int = 500,
         limit: int = 200,
         max_scanned: int = 100_000,
@@ -560,13 +560,15 @@ class SQLHITLBackend:
 
         Requests are read a page at a time (never all at once); at most ``limit`` matches are returned and at
         most ``max_scanned`` requests read. An allow rule previews what it would settle: a high-risk call is
-        not listed for a wildcard allow, exactly as :func:`evaluate` would leave it to a human.
+        not listed for a wildcard allow, exactly as :func:`evaluate` would leave it to a human. ``statuses``:
+        every status unless given.
         """
+        wanted = tuple(statuses) if statuses is not None else tuple(status.value for status in HITLStatus)
         now = time.time()
         matches: list[HITLRecord] = []
         offset = 0
         while offset < max_scanned and len(matches) < limit:
-            query = RequestQuery(statuses=tuple(statuses), limit=page_size, offset=offset, newest_first=True)
+            query = RequestQuery(statuses=wanted, limit=page_size, offset=offset, newest_first=True)
             page = await self.list_records(query)
             for record in page:
                 call = call_of_record(record)
