@@ -107,6 +107,8 @@ class Outcome:
         if self.kind is DecisionKind.RESPOND:
             return self.message or ""
         if self.kind is DecisionKind.REJECT:
+            if (self.reviewer or "").startswith("rule:") and self.message:  # "denied by rule <id>: <pattern>"
+                return self.message
             return f"rejected by reviewer: {self.message}" if self.message else "rejected by reviewer"
         if self.kind is DecisionKind.EXPIRE or self.record.get("status") == HITLStatus.EXPIRED.value:
             return "no reviewer decided in time; the call was not run"

@@ -9,11 +9,13 @@ human as before.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from reviewer_app.domain.hitl import HITLRecord, HITLType
 from reviewer_app.domain.records import NewRequest
+from reviewer_app.domain.rules import evaluate
 from reviewer_app.domain.toolcall import ToolCall
 
 if TYPE_CHECKING:
@@ -57,3 +59,17 @@ async def settle_by_policy(backend: SQLHITLBackend, call: ExternalCall) -> HITLR
         external=True,
     )
     return await backend.settle_by_rules(request, target, title=call.title)
+
+
+async def rule_effect(backend: SQLHITLBackend, call: ToolCall) -> str | None:
+    """The effect of the persistent rule that would decide ``call`` (allow, ask, deny), or None when none would.
+
+    For a host that skips review for some calls (the MCP proxy's read-only tools and approve-for-session): any
+    rule that applies sends the call through review instead, where :func:`settle_by_policy` settles an allow or
+    deny on the record and an ask waits for a human.
+    """
+    rules = await backend.active_rules()
+    if not rules:
+        return None
+    verdict = evaluate(rules, call, time.time())
+    return verdict.effect if verdict is not None else None
