@@ -35,6 +35,9 @@ def add_rules_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]
     add.add_argument("--scope", default="global", help="global (default), agent:NAME, session:ID or workspace:PATH")
     add.add_argument("--expires", metavar="DURATION", help="e.g. 30s, 15m, 1h, 2d, 1w (default: never)")
     add.add_argument("--note", default="", help="why the rule exists")
+    add.add_argument(
+        "--settle-pending", action="store_true", help="also settle now the pending requests it matches (see preview)"
+    )
     add.add_argument("--json", action="store_true")
     listing = actions.add_parser("list", help="the rules in force, with hit counts")
     listing.add_argument("--all", action="store_true", help="include revoked and expired rules")
@@ -138,10 +141,13 @@ async def run_rules(backend: Any, args: argparse.Namespace, *, out: Printer, err
                 args.effect, args.pattern, scope=args.scope, expires=args.expires, note=args.note, now=time.time()
             )
             entry = await backend.add_rule(rule)
+            settled = await backend.settle_pending_by_rule(rule.id) if args.settle_pending else []
             if args.json:
-                dump(entry.to_dict())
+                dump({**entry.to_dict(), "settled": [record["hitl_id"] for record in settled]})
             else:
                 out(f"added {_rule_line(entry)}")
+                for record in settled:
+                    out(f"settled {record['hitl_id']}: {record['user_response']['decision']} by rule:{rule.id}")
             return 0
         if action == "list":
             entries = await backend.list_rules(include_inactive=args.all)

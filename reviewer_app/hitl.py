@@ -43,7 +43,7 @@ from reviewer_app.domain.hitl import (
 from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
-from reviewer_app.domain.rule_outcome import call_of_record
+from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
 from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
@@ -580,6 +580,44 @@ class SQLHITLBackend:
                 break
             offset += page_size
         return matches
+
+    async def settle_pending_by_rule(self, rule_id: str, *, limit: int = 1000) -> list[HITLRecord]:
+        """Settle now the pending requests an allow or deny rule in force matches (the preview's "settle these").
+
+        Each request is decided in its own compare-and-set transaction, by ``rule:<id>`` with its audit row and a
+        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing.
+        :class:`HITLNotFound` when no rule with this id is in force.
+        """
+        rule = next((entry.rule for entry in await self.list_rules() if entry.rule.id == rule_id), None)
+        if rule is None:
+            raise HITLNotFound(f"no rule in force with id {rule_id!r}")
+        if rule.effect == "ask":
+            return []
+        candidates = await self.preview_rule(rule, statuses=(HITLStatus.PENDING.value,), limit=limit)
+
+        def settle_one(tx: StoreTx, hitl_id: str) -> HITLRecord | None:
+            current = tx.get_request(hitl_id)
+            if current is None or current["status"] != HITLStatus.PENDING.value:
+                return None
+            call = call_of_record(current)
+            verdict = evaluate([rule], call, time.time()) if call is not None else None
+            if verdict is None or verdict.effect == "ask":
+                return None
+            decision = verdict_decision(verdict, shown_arguments(current))
+            assert decision.reviewer is not None
+            decided = tx.settle(
+                hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message
+            )
+            tx.record_rule_hit(rule.id)
+            return decided
+
+        settled: list[HITLRecord] = []
+        for record in candidates:
+            hitl_id = str(record["hitl_id"])
+            decided = await self.write(lambda tx, hitl_id=hitl_id: settle_one(tx, hitl_id))  # type: ignore[misc]
+            if decided is not None:
+                settled.append(decided)
+        return settled
 
     async def settle_by_rules(
         self, request: NewRequest, call: PolicyCall, *, title: str | None = None

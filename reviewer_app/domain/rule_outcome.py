@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.rules import Rule, RuleError, Verdict
 from reviewer_app.domain.toolcall import ToolCall
 
@@ -63,8 +64,8 @@ def verdict_decision(verdict: Verdict, arguments: Any) -> Decision:
 def call_of_record(record: Mapping[str, Any]) -> ToolCall | None:
     """A stored request as the call a rule judges (None for a request that is not a tool call)."""
     tool_name = record.get("tool_name")
-    if not isinstance(tool_name, str) or not tool_name:
-        return None
+    if record.get("hitl_type") != HITLType.TOOL_APPROVAL.value or not isinstance(tool_name, str) or not tool_name:
+        return None  # a question (ask_user) is answered by a person, never by a rule
     data = record.get("data") if isinstance(record.get("data"), dict) else {}
     metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
     assert isinstance(data, dict) and isinstance(metadata, dict)

@@ -153,3 +153,17 @@ def test_a_bad_policy_file_imports_nothing(tmp_path: Path, db_path: Path, capsys
     assert json.loads(run_cli(capsys, "rules", "list", "--json", "--db", str(db_path))[1]) == []
     code, _, err = run_cli(capsys, "rules", "import", str(tmp_path / "missing.toml"), "--db", str(db_path))
     assert code == 2 and "cannot read" in err
+
+
+def test_add_with_settle_pending_decides_the_matching_pending_requests(
+    db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed(db_path)
+    code, out, _ = run_cli(
+        capsys, "rules", "add", "deny", "Bash(git:*)", "--settle-pending", "--json", "--db", str(db_path)
+    )
+    assert code == 0
+    # the pending git commands (the force push too: deny applies whatever the risk); h-log was decided already
+    assert sorted(json.loads(out)["settled"]) == ["h-push", "h-status"]
+    code, out, _ = run_cli(capsys, "pending", "--json", "--db", str(db_path))
+    assert [r["hitl_id"] for r in json.loads(out)] == ["h-write"]

@@ -136,3 +136,30 @@ async def test_expired_and_revoked_rules_decide_nothing(backend: SQLHITLBackend,
         assert request["status"] == "pending"
         await runtime.decide_and_resume(request["hitl_id"], approval(request))
         await runtime.wait_for_run(inv, timeout=10)
+
+
+async def test_a_new_rule_settles_the_matching_pending_requests_and_the_run_goes_on(
+    backend: SQLHITLBackend, tmp_path: Path
+) -> None:
+    arguments = {"path": "notes/a.txt", "content": "a\n"}
+    script = [
+        {"tool_calls": [{"name": "write_file", "args": arguments}, {"name": "run_shell", "args": {"command": "ls"}}]}
+    ]
+    async with started_runtime(backend, tmp_path) as runtime:
+        inv = await runtime.start_run("tester", "x", script=script)
+        requests = await pending_requests(backend, inv, count=2)
+        rule = (await backend.add_rule(Rule.create("allow", "write_file(notes/**)", now=time.time()))).rule
+        settled = await backend.settle_pending_by_rule(rule.id)
+        write_request = next(r for r in requests if r["tool_name"] == "write_file")
+        assert [r["hitl_id"] for r in settled] == [write_request["hitl_id"]]  # only what the rule matches
+        assert settled[0]["user_response"]["reviewer"] == f"rule:{rule.id}"
+        assert await backend.settle_pending_by_rule(rule.id) == []  # nothing left to settle
+        (shell_request,) = await backend.get_pending_by_invocation(inv)
+        await runtime.decide_and_resume(shell_request["hitl_id"], approval(shell_request, DecisionKind.REJECT))
+        done = await runtime.wait_for_run(inv, timeout=10)
+    assert done.state == "done"
+    assert (Path(done.workspace) / "notes" / "a.txt").read_text() == "a\n"
+    (entry,) = await backend.audit(write_request["hitl_id"])
+    assert entry.reviewer == f"rule:{rule.id}" and entry.decision == "approve"
+    assert (await backend.list_rules())[0].hit_count == 1
+    assert (await backend.verify_audit()).ok
