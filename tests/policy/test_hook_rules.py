@@ -5,6 +5,9 @@ The real hook command runs in a child process with a captured PreToolUse payload
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.hook_helpers import finish, fixture, run_hook, start_hook, wait_pending
+from tests.integrations.hook_helpers import finish, fixture, hook_env, run_hook, start_hook, wait_pending
 
 pytestmark = pytest.mark.asyncio
 
@@ -96,3 +99,38 @@ async def test_a_prefix_allow_does_not_settle_a_high_risk_command(
     assert _output(finish(process)[1])["permissionDecision"] == "deny"
     (listed,) = await backend.list_rules()
     assert listed.hit_count == 0
+
+
+def _run_probe(probe: str, db_path: Path, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-c", probe, str(db_path)],
+        input=json.dumps(fixture("pretooluse.json")).encode(),
+        capture_output=True,
+        check=False,
+        env=hook_env(tmp_path),
+        timeout=60,
+    )
+
+
+async def test_a_persistent_rule_is_answered_on_the_fast_path_without_the_orm(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    rule = (await backend.add_rule(Rule.create("deny", "Bash(echo:*)", now=time.time()))).rule
+    probe = (
+        "import os, runpy, sys\n"
+        "def _exit(code):\n"
+        "    raise SystemExit(code)\n"
+        "os._exit = _exit\n"
+        "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1]]\n"
+        "try:\n"
+        "    runpy.run_module('reviewer_app', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'sqlmodel', 'alembic')"
+        " or m == 'reviewer_app.hitl' or m.startswith('reviewer_app.persistence.store'))\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    result = _run_probe(probe, db_path, tmp_path)
+    output = _output(json.loads(result.stdout))
+    assert output["permissionDecision"] == "deny" and rule.id in output["permissionDecisionReason"]
+    assert "HEAVY []" in result.stderr.decode(), result.stderr.decode()
