@@ -17,7 +17,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.hook_helpers import finish, fixture, hook_env, run_hook, start_hook, wait_pending
+from tests.integrations.hook_helpers import DATA, finish, fixture, hook_env, run_hook, start_hook, wait_pending
 
 pytestmark = pytest.mark.asyncio
 
@@ -134,3 +134,17 @@ async def test_a_persistent_rule_is_answered_on_the_fast_path_without_the_orm(
     output = _output(json.loads(result.stdout))
     assert output["permissionDecision"] == "deny" and rule.id in output["permissionDecisionReason"]
     assert "HEAVY []" in result.stderr.decode(), result.stderr.decode()
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_codex_permission_requests_obey_the_same_rules(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    event = json.loads((DATA / "codex_permissionrequest.json").read_text(encoding="utf-8"))
+    rule = (await backend.add_rule(Rule.create("deny", "Bash(touch:*)", scope="agent:codex", now=time.time()))).rule
+    code, answer, err = run_hook(tmp_path, db_path, event, *PATHS[path], host="codex")
+    assert code == 0 and answer is not None, err
+    decision = answer["hookSpecificOutput"]["decision"]
+    assert decision["behavior"] == "deny" and f"denied by rule {rule.id}" in decision["message"]
+    (record,) = await _decided(backend)
+    assert record["user_response"]["reviewer"] == f"rule:{rule.id}"
