@@ -629,8 +629,12 @@ class SQLHITLBackend:
         ``call`` is the call as the rules judge it; ``title`` names the run when it is new.
         """
         check_request(dataclasses.asdict(request))
+        rules = await self.active_rules()  # a plain read first: most calls meet no rule and need no write lock
+        first = evaluate(rules, call, time.time()) if rules else None
+        if first is None or first.effect == "ask":
+            return None
 
-        def work(tx: StoreTx) -> HITLRecord | None:
+        def work(tx: StoreTx) -> HITLRecord | None:  # again under the write lock: a rule may have changed
             if tx.get_request(request.hitl_id) is not None:
                 return None
             now = time.time()
