@@ -22,6 +22,7 @@ from reviewer_app.domain.hitl import HITLConflict, HITLRecord, HITLStatus, HITLT
 from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import RequestQuery, SQLHITLBackend
+from reviewer_app.integrations.policy import settle_by_policy
 
 ANSWERED_ELSEWHERE = "answered elsewhere"
 """The cancel reason recorded when the host settled the call itself (its own prompt, Esc, a time-out)."""
@@ -106,6 +107,8 @@ class Outcome:
         if self.kind is DecisionKind.RESPOND:
             return self.message or ""
         if self.kind is DecisionKind.REJECT:
+            if (self.reviewer or "").startswith("rule:") and self.message:  # "denied by rule <id>: <pattern>"
+                return self.message
             return f"rejected by reviewer: {self.message}" if self.message else "rejected by reviewer"
         if self.kind is DecisionKind.EXPIRE or self.record.get("status") == HITLStatus.EXPIRED.value:
             return "no reviewer decided in time; the call was not run"
@@ -143,10 +146,17 @@ class ReviewClient:
         )
 
     async def submit(self, call: ExternalCall) -> HITLRecord:
-        """Create the request unless it exists already; returns the stored record either way."""
+        """Create the request unless it exists already; returns the stored record either way.
+
+        A persistent allow or deny rule settles a new call here (:func:`.policy.settle_by_policy`): the record
+        returned is then already decided by ``rule:<id>``.
+        """
         existing = await self.backend.get(call.hitl_id)
         if existing is not None:
             return existing
+        settled = await settle_by_policy(self.backend, call)  # a persistent allow/deny rule decides, on the record
+        if settled is not None:
+            return settled
         await self.register_run(session_id=call.session_id, invocation_id=call.invocation_id, title=call.title)
         try:
             await self.backend.create(

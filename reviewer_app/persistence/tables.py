@@ -138,6 +138,25 @@ class SessionRuleRow(SQLModel, table=True):
     hitl_id: str | None = None
 
 
+class PolicyRuleRow(SQLModel, table=True):
+    """A persistent allow / ask / deny rule (``reviewer_app.domain.rules.Rule``) and how often it has decided."""
+
+    __tablename__ = "policy_rules"
+    __table_args__ = (Index("ix_policy_rules_revoked_at", "revoked_at"),)
+
+    id: str = Field(primary_key=True)
+    effect: str
+    pattern: str = Field(sa_type=Text)
+    scope: str
+    expires_at: float | None = None
+    note: str = Field(default="", sa_type=Text)
+    created_at: float
+    created_by: str | None = None
+    revoked_at: float | None = None
+    hit_count: int = Field(default=0, sa_type=BigInteger)
+    last_hit_at: float | None = None
+
+
 class AuditRow(SQLModel, table=True):
     """Append-only, hash-chained record of every decision."""
 
@@ -180,6 +199,8 @@ events_t = BlockEventRow.__table__  # type: ignore[attr-defined]
 checkpoints_t = CheckpointRow.__table__  # type: ignore[attr-defined]
 
 rules_t = SessionRuleRow.__table__  # type: ignore[attr-defined]
+
+policy_rules_t = PolicyRuleRow.__table__  # type: ignore[attr-defined]
 
 audit_t = AuditRow.__table__  # type: ignore[attr-defined]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,9 @@ from reviewer_app.domain.limits import (
 )
 from reviewer_app.domain.policy import ApprovalPolicy, SessionRule
 from reviewer_app.domain.records import NewRequest
+from reviewer_app.domain.rule_outcome import verdict_message
+from reviewer_app.domain.rules import Rule, Verdict, evaluate
+from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
 from reviewer_app.runtime.models import ModelTurn, ToolCall
 from reviewer_app.runtime.tools import ToolArgumentsError, ToolRegistry
@@ -31,11 +35,21 @@ ASK_USER = "ask_user"
 
 
 @dataclass(frozen=True)
+class RuleSettlement:
+    """A call a persistent allow or deny rule decided: the request to record, already decided by the rule."""
+
+    request: NewRequest
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
 class GateResult:
-    """A call as the gate left it, plus the request to create when it needs a human."""
+    """A call as the gate left it, plus the request to create when it needs a human (or the rule's record)."""
 
     call: PendingCall
     request: NewRequest | None
+    settled: RuleSettlement | None = None
+    """A call a persistent rule allowed or denied: recorded as a request already decided by ``rule:<id>``."""
     waiver: NewRequest | None = None
     """A gated call a session rule let through: recorded as a request already decided by the rule."""
     waived_by: tuple[int, SessionRule] | None = None
@@ -81,10 +95,16 @@ def gate_call(
     block_id: str,
     now: float | None = None,
     refused: str | None = None,
+    policy_rules: Sequence[Rule] = (),
+    cwd: str | None = None,
 ) -> GateResult:
     """Decide how one model tool call proceeds: error at once, run at once, or wait for a request.
 
     ``refused``: the call's arguments were refused by :func:`screen_turn`; this is its error result.
+    ``policy_rules``: the persistent rules in force (``domain.rules``): a deny rule turns the call into an error
+    result that names the rule, an allow rule runs it without a human, an ask rule asks even when a session rule
+    would waive it; allow and deny leave a request already decided by ``rule:<id>`` (``GateResult.settled``).
+    ``cwd`` is the workspace the call runs in (scopes and path globs are judged against it).
     """
     pending = PendingCall(call_id=call.id, name=call.name, arguments=call.arguments, status=CallStatus.APPROVED)
     if refused is not None:
@@ -106,9 +126,30 @@ def gate_call(
         return GateResult(pending, None)
     pending.validated = True
     spec = tools.get(call.name)
+    moment = now if now is not None else time.time()
+    verdict = None
+    if call.name != ASK_USER and policy_rules:
+        target = PolicyCall(call.name, call.arguments, agent=agent, session_id=session_id, cwd=cwd)
+        verdict = evaluate(policy_rules, target, moment)
     waived_by = None
     if call.name == ASK_USER:
         hitl_type = HITLType.ASK_USER.value
+    elif verdict is not None and verdict.effect == "ask":
+        hitl_type = HITLType.TOOL_APPROVAL.value
+    elif verdict is not None:
+        settled = RuleSettlement(
+            _tool_request(call, spec.parameters, agent, session_id, invocation_id, block_id, cwd), verdict
+        )
+        if verdict.effect == "deny":
+            pending.status = CallStatus.DONE
+            pending.ok = False
+            pending.decision = "reject"
+            pending.result = f"error: {verdict_message(verdict)}"
+        else:
+            pending.decision = "approve"
+        pending.hitl_id = settled.request.hitl_id
+        pending.hitl_type = settled.request.hitl_type
+        return GateResult(pending, None, settled)
     elif policy.needs_approval(call.name, call.arguments, side_effects=spec.side_effects):
         hitl_type = HITLType.TOOL_APPROVAL.value
         waived_by = next(((i, r) for i, r in rules if r.matches(call.name, call.arguments)), None)
@@ -147,6 +188,33 @@ def gate_call(
     pending.hitl_id = hitl_id
     pending.hitl_type = hitl_type
     return GateResult(pending, request)
+
+
+def _tool_request(
+    call: ToolCall,
+    schema: dict[str, Any],
+    agent: str,
+    session_id: str,
+    invocation_id: str,
+    block_id: str,
+    cwd: str | None,
+) -> NewRequest:
+    """The record of a call a rule decided: the same request a human would have seen."""
+    data: dict[str, Any] = {"arguments": call.arguments, "schema": schema, "agent": agent, "tool_call_id": call.id}
+    if cwd:
+        data["cwd"] = cwd
+    return NewRequest(
+        hitl_id=f"hitl_{uuid.uuid4().hex[:20]}",
+        hitl_type=HITLType.TOOL_APPROVAL.value,
+        session_id=session_id,
+        invocation_id=invocation_id,
+        data=data,
+        metadata={"agent": agent},
+        block_id=block_id,
+        tool_name=call.name,
+        tool_call_id=call.id,
+        agent=agent,
+    )
 
 
 def apply_outcome(call: PendingCall, record: HITLRecord) -> None:

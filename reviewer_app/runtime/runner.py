@@ -29,6 +29,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.limits import check_json_value, scrub_text
 from reviewer_app.domain.records import NewRequest, RunRecord
+from reviewer_app.domain.rule_outcome import verdict_message
 from reviewer_app.domain.runs import RunState, RunStateConflict
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
@@ -36,8 +37,8 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
-from reviewer_app.runtime.gate import GateResult, apply_outcome, gate_call, result_text, screen_turn
-from reviewer_app.runtime.models import ModelClient, ModelTurn
+from reviewer_app.runtime.gate import GateResult, RuleSettlement, apply_outcome, gate_call, result_text, screen_turn
+from reviewer_app.runtime.models import ModelClient, ModelTurn, ToolCall
 from reviewer_app.runtime.recovery import new_owner_id, owner_is_gone
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry, builtin_tools
 from reviewer_app.runtime.watcher import DecisionWatcher, wait_for_change
@@ -63,6 +64,8 @@ class _Step:
     state: RunState
     events: Sequence[BlockEvent] = ()
     requests: Sequence[NewRequest] = ()
+    settled: Sequence[RuleSettlement] = ()
+    """Calls a persistent rule decided: each request is recorded already decided, with its audit row."""
 
 
 @dataclass
@@ -647,6 +650,9 @@ class Runtime:
             for request in step.requests:
                 # The invocation was just read above, so its session exists too: no INSERT OR IGNORE for them.
                 tx.create_request(dataclasses.replace(request, checkpoint_id=ckpt_id), ensure_parents=False)
+            for decided in step.settled:
+                arguments = decided.request.data.get("arguments")
+                tx.settle_by_rule(decided.request, decided.verdict, arguments, ensure_parents=False)
             all_events = [*buffered, *step.events] if buffered else step.events
             if all_events:
                 tx.append_events(all_events)
@@ -766,6 +772,9 @@ class Runtime:
 
         def plan(tx: StoreTx) -> _Step:
             rules = tx.session_rule_entries(run.session_id)
+            policy_rules = tx.active_policy_rules(time.time())
+            workspace = str(run.ctx.workspace)
+            settled: list[RuleSettlement] = []
             events: list[BlockEvent] = []
             requests: list[NewRequest] = []
             pending: list[PendingCall] = []
@@ -781,6 +790,8 @@ class Runtime:
                     invocation_id=run.invocation_id,
                     block_id=run.hitl_block(call.id),
                     refused=refused.get(call.id),
+                    policy_rules=policy_rules,
+                    cwd=workspace,
                 )
                 pending.append(result.call)
                 waived_by = _record_waiver(tx, result)
@@ -819,14 +830,39 @@ class Runtime:
                             parent_id=tool_block,
                         )
                     )
-                elif result.call.status.resolved:
+                elif result.settled is not None:
+                    settled.append(result.settled)
+                    events.append(self._rule_decided_event(run, call, result.settled, parent_id=tool_block))
+                if result.request is None and result.call.status.resolved:
                     events.append(self._tool_finished_event(run, result.call, duration_ms=0))
             run.ckpt.pending = pending
             runs_now = any(c.status is CallStatus.APPROVED for c in pending)
             state = RunState.WAITING if requests and not runs_now else RunState.RUNNING
-            return _Step(state, events, requests)
+            return _Step(state, events, requests, settled)
 
         await self._commit(run, RunState.RUNNING, plan=plan)
+
+    @staticmethod
+    def _rule_decided_event(run: _Run, call: ToolCall, settled: RuleSettlement, *, parent_id: str) -> BlockEvent:
+        """The timeline's record of a call a persistent rule decided (no human was asked)."""
+        verdict = settled.verdict
+        return run.event(
+            run.hitl_block(call.id),
+            BlockKind.HITL,
+            BlockOp.APPLY,
+            {
+                "hitl_id": settled.request.hitl_id,
+                "hitl_type": settled.request.hitl_type,
+                "tool_name": call.name,
+                "call_id": call.id,
+                "arguments": call.arguments,
+                "status": "decided",
+                "decision": "approve" if verdict.effect == "allow" else "reject",
+                "reviewer": verdict.decided_by,
+                "message": verdict_message(verdict),
+            },
+            parent_id=parent_id,
+        )
 
     async def _settle(self, run: _Run) -> None:
         """Run approved calls, wait for decisions, until every call of the turn is resolved."""

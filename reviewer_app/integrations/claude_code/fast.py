@@ -16,7 +16,7 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,22 +35,29 @@ from reviewer_app.domain.audit import (
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.policy import SessionRule
+from reviewer_app.domain.rule_outcome import RULE_COLUMNS, rule_from_row, verdict_message
+from reviewer_app.domain.rules import Rule, evaluate
+from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
 
-SCHEMA_REVISION = "0006"
+SCHEMA_REVISION = "0007"
 """The Alembic revision these statements were written against; a test checks it is the bundled head.
 
-0006 installs PostgreSQL-only triggers: the SQLite schema these statements use is that of 0005."""
+0006 installs PostgreSQL-only triggers; the SQLite schema these statements use is that of 0005 plus 0007's
+policy_rules table."""
 BUSY_TIMEOUT_MS = 5_000
 
 
 @dataclass(frozen=True, slots=True)
 class RuleVerdict:
-    """Why a call needs no reviewer: the rule, and who the record names as deciding."""
+    """Why a call needs no reviewer: the rule, who the record names as deciding, and whether it runs."""
 
     reviewer: str
     message: str
+    allow: bool = True
+    rule_id: str | None = None
+    """The persistent rule (``policy_rules``) that decided, whose hit is counted; None for other rules."""
 
 
 def rule_verdict(
@@ -60,13 +67,25 @@ def rule_verdict(
     allow_tools: Iterable[str],
     *,
     cwd: str | None = None,
+    policy_rules: Sequence[Rule] = (),
+    agent: str | None = None,
+    session_id: str | None = None,
+    now: float | None = None,
 ) -> RuleVerdict | None:
-    """The rule that lets this call run, if any.
+    """The rule that settles this call, if any.
 
-    ``allow_tools`` is the operator's visible default rule (read-only tools); ``rules`` are the session's
-    approve-for-session waivers, matched by :meth:`SessionRule.matches` — the one matcher the runtime uses too,
-    so when it learns parsed shell scopes the hook follows.
+    First the persistent rules (:func:`reviewer_app.domain.rules.evaluate`, the engine every path uses): deny
+    settles it as denied, allow as allowed, and ask leaves it to a human whatever else would waive it. Then
+    ``allow_tools``, the operator's visible default rule (read-only tools), and the session's approve-for-session
+    waivers, matched by :meth:`SessionRule.matches` — the one matcher the runtime uses too.
     """
+    if policy_rules:
+        call = ToolCall(tool_name, arguments, agent=agent, session_id=session_id, cwd=cwd)
+        verdict = evaluate(policy_rules, call, time.time() if now is None else now)
+        if verdict is not None:
+            if verdict.effect == "ask":
+                return None
+            return RuleVerdict(verdict.decided_by, verdict_message(verdict), verdict.effect == "allow", verdict.rule.id)
     if tool_name in set(allow_tools):
         return RuleVerdict("rule:allow-tools", f"allowed by the default rule for {tool_name} (--allow-tools)")
     for rule_id, rule in rules:
@@ -76,9 +95,9 @@ def rule_verdict(
 
 
 def rule_decision(fields: RequestFields, verdict: RuleVerdict) -> Decision:
-    """The approval a rule gives, naming the arguments it let through."""
+    """The decision a rule gives (approve, or reject for a deny rule), naming the arguments it judged."""
     return Decision(
-        DecisionKind.APPROVE,
+        DecisionKind.APPROVE if verdict.allow else DecisionKind.REJECT,
         message=verdict.message,
         args_sha256=args_digest(fields.arguments),
         reviewer=verdict.reviewer,
@@ -167,7 +186,23 @@ class FastStore:
         found = ((rule_id, SessionRule.from_stored(tool, scope)) for rule_id, tool, scope in rows)
         return [(rule_id, rule) for rule_id, rule in found if rule is not None]
 
-    def settle(self, fields: RequestFields, decision: Decision, *, workspace: str | None) -> bool:
+    def policy_rules(self, now: float) -> list[Rule]:
+        """The persistent rules in force, oldest first, read as the store reads them (:func:`rule_from_row`)."""
+        columns = ", ".join(RULE_COLUMNS)
+        with closing(
+            self.connection.execute(
+                f"SELECT {columns} FROM policy_rules WHERE revoked_at IS NULL "
+                "AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id",
+                (now,),
+            )
+        ) as cursor:
+            rows = cursor.fetchall()
+        found = (rule_from_row(dict(zip(RULE_COLUMNS, row, strict=True))) for row in rows)
+        return [rule for rule in found if rule is not None]
+
+    def settle(
+        self, fields: RequestFields, decision: Decision, *, workspace: str | None, rule_id: str | None = None
+    ) -> bool:
         """Record the call as requested and decided by ``decision`` in one transaction.
 
         False when a request with this id exists already (the caller asks the backend what became of it).
@@ -181,6 +216,11 @@ class FastStore:
                 connection.execute("ROLLBACK")
                 return False
             self._decide(fields, decision)
+            if rule_id is not None:  # as PolicyWrites.record_rule_hit
+                connection.execute(
+                    "UPDATE policy_rules SET hit_count = hit_count + 1, last_hit_at = ? WHERE id = ?",
+                    (time.time(), rule_id),
+                )
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:

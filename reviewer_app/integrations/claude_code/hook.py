@@ -149,18 +149,23 @@ def answer_fast(event: HookEvent, options: HookOptions) -> tuple[Answer | None, 
     try:
         # The title is the run's first prompt, read from the transcript: only a new run needs it.
         title = None if store.run_exists(event.run_id) else _title(event, options)
+        now = time.time()
         verdict = rule_verdict(
             event.tool_name,
             event.tool_input,
             store.session_rules(event.session_id),
             options.allow_tools,
             cwd=event.cwd,
+            policy_rules=store.policy_rules(now),
+            agent=event.host.value,
+            session_id=event.session_id,
+            now=now,
         )
         if verdict is not None:
             fields = request_fields(event, title=title)
-            if store.settle(fields, rule_decision(fields, verdict), workspace=event.cwd):
+            if store.settle(fields, rule_decision(fields, verdict), workspace=event.cwd, rule_id=verdict.rule_id):
                 skip_checkpoint = options.exit_fast
-                return Answer(Verdict.ALLOW, verdict.message), None
+                return Answer(Verdict.ALLOW if verdict.allow else Verdict.DENY, verdict.message), None
             return None, None  # asked before under this id: the backend path reports what became of it
         fields, expires_at = _waiting_fields(event, options, title)
         if options.watchdog:  # up before the request exists: a SIGKILL from here on is noticed
@@ -201,8 +206,17 @@ def settle_by_rule_tx(
     tx.ensure_invocation(
         fields.invocation_id, fields.session_id, agent=fields.agent, prompt=fields.title, external=True
     )
+    now = time.time()
     verdict = rule_verdict(
-        fields.tool_name, fields.arguments, tx.session_rule_entries(fields.session_id), allow_tools, cwd=workspace
+        fields.tool_name,
+        fields.arguments,
+        tx.session_rule_entries(fields.session_id),
+        allow_tools,
+        cwd=workspace,
+        policy_rules=tx.active_policy_rules(now),
+        agent=fields.agent,
+        session_id=fields.session_id,
+        now=now,
     )
     if verdict is None or tx.get_request(fields.hitl_id) is not None:
         return None
@@ -223,7 +237,12 @@ def settle_by_rule_tx(
         ensure_parents=False,
     )
     assert decision.reviewer is not None
-    return tx.settle(fields.hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message)
+    record = tx.settle(
+        fields.hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message
+    )
+    if verdict.rule_id is not None:
+        tx.record_rule_hit(verdict.rule_id)
+    return record
 
 
 async def review_event(

@@ -55,8 +55,16 @@ class GatePolicy:
         full = qualified_name(self.server, tool_name)
         return any(fnmatchcase(tool_name, p) or fnmatchcase(full, p) for p in patterns)
 
-    def needs_review(self, tool_name: str, tool: Mapping[str, Any] | None) -> bool:
-        """Whether a call of ``tool_name`` (described by ``tool`` from tools/list, None if unknown) waits."""
+    def needs_review(self, tool_name: str, tool: Mapping[str, Any] | None, *, rule_effect: str | None = None) -> bool:
+        """Whether a call of ``tool_name`` (described by ``tool`` from tools/list, None if unknown) waits.
+
+        ``rule_effect``: the effect of the persistent rule that applies to this call, if any
+        (:func:`reviewer_app.integrations.policy.rule_effect`). Any rule sends the call through review, where an
+        allow or deny is settled on the record without a human and an ask waits for one, whatever ``--allow``
+        or the tool's annotations say.
+        """
+        if rule_effect is not None:
+            return True
         if self._matches(self.gate, tool_name):
             return True
         if self._matches(self.allow, tool_name):

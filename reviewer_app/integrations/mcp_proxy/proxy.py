@@ -23,10 +23,12 @@ from typing import Any
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLNotFound, HITLStatus, HITLType
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
+from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.integrations.core import ANSWERED_ELSEWHERE, ExternalCall, Outcome, ReviewClient, stable_id
 from reviewer_app.integrations.mcp_proxy import elicitation, framing
 from reviewer_app.integrations.mcp_proxy.framing import LineWriter, id_key
 from reviewer_app.integrations.mcp_proxy.gating import GatePolicy, annotations_of, qualified_name, risk_of
+from reviewer_app.integrations.policy import rule_effect
 
 log = logging.getLogger("reviewer_app.mcp_proxy")
 
@@ -327,7 +329,7 @@ class McpProxy:
         self._call_counter += 1
         block_id = f"{self.invocation_id}:tool:{self._call_counter}"
         tool = self._tools.get(tool_name)
-        if tool is not None and not self._gated(tool_name, tool):
+        if tool is not None and not self._gated(tool_name, tool, await self._rule_effect(params, tool)):
             self._start_call(message, block_id, gated=False)
             self._in_flight[key] = _InFlight("tools/call", block_id)
             await self._forward(message)
@@ -342,10 +344,25 @@ class McpProxy:
         if held is not None and held.task is task:
             del table[key]
 
-    def _gated(self, tool_name: str, tool: Mapping[str, Any] | None) -> bool:
-        if tool_name in self._session_allowed:
+    def _gated(self, tool_name: str, tool: Mapping[str, Any] | None, rule_effect: str | None = None) -> bool:
+        if rule_effect is None and tool_name in self._session_allowed:  # a persistent rule beats the waiver
             return False
-        return self.policy.needs_review(tool_name, tool)
+        return self.policy.needs_review(tool_name, tool, rule_effect=rule_effect)
+
+    async def _rule_effect(self, params: Mapping[str, Any], tool: Mapping[str, Any] | None) -> str | None:
+        """The persistent rule's effect on this call (None without a database or a rule that applies)."""
+        if self.client is None:
+            return None
+        arguments = params.get("arguments")
+        annotations = annotations_of(tool)
+        call = PolicyCall(
+            qualified_name(self.name, params["name"]),
+            dict(arguments) if isinstance(arguments, Mapping) else {},
+            agent=self.host_name,
+            session_id=self.session_id,
+            metadata={"annotations": annotations} if annotations else {},
+        )
+        return await rule_effect(self.client.backend, call)
 
     def _start_call(self, message: dict[str, Any], block_id: str, *, gated: bool) -> None:
         params = message["params"]
@@ -378,7 +395,7 @@ class McpProxy:
         params: dict[str, Any] = message["params"]
         tool_name: str = params["name"]
         tool = self._tools.get(tool_name) or await self._look_up_tool(tool_name, params.get("_meta"))
-        if not self._gated(tool_name, tool):
+        if not self._gated(tool_name, tool, await self._rule_effect(params, tool)):
             self._waiting.pop(key, None)
             self._start_call(message, block_id, gated=False)
             self._in_flight[key] = _InFlight("tools/call", block_id)

@@ -1,0 +1,75 @@
+"""Persistent rules for outside agents: the one place every adapter's call meets the rules engine.
+
+Why: LangGraph, the OpenAI Agents SDK, Pydantic AI, the MCP proxy and the Claude Code hook's backend path all
+submit calls through :class:`reviewer_app.integrations.core.ReviewClient`; it asks this module first, so a deny
+rule stops a call and an allow rule lets it run in every one of them, each decision on the record as a request
+decided by ``rule:<id>`` (``SQLHITLBackend.settle_by_rules``). An ``ask`` rule, or no rule, leaves the call to a
+human as before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from reviewer_app.domain.hitl import HITLRecord, HITLType
+from reviewer_app.domain.records import NewRequest
+from reviewer_app.domain.rules import evaluate
+from reviewer_app.domain.toolcall import ToolCall
+
+if TYPE_CHECKING:
+    from reviewer_app.hitl import SQLHITLBackend
+    from reviewer_app.integrations.core import ExternalCall
+
+
+def policy_call(call: ExternalCall) -> ToolCall | None:
+    """The call as the rules judge it; None for what rules do not decide (questions, calls with no tool)."""
+    if call.hitl_type != HITLType.TOOL_APPROVAL.value or not call.tool_name:
+        return None
+    annotations = call.extra_data.get("annotations")
+    return ToolCall(
+        call.tool_name,
+        dict(call.arguments) if isinstance(call.arguments, Mapping) else {},
+        agent=call.agent,
+        session_id=call.session_id,
+        cwd=call.cwd,
+        metadata={"annotations": dict(annotations)} if isinstance(annotations, Mapping) else {},
+    )
+
+
+async def settle_by_policy(backend: SQLHITLBackend, call: ExternalCall) -> HITLRecord | None:
+    """Settle ``call`` by the persistent rules (allow or deny, on the record); None: a human decides."""
+    target = policy_call(call)
+    if target is None:
+        return None
+    tool_state: dict[str, Any] | None = dict(call.tool_state) if call.tool_state is not None else None
+    request = NewRequest(
+        hitl_id=call.hitl_id,
+        hitl_type=call.hitl_type,
+        session_id=call.session_id,
+        invocation_id=call.invocation_id,
+        data=call.request_data(),
+        metadata=call.request_metadata(),
+        block_id=call.block_id,
+        tool_state=tool_state,
+        tool_name=call.tool_name,
+        tool_call_id=call.tool_call_id,
+        expires_at=call.expires_at,
+        external=True,
+    )
+    return await backend.settle_by_rules(request, target, title=call.title)
+
+
+async def rule_effect(backend: SQLHITLBackend, call: ToolCall) -> str | None:
+    """The effect of the persistent rule that would decide ``call`` (allow, ask, deny), or None when none would.
+
+    For a host that skips review for some calls (the MCP proxy's read-only tools and approve-for-session): any
+    rule that applies sends the call through review instead, where :func:`settle_by_policy` settles an allow or
+    deny on the record and an ask waits for a human.
+    """
+    rules = await backend.active_rules()
+    if not rules:
+        return None
+    verdict = evaluate(rules, call, time.time())
+    return verdict.effect if verdict is not None else None
