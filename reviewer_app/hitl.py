@@ -516,6 +516,11 @@ class SQLHITLBackend:
 
         return await self.write(work)
 
+    async def stale_owned_runs(self, states: Sequence[str], *, stale_after_ms: int) -> list[RunRecord]:
+        """Runs in ``states`` whose owner has not sent a heartbeat for ``stale_after_ms`` (liveness sweeps)."""
+        before = now_ms() - stale_after_ms
+        return await self.run(self.store.stale_owned_runs, states, beat_before_ms=before)
+
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:
     """Check a decision against the request it decides; raises :class:`DecisionError`."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import inspect
 import logging
 import time
@@ -132,6 +133,7 @@ class Runtime:
         tools: ToolRegistry | None = None,
         expiry_interval_s: float = 1.0,
         recovery_interval_s: float | None = None,
+        heartbeat_interval_s: float = 1.0,
     ) -> None:
         if max_concurrent_runs < 1:
             raise ValueError("max_concurrent_runs must be at least 1")
@@ -148,6 +150,8 @@ class Runtime:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._service_tasks: list[asyncio.Task[None]] = []
         self._started = False
+        self.heartbeat_interval_s = heartbeat_interval_s
+        self._process_groups: dict[str, set[int]] = {}  # per run: shell tools running now (see liveness.py)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> None:
@@ -160,6 +164,7 @@ class Runtime:
         self._watcher.start()
         loop = asyncio.get_running_loop()
         self._service_tasks.append(loop.create_task(self._expiry_loop(), name="reviewer-expiry"))
+        self._service_tasks.append(loop.create_task(self._heartbeat_loop(), name="reviewer-heartbeat"))
         if recover:
             await self.recover()
             if self.recovery_interval_s:
@@ -297,6 +302,7 @@ class Runtime:
             session_id=session_id,
             invocation_id=invocation_id,
             shell_timeout_s=spec.shell_timeout_s,
+            process_groups=self._process_groups.setdefault(invocation_id, set()),
         )
 
     def _spawn(self, run: _Run) -> None:
@@ -306,6 +312,7 @@ class Runtime:
         def forget(done: asyncio.Task[None]) -> None:
             if self._tasks.get(run.invocation_id) is done:
                 del self._tasks[run.invocation_id]
+                self._process_groups.pop(run.invocation_id, None)
 
         task.add_done_callback(forget)
 
@@ -524,6 +531,20 @@ class Runtime:
                 await self.recover()
             except Exception:
                 log.exception("recovery sweep failed; trying again later")
+
+    async def _heartbeat_loop(self) -> None:
+        """Tell other processes this owner lives (and which tool process group each run has): see liveness.py."""
+        while True:
+            await asyncio.sleep(self.heartbeat_interval_s)
+            groups = {inv: min(self._process_groups.get(inv) or (0,)) or None for inv in self.active_runs()}
+            if not groups:
+                continue
+            try:
+                await self.backend.write(functools.partial(_beat, self.owner, groups))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("heartbeat failed; trying again")
 
     # -- expiry ---------------------------------------------------------------------------------
     def _expiry_default(self, record: HITLRecord) -> str:
@@ -947,6 +968,10 @@ class Runtime:
             pass
         except Exception:
             log.exception("could not record the failure of run %s", run.invocation_id)
+
+
+def _beat(owner: str, groups: dict[str, int | None], tx: StoreTx) -> int:
+    return tx.heartbeat(owner, groups)
 
 
 def _with_run_unique_call_ids(turn: ModelTurn, messages: Sequence[dict[str, Any]]) -> ModelTurn:
