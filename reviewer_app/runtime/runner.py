@@ -38,7 +38,9 @@ from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
 from reviewer_app.runtime.gate import apply_outcome, gate_call, result_text, screen_turn
+from reviewer_app.runtime.liveness import settle_dead_owners
 from reviewer_app.runtime.models import ModelClient, ModelTurn
+from reviewer_app.runtime.process_groups import kill_process_group
 from reviewer_app.runtime.recovery import new_owner_id, owner_is_gone
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry, builtin_tools
 from reviewer_app.runtime.watcher import DecisionWatcher, wait_for_change
@@ -463,6 +465,7 @@ class Runtime:
         claimed = await self.backend.write(lambda tx: tx.claim_run(record.id, self.owner, expected_owner=record.owner))
         if not claimed:
             return False  # another process was quicker
+        kill_process_group(record.process_group)  # whatever tool the dead owner was running ends now
         try:
             run = await self._load(record)
         except Exception as exc:
@@ -528,6 +531,7 @@ class Runtime:
         while True:
             await asyncio.sleep(self.recovery_interval_s)
             try:
+                await settle_dead_owners(self.backend)  # kills a dead owner's tool group, interrupts its run
                 await self.recover()
             except Exception:
                 log.exception("recovery sweep failed; trying again later")

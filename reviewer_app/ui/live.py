@@ -62,6 +62,7 @@ class LiveController(QObject):
         eventsAppended(str, list): its new events.
         failed(str): a refresh failed; the message is for the banner.
         refreshed(): a refresh finished (tests and the status bar use it).
+        runsNeedAction(list): messages about runs whose process died (interrupted, or released for a worker).
     """
 
     requestsLoaded = Signal(list, str)
@@ -76,6 +77,7 @@ class LiveController(QObject):
     eventsAppended = Signal(str, list)
     failed = Signal(str)
     refreshed = Signal()
+    runsNeedAction = Signal(list)
 
     def __init__(self, backend: SQLHITLBackend, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -100,6 +102,8 @@ class LiveController(QObject):
         self._loaded_event: asyncio.Event | None = None
         self.refresh_count = 0
         self.last_refresh_ms = 0.0
+        self.liveness_interval_s = 1.0
+        self._liveness_task: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -107,6 +111,7 @@ class LiveController(QObject):
         self._loaded_event = asyncio.Event()
         self._unsubscribe = self.backend.feed.subscribe(self.request_refresh)
         self.spawn(self._load_all())
+        self._liveness_task = asyncio.ensure_future(self._liveness_loop())
 
     async def wait_loaded(self, timeout: float | None = None) -> bool:
         """Until the whole first load finished, every page of it (or failed); False on timeout."""
@@ -132,6 +137,8 @@ class LiveController(QObject):
             task.cancel()
         if self._refresh_task is not None:
             self._refresh_task.cancel()
+        if self._liveness_task is not None:
+            self._liveness_task.cancel()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` on the loop, keeping a strong reference until it ends."""
@@ -280,6 +287,33 @@ class LiveController(QObject):
             self.eventsLoaded.emit(invocation_id, events)
 
         await self._guard(work(), "load the timeline")
+
+    # -- dead owners -----------------------------------------------------------------------
+    async def _liveness_loop(self) -> None:
+        """Every second: runs whose process died (stale heartbeat, pid gone) are interrupted or released.
+
+        Not only at start-up: a runner killed while the window is open shows as needing action within seconds.
+        """
+        from reviewer_app.runtime.liveness import settle_dead_owners  # the runtime loads after the first screen
+
+        while not self._closed:
+            await asyncio.sleep(self.liveness_interval_s)
+            try:
+                settled = await settle_dead_owners(self.backend)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the database may be busy: say so and try again next time
+                if not self._closed:
+                    self.failed.emit(f"Could not check for runs whose process died: {exc}")
+                continue
+            if settled and not self._closed:
+                self.runsNeedAction.emit(
+                    [
+                        f"Run {s.invocation_id}: its process died "
+                        + ("inside a tool call: re-run or abort it" if s.outcome == "interrupted" else f"({s.detail})")
+                        for s in settled
+                    ]
+                )
 
     # -- increments ------------------------------------------------------------------------
     async def _refresh_loop(self) -> None:

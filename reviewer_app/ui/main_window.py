@@ -197,6 +197,7 @@ class MainWindow(QMainWindow):
         self.decisions.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
         self.runs.failed.connect(self.show_error)
         self.runs.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
+        live.runsNeedAction.connect(lambda texts: self.statusBar().showMessage("; ".join(texts), 10_000))
         self.notifier.showRequested.connect(self.bring_to_front)
         self.notifier.quitRequested.connect(self.close)
 
