@@ -63,6 +63,7 @@ class LiveController(QObject):
         failed(str): a refresh failed; the message is for the banner.
         refreshed(): a refresh finished (tests and the status bar use it).
         runsNeedAction(list): messages about runs whose process died (interrupted, or released for a worker).
+        feedStatus(str): the change feed cannot see other processes and is retrying (a message); "" once well.
     """
 
     requestsLoaded = Signal(list, str)
@@ -78,6 +79,7 @@ class LiveController(QObject):
     failed = Signal(str)
     refreshed = Signal()
     runsNeedAction = Signal(list)
+    feedStatus = Signal(str)
 
     def __init__(self, backend: SQLHITLBackend, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -98,6 +100,7 @@ class LiveController(QObject):
         self._next_refresh_at = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe_status: Callable[[], None] | None = None
         self._closed = False
         self._loaded_event: asyncio.Event | None = None
         self.refresh_count = 0
@@ -110,6 +113,7 @@ class LiveController(QObject):
         """Subscribe to the feed and load everything once (call with the qasync loop running)."""
         self._loaded_event = asyncio.Event()
         self._unsubscribe = self.backend.feed.subscribe(self.request_refresh)
+        self._unsubscribe_status = self.backend.feed.subscribe_status(self._on_feed_status)
         self.spawn(self._load_all())
         self._liveness_task = asyncio.ensure_future(self._liveness_loop())
 
@@ -133,6 +137,9 @@ class LiveController(QObject):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._unsubscribe_status is not None:
+            self._unsubscribe_status()
+            self._unsubscribe_status = None
         for task in list(self._tasks):
             task.cancel()
         if self._refresh_task is not None:
@@ -287,6 +294,12 @@ class LiveController(QObject):
             self.eventsLoaded.emit(invocation_id, events)
 
         await self._guard(work(), "load the timeline")
+
+    def _on_feed_status(self, status: str | None) -> None:
+        if not self._closed:
+            self.feedStatus.emit(status or "")
+            if status is None:
+                self.request_refresh()  # the feed may have missed commits while it was failing
 
     # -- dead owners -----------------------------------------------------------------------
     async def _liveness_loop(self) -> None:

@@ -6,6 +6,7 @@ controller (not a restart) marks the run interrupted, says so in the status bar,
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings
 
+from reviewer_app.domain.records import NewRequest
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.persistence.changes import SQLiteChangeFeed
 from reviewer_app.persistence.store import Store
 from reviewer_app.runtime.process_groups import proc_group_members
 from reviewer_app.runtime.recovery import pid_alive
@@ -65,7 +68,9 @@ def test_an_open_window_marks_a_sigkilled_runner_interrupted_within_seconds(
     assert any(inv in text and "re-run or abort" in text for text in messages[0])
     assert inv in win.statusBar().currentMessage()
     assert run.state == "interrupted" and run.owner is None
-    assert not pid_alive(shell_pid) and proc_group_members(shell_pid) == []
+    assert not pid_alive(shell_pid)  # the shell died with its runtime (PR_SET_PDEATHSIG)
+    # The sweep SIGKILLed what the shell left in its group (the sleep); the kernel ends it a moment later.
+    wait_until(lambda: proc_group_members(shell_pid) == [], timeout=5, what="the tool's process group to end")
     assert noticed_after < 5.0, f"the window noticed only after {noticed_after:.2f} s"
     qtbot.waitUntil(lambda: not win.live.busy, timeout=10_000)
     print(f"\nSIGKILL -> window shows the run interrupted: {noticed_after:.2f} s")
@@ -76,3 +81,53 @@ def _read(path: Path) -> str:
         return path.read_text().strip()
     except FileNotFoundError:
         return ""
+
+
+class _FlakyFeed(SQLiteChangeFeed):
+    """The real SQLite feed whose third probe raises (a database that cannot be read for a moment)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.calls = 0
+
+    def _probe(self) -> int:
+        self.calls += 1
+        if self.calls == 3:
+            raise sqlite3.OperationalError("disk I/O error")
+        return super()._probe()
+
+
+def test_the_status_bar_says_while_the_change_feed_retries_and_the_window_still_sees_other_processes(
+    db_path: Path, qloop: Any, ui_settings: QSettings, qtbot: Any
+) -> None:
+    other = Store.open(db_path)
+    backend = SQLHITLBackend(db_path, reviewer="tester", feed=_FlakyFeed(db_path))
+    try:
+        win = MainWindow(backend, None, settings=ui_settings, tray=False)
+        qtbot.addWidget(win)
+        statuses: list[str] = []
+        win.live.feedStatus.connect(statuses.append)
+        shown: list[str] = []
+        win.live.feedStatus.connect(lambda _text: shown.append(win.statusBar().currentMessage()))
+        win.show()
+        win.start()
+        qtbot.waitUntil(lambda: len(statuses) >= 2, timeout=10_000)
+        assert "retrying" in statuses[0] and "retrying" in shown[0]
+        assert statuses[1] == ""  # well again
+        with other.transaction() as tx:  # another writer commits a request
+            tx.create_request(
+                NewRequest(
+                    hitl_id="h-after",
+                    hitl_type="tool_approval",
+                    session_id="s1",
+                    invocation_id="i1",
+                    data={"arguments": {"command": "ls"}},
+                    tool_name="run_shell",
+                )
+            )
+        qtbot.waitUntil(lambda: win.windowTitle() == "Reviewer (1 pending)", timeout=10_000)
+        win.live.close()
+        qtbot.waitUntil(lambda: not win.live.busy, timeout=10_000)
+    finally:
+        other.close()
+        backend.close()
