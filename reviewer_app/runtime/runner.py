@@ -33,7 +33,7 @@ from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
-from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.hitl import DatabaseUnavailable, SQLHITLBackend
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
@@ -154,6 +154,7 @@ class Runtime:
         self._started = False
         self.heartbeat_interval_s = heartbeat_interval_s
         self._process_groups: dict[str, set[int]] = {}  # per run: shell tools running now (see liveness.py)
+        self._given_up: dict[str, str] = {}  # runs whose state the database could not record (see _give_up)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> None:
@@ -429,6 +430,8 @@ class Runtime:
         task = self._tasks.get(invocation_id)
         if task is not None:  # driven here: no need to re-read the run on every database change
             await asyncio.wait({task}, timeout=timeout)
+            if invocation_id in self._given_up:
+                raise DatabaseUnavailable(f"run {invocation_id} given up: {self._given_up[invocation_id]}")
         while True:
             token = feed.token()
             record = await self.backend.get_run(invocation_id)
@@ -547,6 +550,8 @@ class Runtime:
                 await self.backend.write(functools.partial(_beat, self.owner, groups))
             except asyncio.CancelledError:
                 raise
+            except DatabaseUnavailable as exc:
+                log.warning("heartbeat not recorded: %s", exc)
             except Exception:
                 log.exception("heartbeat failed; trying again")
 
@@ -595,6 +600,8 @@ class Runtime:
                 await self._gate(run, turn)
         except RunStopped as stopped:
             log.info("stopped driving %s", stopped)
+        except DatabaseUnavailable as exc:
+            await self._give_up(run, exc)
         except Exception as exc:
             await self._fail(run, exc)
         finally:
@@ -948,6 +955,15 @@ class Runtime:
         )
         await self._commit(run, RunState.DONE, events=[end])
 
+    async def _give_up(self, run: _Run, exc: DatabaseUnavailable) -> None:
+        """The database cannot record this run's state: never call it failed; release it for another process."""
+        log.error("giving up run %s: the database cannot record its state (%s)", run.invocation_id, exc)
+        self._given_up[run.invocation_id] = str(exc)
+        with contextlib.suppress(Exception):  # one try: when it fails too, recovery sees this process gone later
+            await self.backend.write(
+                lambda tx: tx.claim_run(run.invocation_id, None, expected_owner=self.owner), retry=False
+            )
+
     async def _fail(self, run: _Run, exc: BaseException) -> None:
         message = redact_secrets(str(exc) or type(exc).__name__)  # stored, shown and logged: never a credential
         if not isinstance(exc, BudgetExceeded | RuntimeError | ValueError):
@@ -970,6 +986,8 @@ class Runtime:
             await self._commit(run, RunState.FAILED, events=events, error=message)
         except RunStopped:
             pass
+        except DatabaseUnavailable as unavailable:
+            await self._give_up(run, unavailable)
         except Exception:
             log.exception("could not record the failure of run %s", run.invocation_id)
 
