@@ -64,6 +64,8 @@ class LiveController(QObject):
         refreshed(): a refresh finished (tests and the status bar use it).
         runsNeedAction(list): messages about runs whose process died (interrupted, or released for a worker).
         feedStatus(str): the change feed cannot see other processes and is retrying (a message); "" once well.
+        databaseStatus(str): writes are being retried ("database busy — retrying", "disk full — retrying");
+            "" once they go through again.
     """
 
     requestsLoaded = Signal(list, str)
@@ -80,6 +82,7 @@ class LiveController(QObject):
     refreshed = Signal()
     runsNeedAction = Signal(list)
     feedStatus = Signal(str)
+    databaseStatus = Signal(str)
 
     def __init__(self, backend: SQLHITLBackend, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -107,6 +110,7 @@ class LiveController(QObject):
         self.last_refresh_ms = 0.0
         self.liveness_interval_s = 1.0
         self._liveness_task: asyncio.Task[None] | None = None
+        self._db_status_task: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -116,6 +120,7 @@ class LiveController(QObject):
         self._unsubscribe_status = self.backend.feed.subscribe_status(self._on_feed_status)
         self.spawn(self._load_all())
         self._liveness_task = asyncio.ensure_future(self._liveness_loop())
+        self._db_status_task = asyncio.ensure_future(self._db_status_loop())
 
     async def wait_loaded(self, timeout: float | None = None) -> bool:
         """Until the whole first load finished, every page of it (or failed); False on timeout."""
@@ -144,8 +149,9 @@ class LiveController(QObject):
             task.cancel()
         if self._refresh_task is not None:
             self._refresh_task.cancel()
-        if self._liveness_task is not None:
-            self._liveness_task.cancel()
+        for loop_task in (self._liveness_task, self._db_status_task):
+            if loop_task is not None:
+                loop_task.cancel()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` on the loop, keeping a strong reference until it ends."""
@@ -300,6 +306,16 @@ class LiveController(QObject):
             self.feedStatus.emit(status or "")
             if status is None:
                 self.request_refresh()  # the feed may have missed commits while it was failing
+
+    async def _db_status_loop(self) -> None:
+        """The backend's retry status, read without the database (its thread may be the one retrying)."""
+        shown: str | None = None
+        while not self._closed:
+            status = self.backend.db_status
+            if status != shown:
+                shown = status
+                self.databaseStatus.emit(status or "")
+            await asyncio.sleep(0.5)
 
     # -- dead owners -----------------------------------------------------------------------
     async def _liveness_loop(self) -> None:

@@ -198,6 +198,7 @@ class MainWindow(QMainWindow):
         self.runs.failed.connect(self.show_error)
         self.runs.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
         live.runsNeedAction.connect(lambda texts: self.statusBar().showMessage("; ".join(texts), 10_000))
+        live.databaseStatus.connect(lambda text: self.statusBar().showMessage(text, 0 if text else 1))
         live.feedStatus.connect(
             lambda text: self.statusBar().showMessage(text or "Following the database again.", 0 if text else 3000)
         )

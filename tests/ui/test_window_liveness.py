@@ -6,6 +6,7 @@ controller (not a restart) marks the run interrupted, says so in the status bar,
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import sys
 import time
@@ -131,3 +132,36 @@ def test_the_status_bar_says_while_the_change_feed_retries_and_the_window_still_
     finally:
         other.close()
         backend.close()
+
+
+def test_the_status_bar_says_database_busy_while_a_write_is_retried_and_the_write_lands(
+    db_path: Path, qloop: Any, ui_settings: QSettings, qtbot: Any
+) -> None:
+    store = Store.open(db_path, busy_timeout_ms=100)  # short, so the lock outlasts it at once
+    backend = SQLHITLBackend(store=store, reviewer="tester")
+    locker = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        win = MainWindow(backend, None, settings=ui_settings, tray=False)
+        qtbot.addWidget(win)
+        statuses: list[str] = []
+        win.live.databaseStatus.connect(statuses.append)
+        win.show()
+        win.start()
+        qtbot.waitUntil(lambda: not win.live.busy, timeout=10_000)
+        locker.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        created = asyncio.ensure_future(
+            backend.create(hitl_id="h-busy", hitl_type="tool_approval", session_id="s1", invocation_id="i1")
+        )
+        qtbot.waitUntil(lambda: "database busy — retrying" in win.statusBar().currentMessage(), timeout=10_000)
+        assert not created.done()
+        locker.execute("ROLLBACK")
+        qtbot.waitUntil(created.done, timeout=10_000)
+        assert created.exception() is None
+        qtbot.waitUntil(lambda: statuses[-1:] == [""], timeout=10_000)
+        qtbot.waitUntil(lambda: win.windowTitle() == "Reviewer (1 pending)", timeout=10_000)
+        win.live.close()
+        qtbot.waitUntil(lambda: not win.live.busy, timeout=10_000)
+    finally:
+        locker.close()
+        backend.close()
+        store.close()
