@@ -79,8 +79,9 @@ async def test_a_probe_that_raises_once_recovers_and_still_sees_another_process(
     feed.subscribe_status(statuses.append)
     try:
         await feed.wait(feed.token(), timeout=0.2)  # the watcher starts, probes and fails once
-        while feed.probe_errors == 0 or feed.status is not None:
+        while not (statuses and statuses[-1] is None):  # failed, said so, and recovered (reported on the loop)
             await feed.wait(feed.token(), timeout=0.05)
+        assert feed.probe_errors == 1 and feed.status is None
         assert statuses[0] is not None and "retrying" in statuses[0]  # what the window's status bar shows
         assert statuses[-1] is None  # and cleared once it sees again
         token = feed.token()
