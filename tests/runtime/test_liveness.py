@@ -11,6 +11,7 @@ import asyncio
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -169,3 +170,42 @@ def _read(path: Path) -> str:
         return path.read_text().strip()
     except FileNotFoundError:
         return ""
+
+
+def test_a_running_worker_notices_a_runner_killed_after_it_started(
+    fresh_store: Store, db_path: Path, tmp_path: Path, subprocess_env: dict[str, str]
+) -> None:
+    """Not only at start-up: a worker already serving interrupts a run whose process dies later."""
+    ws = tmp_path / "ws"
+    script = write_script(
+        tmp_path / "script.json",
+        [{"tool_calls": [{"name": "run_shell", "args": {"command": "echo $$ > shell.pid; sleep 60; true"}}]}],
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "reviewer_app", "worker", "--db", str(db_path), "--workspaces", str(ws)],
+        env=subprocess_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    proc = start_run(subprocess_env, db_path, ws, script, "slow work")
+    try:
+        (request,) = wait_until(fresh_store.pending_records, what="the pending request")
+        inv = request["invocation_id"]
+        workspace = Path(fresh_store.get_run(inv).workspace)
+        assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
+        shell_pid = int(wait_until(lambda: _read(workspace / "shell.pid"), what="the shell pid"))
+        wait_until(lambda: fresh_store.get_run(inv).process_group == shell_pid, what="the recorded group")
+        kill(proc)
+        killed_at = time.monotonic()
+        wait_until(lambda: fresh_store.get_run(inv).state == "interrupted", timeout=30, what="the worker to notice")
+        noticed_after = time.monotonic() - killed_at
+        wait_until(lambda: proc_group_members(shell_pid) == [], timeout=5, what="the tool's group to end")
+    finally:
+        if proc.poll() is None:
+            kill(proc)
+        worker.send_signal(signal.SIGTERM)
+        _, stderr = worker.communicate(timeout=30)
+    assert worker.returncode == 0, stderr
+    assert noticed_after < 5.0, f"the worker noticed only after {noticed_after:.2f} s"
+    print(f"\nSIGKILL -> a running worker marked the run interrupted: {noticed_after:.2f} s")
