@@ -204,7 +204,7 @@ class SQLHITLBackend:
 
     @property
     def db_status(self) -> str | None:
-        """"database busy — retrying" or "disk full — retrying" while a write is being retried, else None."""
+        """Why writes are being retried ("database busy — retrying", "disk full — retrying"), else None."""
         return self._db_status
 
     def close(self) -> None:
