@@ -346,7 +346,7 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
         catalog,
         workspaces_dir=ctx.workspaces_dir,
         max_concurrent_runs=max(args.max_runs, 1),
-        recovery_interval_s=5.0,
+        recovery_interval_s=1.0,  # dead owners noticed within seconds (runtime/liveness.py)
     )
     stop = asyncio.Event()
     _stop_on_signals(stop)

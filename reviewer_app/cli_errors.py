@@ -12,10 +12,13 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from reviewer_app.persistence.retry import DatabaseUnavailable
+
 EXIT_BAD_ENCODING = 10  # an argument on the command line is not valid UTF-8
 EXIT_DB_READ_ONLY = 6  # the database (or its folder) cannot be written
 EXIT_DB_DIRECTORY = 7  # the database's folder is missing and cannot be created
 EXIT_DB_CORRUPT = 8  # the file is not a (readable) SQLite database
+EXIT_DB_UNAVAILABLE = 11  # the database stayed busy or full past the retry budget; the run was given up
 
 _READ_ONLY = {"SQLITE_READONLY", "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_DBMOVED", "SQLITE_READONLY_CANTINIT"}
 _READ_ONLY_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS}
@@ -51,6 +54,12 @@ def database_failure(exc: BaseException, database: str) -> tuple[str, int] | Non
     path = _sqlite_file(database)
     where = str(path) if path is not None else database
     for error in _chain(exc):
+        if isinstance(error, DatabaseUnavailable):
+            return (
+                f"error: the database {where} cannot record anything ({error}); "
+                "runs were released for another process (reviewer-app worker resumes them)",
+                EXIT_DB_UNAVAILABLE,
+            )
         if isinstance(error, sqlite3.Error):
             name = getattr(error, "sqlite_errorname", "") or ""
             text = str(error)

@@ -49,10 +49,12 @@ from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
+from reviewer_app.persistence.retry import DatabaseUnavailable, with_retry
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
 from reviewer_app.persistence.store.policy import StoredRule
 
 __all__ = [
+    "DatabaseUnavailable",
     "Decision",
     "DecisionError",
     "DecisionKind",
@@ -186,6 +188,7 @@ class SQLHITLBackend:
         self.feed = feed or change_feed_for(store.engines)
         self._db_thread = _DatabaseThread("reviewer-db")
         self._closed = False
+        self._db_status: str | None = None
 
     # -- plumbing ------------------------------------------------------------------------------
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -194,16 +197,33 @@ class SQLHITLBackend:
             raise RuntimeError("the HITL backend is closed")
         return await self._db_thread.submit(lambda: fn(*args, **kwargs))
 
-    async def write(self, fn: Callable[[StoreTx], T]) -> T:
-        """Run ``fn`` inside one write transaction on the database thread; wakes waiters after commit."""
+    async def write(self, fn: Callable[[StoreTx], T], *, retry: bool = True) -> T:
+        """Run ``fn`` inside one write transaction on the database thread; wakes waiters after commit.
+
+        A busy database (another process holds the write lock past ``busy_timeout``) or a full disk rolls
+        the transaction back and runs it again with backoff (:mod:`reviewer_app.persistence.retry`), with
+        :attr:`db_status` saying so; after the retry budget it raises ``DatabaseUnavailable``. ``retry=False``:
+        one try (heartbeats, giving a run up).
+        """
 
         def work() -> T:
             with self.store.transaction() as tx:
                 return fn(tx)
 
-        result = await self.run(work)
+        def retried() -> T:
+            return with_retry(work, on_status=self._set_db_status)
+
+        result = await self.run(retried if retry else work)
         self.feed.notify()
         return result
+
+    def _set_db_status(self, status: str | None) -> None:
+        self._db_status = status
+
+    @property
+    def db_status(self) -> str | None:
+        """Why writes are being retried ("database busy — retrying", "disk full — retrying"), else None."""
+        return self._db_status
 
     def close(self) -> None:
         if self._closed:
@@ -665,6 +685,11 @@ class SQLHITLBackend:
             return tx.settle_by_rule(request, verdict, arguments, ensure_parents=False)
 
         return await self.write(work)
+
+    async def stale_owned_runs(self, states: Sequence[str], *, stale_after_ms: int) -> list[RunRecord]:
+        """Runs in ``states`` whose owner has not sent a heartbeat for ``stale_after_ms`` (liveness sweeps)."""
+        before = now_ms() - stale_after_ms
+        return await self.run(self.store.stale_owned_runs, states, beat_before_ms=before)
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:

@@ -110,6 +110,8 @@ class RunRecord:
     active_ms: int
     workspace: str | None = None
     pending: int = field(default=0)
+    heartbeat_ms: int | None = None  # the owning process's last heartbeat (unix ms)
+    process_group: int | None = None  # the process group of the tool its owner is running
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,8 @@ process also call :meth:`ChangeFeed.notify` so that local waiters wake at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -20,6 +22,8 @@ from typing import Protocol
 from reviewer_app.persistence.engine import Engines, sqlite_path
 
 Listener = Callable[[], None]
+StatusListener = Callable[[str | None], None]
+log = logging.getLogger(__name__)
 
 
 class ChangeFeed(Protocol):
@@ -39,6 +43,10 @@ class ChangeFeed(Protocol):
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener`` on the waiters' loop after each change; returns an unsubscribe function."""
+        ...
+
+    def subscribe_status(self, listener: StatusListener) -> Callable[[], None]:
+        """Call ``listener`` on the loop with a message while the watcher is failing and retrying, None once well."""
         ...
 
     def close(self) -> None: ...
@@ -62,6 +70,8 @@ class FeedBase:
         self._listeners: list[Listener] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        self._status: str | None = None
+        self._status_listeners: list[StatusListener] = []
 
     # -- for subclasses ---------------------------------------------------------------------
     def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:  # pragma: no cover - abstract
@@ -70,6 +80,26 @@ class FeedBase:
 
     def _stop_watcher(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _set_status(self, status: str | None) -> None:
+        """The watcher is failing and retrying (a message) or well again (None); thread-safe."""
+        if status == self._status:
+            return
+        self._status = status
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(self._tell_status, status)
+
+    def _tell_status(self, status: str | None) -> None:
+        for listener in list(self._status_listeners):
+            listener(status)
+
+    @property
+    def status(self) -> str | None:
+        """Why the feed cannot see other processes right now (it is retrying), or None."""
+        return self._status
 
     def _remote_change(self) -> None:
         """Another connection committed (thread-safe): bump the token and wake the loop."""
@@ -94,6 +124,15 @@ class FeedBase:
         def unsubscribe() -> None:
             if listener in self._listeners:
                 self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def subscribe_status(self, listener: StatusListener) -> Callable[[], None]:
+        self._status_listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._status_listeners:
+                self._status_listeners.remove(listener)
 
         return unsubscribe
 
@@ -152,46 +191,68 @@ class FeedBase:
 
 
 class _PollingFeed(FeedBase):
-    """A poll task on the running loop that runs while anyone listens.
+    """A poll thread that probes while anyone listens, never on the loop's thread.
 
+    The loop is the Qt thread in the window: a probe that waits on a lock or a slow disk must not freeze it.
+    A probe that raises does not end the watching: the thread says so (:attr:`status`), backs off, starts
+    again (:meth:`_recover`), and reports a change once it probes again, since it may have missed commits.
     Subclasses give :meth:`_probe`, a cheap read that changes when the database does.
     """
 
-    def __init__(self, interval: float) -> None:
+    def __init__(self, interval: float, *, max_retry_delay: float = 2.0) -> None:
         super().__init__()
         self.interval = interval
-        self._task: asyncio.Task[None] | None = None
+        self.max_retry_delay = max_retry_delay
+        self.probe_errors = 0
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
+        self._stop = threading.Event()
 
     def _probe(self) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
-            self._task = loop.create_task(self._poll(), name="reviewer-change-feed")
+    def _recover(self) -> None:
+        """After a failed probe: whatever a fresh start needs (a new connection)."""
 
-    async def _poll(self) -> None:
-        last = self._probe()
-        self._remote_change()  # see FeedBase: re-check whatever landed before the first probe
-        while not self._closed:
-            await asyncio.sleep(self.interval)
-            if not self._waiters and not self._listeners:
-                continue
+    def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._thread_lock:
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(target=self._poll_forever, name="reviewer-change-feed", daemon=True)
+                self._thread.start()
+
+    def _poll_forever(self) -> None:
+        last: int | None = None
+        delay = self.interval
+        while not self._stop.is_set():
             try:
-                current = self._probe()
-            except Exception:
-                if self._closed:  # closed from another thread mid-probe
+                if last is None:
+                    last = self._probe()
+                    self._remote_change()  # see FeedBase: re-check whatever landed before this probe
+                    self._set_status(None)
+                elif self._waiters or self._listeners:
+                    current = self._probe()
+                    if current != last:
+                        last = current
+                        self._remote_change()
+                delay = self.interval
+            except Exception as exc:
+                if self._stop.is_set():  # closed from another thread mid-probe
                     return
-                raise
-            if current != last:
-                last = current
-                self._remote_change()
+                self.probe_errors += 1
+                last = None
+                delay = min(max(delay * 2, 0.1), self.max_retry_delay)
+                log.warning("the change feed's probe failed (%s); retrying in %.2f s", exc, delay)
+                self._set_status(f"not seeing other processes' changes ({exc}); retrying")
+                with contextlib.suppress(Exception):
+                    self._recover()
+            self._stop.wait(delay)
 
     def _stop_watcher(self) -> None:
-        if self._task is not None and not self._task.done():
-            loop = self._task.get_loop()
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(self._task.cancel)
-        self._task = None
+        self._stop.set()
+        with self._thread_lock:
+            thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
 
 
 class SQLiteChangeFeed(_PollingFeed):
@@ -199,14 +260,25 @@ class SQLiteChangeFeed(_PollingFeed):
 
     def __init__(self, path: Path, interval: float = 0.05) -> None:
         super().__init__(interval)
-        self._connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._connection.execute("PRAGMA busy_timeout = 1000")
+        self._path = path
+        self._connection = self._connect()
         self._probe_lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
+        connection.execute("PRAGMA busy_timeout = 1000")
+        return connection
 
     def _probe(self) -> int:
         with self._probe_lock:
             row = self._connection.execute("PRAGMA data_version").fetchone()
         return int(row[0])
+
+    def _recover(self) -> None:
+        with self._probe_lock:
+            if not self._stop.is_set():
+                old, self._connection = self._connection, self._connect()
+                old.close()
 
     def close(self) -> None:
         super().close()

@@ -51,6 +51,8 @@ class InvocationRow(SQLModel, table=True):
     finished_at: int | None = Field(default=None, sa_type=BigInteger)
     updated_at_ms: int = Field(sa_type=BigInteger, index=True)
     active_ms: int = Field(default=0, sa_type=BigInteger)  # wall time not spent waiting for a human
+    heartbeat_ms: int | None = Field(default=None, sa_type=BigInteger)  # the owner's last sign of life
+    process_group: int | None = None  # the group of the shell tool the owner is running, killed on recovery
 
 
 class HITLRequestRow(SQLModel, table=True):

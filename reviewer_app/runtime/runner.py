@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import inspect
 import logging
 import time
@@ -33,12 +34,14 @@ from reviewer_app.domain.rule_outcome import verdict_message
 from reviewer_app.domain.runs import RunState, RunStateConflict
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
-from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.hitl import DatabaseUnavailable, SQLHITLBackend
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
 from reviewer_app.runtime.gate import GateResult, RuleSettlement, apply_outcome, gate_call, result_text, screen_turn
+from reviewer_app.runtime.liveness import settle_dead_owners
 from reviewer_app.runtime.models import ModelClient, ModelTurn, ToolCall
+from reviewer_app.runtime.process_groups import kill_process_group
 from reviewer_app.runtime.recovery import new_owner_id, owner_is_gone
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry, builtin_tools
 from reviewer_app.runtime.watcher import DecisionWatcher, wait_for_change
@@ -135,6 +138,7 @@ class Runtime:
         tools: ToolRegistry | None = None,
         expiry_interval_s: float = 1.0,
         recovery_interval_s: float | None = None,
+        heartbeat_interval_s: float = 1.0,
     ) -> None:
         if max_concurrent_runs < 1:
             raise ValueError("max_concurrent_runs must be at least 1")
@@ -151,6 +155,9 @@ class Runtime:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._service_tasks: list[asyncio.Task[None]] = []
         self._started = False
+        self.heartbeat_interval_s = heartbeat_interval_s
+        self._process_groups: dict[str, set[int]] = {}  # per run: shell tools running now (see liveness.py)
+        self._given_up: dict[str, str] = {}  # runs whose state the database could not record (see _give_up)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> None:
@@ -163,6 +170,7 @@ class Runtime:
         self._watcher.start()
         loop = asyncio.get_running_loop()
         self._service_tasks.append(loop.create_task(self._expiry_loop(), name="reviewer-expiry"))
+        self._service_tasks.append(loop.create_task(self._heartbeat_loop(), name="reviewer-heartbeat"))
         if recover:
             await self.recover()
             if self.recovery_interval_s:
@@ -300,6 +308,7 @@ class Runtime:
             session_id=session_id,
             invocation_id=invocation_id,
             shell_timeout_s=spec.shell_timeout_s,
+            process_groups=self._process_groups.setdefault(invocation_id, set()),
         )
 
     def _spawn(self, run: _Run) -> None:
@@ -309,6 +318,7 @@ class Runtime:
         def forget(done: asyncio.Task[None]) -> None:
             if self._tasks.get(run.invocation_id) is done:
                 del self._tasks[run.invocation_id]
+                self._process_groups.pop(run.invocation_id, None)
 
         task.add_done_callback(forget)
 
@@ -426,6 +436,8 @@ class Runtime:
         task = self._tasks.get(invocation_id)
         if task is not None:  # driven here: no need to re-read the run on every database change
             await asyncio.wait({task}, timeout=timeout)
+            if invocation_id in self._given_up:
+                raise DatabaseUnavailable(f"run {invocation_id} given up: {self._given_up[invocation_id]}")
         while True:
             token = feed.token()
             record = await self.backend.get_run(invocation_id)
@@ -462,6 +474,7 @@ class Runtime:
         claimed = await self.backend.write(lambda tx: tx.claim_run(record.id, self.owner, expected_owner=record.owner))
         if not claimed:
             return False  # another process was quicker
+        kill_process_group(record.process_group)  # whatever tool the dead owner was running ends now
         try:
             run = await self._load(record)
         except Exception as exc:
@@ -527,9 +540,26 @@ class Runtime:
         while True:
             await asyncio.sleep(self.recovery_interval_s)
             try:
+                await settle_dead_owners(self.backend)  # kills a dead owner's tool group, interrupts its run
                 await self.recover()
             except Exception:
                 log.exception("recovery sweep failed; trying again later")
+
+    async def _heartbeat_loop(self) -> None:
+        """Tell other processes this owner lives (and which tool process group each run has): see liveness.py."""
+        while True:
+            await asyncio.sleep(self.heartbeat_interval_s)
+            groups = {inv: min(self._process_groups.get(inv) or (0,)) or None for inv in self.active_runs()}
+            if not groups:
+                continue
+            try:
+                await self.backend.write(functools.partial(_beat, self.owner, groups))
+            except asyncio.CancelledError:
+                raise
+            except DatabaseUnavailable as exc:
+                log.warning("heartbeat not recorded: %s", exc)
+            except Exception:
+                log.exception("heartbeat failed; trying again")
 
     # -- expiry ---------------------------------------------------------------------------------
     def _expiry_default(self, record: HITLRecord) -> str:
@@ -576,6 +606,8 @@ class Runtime:
                 await self._gate(run, turn)
         except RunStopped as stopped:
             log.info("stopped driving %s", stopped)
+        except DatabaseUnavailable as exc:
+            await self._give_up(run, exc)
         except Exception as exc:
             await self._fail(run, exc)
         finally:
@@ -967,6 +999,15 @@ class Runtime:
         )
         await self._commit(run, RunState.DONE, events=[end])
 
+    async def _give_up(self, run: _Run, exc: DatabaseUnavailable) -> None:
+        """The database cannot record this run's state: never call it failed; release it for another process."""
+        log.error("giving up run %s: the database cannot record its state (%s)", run.invocation_id, exc)
+        self._given_up[run.invocation_id] = str(exc)
+        with contextlib.suppress(Exception):  # one try: when it fails too, recovery sees this process gone later
+            await self.backend.write(
+                lambda tx: tx.claim_run(run.invocation_id, None, expected_owner=self.owner), retry=False
+            )
+
     async def _fail(self, run: _Run, exc: BaseException) -> None:
         message = redact_secrets(str(exc) or type(exc).__name__)  # stored, shown and logged: never a credential
         if not isinstance(exc, BudgetExceeded | RuntimeError | ValueError):
@@ -989,8 +1030,14 @@ class Runtime:
             await self._commit(run, RunState.FAILED, events=events, error=message)
         except RunStopped:
             pass
+        except DatabaseUnavailable as unavailable:
+            await self._give_up(run, unavailable)
         except Exception:
             log.exception("could not record the failure of run %s", run.invocation_id)
+
+
+def _beat(owner: str, groups: dict[str, int | None], tx: StoreTx) -> int:
+    return tx.heartbeat(owner, groups)
 
 
 def _with_run_unique_call_ids(turn: ModelTurn, messages: Sequence[dict[str, Any]]) -> ModelTurn:

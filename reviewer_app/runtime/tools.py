@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 from typing import Any
 
@@ -25,6 +25,7 @@ import jsonschema
 from jsonschema import Draft202012Validator
 
 from reviewer_app.runtime import safe_fs
+from reviewer_app.runtime.process_groups import die_with_parent
 from reviewer_app.runtime.safe_fs import WorkspaceEscape
 
 __all__ = [
@@ -52,6 +53,8 @@ class ToolContext:
     invocation_id: str
     shell_timeout_s: float = 30.0
     output_cap_bytes: int = 64_000
+    # Process groups of the shell tools running now: the runtime's heartbeat records them for recovery.
+    process_groups: set[int] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -390,7 +393,10 @@ async def _run_shell(args: dict[str, Any], ctx: ToolContext) -> str:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=posix,  # own process group, so a timeout kills the children too
+        preexec_fn=die_with_parent(),  # and the shell dies with this process (Linux)
     )
+    if posix:
+        ctx.process_groups.add(proc.pid)
     kept = bytearray()
     dropped = 0
 
@@ -422,6 +428,7 @@ async def _run_shell(args: dict[str, Any], ctx: ToolContext) -> str:
                 await pump_task
             if proc.returncode is None:
                 await proc.wait()
+        ctx.process_groups.discard(proc.pid)
     output = kept.decode("utf-8", errors="replace")
     if dropped:
         output += f"\n[output truncated: {dropped} more bytes]"

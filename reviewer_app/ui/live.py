@@ -62,6 +62,10 @@ class LiveController(QObject):
         eventsAppended(str, list): its new events.
         failed(str): a refresh failed; the message is for the banner.
         refreshed(): a refresh finished (tests and the status bar use it).
+        runsNeedAction(list): messages about runs whose process died (interrupted, or released for a worker).
+        feedStatus(str): the change feed cannot see other processes and is retrying (a message); "" once well.
+        databaseStatus(str): writes are being retried ("database busy — retrying", "disk full — retrying");
+            "" once they go through again.
     """
 
     requestsLoaded = Signal(list, str)
@@ -76,6 +80,9 @@ class LiveController(QObject):
     eventsAppended = Signal(str, list)
     failed = Signal(str)
     refreshed = Signal()
+    runsNeedAction = Signal(list)
+    feedStatus = Signal(str)
+    databaseStatus = Signal(str)
 
     def __init__(self, backend: SQLHITLBackend, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -96,17 +103,24 @@ class LiveController(QObject):
         self._next_refresh_at = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe_status: Callable[[], None] | None = None
         self._closed = False
         self._loaded_event: asyncio.Event | None = None
         self.refresh_count = 0
         self.last_refresh_ms = 0.0
+        self.liveness_interval_s = 1.0
+        self._liveness_task: asyncio.Task[None] | None = None
+        self._db_status_task: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         """Subscribe to the feed and load everything once (call with the qasync loop running)."""
         self._loaded_event = asyncio.Event()
         self._unsubscribe = self.backend.feed.subscribe(self.request_refresh)
+        self._unsubscribe_status = self.backend.feed.subscribe_status(self._on_feed_status)
         self.spawn(self._load_all())
+        self._liveness_task = asyncio.ensure_future(self._liveness_loop())
+        self._db_status_task = asyncio.ensure_future(self._db_status_loop())
 
     async def wait_loaded(self, timeout: float | None = None) -> bool:
         """Until the whole first load finished, every page of it (or failed); False on timeout."""
@@ -128,10 +142,16 @@ class LiveController(QObject):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._unsubscribe_status is not None:
+            self._unsubscribe_status()
+            self._unsubscribe_status = None
         for task in list(self._tasks):
             task.cancel()
         if self._refresh_task is not None:
             self._refresh_task.cancel()
+        for loop_task in (self._liveness_task, self._db_status_task):
+            if loop_task is not None:
+                loop_task.cancel()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` on the loop, keeping a strong reference until it ends."""
@@ -276,6 +296,49 @@ class LiveController(QObject):
             self.eventsLoaded.emit(invocation_id, events)
 
         await self._guard(work(), "load the timeline")
+
+    def _on_feed_status(self, status: str | None) -> None:
+        if not self._closed:
+            self.feedStatus.emit(status or "")
+            if status is None:
+                self.request_refresh()  # the feed may have missed commits while it was failing
+
+    async def _db_status_loop(self) -> None:
+        """The backend's retry status, read without the database (its thread may be the one retrying)."""
+        shown: str | None = None
+        while not self._closed:
+            status = self.backend.db_status
+            if status != shown:
+                shown = status
+                self.databaseStatus.emit(status or "")
+            await asyncio.sleep(0.5)
+
+    # -- dead owners -----------------------------------------------------------------------
+    async def _liveness_loop(self) -> None:
+        """Every second: runs whose process died (stale heartbeat, pid gone) are interrupted or released.
+
+        Not only at start-up: a runner killed while the window is open shows as needing action within seconds.
+        """
+        from reviewer_app.runtime.liveness import settle_dead_owners  # the runtime loads after the first screen
+
+        while not self._closed:
+            await asyncio.sleep(self.liveness_interval_s)
+            try:
+                settled = await settle_dead_owners(self.backend)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the database may be busy: say so and try again next time
+                if not self._closed:
+                    self.failed.emit(f"Could not check for runs whose process died: {exc}")
+                continue
+            if settled and not self._closed:
+                self.runsNeedAction.emit(
+                    [
+                        f"Run {s.invocation_id}: its process died "
+                        + ("inside a tool call: re-run or abort it" if s.outcome == "interrupted" else f"({s.detail})")
+                        for s in settled
+                    ]
+                )
 
     # -- increments ------------------------------------------------------------------------
     async def _refresh_loop(self) -> None:

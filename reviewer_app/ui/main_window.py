@@ -197,6 +197,11 @@ class MainWindow(QMainWindow):
         self.decisions.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
         self.runs.failed.connect(self.show_error)
         self.runs.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
+        live.runsNeedAction.connect(lambda texts: self.statusBar().showMessage("; ".join(texts), 10_000))
+        live.databaseStatus.connect(lambda text: self.statusBar().showMessage(text, 0 if text else 1))
+        live.feedStatus.connect(
+            lambda text: self.statusBar().showMessage(text or "Following the database again.", 0 if text else 3000)
+        )
         self.notifier.showRequested.connect(self.bring_to_front)
         self.notifier.quitRequested.connect(self.close)
 

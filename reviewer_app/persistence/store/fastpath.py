@@ -5,6 +5,7 @@ PostgreSQL and the pooled fall-back keep plain SQLAlchemy; the rows written and 
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
@@ -214,9 +215,13 @@ class _Write:
     @staticmethod
     def _rollback(connection: Connection, driver: sqlite3.Connection) -> None:
         try:
-            if connection.in_transaction():
+            # Also a transaction a failed statement left inactive (a full disk): else every later statement
+            # on this held connection raises PendingRollbackError.
+            if connection.get_transaction() is not None:
                 connection.rollback()
-            elif driver.in_transaction:
+            if driver.in_transaction:
                 _driver_sql(driver, "ROLLBACK")
         except Exception:  # a connection that cannot even roll back is not reused
             connection.invalidate()
+            with contextlib.suppress(Exception):  # ends the invalid transaction: the next use reconnects
+                connection.rollback()

@@ -119,6 +119,7 @@ class RunWrites(TxBase):
                     "started_at": ms // 1000 if state is RunState.RUNNING else None,
                     "updated_at_ms": ms,
                     "active_ms": 0,
+                    "heartbeat_ms": ms if owner else None,
                 },
                 ["id"],
             )
@@ -204,9 +205,25 @@ class RunWrites(TxBase):
         result = self.connection.execute(
             update(invocations_t)
             .where(invocations_t.c.id == invocation_id, condition)
-            .values(owner=owner, updated_at_ms=now_ms())
+            .values(owner=owner, updated_at_ms=now_ms(), heartbeat_ms=now_ms() if owner else None, process_group=None)
         )
         return bool(result.rowcount)
+
+    def heartbeat(self, owner: str, process_groups: dict[str, int | None]) -> int:
+        """``owner`` is alive and drives these runs (with the tool process group each runs, if any).
+
+        Touches neither ``updated_at_ms`` nor the state: a heartbeat is not a change the runs board shows.
+        Returns how many of the runs this owner still holds.
+        """
+        if not process_groups:
+            return 0
+        result = self.connection.execute(
+            update(invocations_t)
+            .where(invocations_t.c.id == bindparam("match_id"), invocations_t.c.owner == owner)
+            .values(heartbeat_ms=bindparam("beat_ms"), process_group=bindparam("group")),
+            [{"match_id": inv, "beat_ms": now_ms(), "group": group} for inv, group in process_groups.items()],
+        )
+        return int(result.rowcount or 0)
 
 
 class RunReads(ReadsBase):
@@ -252,6 +269,17 @@ class RunReads(ReadsBase):
         query = _runs_query(select_where, limit)
         with self._reading() as connection:
             return [RunRecord(**dict(row._mapping)) for row in connection.execute(query)]
+
+    def stale_owned_runs(self, states: Sequence[str], *, beat_before_ms: int) -> list[RunRecord]:
+        """Runs in ``states`` that have an owner whose last heartbeat is older than ``beat_before_ms`` (or none)."""
+        stale = invocations_t.c.heartbeat_ms.is_(None) | (invocations_t.c.heartbeat_ms < beat_before_ms)
+        where = and_(
+            invocations_t.c.state.in_(list(states)),
+            invocations_t.c.owner.is_not(None),
+            invocations_t.c.external.is_(False),
+            stale,
+        )
+        return self._runs(select_where=where, limit=None)
 
     def session_info(self, session_id: str) -> dict[str, Any] | None:
         rows = self._read(_SELECT_SESSION, {"match_id": session_id})
