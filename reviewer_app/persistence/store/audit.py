@@ -129,7 +129,7 @@ class AuditReads(ReadsBase):
         with self._reading() as connection:
             return [AuditEntry(**dict(row._mapping)) for row in connection.execute(query)]
 
-    def verify_audit(self) -> AuditReport:
+    def verify_audit(self, *, _attempt: int = 0) -> AuditReport:
         """Walk the keyed chain, check it against its anchors, and cross-check every decided request."""
         seal = self.audit_seal
         # Anchors before the snapshot: each is appended after its commit, so every anchor read now is covered by
@@ -152,8 +152,10 @@ class AuditReads(ReadsBase):
                     f"({seal.key_id}): verify with REVIEWER_AUDIT_KEY_FILE set to that key",
                 )
             database_id = meta.get(DATABASE_ID_KEY)
-            if database_id is not None and database_id != early_id:
-                early_anchors = seal.anchors(database_id)  # the id was just set: nothing anchored for it before
+            if database_id is not None and database_id != early_id and _attempt < 3:
+                # The first decision set the id between the two reads: its anchors, read now, could be newer than
+                # this snapshot. Start again, with the id known before the snapshot.
+                return self.verify_audit(_attempt=_attempt + 1)
             anchors = {a.count: a.head for a in early_anchors} if database_id else {}
             prev_hash = GENESIS_HASH
             checked = 0
