@@ -155,37 +155,24 @@ def gate_call(
         waived_by = next(((i, r) for i, r in rules if r.matches(call.name, call.arguments)), None)
     else:
         return GateResult(pending, None)
-    hitl_id = f"hitl_{uuid.uuid4().hex[:20]}"
-    data: dict[str, Any] = {
-        "arguments": call.arguments,
-        "schema": spec.parameters,
-        "agent": agent,
-        "tool_call_id": call.id,
-    }
-    if hitl_type == HITLType.ASK_USER.value:
-        data["question"] = call.arguments.get("question", "")
-        if call.arguments.get("options"):
-            data["options"] = call.arguments["options"]
     expires_at = None
     if policy.expires_after_s:
         expires_at = int(now if now is not None else time.time()) + policy.expires_after_s
-    request = NewRequest(
-        hitl_id=hitl_id,
+    request = _tool_request(
+        call,
+        spec.parameters,
+        agent,
+        session_id,
+        invocation_id,
+        block_id,
+        cwd,
         hitl_type=hitl_type,
-        session_id=session_id,
-        invocation_id=invocation_id,
-        data=data,
-        metadata={"agent": agent},
-        block_id=block_id,
-        tool_name=call.name,
-        tool_call_id=call.id,
         expires_at=expires_at,
-        agent=agent,
     )
     if waived_by is not None:  # no human needed, but on the record: the caller settles it as the rule's decision
         return GateResult(pending, None, waiver=request, waived_by=waived_by)
     pending.status = CallStatus.AWAITING_DECISION
-    pending.hitl_id = hitl_id
+    pending.hitl_id = request.hitl_id
     pending.hitl_type = hitl_type
     return GateResult(pending, request)
 
@@ -198,14 +185,21 @@ def _tool_request(
     invocation_id: str,
     block_id: str,
     cwd: str | None,
+    *,
+    hitl_type: str = HITLType.TOOL_APPROVAL.value,
+    expires_at: int | None = None,
 ) -> NewRequest:
-    """The record of a call a rule decided: the same request a human would have seen."""
+    """The request for a call: what a human sees, and the record of a call a rule decided (the same request)."""
     data: dict[str, Any] = {"arguments": call.arguments, "schema": schema, "agent": agent, "tool_call_id": call.id}
     if cwd:
         data["cwd"] = cwd
+    if hitl_type == HITLType.ASK_USER.value:
+        data["question"] = call.arguments.get("question", "")
+        if call.arguments.get("options"):
+            data["options"] = call.arguments["options"]
     return NewRequest(
         hitl_id=f"hitl_{uuid.uuid4().hex[:20]}",
-        hitl_type=HITLType.TOOL_APPROVAL.value,
+        hitl_type=hitl_type,
         session_id=session_id,
         invocation_id=invocation_id,
         data=data,
@@ -213,6 +207,7 @@ def _tool_request(
         block_id=block_id,
         tool_name=call.name,
         tool_call_id=call.id,
+        expires_at=expires_at,
         agent=agent,
     )
 
