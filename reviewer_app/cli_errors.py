@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from reviewer_app.persistence.retry import DatabaseUnavailable
+from reviewer_app.domain.hitl import WriteRetriesExhausted
 
 EXIT_BAD_ENCODING = 10  # an argument on the command line is not valid UTF-8
 EXIT_DB_READ_ONLY = 6  # the database (or its folder) cannot be written
@@ -54,7 +54,7 @@ def database_failure(exc: BaseException, database: str) -> tuple[str, int] | Non
     path = _sqlite_file(database)
     where = str(path) if path is not None else database
     for error in _chain(exc):
-        if isinstance(error, DatabaseUnavailable):
+        if isinstance(error, WriteRetriesExhausted):
             return (
                 f"error: the database {where} cannot record anything ({error}); "
                 "runs were released for another process (reviewer-app worker resumes them)",

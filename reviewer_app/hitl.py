@@ -38,6 +38,7 @@ from reviewer_app.domain.hitl import (
     HITLStatus,
     HITLType,
     SchemaTooNew,
+    WriteRetriesExhausted,
     shown_arguments,
 )
 from reviewer_app.domain.identity import recorded_reviewer
@@ -49,12 +50,11 @@ from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
-from reviewer_app.persistence.retry import DatabaseUnavailable, with_retry
+from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
 from reviewer_app.persistence.store.policy import StoredRule
 
 __all__ = [
-    "DatabaseUnavailable",
     "Decision",
     "DecisionError",
     "DecisionKind",
@@ -65,6 +65,7 @@ __all__ = [
     "RequestRejected",
     "SQLHITLBackend",
     "SchemaTooNew",
+    "WriteRetriesExhausted",
     "default_reviewer",
     "shown_arguments",
 ]
@@ -202,7 +203,7 @@ class SQLHITLBackend:
 
         A busy database (another process holds the write lock past ``busy_timeout``) or a full disk rolls
         the transaction back and runs it again with backoff (:mod:`reviewer_app.persistence.retry`), with
-        :attr:`db_status` saying so; after the retry budget it raises ``DatabaseUnavailable``. ``retry=False``:
+        :attr:`db_status` saying so; after the retry budget it raises ``WriteRetriesExhausted``. ``retry=False``:
         one try (heartbeats, giving a run up).
         """
 

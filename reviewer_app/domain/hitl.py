@@ -115,6 +115,10 @@ class DatabaseUnavailable(SchemaError):
     """The database cannot be opened now: locked by another program, not a database, unreachable."""
 
 
+class WriteRetriesExhausted(Exception):
+    """The database stayed busy or full for longer than the retry budget; nothing was written."""
+
+
 class SchemaTooNew(SchemaError):
     """The database was written by a newer Reviewer; opening it could corrupt it."""
 

@@ -4,7 +4,7 @@ Another process may hold SQLite's write lock longer than ``busy_timeout`` (a lon
 holding ``BEGIN IMMEDIATE``), and a disk may fill up and be freed again. Neither is the run's fault: the
 transaction is rolled back and run again with backoff (:data:`FIRST_DELAY_S` doubling to :data:`MAX_DELAY_S`)
 for up to :data:`RETRY_FOR_S`, while a status says why ("database busy — retrying", "disk full"). Only then
-:class:`DatabaseUnavailable` is raised, so the caller can give its work up cleanly instead of hanging or
+:class:`WriteRetriesExhausted` is raised, so the caller can give its work up cleanly instead of hanging or
 recording a failure it could not record anyway.
 """
 
@@ -20,6 +20,8 @@ from typing import TypeVar
 
 from sqlalchemy.exc import OperationalError
 
+from reviewer_app.domain.hitl import WriteRetriesExhausted
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -29,10 +31,6 @@ RETRY_FOR_S = 120.0
 FIRST_DELAY_S = 0.05
 MAX_DELAY_S = 2.0
 REPORT_EVERY_S = 5.0
-
-
-class DatabaseUnavailable(Exception):
-    """The database stayed busy or full for longer than the retry budget; nothing was written."""
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -74,7 +72,7 @@ def with_retry(
     """``work()`` (one whole transaction), run again while it fails with busy or disk-full errors.
 
     ``on_status`` gets the reason at the first failure and None once it succeeds. Raises
-    :class:`DatabaseUnavailable` after ``retry_for_s`` seconds of trying (default :data:`RETRY_FOR_S`, or the
+    :class:`WriteRetriesExhausted` after ``retry_for_s`` seconds of trying (default :data:`RETRY_FOR_S`, or the
     environment's ``REVIEWER_DB_RETRY_S``, read at each call).
     """
     if retry_for_s is None:
@@ -96,7 +94,7 @@ def with_retry(
             waited = now - started
             if waited >= retry_for_s:
                 on_status(None)
-                raise DatabaseUnavailable(
+                raise WriteRetriesExhausted(
                     f"{reason.split(' — ')[0]} for {waited:.0f} s; gave up ({exc.__class__.__name__}: {exc})"
                 ) from exc
             if reported_at is None or now - reported_at >= REPORT_EVERY_S:

@@ -34,7 +34,7 @@ from reviewer_app.domain.rule_outcome import verdict_message
 from reviewer_app.domain.runs import RunState, RunStateConflict
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
-from reviewer_app.hitl import DatabaseUnavailable, SQLHITLBackend
+from reviewer_app.hitl import SQLHITLBackend, WriteRetriesExhausted
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
@@ -437,7 +437,7 @@ class Runtime:
         if task is not None:  # driven here: no need to re-read the run on every database change
             await asyncio.wait({task}, timeout=timeout)
             if invocation_id in self._given_up:
-                raise DatabaseUnavailable(f"run {invocation_id} given up: {self._given_up[invocation_id]}")
+                raise WriteRetriesExhausted(f"run {invocation_id} given up: {self._given_up[invocation_id]}")
         while True:
             token = feed.token()
             record = await self.backend.get_run(invocation_id)
@@ -556,7 +556,7 @@ class Runtime:
                 await self.backend.write(functools.partial(_beat, self.owner, groups))
             except asyncio.CancelledError:
                 raise
-            except DatabaseUnavailable as exc:
+            except WriteRetriesExhausted as exc:
                 log.warning("heartbeat not recorded: %s", exc)
             except Exception:
                 log.exception("heartbeat failed; trying again")
@@ -606,7 +606,7 @@ class Runtime:
                 await self._gate(run, turn)
         except RunStopped as stopped:
             log.info("stopped driving %s", stopped)
-        except DatabaseUnavailable as exc:
+        except WriteRetriesExhausted as exc:
             await self._give_up(run, exc)
         except Exception as exc:
             await self._fail(run, exc)
@@ -999,7 +999,7 @@ class Runtime:
         )
         await self._commit(run, RunState.DONE, events=[end])
 
-    async def _give_up(self, run: _Run, exc: DatabaseUnavailable) -> None:
+    async def _give_up(self, run: _Run, exc: WriteRetriesExhausted) -> None:
         """The database cannot record this run's state: never call it failed; release it for another process."""
         log.error("giving up run %s: the database cannot record its state (%s)", run.invocation_id, exc)
         self._given_up[run.invocation_id] = str(exc)
@@ -1030,7 +1030,7 @@ class Runtime:
             await self._commit(run, RunState.FAILED, events=events, error=message)
         except RunStopped:
             pass
-        except DatabaseUnavailable as unavailable:
+        except WriteRetriesExhausted as unavailable:
             await self._give_up(run, unavailable)
         except Exception:
             log.exception("could not record the failure of run %s", run.invocation_id)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from reviewer_app.persistence.retry import BUSY, DISK_FULL, DatabaseUnavailable, transient_reason, with_retry
+from reviewer_app.domain.hitl import WriteRetriesExhausted
+from reviewer_app.persistence.retry import BUSY, DISK_FULL, transient_reason, with_retry
 from reviewer_app.persistence.store import Store
 
 
@@ -58,7 +59,7 @@ def test_a_lock_that_is_never_released_gives_up_after_the_budget(impatient_store
     locker.execute("BEGIN IMMEDIATE")
     statuses: list[str | None] = []
     try:
-        with pytest.raises(DatabaseUnavailable, match="database busy for"):
+        with pytest.raises(WriteRetriesExhausted, match="database busy for"):
             with_retry(lambda: _write(impatient_store), on_status=statuses.append, retry_for_s=0.3)
     finally:
         locker.execute("ROLLBACK")
