@@ -155,6 +155,14 @@ async def test_a_read_only_tool_answers_without_a_request(
     assert blocks[0].data["status"] == "success"
     assert blocks[0].data["gated"] is False
     assert blocks[0].data["result"] == "[misc] hello\n"
+    # the host hung up: the proxy's run is over, not left "running" forever on the runs board
+    ended = await eventually(lambda: _run_in(backend, run.id, "done"), backend)
+    assert ended.finished_at is not None
+
+
+async def _run_in(backend: SQLHITLBackend, invocation_id: str, state: str) -> Any:
+    run = await backend.get_run(invocation_id)
+    return run if run is not None and run.state == state else None
 
 
 async def _tool_blocks(backend: SQLHITLBackend, invocation_id: str, count: int) -> list[Any] | None:
@@ -394,6 +402,8 @@ async def test_a_dying_upstream_gives_pending_calls_a_clear_error(
     assert current is not None and current["status"] == HITLStatus.CANCELLED.value
     (entry,) = await backend.audit(record["hitl_id"])
     assert entry.message == UPSTREAM_EXITED
+    failed = await eventually(lambda: _run_in(backend, record["invocation_id"], "failed"), backend)
+    assert UPSTREAM_EXITED in (failed.error or "")
 
 
 @asyncio_test

@@ -22,6 +22,7 @@ from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLNotFound, HITLStatus, HITLType
+from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.integrations.core import ANSWERED_ELSEWHERE, ExternalCall, Outcome, ReviewClient, stable_id
@@ -121,10 +122,12 @@ class McpProxy:
         helpers = [asyncio.create_task(self._write_blocks(), name="mcp-proxy timeline")]
         if self.watch_parent:
             helpers.append(asyncio.create_task(self._watch_parent(host_pump), name="mcp-proxy parent"))
+        ended: tuple[RunState, str | None] = (RunState.DONE, None)
         try:
             done, _ = await asyncio.wait({host_pump, upstream_pump}, return_when=asyncio.FIRST_COMPLETED)
             if upstream_pump in done:
                 code = await self._upstream_exit_code()
+                ended = (RunState.FAILED, f"{UPSTREAM_EXITED} (exit code {code})")
                 await self._upstream_died(code)
                 host_pump.cancel()
                 return code or 1
@@ -139,6 +142,15 @@ class McpProxy:
             await asyncio.gather(host_pump, upstream_pump, return_exceptions=True)
             await self._stop_upstream()
             await self._flush_blocks(helpers)
+            await self._end_run(*ended)
+
+    async def _end_run(self, state: RunState, error: str | None) -> None:
+        """The host hung up (done) or the upstream died (failed): the proxy session's run ends on the record,
+        instead of looking "running" forever. Best effort: the proxy exits whatever the database says."""
+        if self.client is None or not self._registered.is_set():
+            return
+        with contextlib.suppress(Exception):
+            await self.client.finish_run(self.session_id, self.invocation_id, state, error=error)
 
     def stop(self) -> None:
         """End the session as if the host had hung up (SIGTERM, SIGINT): held requests leave the inbox."""
