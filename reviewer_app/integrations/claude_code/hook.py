@@ -312,12 +312,16 @@ async def _wait_for_decision(
     )
     started = time.monotonic()
     record = await client.submit(call)
-    if record["status"] != HITLStatus.PENDING.value:
-        return Outcome.from_record(record)
     from reviewer_app.integrations.claude_code.timeline import TimelineWriter
 
+    # The timeline is written even when a reviewer was quicker than this process: the fast path showed the
+    # request before the backend loaded, and a decision may already be there.
     timeline = TimelineWriter(backend, event, options.state_dir if options.transcript else None)
     await timeline.request_shown(fields)
+    if record["status"] != HITLStatus.PENDING.value:
+        outcome = Outcome.from_record(record)
+        await timeline.settled(outcome)
+        return outcome
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
