@@ -108,22 +108,7 @@ async def test_an_older_or_foreign_database_takes_the_full_path(
 
 def test_request_data_matches_the_adapter_core() -> None:
     fields, _ = _fields("pretooluse.json", "x")
-    call = core.ExternalCall(
-        hitl_id=fields.hitl_id,
-        agent=fields.agent,
-        session_id=fields.session_id,
-        invocation_id=fields.invocation_id,
-        tool_name=fields.tool_name,
-        arguments=fields.arguments,
-        tool_call_id=fields.tool_call_id,
-        description=fields.description,
-        schema=fields.schema,
-        allowed_decisions=tuple(DecisionKind(k) for k in fields.allowed_decisions),
-        title=fields.title,
-        cwd=fields.cwd,
-        extra_data=fields.extra_data,
-        metadata=fields.metadata,
-    )
+    call = fields.external_call()  # what the waiting path submits through the adapter core
     assert json.dumps(call.request_data()) == json.dumps(fields.request_data())
     assert call.request_metadata() == fields.request_metadata()
     assert request.stable_id("a", "b") == core.stable_id("a", "b")

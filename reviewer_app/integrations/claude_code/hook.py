@@ -288,28 +288,11 @@ async def _wait_for_decision(
     import asyncio
     import signal
 
-    from reviewer_app.domain.decisions import DecisionKind
     from reviewer_app.domain.hitl import HITLStatus
-    from reviewer_app.integrations.core import ExternalCall, Outcome, ReviewClient
+    from reviewer_app.integrations.core import Outcome, ReviewClient
 
     client = ReviewClient(backend, agent=fields.agent)
-    call = ExternalCall(
-        hitl_id=fields.hitl_id,
-        agent=fields.agent,
-        session_id=fields.session_id,
-        invocation_id=fields.invocation_id,
-        tool_name=fields.tool_name,
-        arguments=fields.arguments,
-        tool_call_id=fields.tool_call_id,
-        description=fields.description,
-        schema=fields.schema,
-        allowed_decisions=tuple(DecisionKind(kind) for kind in fields.allowed_decisions),
-        title=fields.title,
-        cwd=fields.cwd,
-        expires_at=fields.expires_at,
-        extra_data=fields.extra_data,
-        metadata=fields.metadata,
-    )
+    call = fields.external_call()
     started = time.monotonic()
     record = await client.submit(call)
     from reviewer_app.integrations.claude_code.timeline import TimelineWriter

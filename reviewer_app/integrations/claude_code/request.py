@@ -10,10 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewer_app.integrations.claude_code.events import HookEvent, Host
 from reviewer_app.integrations.claude_code.schemas import CODEX_SHELL_TOOLS, SHELL_TOOLS, schema_for
+
+if TYPE_CHECKING:
+    from reviewer_app.integrations.core import ExternalCall
 
 TOOL_APPROVAL = "tool_approval"
 CLAUDE_DECISIONS = ("approve", "approve_for_session", "edit", "reject", "steer")
@@ -64,6 +67,29 @@ class RequestFields:
     metadata: dict[str, Any] = field(default_factory=dict)
     expires_at: int | None = None
     hitl_type: str = TOOL_APPROVAL
+
+    def external_call(self) -> ExternalCall:
+        """The same request for the adapter core (the waiting path); imported here only, off the fast path."""
+        from reviewer_app.domain.decisions import DecisionKind
+        from reviewer_app.integrations.core import ExternalCall
+
+        return ExternalCall(
+            hitl_id=self.hitl_id,
+            agent=self.agent,
+            session_id=self.session_id,
+            invocation_id=self.invocation_id,
+            tool_name=self.tool_name,
+            arguments=self.arguments,
+            tool_call_id=self.tool_call_id,
+            description=self.description,
+            schema=self.schema,
+            allowed_decisions=tuple(DecisionKind(kind) for kind in self.allowed_decisions),
+            title=self.title,
+            cwd=self.cwd,
+            expires_at=self.expires_at,
+            extra_data=self.extra_data,
+            metadata=self.metadata,
+        )
 
     def request_data(self) -> dict[str, Any]:
         """The request's ``data``: built exactly as ``ExternalCall.request_data`` builds it."""
