@@ -53,13 +53,17 @@ XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" setsid make run \
 run_pid=$!
 pids+=("$run_pid")
 opened=""
+# Wait for the window itself: `setsid` may fork, so the job's pid ending says nothing about the app.
 for _ in $(seq 240); do
   if xwininfo -root -tree 2>/dev/null | grep -q '"Reviewer'; then opened=yes; break; fi
-  kill -0 "$run_pid" 2>/dev/null || break
   sleep 0.5
 done
 cat "$tmp/run.log"
-if [ -z "$opened" ]; then echo "FAIL: no Reviewer window appeared" >&2; exit 1; fi
+if [ -z "$opened" ]; then
+  echo "FAIL: no Reviewer window appeared within 120 s; the X server said:" >&2
+  tail -5 "$tmp/xvfb.log" >&2 || true
+  exit 1
+fi
 sleep 5 # let the demo fill the inbox
 mkdir -p "$(dirname "$shot")"
 import -window root "$shot"
