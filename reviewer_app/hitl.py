@@ -193,10 +193,15 @@ class SQLHITLBackend:
 
     # -- plumbing ------------------------------------------------------------------------------
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn`` on the database thread and await its result on the caller's loop."""
+        """Run ``fn`` on the database thread and await its result on the caller's loop.
+
+        A read that meets TEXT another program stored as invalid UTF-8 is read again leniently
+        (see :meth:`Store.tolerating_bad_text`), so one such row never hides the others.
+        """
         if self._closed:
             raise RuntimeError("the HITL backend is closed")
-        return await self._db_thread.submit(lambda: fn(*args, **kwargs))
+        store = self.store
+        return await self._db_thread.submit(lambda: store.tolerating_bad_text(lambda: fn(*args, **kwargs)))
 
     async def write(self, fn: Callable[[StoreTx], T], *, retry: bool = True) -> T:
         """Run ``fn`` inside one write transaction on the database thread; wakes waiters after commit.

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection
 
@@ -89,12 +90,64 @@ class TxBase:
         return self._write(_insert_ignore_statement(table, tuple(index), self.dialect), values)
 
 
+T = TypeVar("T")
+
+# What pysqlite says when a TEXT value holds bytes that are not UTF-8 (another program wrote them).
+_UNDECODABLE_TEXT = "Could not decode to UTF-8"
+
+
+def _lenient_text(raw: bytes) -> str:
+    """TEXT as str, invalid UTF-8 shown as U+FFFD instead of failing the whole query."""
+    return raw.decode("utf-8", "replace")
+
+
+def is_undecodable_text(error: BaseException) -> bool:
+    """True when ``error`` (pysqlite's or SQLAlchemy's wrapper) is a TEXT value that is not UTF-8."""
+    return _UNDECODABLE_TEXT in str(error)
+
+
 class ReadsBase:
-    """Connection plumbing shared by every aggregate's reads (see :class:`Store`)."""
+    """Connection plumbing shared by every aggregate's reads (see :class:`Store`).
+
+    pysqlite refuses a TEXT value that is not valid UTF-8 and fails the whole query with it, so one row
+    another program wrote could hide every request. A tolerant ``text_factory`` on every read would cost
+    about half of a 100,000-row listing, so :meth:`tolerating_bad_text` retries only the read that failed,
+    with invalid bytes shown as U+FFFD.
+    """
 
     engines: Engines
     _prepared: dict[Any, _Prepared]
     _held_reader: _HeldConnection | None
+    _lenient = threading.local()
+
+    def tolerating_bad_text(self, work: Callable[[], T]) -> T:
+        """``work()``; if a stored TEXT value is not UTF-8, ``work()`` again decoding TEXT leniently.
+
+        ``work`` may be a read or a whole write transaction (a decision reads the row it settles): the
+        failed attempt changed nothing, and every connection the retry used is strict again afterwards.
+        """
+        try:
+            return work()
+        except Exception as exc:
+            if not (self.engines.is_sqlite and is_undecodable_text(exc)):
+                raise
+        touched: list[sqlite3.Connection] = []
+        self._lenient.touched = touched
+        try:
+            return work()
+        finally:
+            self._lenient.touched = None
+            for driver in touched:
+                driver.text_factory = str
+
+    def _decode_leniently_if_retrying(self, connection: Any) -> None:
+        """Inside :meth:`tolerating_bad_text`'s retry: this connection decodes invalid UTF-8 as U+FFFD."""
+        touched: list[sqlite3.Connection] | None = getattr(self._lenient, "touched", None)
+        if touched is None or not self.engines.is_sqlite:
+            return
+        driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+        driver.text_factory = _lenient_text
+        touched.append(driver)
 
     @property
     def audit_seal(self) -> AuditSeal:
@@ -112,9 +165,11 @@ class ReadsBase:
         connection = held.acquire() if held is not None else None
         if held is None or connection is None:
             with self.engines.read() as pooled:
+                self._decode_leniently_if_retrying(pooled)
                 yield pooled
             return
         try:
+            self._decode_leniently_if_retrying(connection)
             yield connection
         finally:
             try:

@@ -119,6 +119,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
         tx.seal = self.audit_seal
         tx.database_url = self.identity_url
         tx.login = self.database_login()
+        self._decode_leniently_if_retrying(tx.connection)
         return tx
 
     def close(self) -> None:
