@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.hitl import (
     HITLConflict,
     HITLError,
@@ -48,6 +48,7 @@ from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, Req
 from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
 from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+from reviewer_app.domain.toolcall import is_shell_tool
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.retry import with_retry
@@ -426,7 +427,10 @@ class SQLHITLBackend:
             self._grant_session_rule(tx, record, decision)
             return decided
 
-        return await self.write(work)
+        decided = await self.write(work)
+        if decision.kind is DecisionKind.APPROVE_FOR_SESSION:
+            await self.settle_session_siblings(decided)
+        return decided
 
     def _grant_session_rule(self, tx: StoreTx, record: HITLRecord, decision: Decision) -> None:
         """Approve-for-session adds its waiver in the decision's transaction; its scope comes from the call
@@ -691,6 +695,58 @@ class SQLHITLBackend:
         """Runs in ``states`` whose owner has not sent a heartbeat for ``stale_after_ms`` (liveness sweeps)."""
         before = now_ms() - stale_after_ms
         return await self.run(self.store.stale_owned_runs, states, beat_before_ms=before)
+
+    # -- approve-for-session settles its identical siblings (issue 14) --------------------------------------------
+    async def settle_session_siblings(self, approved: HITLRecord) -> list[HITLRecord]:
+        """Approve the pending requests of ``approved``'s session that ask for the same call, at once.
+
+        A sibling is the same tool with identical arguments as shown, or (shell tools) a command the exact scope
+        approve-for-session granted covers (``'git' status`` for ``git status``). Each is decided in its own
+        compare-and-set transaction, validated like any decision (hash of its own shown arguments, its
+        ``allowed_decisions``): one decided elsewhere meanwhile keeps that decision. Returns the ones approved.
+        """
+        tool = approved.get("tool_name")
+        if not tool or approved.get("hitl_type") != HITLType.TOOL_APPROVAL.value:
+            return []
+        shown = shown_arguments(approved)
+        digest = args_digest(shown)
+        rule = rule_for(tool, shown) if is_shell_tool(tool) and isinstance(shown, dict) else None
+        pending = await self.run(self.store.pending_records, session_id=approved["session_id"])
+
+        def sibling(record: HITLRecord) -> bool:
+            if record["hitl_id"] == approved["hitl_id"] or record.get("tool_name") != tool:
+                return False
+            if record.get("hitl_type") != HITLType.TOOL_APPROVAL.value:
+                return False
+            args = shown_arguments(record)
+            if args_digest(args) == digest:
+                return True
+            return rule is not None and isinstance(args, dict) and rule.matches(tool, args)
+
+        def approve_one(tx: StoreTx, hitl_id: str) -> HITLRecord | None:
+            current = tx.get_request(hitl_id)
+            if current is None or current["status"] != HITLStatus.PENDING.value or not sibling(current):
+                return None
+            decision = Decision(
+                DecisionKind.APPROVE,
+                message=f"approved for the session with {approved['hitl_id']}",
+                args_sha256=args_digest(shown_arguments(current)),
+                reviewer=self.reviewer,
+            )
+            try:
+                validate_decision(current, decision)
+            except DecisionError:
+                return None  # it does not allow approve: left for a human
+            return tx.settle(hitl_id, decision.to_user_response(), reviewer=self.reviewer, message=decision.message)
+
+        settled: list[HITLRecord] = []
+        for record in pending:
+            if sibling(record):
+                hitl_id = str(record["hitl_id"])
+                decided = await self.write(lambda tx, hitl_id=hitl_id: approve_one(tx, hitl_id))  # type: ignore[misc]
+                if decided is not None:
+                    settled.append(decided)
+        return settled
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:
