@@ -45,11 +45,12 @@ from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
+from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
 from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
-from reviewer_app.domain.toolcall import is_shell_tool
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
+from reviewer_app.domain.toolcall import is_shell_tool
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
@@ -747,6 +748,26 @@ class SQLHITLBackend:
                 if decided is not None:
                     settled.append(decided)
         return settled
+
+    async def assess_requests(self, hitl_ids: Sequence[str]) -> dict[str, Risk]:
+        """The risk level and reasons of each request among ``hitl_ids`` (the window's risk chips).
+
+        The records are read on the database thread and judged on a worker thread (the secret scan costs a
+        little), so neither the loop nor the database waits on the other. A request that is not a tool call,
+        or no longer exists, is left out.
+        """
+        wanted = list(dict.fromkeys(hitl_ids))
+        records = await self.run(lambda: [self.store.get_request(hitl_id) for hitl_id in wanted])
+
+        def judge() -> dict[str, Risk]:
+            risks: dict[str, Risk] = {}
+            for record in records:
+                call = call_of_record(record) if record is not None else None
+                if record is not None and call is not None:
+                    risks[str(record["hitl_id"])] = assess(call)
+            return risks
+
+        return await asyncio.to_thread(judge)
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:
