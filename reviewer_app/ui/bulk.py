@@ -186,16 +186,18 @@ class BulkController(QObject):
         self.window.inbox.model.repaint_requests(ids)
 
     def targets(self) -> list[str]:
-        """The marked requests, plus those selected with Shift/Ctrl click (in display order)."""
+        """The marked requests, plus the rows selected with Shift/Ctrl click when several are (display order)."""
         view = self.window.inbox.view
         model = self.window.inbox.model
         chosen = dict(self.marked)
-        for index in view.selectionModel().selectedRows(COL_REQUEST):
-            if index.data(LEVEL_ROLE) == LEVEL_REQUEST:
-                summary = model.request_at(index)
-                if summary is not None:
-                    chosen[summary.hitl_id] = None
-        if len(chosen) < 2 and not self.marked:
+        selected = [
+            summary.hitl_id
+            for index in view.selectionModel().selectedRows(COL_REQUEST)
+            if index.data(LEVEL_ROLE) == LEVEL_REQUEST and (summary := model.request_at(index)) is not None
+        ]
+        if len(selected) > 1:  # one selected row is just the request being read, not a choice
+            chosen.update(dict.fromkeys(selected))
+        if not chosen:
             return []
         order = {s.hitl_id: n for n, s in enumerate(model.iter_requests())}
         return sorted(chosen, key=lambda hitl_id: order.get(hitl_id, len(order)))

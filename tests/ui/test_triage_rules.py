@@ -3,18 +3,35 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from PySide6.QtCore import Qt
+import pytest
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QMessageBox
 
 from reviewer_app.domain.rules import Rule, parse_rule_pattern
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.rules.editor import RuleEditorDialog
-from reviewer_app.ui.rules.model import COL_EFFECT, COL_EXPIRES, COL_HITS, COL_LAST_HIT, COL_NOTE, COL_PATTERN, COL_SCOPE
+from reviewer_app.ui.rules.model import (
+    COL_EFFECT,
+    COL_EXPIRES,
+    COL_HITS,
+    COL_LAST_HIT,
+    COL_NOTE,
+    COL_PATTERN,
+    COL_SCOPE,
+)
 from tests.ui.conftest import run_async
-from tests.ui.triage_helpers import dialog_of, shell, show, status, window  # noqa: F401
+from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
+
+
+@pytest.fixture
+def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
+    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    yield win
+    win.close()
 
 
 def cell(win: MainWindow, row: int, column: int) -> str:
@@ -198,3 +215,24 @@ def test_a_high_risk_mcp_call_gets_no_rule(window: MainWindow, qt_backend: SQLHI
     show(qtbot, window, "m1")
     assert window.triage.open_make_rule() is None
     assert "high-risk" in window.statusBar().currentMessage()
+
+
+def test_undoing_approve_and_make_a_rule_leaves_no_rule_and_no_decision(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    window.triage.set_grace(30)
+    shown = shell(qtbot, qt_backend, "h1", "npm test")
+    twin = shell(qtbot, qt_backend, "h2", "npm test", session="s2", invocation="i2")
+    show(qtbot, window, shown)
+    dialog = window.triage.open_make_rule()
+    assert dialog is not None
+    wait_preview(qtbot, dialog)
+    dialog.settle_check.setChecked(True)
+    dialog.try_submit()
+    assert window.triage.undo.held_ids == {shown, twin}
+    assert not window.inbox.model.index_for(twin).isValid()
+    window.triage.undo_last()
+    qtbot.wait(200)
+    assert run_async(qtbot, qt_backend.list_rules(include_inactive=True)) == []
+    assert status(qtbot, qt_backend, shown)[0] == status(qtbot, qt_backend, twin)[0] == "pending"
+    assert window.inbox.model.index_for(twin).isValid()

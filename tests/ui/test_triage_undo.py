@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.settings import DEFAULT_UNDO_GRACE_S, UNDO_GRACE_KEY, undo_grace_seconds
 from tests.ui.conftest import run_async
-from tests.ui.triage_helpers import open_window, shell, show, status, window  # noqa: F401
+from tests.ui.triage_helpers import open_window, shell, show, status
+
+
+@pytest.fixture
+def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
+    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    yield win
+    win.close()
 
 
 class FakeClock:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from PySide6.QtCore import QSettings
 
 from reviewer_app.hitl import SQLHITLBackend
@@ -26,13 +24,6 @@ def open_window(backend: SQLHITLBackend, settings: QSettings, qtbot: Any, qtmode
     win.start()
     assert run_async(qtbot, win.live.wait_loaded(timeout=10))
     return win
-
-
-@pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
-    yield win
-    win.close()
 
 
 def shell(
