@@ -26,20 +26,23 @@ UNKNOWN = Risk("low", ("not a tool call",))
 
 @cache
 def _chip_icon(level: str, color: str) -> QIcon:
-    """A small rounded chip with the level's initial (H, M): a colour and a letter, not a colour alone."""
-    pixmap = QPixmap(28, 16)
+    """A small rounded chip with the level's initial (H, M): a colour and a letter, not a colour alone.
+
+    Drawn at the item views' icon size (16 px), so the view never shrinks it.
+    """
+    pixmap = QPixmap(16, 16)
     pixmap.fill(Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setBrush(QColor(color))
     painter.setPen(Qt.PenStyle.NoPen)
-    painter.drawRoundedRect(QRectF(0, 1, 28, 14), 6, 6)
+    painter.drawRoundedRect(QRectF(0, 0, 16, 16), 4, 4)
     font = QFont()
     font.setBold(True)
-    font.setPixelSize(10)
+    font.setPixelSize(11)
     painter.setFont(font)
     painter.setPen(QColor("white"))
-    painter.drawText(QRectF(0, 1, 28, 14), Qt.AlignmentFlag.AlignCenter, "HIGH" if level == "high" else "MED")
+    painter.drawText(QRectF(0, 0, 16, 16), Qt.AlignmentFlag.AlignCenter, "H" if level == "high" else "M")
     painter.end()
     return QIcon(pixmap)
 
