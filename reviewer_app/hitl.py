@@ -26,7 +26,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
@@ -621,11 +621,14 @@ class SQLHITLBackend:
             offset += page_size
         return matches
 
-    async def settle_pending_by_rule(self, rule_id: str, *, limit: int = 1000) -> list[HITLRecord]:
+    async def settle_pending_by_rule(
+        self, rule_id: str, *, limit: int = 1000, only: Collection[str] | None = None
+    ) -> list[HITLRecord]:
         """Settle now the pending requests an allow or deny rule in force matches (the preview's "settle these").
 
         Each request is decided in its own compare-and-set transaction, by ``rule:<id>`` with its audit row and a
-        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing.
+        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing. ``only``: settle no
+        request outside these ids (the window settles exactly what its preview showed).
         :class:`HITLNotFound` when no rule with this id is in force.
         """
         rule = next((entry.rule for entry in await self.list_rules() if entry.rule.id == rule_id), None)
@@ -634,6 +637,9 @@ class SQLHITLBackend:
         if rule.effect == "ask":
             return []
         candidates = await self.preview_rule(rule, statuses=(HITLStatus.PENDING.value,), limit=limit)
+        if only is not None:
+            allowed = set(only)
+            candidates = [record for record in candidates if record["hitl_id"] in allowed]
 
         def settle_one(tx: StoreTx, hitl_id: str) -> HITLRecord | None:
             current = tx.get_request(hitl_id)

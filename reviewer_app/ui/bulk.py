@@ -17,6 +17,7 @@ import posixpath
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -267,6 +268,8 @@ class BulkController(QObject):
         async def fill() -> None:
             records = await load()
             risks = await window.backend.assess_requests([str(r["hitl_id"]) for r in records])
+            if not shiboken6.isValid(dialog) or not dialog.isVisible():
+                return  # closed while loading
             dialog.explanation.setText(f"{explanation} {len(records)} request(s).")
             dialog.set_records(records, risks)
 

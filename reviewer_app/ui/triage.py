@@ -259,7 +259,8 @@ class Triage(QObject):
             stored = await backend.add_rule(rule, created_by=backend.reviewer)
             if replaces is not None:
                 await backend.revoke_rule(replaces)
-            settled = await backend.settle_pending_by_rule(rule.id) if settle else []
+            # Exactly the pending requests the preview showed: one that arrived since is asked as usual.
+            settled = await backend.settle_pending_by_rule(rule.id, only=pending_ids) if settle else []
             done.update(str(record["hitl_id"]) for record in settled)
             text = f"Saved {stored.rule.describe()} ({rule.id})"
             if settled:

@@ -73,3 +73,17 @@ async def test_identical_non_shell_calls_only(backend: SQLHITLBackend) -> None:
     await backend.decide("w1", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=digest))
     assert (await status(backend, "w2")) == ("completed", "approve")
     assert (await status(backend, "w3"))[0] == "pending"  # a different file is not an identical call
+
+
+async def test_settle_pending_by_rule_can_be_limited_to_the_previewed_ids(backend: SQLHITLBackend) -> None:
+    import time
+
+    from reviewer_app.domain.rules import Rule
+
+    await shell(backend, "h1", "make lint")
+    await shell(backend, "h2", "make lint", session="s2")
+    rule = Rule.create("allow", "run_shell(make lint)", now=time.time())
+    await backend.add_rule(rule)
+    settled = await backend.settle_pending_by_rule(rule.id, only=["h1"])
+    assert [r["hitl_id"] for r in settled] == ["h1"]
+    assert (await status(backend, "h2"))[0] == "pending"

@@ -236,3 +236,43 @@ def test_undoing_approve_and_make_a_rule_leaves_no_rule_and_no_decision(
     assert run_async(qtbot, qt_backend.list_rules(include_inactive=True)) == []
     assert status(qtbot, qt_backend, shown)[0] == status(qtbot, qt_backend, twin)[0] == "pending"
     assert window.inbox.model.index_for(twin).isValid()
+
+
+def test_settling_now_decides_exactly_the_previewed_requests(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    shown = shell(qtbot, qt_backend, "h1", "make lint")
+    previewed = shell(qtbot, qt_backend, "h2", "make lint", session="s2", invocation="i2")
+    show(qtbot, window, shown)
+    dialog = window.triage.open_make_rule()
+    assert dialog is not None
+    wait_preview(qtbot, dialog)
+    assert preview_ids(dialog) == {shown, previewed}
+    late = shell(qtbot, qt_backend, "h3", "make lint", session="s3", invocation="i3")  # after the preview
+    dialog.settle_check.setChecked(True)
+    dialog.try_submit()
+    qtbot.waitUntil(lambda: status(qtbot, qt_backend, previewed)[0] == "completed", timeout=10_000)
+    assert status(qtbot, qt_backend, late)[0] == "pending"  # the operator never saw it: asked as usual
+
+
+def test_add_a_rule_from_the_rules_tab(window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any) -> None:
+    pending = shell(qtbot, qt_backend, "h1", "cat .env", tool="run_shell")
+    window.show_tab(window.left_tabs.indexOf(window.triage.rules))
+    qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    assert window.left_tabs.currentWidget() is window.triage.rules
+    dialog = window.triage.rules.open_add()
+    assert not dialog.error_label.isVisibleTo(dialog)  # an empty form is not an error, just not ready
+    assert not dialog.ok_button.isEnabled()
+    dialog.effect_combo.setCurrentText("deny")
+    dialog.pattern_combo.setCurrentText("run_shell(cat:*)")
+    dialog.expires_combo.setCurrentText("2d")
+    dialog.note_edit.setText("no reading secrets")
+    wait_preview(qtbot, dialog)
+    assert preview_ids(dialog) == {pending}
+    assert "reject them" in dialog.settle_check.text()
+    dialog.try_submit()  # settling not asked for: the pending request stays for a human
+    qtbot.waitUntil(lambda: rows(window) == ["run_shell(cat:*)"], timeout=10_000)
+    stored = run_async(qtbot, qt_backend.list_rules())[0]
+    assert (stored.rule.effect, stored.rule.note, stored.created_by) == ("deny", "no reading secrets", "tester")
+    assert stored.rule.expires_at is not None and 172_700 < stored.rule.expires_at - time.time() <= 172_800
+    assert status(qtbot, qt_backend, pending)[0] == "pending"

@@ -73,6 +73,16 @@ class InboxCells:
         self._colors = theme.current()
         self.risk_of: Callable[[str], Risk | None] | None = None  # the risk chips' source (ui/inbox/risk.py)
         self.is_marked: Callable[[str], bool] | None = None  # marked for a bulk action (ui/bulk.py)
+        self._chips: dict[str, Any] = {}
+
+    def _chip(self, risk: Risk | None) -> Any:
+        """The risk chip of a row (cached per theme: painted for every visible row)."""
+        if risk is None or risk.level == "low":
+            return None
+        chip = self._chips.get(risk.level)
+        if chip is None:
+            chip = self._chips[risk.level] = chip_icon(risk.level)
+        return chip
 
     def _risk(self, s: RequestSummary) -> Risk | None:
         return self.risk_of(s.hitl_id) if self.risk_of is not None and s.hitl_type != _ASK else None
@@ -80,6 +90,7 @@ class InboxCells:
     def refresh_theme(self) -> None:
         """The colour scheme changed: take its colours (the view repaints on the palette change)."""
         self._colors = theme.current()
+        self._chips = {}
 
     def ages_due(self) -> bool:
         """True (once) when a shown age or countdown has a new text since the last paint."""
@@ -145,8 +156,7 @@ class InboxCells:
                     icon = theme.icon("question" if s.hitl_type == _ASK else "tool")
                 return ("question" if s.hitl_type == _ASK else s.tool_name or s.hitl_type, icon, None, None)
             if column == COL_SUMMARY:
-                risk = self._risk(s)
-                return (s.summary, chip_icon(risk.level) if risk is not None else None, None, None)
+                return (s.summary, self._chip(self._risk(s)), None, None)
             if column == COL_AGENT:
                 return (s.agent or "", theme.icon("external") if s.external else None, self._colors.muted, None)
             if column == COL_AGE:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
@@ -216,6 +217,13 @@ class RuleEditorDialog(QDialog):
     def refresh_preview(self) -> None:
         self._preview_timer.stop()
         self._generation += 1
+        if not self.pattern_combo.currentText().strip():
+            self._show_error("")
+            self.ok_button.setEnabled(False)
+            self.preview_model.set_records([])
+            self.preview_label.setText("Preview: type a pattern, e.g. Bash(npm run test:*) or Write(src/**)")
+            self.settle_check.setEnabled(False)
+            return
         try:
             rule = self.rule()
         except RuleError as exc:
@@ -232,10 +240,10 @@ class RuleEditorDialog(QDialog):
             records = await self.backend.preview_rule(rule, limit=PREVIEW_LIMIT)
             risks = await self.backend.assess_requests([str(r["hitl_id"]) for r in records])
         except Exception as exc:
-            if generation == self._generation:
+            if generation == self._generation and shiboken6.isValid(self):
                 self.preview_label.setText(f"Preview failed: {exc}")
             return
-        if generation != self._generation:
+        if generation != self._generation or not shiboken6.isValid(self):
             return
         self.preview_model.set_records(records, risks)
         pending = sum(1 for record in records if record["status"] == "pending")
@@ -258,6 +266,11 @@ class RuleEditorDialog(QDialog):
         self.error_label.setText(text)
         self.error_label.setVisible(bool(text))
         self.ok_button.setEnabled(not text)
+
+    def done(self, result: int) -> None:
+        self._generation += 1  # a preview still loading has nobody to show it to
+        self._preview_timer.stop()
+        super().done(result)
 
     def try_submit(self) -> None:
         try:

@@ -170,8 +170,10 @@ class RulesPanel(QWidget):
         return dialog
 
     def open_add(self) -> RuleEditorDialog:
-        dialog = self._editor("Add rule", "Save rule", patterns=["Bash(npm run test:*)"])
-        dialog.pattern_combo.setCurrentText("")
+        dialog = self._editor("Add rule", "Save rule")
+        line = dialog.pattern_combo.lineEdit()
+        if line is not None:
+            line.setPlaceholderText("Bash(npm run test:*), Write(src/**), mcp__github__*")
         dialog.submitted.connect(lambda rule, settle: self.save_rule(rule, settle, None, self._pending_ids(dialog)))
         self.dialogs.open(dialog)
         return dialog
