@@ -270,7 +270,9 @@ class BulkController(QObject):
             risks = await window.backend.assess_requests([str(r["hitl_id"]) for r in records])
             if not shiboken6.isValid(dialog) or not dialog.isVisible():
                 return  # closed while loading
-            dialog.explanation.setText(f"{explanation} {len(records)} request(s).")
+            high = sum(1 for risk in risks.values() if risk.high)
+            warning = f" {high} of them HIGH RISK (see the Risk column)." if high else ""
+            dialog.explanation.setText(f"{explanation} {len(records)} request(s).{warning}")
             dialog.set_records(records, risks)
 
         window.tasks.spawn(fill())

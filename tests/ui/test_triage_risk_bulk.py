@@ -206,3 +206,20 @@ def test_a_bulk_decision_can_be_undone_as_a_whole(window: MainWindow, qt_backend
     assert all(window.inbox.model.index_for(h).isValid() for h in ids)
     qtbot.wait(200)
     assert all(status(qtbot, qt_backend, h)[0] == "pending" for h in ids)
+
+
+def test_the_bulk_preview_names_the_high_risk_requests(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    calm = shell(qtbot, qt_backend, "h1", "ls", invocation="ia")
+    risky = shell(qtbot, qt_backend, "h2", "rm -rf build", invocation="ia")
+    show(qtbot, window, calm)
+    dialog = window.triage.bulk.decide_run()
+    assert dialog is not None
+    qtbot.waitUntil(dialog.approve_button.isEnabled, timeout=10_000)
+    assert "1 of them HIGH RISK" in dialog.explanation.text()
+    risks = {dialog.model.index(row, 1).data(): dialog.model.index(row, COL_RISK).data() for row in range(2)}
+    assert sorted(risks.values()) == ["high", "low"]
+    dialog.reject()
+    qtbot.wait(100)
+    assert status(qtbot, qt_backend, risky)[0] == "pending" and status(qtbot, qt_backend, calm)[0] == "pending"
