@@ -129,3 +129,20 @@ def test_closing_the_window_commits_what_is_still_held(
     run_async(qtbot, win.triage.undo.drain())  # what the app awaits before it closes the backend
     assert status(qtbot, qt_backend, first)[:2] == ("completed", "approve")
     assert status(qtbot, qt_backend, second)[:2] == ("completed", "approve_for_session")
+
+
+def test_approve_for_session_from_the_window_settles_the_identical_siblings(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    first = shell(qtbot, qt_backend, "h1", "npm test")
+    twin = shell(qtbot, qt_backend, "h2", "npm test", invocation="i2")
+    other = shell(qtbot, qt_backend, "h3", "npm publish", invocation="i2")
+    show(qtbot, window, first)
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: status(qtbot, qt_backend, twin)[0] == "completed", timeout=10_000)
+    assert status(qtbot, qt_backend, first)[:2] == ("completed", "approve_for_session")
+    assert status(qtbot, qt_backend, twin)[:2] == ("completed", "approve")
+    assert status(qtbot, qt_backend, other)[0] == "pending"
+    qtbot.waitUntil(lambda: not window.inbox.model.index_for(twin).isValid(), timeout=10_000)  # gone from the inbox
+    assert window.inbox.model.index_for(other).isValid()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -29,6 +29,8 @@ from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.model import COL_NOTE, COL_PATTERN, RulesModel, StoredRule, rule_state
+
+AGES_EVERY_MS = 15_000
 
 # (rule, settle pending now, id of the rule it replaces, pending ids the preview showed)
 SaveRule = Callable[[Rule, bool, str | None, Sequence[str]], None]
@@ -111,6 +113,9 @@ class RulesPanel(QWidget):
         self.view.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
         self.view.doubleClicked.connect(lambda _index: self.open_edit())
         live.refreshed.connect(self.refresh)  # hit counts move as rules decide calls
+        self._ages = QTimer(self, interval=AGES_EVERY_MS)  # "expires in", "last hit … ago" move with the clock
+        self._ages.timeout.connect(self._repaint_ages)
+        self._ages.start()
         self._update_buttons()
 
     # -- the list --------------------------------------------------------------------------
@@ -141,6 +146,10 @@ class RulesPanel(QWidget):
         finally:
             self._loading = False
             self._update_buttons()
+
+    def _repaint_ages(self) -> None:
+        if self.isVisible() and self.model.rowCount():
+            self.view.viewport().update()
 
     def _update_status(self) -> None:
         rules = self.model.rules
