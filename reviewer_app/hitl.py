@@ -26,10 +26,10 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.hitl import (
     HITLConflict,
     HITLError,
@@ -45,10 +45,12 @@ from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
+from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
 from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
+from reviewer_app.domain.toolcall import is_shell_tool
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
@@ -431,7 +433,10 @@ class SQLHITLBackend:
             self._grant_session_rule(tx, record, decision)
             return decided
 
-        return await self.write(work)
+        decided = await self.write(work)
+        if decision.kind is DecisionKind.APPROVE_FOR_SESSION:
+            await self.settle_session_siblings(decided)
+        return decided
 
     def _grant_session_rule(self, tx: StoreTx, record: HITLRecord, decision: Decision) -> None:
         """Approve-for-session adds its waiver in the decision's transaction; its scope comes from the call
@@ -621,11 +626,14 @@ class SQLHITLBackend:
             offset += page_size
         return matches
 
-    async def settle_pending_by_rule(self, rule_id: str, *, limit: int = 1000) -> list[HITLRecord]:
+    async def settle_pending_by_rule(
+        self, rule_id: str, *, limit: int = 1000, only: Collection[str] | None = None
+    ) -> list[HITLRecord]:
         """Settle now the pending requests an allow or deny rule in force matches (the preview's "settle these").
 
         Each request is decided in its own compare-and-set transaction, by ``rule:<id>`` with its audit row and a
-        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing.
+        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing. ``only``: settle no
+        request outside these ids (the window settles exactly what its preview showed).
         :class:`HITLNotFound` when no rule with this id is in force.
         """
         rule = next((entry.rule for entry in await self.list_rules() if entry.rule.id == rule_id), None)
@@ -634,6 +642,9 @@ class SQLHITLBackend:
         if rule.effect == "ask":
             return []
         candidates = await self.preview_rule(rule, statuses=(HITLStatus.PENDING.value,), limit=limit)
+        if only is not None:
+            allowed = set(only)
+            candidates = [record for record in candidates if record["hitl_id"] in allowed]
 
         def settle_one(tx: StoreTx, hitl_id: str) -> HITLRecord | None:
             current = tx.get_request(hitl_id)
@@ -696,6 +707,78 @@ class SQLHITLBackend:
         """Runs in ``states`` whose owner has not sent a heartbeat for ``stale_after_ms`` (liveness sweeps)."""
         before = now_ms() - stale_after_ms
         return await self.run(self.store.stale_owned_runs, states, beat_before_ms=before)
+
+    # -- approve-for-session settles its identical siblings (issue 14) --------------------------------------------
+    async def settle_session_siblings(self, approved: HITLRecord) -> list[HITLRecord]:
+        """Approve the pending requests of ``approved``'s session that ask for the same call, at once.
+
+        A sibling is the same tool with identical arguments as shown, or (shell tools) a command the exact scope
+        approve-for-session granted covers (``'git' status`` for ``git status``). Each is decided in its own
+        compare-and-set transaction, validated like any decision (hash of its own shown arguments, its
+        ``allowed_decisions``): one decided elsewhere meanwhile keeps that decision. Returns the ones approved.
+        """
+        tool = approved.get("tool_name")
+        if not tool or approved.get("hitl_type") != HITLType.TOOL_APPROVAL.value:
+            return []
+        shown = shown_arguments(approved)
+        digest = args_digest(shown)
+        rule = rule_for(tool, shown) if is_shell_tool(tool) and isinstance(shown, dict) else None
+        pending = await self.run(self.store.pending_records, session_id=approved["session_id"])
+
+        def sibling(record: HITLRecord) -> bool:
+            if record["hitl_id"] == approved["hitl_id"] or record.get("tool_name") != tool:
+                return False
+            if record.get("hitl_type") != HITLType.TOOL_APPROVAL.value:
+                return False
+            args = shown_arguments(record)
+            if args_digest(args) == digest:
+                return True
+            return rule is not None and isinstance(args, dict) and rule.matches(tool, args)
+
+        def approve_one(tx: StoreTx, hitl_id: str) -> HITLRecord | None:
+            current = tx.get_request(hitl_id)
+            if current is None or current["status"] != HITLStatus.PENDING.value or not sibling(current):
+                return None
+            decision = Decision(
+                DecisionKind.APPROVE,
+                message=f"approved for the session with {approved['hitl_id']}",
+                args_sha256=args_digest(shown_arguments(current)),
+                reviewer=self.reviewer,
+            )
+            try:
+                validate_decision(current, decision)
+            except DecisionError:
+                return None  # it does not allow approve: left for a human
+            return tx.settle(hitl_id, decision.to_user_response(), reviewer=self.reviewer, message=decision.message)
+
+        settled: list[HITLRecord] = []
+        for record in pending:
+            if sibling(record):
+                hitl_id = str(record["hitl_id"])
+                decided = await self.write(lambda tx, hitl_id=hitl_id: approve_one(tx, hitl_id))  # type: ignore[misc]
+                if decided is not None:
+                    settled.append(decided)
+        return settled
+
+    async def assess_requests(self, hitl_ids: Sequence[str]) -> dict[str, Risk]:
+        """The risk level and reasons of each request among ``hitl_ids`` (the window's risk chips).
+
+        The records are read on the database thread and judged on a worker thread (the secret scan costs a
+        little), so neither the loop nor the database waits on the other. A request that is not a tool call,
+        or no longer exists, is left out.
+        """
+        wanted = list(dict.fromkeys(hitl_ids))
+        records = await self.run(lambda: [self.store.get_request(hitl_id) for hitl_id in wanted])
+
+        def judge() -> dict[str, Risk]:
+            risks: dict[str, Risk] = {}
+            for record in records:
+                call = call_of_record(record) if record is not None else None
+                if record is not None and call is not None:
+                    risks[str(record["hitl_id"])] = assess(call)
+            return risks
+
+        return await asyncio.to_thread(judge)
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:

@@ -183,6 +183,7 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
             code = await take_screenshot(window, Path(screenshot), expect=5 if demo else 1)
             window.close()
         await closed.wait()
+        await window.triage.undo.drain()  # decisions committed on close are written before anything stops
         if runtime is not None:
             await runtime.stop()
         return code

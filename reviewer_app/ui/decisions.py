@@ -22,6 +22,7 @@ from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
+from reviewer_app.ui.undo import UndoQueue
 
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime
@@ -74,6 +75,7 @@ class DecisionController(QObject):
         self.dialogs = dialogs
         self._dialog_parent = dialog_parent
         self.runtime: Runtime | None = None
+        self.undo: UndoQueue | None = None  # the window's undo grace period; None commits at once
 
     def request_decision(self, kind: str) -> None:
         """A decision key or button: approve at once, or open the dialog that collects the rest."""
@@ -150,19 +152,56 @@ class DecisionController(QObject):
             self.dialogs.open(answer)
 
     def send_decision(self, hitl_id: str, decision: Decision) -> None:
-        """Commit ``decision`` in the background; the request after it is chosen now, before it leaves."""
+        """Commit ``decision`` (after the undo grace period, when there is one); the next request is shown now."""
         next_id = self.inbox.model.next_after_removal(hitl_id)
-        if self.detail.hitl_id == hitl_id:
-            self.detail.set_busy(True)
-        self.tasks.spawn(self._decide(hitl_id, decision, next_id))
+        undo = self.undo
+        if undo is None or undo.grace_s <= 0:
+            if self.detail.hitl_id == hitl_id:
+                self.detail.set_busy(True)
+            self.tasks.spawn(self._decide(hitl_id, decision, next_id))
+            return
+        summary = self.inbox.model.summary(hitl_id)
+        verb = DECISION_VERBS.get(decision.kind.value, decision.kind.value)
+        what = f"{summary.tool_name or summary.hitl_type} {summary.summary[:60]}" if summary is not None else hitl_id
+        self.inbox.hold([hitl_id])
+        self.show_next(hitl_id, next_id)
+        undo.hold(
+            f"{verb}: {what}",
+            (hitl_id,),
+            lambda: self._decide(hitl_id, decision, None, held=True),
+            on_undo=lambda: self.restore([hitl_id]),
+        )
 
-    async def _decide(self, hitl_id: str, decision: Decision, next_id: str | None) -> None:
+    def show_next(self, left: str, next_id: str | None) -> None:
+        """``left`` is leaving the inbox: show the next request at once (or its run, or nothing)."""
+        if self.detail.hitl_id != left:
+            return
+        if next_id is not None and self.inbox.select_request(next_id):
+            return
+        self.inbox.reselect(None)
+        if self.detail.hitl_id == left:  # nothing else to show: do not leave a held request decidable
+            run = self.inbox.runs_model.run(self.detail.summary.invocation_id) if self.detail.summary else None
+            if run is not None:
+                self.detail.show_run(run)
+            else:
+                self.detail.show_empty()
+
+    def restore(self, hitl_ids: list[str]) -> None:
+        """Held decisions were undone: the requests come back, the first one selected."""
+        self.inbox.release(hitl_ids, restore=True)
+        if hitl_ids:
+            self.inbox.select_request(hitl_ids[0])
+        self.message.emit("Undone: nothing was decided", 3000)
+
+    async def _decide(self, hitl_id: str, decision: Decision, next_id: str | None, *, held: bool = False) -> None:
+        still_pending = True
         try:
             if self.runtime is not None:
                 await self.runtime.decide_and_resume(hitl_id, decision)
             else:
                 await self.backend.decide(hitl_id, decision)
         except HITLConflict as exc:
+            still_pending = False
             self.failed.emit(f"Someone else decided first: {exc}. The inbox was refreshed.")
             self.live.request_refresh()
         except (DecisionError, HITLNotFound) as exc:
@@ -170,6 +209,7 @@ class DecisionController(QObject):
         except Exception as exc:
             self.failed.emit(f"Could not record the decision: {type(exc).__name__}: {exc}")
         else:
+            still_pending = False
             verb = DECISION_VERBS.get(decision.kind.value, decision.kind.value)
             self.message.emit(f"{verb}: {hitl_id}", 4000)
             self.decided.emit(hitl_id, decision.kind.value)
@@ -177,5 +217,7 @@ class DecisionController(QObject):
                 self.inbox.select_request(next_id)
             self.live.request_refresh()
         finally:
+            if held:
+                self.inbox.release([hitl_id], restore=still_pending)
             if self.detail.hitl_id == hitl_id:
                 self.detail.set_busy(False)

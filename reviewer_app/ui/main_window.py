@@ -33,6 +33,7 @@ from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.runs.panel import RunsPanel
 from reviewer_app.ui.settings import WindowSettings
 from reviewer_app.ui.tray import TrayNotifier
+from reviewer_app.ui.triage import Triage
 
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
             self.inbox,
         )
         self.window_settings.restore()
+        self.triage = Triage(self, settings)  # undo, risk chips, rules tab, bulk decisions (issue 14)
         self._tick = QTimer(self, interval=1000)
         self._tick.timeout.connect(self._on_tick)
         self._tick.start()
@@ -150,7 +152,7 @@ class MainWindow(QMainWindow):
     def _build_shortcuts(self) -> None:
         """Letter keys act where the reviewer reads (inbox, detail, runs), never inside text fields."""
         self.shortcuts: list[QShortcut] = []
-        decide = self.decisions.request_decision
+        decide = self._keyed_decision
         bindings: tuple[tuple[str, Callable[[], None]], ...] = (
             ("A", lambda: decide("approve")),
             ("Shift+A", lambda: decide("approve_for_session")),
@@ -177,6 +179,9 @@ class MainWindow(QMainWindow):
         escape.setContext(Qt.ShortcutContext.WidgetShortcut)
         escape.activated.connect(self.inbox.leave_search)
         self.shortcuts += [search, keymap, escape]
+
+    def _keyed_decision(self, kind: str) -> None:
+        self.triage.confirm.keyed(kind)  # a high-risk approval by key asks for the key again
 
     def _connect(self) -> None:
         live = self.live
@@ -225,6 +230,7 @@ class MainWindow(QMainWindow):
         self.window_settings.save()
         self._tick.stop()
         self.live.close()
+        self.triage.undo.flush()  # decisions still in their undo grace period are committed, never lost
         self.tasks.cancel_all()
         self.dialogs.close_all()
         self.notifier.hide()
@@ -256,7 +262,8 @@ class MainWindow(QMainWindow):
         self._focus_current_tab()
 
     def _focus_current_tab(self) -> None:
-        (self.inbox.view if self.left_tabs.currentIndex() == INBOX_TAB else self.runs.view).setFocus()
+        current = self.left_tabs.currentWidget()
+        getattr(current, "view", current).setFocus()
 
     def _on_tab_changed(self, index: int) -> None:
         self.inbox.active = index == INBOX_TAB

@@ -1,11 +1,32 @@
-"""What the window remembers between sessions, in QSettings: geometry, splitters, search and filters."""
+"""What the window remembers between sessions, in QSettings: geometry, splitters, search and filters, and the
+undo grace period of decisions (``ui/undo.py``)."""
 
 from __future__ import annotations
+
+import math
 
 from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtWidgets import QMainWindow, QSplitter
 
 from reviewer_app.ui.inbox.panel import FILTER_KEYS, InboxPanel
+
+UNDO_GRACE_KEY = "decisions/undoGraceSeconds"
+DEFAULT_UNDO_GRACE_S = 5.0
+UNDO_GRACE_CHOICES = (0, 3, 5, 10)  # seconds; 0 commits every decision at once
+
+
+def undo_grace_seconds(settings: QSettings) -> float:
+    """How long a decision made in the window can be undone (default 5 s; 0: off; nonsense: the default)."""
+    try:
+        value = float(settings.value(UNDO_GRACE_KEY, DEFAULT_UNDO_GRACE_S))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return DEFAULT_UNDO_GRACE_S
+    return value if math.isfinite(value) and 0 <= value <= 600 else DEFAULT_UNDO_GRACE_S
+
+
+def set_undo_grace_seconds(settings: QSettings, seconds: float) -> None:
+    settings.setValue(UNDO_GRACE_KEY, float(seconds))
+    settings.sync()
 
 
 def _bytes(value: object) -> QByteArray | None:

@@ -92,8 +92,14 @@ def qt_backend(db_path: Path, qloop: qasync.QEventLoop) -> Iterator[SQLHITLBacke
 
 @pytest.fixture
 def ui_settings(tmp_path: Path) -> QSettings:
-    """Settings in a temp INI file, never the user's."""
-    return QSettings(str(tmp_path / "reviewer-ui.ini"), QSettings.Format.IniFormat)
+    """Settings in a temp INI file, never the user's.
+
+    Decisions commit at once here (undo grace period 0), as the window tests written before undo expect; the
+    undo tests (tests/ui/rules/test_undo.py) set the grace period they test, and check the default of 5 s.
+    """
+    settings = QSettings(str(tmp_path / "reviewer-ui.ini"), QSettings.Format.IniFormat)
+    settings.setValue("decisions/undoGraceSeconds", 0)
+    return settings
 
 
 def make_summary(

@@ -34,6 +34,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
 from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, prepare_request
+from reviewer_app.ui.detail.risk_chip import RiskChip
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
 from reviewer_app.ui.texts import format_age, format_countdown
@@ -125,6 +126,8 @@ class DetailPane(QWidget):
         header_row = QHBoxLayout()
         header_row.setContentsMargins(0, 0, 0, 0)
         header_row.addWidget(self.header, 1)
+        self.risk_chip = RiskChip()
+        header_row.addWidget(self.risk_chip, 0, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(header_row)
         layout.addWidget(self.state_label)
@@ -256,6 +259,7 @@ class DetailPane(QWidget):
         self.digest_label.clear()
         self.decision_bar.show()
         self._show_external(False)
+        self.risk_chip.set_risk(None)
         self._refresh_buttons()
 
     def _show_external(self, external: bool, what: str = "request") -> None:
@@ -282,6 +286,7 @@ class DetailPane(QWidget):
         self.decision_bar.show()
         self._render_header()
         self.args_panel.set_message("Loading…")
+        self.risk_chip.set_risk(None)
         self.digest_label.clear()
         is_ask = summary.hitl_type == HITLType.ASK_USER.value
         self.tabs.setTabVisible(self.question_tab, is_ask)
@@ -312,6 +317,7 @@ class DetailPane(QWidget):
         self.tabs.hide()
         self.decision_bar.hide()
         self.state_label.hide()
+        self.risk_chip.set_risk(None)
         self.update_run(run)
 
     def update_run(self, run: RunRecord) -> None:
@@ -410,6 +416,7 @@ class DetailPane(QWidget):
 
     def _apply(self, prepared: PreparedRequest) -> None:
         self.prepared = prepared
+        self.risk_chip.set_risk(prepared.risk)
         self.args_panel.set_formatted(prepared.formatted)
         self.digest_label.setText(f"sha256 {prepared.digest[:12]}…")
         if prepared.question is not None:

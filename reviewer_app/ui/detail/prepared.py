@@ -13,6 +13,8 @@ from typing import Any
 
 from reviewer_app.domain.decisions import args_digest, canonical_json
 from reviewer_app.domain.hitl import HITLRecord, HITLType
+from reviewer_app.domain.risk import Risk, assess
+from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.hitl import shown_arguments
 from reviewer_app.ui.detail.json_view import FormattedJson, format_json
 
@@ -34,6 +36,7 @@ class PreparedRequest:
     diff_note: str = ""
     question: str | None = None
     options: list[str] = field(default_factory=list)
+    risk: Risk | None = None  # None for a question (not a tool call)
 
 
 def write_file_diff(workspace: Path | None, args: Any) -> tuple[str | None, str]:
@@ -101,6 +104,8 @@ def prepare_request(record: HITLRecord, workspace: Path | None) -> PreparedReque
     formatted = format_json(shown, total_chars=len(compact))
     prepared = PreparedRequest(record, shown, digest, formatted, len(compact))
     data = record.get("data") or {}
+    call = call_of_record(record)
+    prepared.risk = assess(call) if call is not None else None
     if record.get("hitl_type") == HITLType.ASK_USER.value:
         args = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
         question = data.get("question") or (args or {}).get("question") or data.get("prompt")

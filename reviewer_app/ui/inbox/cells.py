@@ -14,13 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont
 
 from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary
+from reviewer_app.domain.risk import Risk
 from reviewer_app.ui import theme
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST, LEVEL_SESSION, Group, Grouping
+from reviewer_app.ui.inbox.risk import chip_icon, risk_text
 from reviewer_app.ui.texts import age_text_lasts, format_age, format_countdown, short_id
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -41,6 +43,8 @@ _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _FONT = int(Qt.ItemDataRole.FontRole)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
 _ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
+_CHECK = int(Qt.ItemDataRole.CheckStateRole)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
 _HITL_ID = int(HITL_ID_ROLE)
 _LEVEL = int(LEVEL_ROLE)
 _SUMMARY = int(SUMMARY_ROLE)
@@ -67,10 +71,26 @@ class InboxCells:
         self._bold = QFont()
         self._bold.setBold(True)
         self._colors = theme.current()
+        self.risk_of: Callable[[str], Risk | None] | None = None  # the risk chips' source (ui/inbox/risk.py)
+        self.is_marked: Callable[[str], bool] | None = None  # marked for a bulk action (ui/bulk.py)
+        self._chips: dict[str, Any] = {}
+
+    def _chip(self, risk: Risk | None) -> Any:
+        """The risk chip of a row (cached per theme: painted for every visible row)."""
+        if risk is None or risk.level == "low":
+            return None
+        chip = self._chips.get(risk.level)
+        if chip is None:
+            chip = self._chips[risk.level] = chip_icon(risk.level)
+        return chip
+
+    def _risk(self, s: RequestSummary) -> Risk | None:
+        return self.risk_of(s.hitl_id) if self.risk_of is not None and s.hitl_type != _ASK else None
 
     def refresh_theme(self) -> None:
         """The colour scheme changed: take its colours (the view repaints on the palette change)."""
         self._colors = theme.current()
+        self._chips = {}
 
     def ages_due(self) -> bool:
         """True (once) when a shown age or countdown has a new text since the last paint."""
@@ -136,7 +156,7 @@ class InboxCells:
                     icon = theme.icon("question" if s.hitl_type == _ASK else "tool")
                 return ("question" if s.hitl_type == _ASK else s.tool_name or s.hitl_type, icon, None, None)
             if column == COL_SUMMARY:
-                return (s.summary, None, None, None)
+                return (s.summary, self._chip(self._risk(s)), None, None)
             if column == COL_AGENT:
                 return (s.agent or "", theme.icon("external") if s.external else None, self._colors.muted, None)
             if column == COL_AGE:
@@ -203,12 +223,23 @@ class InboxCells:
             ]
             if s.external:
                 lines.append(EXTERNAL_TIP)
+            risk = self._risk(s)
+            if risk is not None and risk.level != "low":
+                lines.append(risk_text(risk))
             if s.status != _PENDING:
                 lines.append(f"{s.status}: {s.decision or ''} by {s.decided_by or '?'}")
             return "\n".join(lines)
         if role == _ACCESSIBLE and column == COL_REQUEST:
             origin = "external " if s.external else ""
-            return f"{origin}{s.tool_name or s.hitl_type} request: {s.summary}"
+            risk = self._risk(s)
+            danger = f"{risk.level} risk " if risk is not None and risk.level != "low" else ""
+            return f"{danger}{origin}{s.tool_name or s.hitl_type} request: {s.summary}"
+        if role == _CHECK and column == COL_REQUEST and self.is_marked is not None and self.is_marked(s.hitl_id):
+            return Qt.CheckState.Checked
+        if role == _BACKGROUND and self.is_marked is not None and self.is_marked(s.hitl_id):
+            marked = QColor(self._colors.info)
+            marked.setAlpha(60)
+            return marked
         if role == _HITL_ID:
             return s.hitl_id
         if role == _LEVEL:

@@ -25,6 +25,7 @@ from typing import Any, overload
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
 from reviewer_app.domain.records import RequestSummary
+from reviewer_app.domain.risk import Risk
 from reviewer_app.ui.inbox.cells import COL_AGE, COL_SUMMARY, HEADERS, InboxCells
 from reviewer_app.ui.inbox.filters import InboxFilter, Scope, sort_key
 from reviewer_app.ui.inbox.grouping import (
@@ -110,6 +111,21 @@ class InboxModel(QAbstractItemModel):
     @now.setter
     def now(self, clock: Callable[[], float]) -> None:
         self._cells.now = clock
+
+    def set_risk_source(self, risk_of: Callable[[str], Risk | None]) -> None:
+        """Where the risk chips come from (``ui.inbox.risk.RiskCache.risk``)."""
+        self._cells.risk_of = risk_of
+
+    def set_mark_source(self, is_marked: Callable[[str], bool]) -> None:
+        """Which requests are marked for a bulk action (``ui.bulk.BulkController``): drawn checked."""
+        self._cells.is_marked = is_marked
+
+    def repaint_requests(self, hitl_ids: Iterable[str]) -> None:
+        """These requests' rows show something new (their risk arrived, a mark changed)."""
+        for hitl_id in hitl_ids:
+            first = self.index_for(hitl_id, 0)
+            if first.isValid():
+                self.dataChanged.emit(first, first.siblingAtColumn(len(HEADERS) - 1))
 
     def summary(self, hitl_id: str) -> RequestSummary | None:
         return self._g.source.get(hitl_id)

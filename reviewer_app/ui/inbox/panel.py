@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Iterable
+from dataclasses import replace
 
 from PySide6.QtCore import QModelIndex, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QVBoxLayout, QWidget
 
-from reviewer_app.domain.hitl import HITLType
+from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.cells import (
@@ -38,6 +40,7 @@ SEARCH_DEBOUNCE_MS = 0  # coalesces keys queued together; a rebuild of 100,000 r
 TYPE_FILTERS = (("All types", None), ("Tool approvals", HITLType.TOOL_APPROVAL.value), ("Questions", "ask_user"))
 SCOPES = (("Pending", Scope.PENDING), ("Decided", Scope.HISTORY), ("All", Scope.ALL))
 FILTER_KEYS = ("scope", "type", "tool", "agent", "search")
+HELD = "held"  # a decision made here waits out its undo grace period: shown as gone (ui/undo.py)
 
 
 def _combo(name: str, accessible: str, items: list[str]) -> QComboBox:
@@ -84,6 +87,7 @@ class InboxPanel(QWidget):
         self._load_progress: tuple[int, int] | None = None  # (loaded, expected) while the inbox loads
         self.last_filter_ms = 0.0
         self.model = InboxModel(self)
+        self._held: dict[str, RequestSummary | None] = {}  # held ids → their pending row, to put back on undo
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
@@ -218,6 +222,7 @@ class InboxPanel(QWidget):
 
     # -- the feed's increments -----------------------------------------------------------------
     def on_requests_loaded(self, rows: list[RequestSummary], scope: str) -> None:
+        rows = [row for row in self._without_held(rows) if row.status != HELD]
         selected = self.detail.hitl_id
         self._reconciling = True
         try:
@@ -234,6 +239,7 @@ class InboxPanel(QWidget):
 
     def on_requests_appended(self, rows: list[RequestSummary]) -> None:
         """The next page of a progressive load: newer requests, merged without moving the selection."""
+        rows = [row for row in self._without_held(rows) if row.status != HELD]
         self._reconciling = True
         try:
             self.model.append_page(rows)
@@ -255,6 +261,7 @@ class InboxPanel(QWidget):
         return self._load_progress is not None
 
     def on_requests_changed(self, rows: list[RequestSummary]) -> None:
+        rows = self._without_held(rows)
         selected = self.detail.hitl_id
         fallback = None
         if selected is not None:
@@ -275,6 +282,53 @@ class InboxPanel(QWidget):
             self.reselect(fallback)
         elif selected is None:
             self.reselect(None)
+
+    # -- decisions held for their undo grace period (ui/undo.py) ---------------------------------
+    def _without_held(self, rows: list[RequestSummary]) -> list[RequestSummary]:
+        """Held requests look decided to the inbox; one really decided meanwhile is not put back on undo."""
+        if not self._held:
+            return rows
+        out = []
+        for row in rows:
+            shown = row
+            if row.hitl_id in self._held:
+                if row.status == HITLStatus.PENDING.value:
+                    self._held[row.hitl_id] = row
+                    shown = replace(row, status=HELD)
+                else:
+                    self._held[row.hitl_id] = None
+            out.append(shown)
+        return out
+
+    def hold(self, hitl_ids: Iterable[str]) -> None:
+        """These requests were decided here and wait out their grace period: they leave the inbox now."""
+        rows = []
+        for hitl_id in hitl_ids:
+            summary = self.model.summary(hitl_id)
+            self._held[hitl_id] = (
+                summary if summary is not None and summary.status == HITLStatus.PENDING.value else None
+            )
+            if summary is not None:
+                rows.append(summary)
+        self._reconciling = True
+        try:
+            self.model.apply_changes(self._without_held(rows))
+        finally:
+            self._reconciling = False
+
+    def release(self, hitl_ids: Iterable[str], *, restore: bool) -> None:
+        """The held decision was committed (``restore=False``) or undone / not recorded: put the rows back."""
+        back = [row for hitl_id in hitl_ids if (row := self._held.pop(hitl_id, None)) is not None]
+        if restore and back:
+            self._reconciling = True
+            try:
+                self.model.apply_changes(back)
+            finally:
+                self._reconciling = False
+
+    @property
+    def held_ids(self) -> set[str]:
+        return set(self._held)
 
     # -- the selection -------------------------------------------------------------------------
     def reselect(self, hitl_id: str | None) -> None:

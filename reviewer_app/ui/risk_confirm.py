@@ -1,0 +1,66 @@
+"""A high-risk request approved from the keyboard needs the key twice: the first press only says why.
+
+Why: at triage speed ``a`` is pressed by reflex. For a call the risk module rates high (``rm -rf``, a force push,
+a write to ``.env``…) the first press shows the reasons in the status bar and arms the key for a few seconds;
+only a second press of the same key on the same request approves it. Buttons are deliberate clicks and act
+at once; other keys and other requests disarm it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from reviewer_app.ui.detail.pane import DetailPane
+
+CONFIRM_WINDOW_S = 4.0
+CONFIRMED_KINDS = {"approve": "A", "approve_for_session": "Shift+A"}
+
+
+class HighRiskConfirm(QObject):
+    """Passes decision keys on to ``decide``, holding back the first approval key of a high-risk request.
+
+    Signals:
+        message(str, int): what to press to confirm, and how long to show it (ms).
+    """
+
+    message = Signal(str, int)
+
+    def __init__(self, detail: DetailPane, decide: Callable[[str], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.detail = detail
+        self.decide = decide
+        self.clock: Callable[[], float] = time.monotonic
+        self._armed: tuple[str, str] | None = None
+        self._armed_at = 0.0
+
+    @property
+    def armed(self) -> tuple[str, str] | None:
+        """(hitl_id, kind) waiting for its confirming key, if any."""
+        if self._armed is not None and self.clock() - self._armed_at > CONFIRM_WINDOW_S:
+            self._armed = None
+        return self._armed
+
+    def keyed(self, kind: str) -> None:
+        """A decision key was pressed."""
+        detail = self.detail
+        risk = detail.prepared.risk if detail.prepared is not None else None
+        hitl_id = detail.hitl_id
+        if kind in CONFIRMED_KINDS and hitl_id is not None and risk is not None and risk.high and detail.allowed(kind):
+            if self.armed == (hitl_id, kind):
+                self._armed = None
+                self.decide(kind)
+                return
+            self._armed = (hitl_id, kind)
+            self._armed_at = self.clock()
+            key = CONFIRMED_KINDS[kind]
+            reasons = "; ".join(risk.reasons[:3])
+            self.message.emit(
+                f"HIGH RISK ({reasons}): press {key} again within {CONFIRM_WINDOW_S:.0f} s to approve",
+                int(CONFIRM_WINDOW_S * 1000),
+            )
+            return
+        self._armed = None
+        self.decide(kind)

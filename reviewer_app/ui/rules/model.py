@@ -1,0 +1,146 @@
+"""The rules table: one row per persistent rule, with its hit count and last hit (a flat QAbstractItemModel)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, overload
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+from reviewer_app.domain.rules import Rule
+from reviewer_app.ui import theme
+from reviewer_app.ui.texts import format_age, format_countdown
+
+ModelIndex = QModelIndex | QPersistentModelIndex
+
+RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+RULE_ROLE = Qt.ItemDataRole.UserRole + 2
+COL_PATTERN, COL_EFFECT, COL_SCOPE, COL_EXPIRES, COL_NOTE, COL_HITS, COL_LAST_HIT = range(7)
+HEADERS = ("Pattern", "Effect", "Scope", "Expires", "Note", "Hits", "Last hit")
+
+
+class StoredRule(Protocol):
+    """A rule with its bookkeeping, as ``SQLHITLBackend.list_rules`` gives it (the UI never imports the store)."""
+
+    @property
+    def rule(self) -> Rule: ...
+    @property
+    def created_by(self) -> str | None: ...
+    @property
+    def revoked_at(self) -> float | None: ...
+    @property
+    def hit_count(self) -> int: ...
+    @property
+    def last_hit_at(self) -> float | None: ...
+
+
+def rule_state(entry: StoredRule, now: float) -> str:
+    """active, revoked or expired."""
+    if entry.revoked_at is not None:
+        return "revoked"
+    return "expired" if entry.rule.expired(now) else "active"
+
+
+class RulesModel(QAbstractItemModel):
+    """The rules, oldest first as the engine evaluates them; replaced whole on each refresh (rules are few)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rules: list[StoredRule] = []
+        self.now: Callable[[], float] = time.time
+
+    # -- public API ----------------------------------------------------------------------
+    def set_rules(self, rules: Iterable[StoredRule]) -> None:
+        new = list(rules)
+        if new == self._rules:
+            return
+        if [entry.rule.id for entry in new] == [entry.rule.id for entry in self._rules]:
+            self._rules = new  # same rows: the hit counts moved, say which cells changed
+            if new:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(new) - 1, len(HEADERS) - 1))
+            return
+        self.beginResetModel()
+        self._rules = new
+        self.endResetModel()
+
+    def rule_at(self, row: int) -> StoredRule | None:
+        return self._rules[row] if 0 <= row < len(self._rules) else None
+
+    def row_of(self, rule_id: str) -> int:
+        return next((row for row, entry in enumerate(self._rules) if entry.rule.id == rule_id), -1)
+
+    @property
+    def rules(self) -> list[StoredRule]:
+        return list(self._rules)
+
+    # -- Qt model ------------------------------------------------------------------------
+    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if parent.isValid() or not (0 <= row < len(self._rules) and 0 <= column < len(HEADERS)):
+            return QModelIndex()
+        return self.createIndex(row, column)
+
+    @overload
+    def parent(self) -> QObject | None: ...
+    @overload
+    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
+    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
+        if index is None:
+            return super().parent()
+        return QModelIndex()
+
+    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rules)
+
+    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section] if 0 <= section < len(HEADERS) else None
+        return None
+
+    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        entry = self.rule_at(index.row()) if index.isValid() else None
+        if entry is None:
+            return None
+        rule = entry.rule
+        column = index.column()
+        now = self.now()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == COL_PATTERN:
+                return rule.pattern
+            if column == COL_EFFECT:
+                state = rule_state(entry, now)
+                return rule.effect if state == "active" else f"{rule.effect} ({state})"
+            if column == COL_SCOPE:
+                return rule.scope
+            if column == COL_EXPIRES:
+                return "never" if rule.expires_at is None else format_countdown(int(rule.expires_at), now)
+            if column == COL_NOTE:
+                return rule.note
+            if column == COL_HITS:
+                return str(entry.hit_count)
+            if column == COL_LAST_HIT:
+                return "never" if entry.last_hit_at is None else f"{format_age(now - entry.last_hit_at)} ago"
+        if role == Qt.ItemDataRole.ForegroundRole:
+            colors = theme.current()
+            if rule_state(entry, now) != "active":
+                return colors.muted
+            if column == COL_EFFECT:
+                return {"deny": colors.danger, "ask": colors.warning, "allow": colors.ok}[rule.effect]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            made = time.strftime("%Y-%m-%d %H:%M", time.localtime(rule.created_at)) if rule.created_at else "?"
+            return f"{rule.describe()}\nid {rule.id} · made {made} by {entry.created_by or '?'}"
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == COL_HITS:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == RULE_ID_ROLE:
+            return rule.id
+        if role == RULE_ROLE:
+            return entry
+        return None

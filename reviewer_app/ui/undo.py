@@ -1,0 +1,177 @@
+"""Undo for decisions made in the window: each waits out a short grace period before it is committed.
+
+Why: at triage speed a wrong key happens. A decision is held for ``grace_s`` seconds (a setting; 0 commits at
+once) with a visible countdown and an Undo button (Ctrl+Z undoes the newest); only when the countdown ends is
+it written to the database, so nothing (no run, no hook) ever acts on a decision that was undone. The held
+request leaves the inbox at once and the next one is shown, so triage never waits. Closing the window commits
+whatever is still held (:meth:`UndoQueue.flush`, then :meth:`UndoQueue.drain` before the backend closes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+
+from reviewer_app.ui.settings import DEFAULT_UNDO_GRACE_S
+
+TICK_MS = 100
+
+
+@dataclass(eq=False)
+class HeldDecision:
+    """One decision (or one bulk action) waiting out its grace period.
+
+    ``commit`` makes the coroutine that writes it; ``on_undo`` puts the window back as it was.
+    """
+
+    label: str
+    hitl_ids: tuple[str, ...]
+    commit: Callable[[], Coroutine[Any, Any, Any]]
+    deadline: float
+    on_undo: Callable[[], None] | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def seconds_left(self, now: float) -> float:
+        return max(0.0, self.deadline - now)
+
+
+class UndoQueue(QObject):
+    """Decisions held for their grace period, newest last; commits each when its countdown ends.
+
+    Commits run as tasks this queue keeps (not the window's task keeper, which cancels its tasks when the
+    window closes): a decision the operator let stand is written even while the window goes away.
+
+    Signals:
+        changed(): something was held, undone or committed (the undo bar redraws).
+        undone(str): a held decision was undone; its label.
+    """
+
+    changed = Signal()
+    undone = Signal(str)
+
+    def __init__(self, grace_s: float = DEFAULT_UNDO_GRACE_S, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.grace_s = grace_s
+        self.clock: Callable[[], float] = time.monotonic
+        self._held: list[HeldDecision] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._timer = QTimer(self, interval=TICK_MS)
+        self._timer.timeout.connect(self._tick)
+
+    @property
+    def held(self) -> list[HeldDecision]:
+        return list(self._held)
+
+    @property
+    def held_ids(self) -> set[str]:
+        return {hitl_id for entry in self._held for hitl_id in entry.hitl_ids}
+
+    @property
+    def committing(self) -> bool:
+        return bool(self._tasks)
+
+    def hold(
+        self,
+        label: str,
+        hitl_ids: tuple[str, ...],
+        commit: Callable[[], Coroutine[Any, Any, Any]],
+        on_undo: Callable[[], None] | None = None,
+    ) -> HeldDecision | None:
+        """Hold a decision for the grace period (None: the grace period is 0 and it was committed at once)."""
+        if self.grace_s <= 0:
+            self._commit(commit)
+            return None
+        entry = HeldDecision(label, tuple(hitl_ids), commit, self.clock() + self.grace_s, on_undo)
+        self._held.append(entry)
+        if not self._timer.isActive():
+            self._timer.start()
+        self.changed.emit()
+        return entry
+
+    def undo_last(self) -> HeldDecision | None:
+        """Undo the newest held decision (Ctrl+Z); None when nothing is held."""
+        return self.undo(self._held[-1]) if self._held else None
+
+    def undo(self, entry: HeldDecision) -> HeldDecision | None:
+        if entry not in self._held:
+            return None  # already committed
+        self._held.remove(entry)
+        if entry.on_undo is not None:
+            entry.on_undo()
+        self._stop_if_idle()
+        self.changed.emit()
+        self.undone.emit(entry.label)
+        return entry
+
+    def flush(self) -> None:
+        """Commit everything held now (the window is closing)."""
+        held, self._held = self._held, []
+        for entry in held:
+            self._commit(entry.commit)
+        self._stop_if_idle()
+        if held:
+            self.changed.emit()
+
+    async def drain(self) -> None:
+        """Until every commit started has finished (the app awaits this before closing the backend)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _tick(self) -> None:
+        now = self.clock()
+        due = [entry for entry in self._held if entry.deadline <= now]
+        for entry in due:
+            self._held.remove(entry)
+            self._commit(entry.commit)
+        self._stop_if_idle()
+        self.changed.emit()  # the countdown moves even when nothing is due
+
+    def _commit(self, commit: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+        task = asyncio.ensure_future(commit())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _stop_if_idle(self) -> None:
+        if not self._held:
+            self._timer.stop()
+
+
+class UndoBar(QWidget):
+    """The status bar's countdown: what is held, seconds left, and an Undo button (Ctrl+Z)."""
+
+    def __init__(self, queue: UndoQueue, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("undoBar")
+        self.queue = queue
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel()
+        self.label.setObjectName("undoLabel")
+        self.label.setAccessibleName("Decision waiting to be committed")
+        self.button = QPushButton("Undo  Ctrl+Z")
+        self.button.setObjectName("undoButton")
+        self.button.setAccessibleName("Undo the last decision")
+        self.button.setToolTip("Undo the newest decision before it is committed (Ctrl+Z)")
+        self.button.clicked.connect(queue.undo_last)
+        layout.addWidget(self.label)
+        layout.addWidget(self.button)
+        queue.changed.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        held = self.queue.held
+        if not held:
+            self.hide()
+            return
+        newest = held[-1]
+        left = math.ceil(newest.seconds_left(self.queue.clock()))
+        more = f" (+{len(held) - 1} more)" if len(held) > 1 else ""
+        self.label.setText(f"{newest.label}{more} · commits in {left} s")
+        self.show()

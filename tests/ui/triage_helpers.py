@@ -1,0 +1,71 @@
+"""Shared set-up for the triage tests (issue 14): a real window on a real SQLite file, no agent runtime."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSettings
+
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.main_window import MainWindow
+from tests.ui.conftest import run_async
+
+WORKSPACE = "/work/proj"
+
+
+def open_window(backend: SQLHITLBackend, settings: QSettings, qtbot: Any, qtmodeltester: Any) -> MainWindow:
+    win = MainWindow(backend, None, settings=settings, tray=False)
+    qtbot.addWidget(win)
+    for model in (win.inbox.model, win.triage.rules.model):
+        qtmodeltester.check(model)
+    win.show()
+    win.activateWindow()
+    qtbot.waitExposed(win)
+    win.start()
+    assert run_async(qtbot, win.live.wait_loaded(timeout=10))
+    return win
+
+
+def shell(
+    qtbot: Any,
+    backend: SQLHITLBackend,
+    hitl_id: str,
+    command: str,
+    *,
+    session: str = "s1",
+    invocation: str = "i1",
+    tool: str = "Bash",
+    **data: Any,
+) -> str:
+    run_async(
+        qtbot,
+        backend.create(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id=session,
+            invocation_id=invocation,
+            data={"arguments": {"command": command}, "cwd": WORKSPACE, "agent": "claude-code", **data},
+            tool_name=tool,
+        ),
+    )
+    return hitl_id
+
+
+def status(qtbot: Any, backend: SQLHITLBackend, hitl_id: str) -> tuple[str, str | None, str | None]:
+    """(status, decision, decided by) as the database has them."""
+    record = run_async(qtbot, backend.get(hitl_id))
+    assert record is not None
+    response = record["user_response"] or {}
+    return record["status"], response.get("decision"), response.get("reviewer")
+
+
+def show(qtbot: Any, win: MainWindow, hitl_id: str) -> None:
+    """Select ``hitl_id`` in the inbox and wait until the detail pane can decide it."""
+    qtbot.waitUntil(lambda: win.inbox.model.index_for(hitl_id).isValid(), timeout=10_000)
+    win.inbox.select_request(hitl_id)
+    qtbot.waitUntil(lambda: win.detail.hitl_id == hitl_id and win.detail.decidable(), timeout=10_000)
+
+
+def dialog_of(qtbot: Any, win: MainWindow, kind: type) -> Any:
+    qtbot.waitUntil(lambda: any(isinstance(d, kind) for d in win.dialogs.open_dialogs))
+    return next(d for d in win.dialogs.open_dialogs if isinstance(d, kind))
