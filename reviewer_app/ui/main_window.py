@@ -30,6 +30,7 @@ from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
+from reviewer_app.ui.ops_views import OpsViews
 from reviewer_app.ui.runs.panel import RunsPanel
 from reviewer_app.ui.settings import WindowSettings
 from reviewer_app.ui.tray import TrayNotifier
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
             backend, self.live, self.detail, self.inbox, self.tasks, self.dialogs, dialog_parent=self
         )
         self.notifier = TrayNotifier(self, tray=tray)
+        self.ops = OpsViews(self, backend)  # audit log (Ctrl+5) and statistics (Ctrl+6) windows
         self._build_ui()
         self._build_menus()
         self._build_shortcuts()
@@ -139,6 +141,7 @@ class MainWindow(QMainWindow):
             action = QAction(label, self, shortcut=QKeySequence(f"Ctrl+{number}"))
             action.triggered.connect(lambda _=False, i=number - 1: self.show_tab(i))
             view_menu.addAction(action)
+        view_menu.addActions(self.ops.actions)
         help_menu = self.menuBar().addMenu("&Help")
         keymap = QAction("&Keyboard shortcuts", self)
         keymap.triggered.connect(self.show_keymap)
@@ -227,6 +230,7 @@ class MainWindow(QMainWindow):
         self.live.close()
         self.tasks.cancel_all()
         self.dialogs.close_all()
+        self.ops.close()
         self.notifier.hide()
         self.closing.emit()
         event.accept()
