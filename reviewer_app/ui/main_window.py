@@ -30,6 +30,7 @@ from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
+from reviewer_app.ui.notifications import attach_native_notifier
 from reviewer_app.ui.ops_views import OpsViews
 from reviewer_app.ui.runs.panel import RunsPanel
 from reviewer_app.ui.settings import WindowSettings
@@ -93,6 +94,8 @@ class MainWindow(QMainWindow):
             self.inbox,
         )
         self.window_settings.restore()
+        self.native_notifier = attach_native_notifier(self, settings)  # Approve / Reject / Open notifications
+        self.view_menu.addAction(self.native_notifier.sound_action)
         self._tick = QTimer(self, interval=1000)
         self._tick.timeout.connect(self._on_tick)
         self._tick.start()
@@ -136,7 +139,7 @@ class MainWindow(QMainWindow):
         quit_action = QAction("&Quit", self, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
-        view_menu = self.menuBar().addMenu("&View")
+        view_menu = self.view_menu = self.menuBar().addMenu("&View")
         for number, label in ((1, "&Inbox"), (2, "&Runs")):
             action = QAction(label, self, shortcut=QKeySequence(f"Ctrl+{number}"))
             action.triggered.connect(lambda _=False, i=number - 1: self.show_tab(i))

@@ -1,0 +1,85 @@
+"""One window per database (issue 19), with real processes: a second launch on the same database focuses the
+first window and exits 0; a launch on another database opens its own window."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reviewer_app.ui.single_instance import database_key, server_name
+
+pytestmark = pytest.mark.slow
+
+
+def launch(db: Path, home: Path) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "XDG_RUNTIME_DIR": str(home / "run"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "HOME": str(home),
+        "REVIEWER_AGENTS_FILE": str(home / "agents.yaml"),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "reviewer_app", "--db", str(db), "gui"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(path: Path, process: subprocess.Popen[str], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if process.poll() is not None:
+            raise AssertionError(f"the window exited ({process.returncode}): {process.communicate()[1]}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no socket at {path}")
+        time.sleep(0.1)
+
+
+def test_second_launch_focuses_the_first(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    first_db, other_db = tmp_path / "a.db", tmp_path / "b.db"
+    os.environ["XDG_RUNTIME_DIR"] = str(run)  # server_name() below resolves the same directory as the children
+    try:
+        socket_a, socket_b = Path(server_name(str(first_db))), Path(server_name(str(other_db)))
+    finally:
+        os.environ.pop("XDG_RUNTIME_DIR", None)
+    assert socket_a.parent == run and socket_a != socket_b
+    # A stale socket file, as a crashed window leaves it, is taken over.
+    socket_a.write_text("")
+    first = launch(first_db, tmp_path)
+    processes = [first]
+    try:
+        time.sleep(0.5)
+        wait_for(socket_a, first)
+        deadline = time.monotonic() + 60
+        while socket_a.stat().st_size == 0 and not socket_a.is_socket() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert socket_a.is_socket()
+        second = launch(tmp_path / "." / "a.db", tmp_path)  # the same file named differently
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 0, err
+        assert "already open; it was brought to the front" in out
+        other = launch(other_db, tmp_path)
+        processes.append(other)
+        wait_for(socket_b, other)
+        assert other.poll() is None  # its own window
+    finally:
+        for process in processes:
+            process.terminate()
+        outputs = [process.communicate(timeout=30) for process in processes]
+    assert "another launch asked for this window" in outputs[0][1]
+
+
+def test_database_key() -> None:
+    assert database_key("x.db") == database_key(f"sqlite:///{Path('x.db').resolve()}")
+    assert "secret" not in database_key("postgresql://bob:secret@db/reviews")
