@@ -12,13 +12,13 @@ DAY_S = 86_400
 
 # Time-to-decision buckets: (upper bound in seconds, exclusive; label). The last bucket is open-ended.
 TIME_TO_DECISION_BUCKETS: tuple[tuple[int | None, str], ...] = (
-    (10, "< 10 s"),
-    (60, "10 s – 1 min"),
-    (300, "1 – 5 min"),
-    (900, "5 – 15 min"),
-    (3600, "15 min – 1 h"),
-    (4 * 3600, "1 – 4 h"),
-    (None, "≥ 4 h"),
+    (10, "0–10s"),  # not "<10s": QtCharts reads axis labels as rich text
+    (60, "10s–1m"),
+    (300, "1–5m"),
+    (900, "5–15m"),
+    (3600, "15m–1h"),
+    (4 * 3600, "1–4h"),
+    (None, "≥4h"),
 )
 
 

@@ -75,7 +75,7 @@ async def test_aggregates_over_the_last_day(any_db: str) -> None:
         buckets = dict(stats.time_to_decision)
         assert [label for label, _ in stats.time_to_decision] == [label for _, label in TIME_TO_DECISION_BUCKETS]
         # People only: the rule's and the clock's decisions are not a reviewer's reaction time.
-        assert buckets["< 10 s"] == 1 and buckets["1 – 5 min"] == 1 and buckets["15 min – 1 h"] == 1
+        assert buckets["0–10s"] == 1 and buckets["1–5m"] == 1 and buckets["15m–1h"] == 1
         assert sum(buckets.values()) == 3
         assert stats.mean_time_to_decision_s is not None and 440 <= stats.mean_time_to_decision_s <= 445
         assert dict(stats.per_agent) == {"alpha": 2, "beta": 4}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCharts import QAbstractBarSeries, QBarCategoryAxis
+from PySide6.QtCharts import QAbstractBarSeries, QBarCategoryAxis, QLineSeries
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.stats.window import StatsWindow
@@ -59,8 +59,12 @@ def test_charts_show_the_aggregates(qtbot: Any, qt_backend: SQLHITLBackend) -> N
     stats = signal.args[0]
     assert (stats.created, stats.decided, stats.expired, stats.pending) == (4, 2, 1, 1)
     assert set(window.views) == {"over_time", "time_to_decision", "per_agent", "per_tool", "per_reviewer", "rule_hits"}
-    decided, expired = bar_values(window, "over_time")
-    assert sum(decided) == 2 and sum(expired) == 1
+    lines = {series.name(): series for series in window.views["over_time"].chart().series()}
+    assert isinstance(lines["decided"], QLineSeries) and isinstance(lines["expired"], QLineSeries)
+    assert sum(point.y() for point in lines["decided"].points()) == 2
+    assert sum(point.y() for point in lines["expired"].points()) == 1
+    assert lines["decided"].count() >= 24  # every hour of the day, empty ones at 0
+    assert categories(window, "time_to_decision")[-1] == "0–10s"  # fastest at the top
     assert sum(bar_values(window, "time_to_decision")[0]) == 2
     assert categories(window, "per_agent") == ["beta", "alpha"]  # first (ties by name) at the top: axis runs up
     assert bar_values(window, "per_agent") == [[2.0, 2.0]]

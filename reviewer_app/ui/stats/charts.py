@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 
 from PySide6.QtCharts import (
     QBarCategoryAxis,
-    QBarSeries,
     QBarSet,
     QChart,
     QChartView,
+    QDateTimeAxis,
     QHorizontalBarSeries,
-    QStackedBarSeries,
+    QLineSeries,
     QValueAxis,
 )
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtGui import QColor, QPainter
 
-from reviewer_app.domain.stats import HOUR_S, DecisionStats
+from reviewer_app.domain.stats import HOUR_S, DecisionStats, TimeBucket
 from reviewer_app.ui import theme
-
-MAX_TIME_LABELS = 12
 
 
 def _chart(title: str) -> QChart:
@@ -36,68 +33,65 @@ def _chart(title: str) -> QChart:
 
 
 def _value_axis(top: int) -> QValueAxis:
+    """A count axis from 0 with whole-number ticks."""
     axis = QValueAxis()
     axis.setLabelFormat("%d")
-    axis.setRange(0, max(1, top))
-    axis.setTickCount(min(6, max(2, top + 1)))
+    intervals = min(5, max(1, top))
+    step = max(1, -(-top // intervals))
+    axis.setRange(0, step * intervals)
+    axis.setTickCount(intervals + 1)
     return axis
 
 
-def _bucket_label(start_s: int, bucket_s: int) -> str:
-    moment = datetime.fromtimestamp(start_s)
-    return moment.strftime("%d %H:00" if bucket_s == HOUR_S else "%b %d")
+def _filled(stats: DecisionStats) -> list[TimeBucket]:
+    """Every bucket of the period, empty ones as zeros, so the line drops to 0 where nothing was decided."""
+    known = {bucket.start_s: bucket for bucket in stats.per_bucket}
+    if not known:
+        return []
+    first = min(known) if stats.since_s is None else stats.since_s - stats.since_s % stats.bucket_s
+    last = max(*known, stats.until_s - stats.until_s % stats.bucket_s)
+    return [known.get(start, TimeBucket(start, 0, 0)) for start in range(first, last + 1, stats.bucket_s)]
 
 
 def over_time(stats: DecisionStats) -> QChart:
-    """Decisions and expiries per hour (per day beyond a week), stacked."""
+    """Decisions and expiries per hour (per day beyond a week) over a date axis (its labels are never elided)."""
     unit = "hour" if stats.bucket_s == HOUR_S else "day"
     chart = _chart(f"Decisions per {unit}")
-    decided, expired = QBarSet("decided"), QBarSet("expired")
-    decided.setColor(theme.current().ok)
-    expired.setColor(theme.current().warning)
-    labels = []
-    step = max(1, len(stats.per_bucket) // MAX_TIME_LABELS)
-    for position, bucket in enumerate(stats.per_bucket):
-        decided.append(bucket.decided)
-        expired.append(bucket.expired)
-        # Category labels must be unique: the skipped ones get invisible distinct padding.
-        labels.append(_bucket_label(bucket.start_s, stats.bucket_s) if position % step == 0 else "\u200b" * position)
-    series = QStackedBarSeries()
-    series.append(decided)
-    series.append(expired)
-    chart.addSeries(series)
-    categories = QBarCategoryAxis()
-    categories.append(labels or ["no decisions"])
-    categories.setLabelsAngle(-60 if len(labels) > 6 else 0)
-    chart.addAxis(categories, Qt.AlignmentFlag.AlignBottom)
-    series.attachAxis(categories)
-    top = max((b.decided + b.expired for b in stats.per_bucket), default=0)
-    values = _value_axis(top)
-    chart.addAxis(values, Qt.AlignmentFlag.AlignLeft)
-    series.attachAxis(values)
+    colors = theme.current()
+    buckets = _filled(stats)
+    axis_x = QDateTimeAxis()
+    axis_x.setFormat("HH:mm" if stats.bucket_s == HOUR_S and len(buckets) <= 48 else "MMM d")
+    axis_x.setTickCount(min(9, max(2, len(buckets))))
+    chart.addAxis(axis_x, Qt.AlignmentFlag.AlignBottom)
+    axis_y = _value_axis(max((max(b.decided, b.expired) for b in buckets), default=0))
+    chart.addAxis(axis_y, Qt.AlignmentFlag.AlignLeft)
+    for name, color, values in (
+        ("decided", colors.ok, [b.decided for b in buckets]),
+        ("expired", colors.warning, [b.expired for b in buckets]),
+    ):
+        series = QLineSeries()
+        series.setName(name)
+        pen = series.pen()
+        pen.setColor(color)
+        pen.setWidthF(2.0)
+        series.setPen(pen)
+        for bucket, value in zip(buckets, values, strict=True):
+            series.append(float(bucket.start_s * 1000), float(value))
+        chart.addSeries(series)
+        series.attachAxis(axis_x)
+        series.attachAxis(axis_y)
+    if buckets:
+        axis_x.setRange(
+            QDateTime.fromSecsSinceEpoch(buckets[0].start_s), QDateTime.fromSecsSinceEpoch(buckets[-1].start_s)
+        )
     chart.legend().setVisible(True)
     chart.legend().setAlignment(Qt.AlignmentFlag.AlignTop)
     return chart
 
 
 def histogram(title: str, pairs: list[tuple[str, int]], color: QColor) -> QChart:
-    """Vertical bars, one per label (the time-to-decision buckets)."""
-    chart = _chart(title)
-    bars = QBarSet(title)
-    bars.setColor(color)
-    for _, count in pairs:
-        bars.append(count)
-    series = QBarSeries()
-    series.append(bars)
-    chart.addSeries(series)
-    categories = QBarCategoryAxis()
-    categories.append([label for label, _ in pairs] or ["none"])
-    chart.addAxis(categories, Qt.AlignmentFlag.AlignBottom)
-    series.attachAxis(categories)
-    values = _value_axis(max((n for _, n in pairs), default=0))
-    chart.addAxis(values, Qt.AlignmentFlag.AlignLeft)
-    series.attachAxis(values)
-    return chart
+    """Horizontal bars in the buckets' order, fastest at the top (labels on the left are never elided)."""
+    return ranking(title, pairs, color)
 
 
 def ranking(title: str, pairs: list[tuple[str, int]], color: QColor) -> QChart:
