@@ -121,26 +121,40 @@ def test_sound_setting(qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSet
 
 @pytest.fixture
 def notification_server(tmp_path: Path) -> Any:
-    """A private DBus session bus with dunst on it (dunst needs an X display: Xvfb)."""
-    missing = [tool for tool in ("dbus-daemon", "dunst", "Xvfb") if shutil.which(tool) is None]
+    """A private DBus session bus with dunst on it (dunst needs an X display: Xvfb).
+
+    dunst's "context" command pipes a notification's actions to its ``dmenu`` program and invokes the line that
+    program prints; here that program picks the line named in ``$REVIEWER_TEST_PICK``, as a person would in dmenu.
+    """
+    missing = [tool for tool in ("dbus-daemon", "dunst", "dunstctl", "Xvfb") if shutil.which(tool) is None]
     if missing:
         pytest.skip(
             f"no notification server to test against: {', '.join(missing)} not installed (apt: dbus, dunst, xvfb)"
         )
+    picker = tmp_path / "pick-action.sh"
+    picker.write_text('#!/bin/sh\ngrep -m1 "^#$(cat "$0.choice") "\n', encoding="utf-8")
+    picker.chmod(0o755)
+    config = tmp_path / "dunstrc"
+    config.write_text(f"[global]\n    dmenu = {picker}\n", encoding="utf-8")
     display = f":{70 + os.getpid() % 20}"
     xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "800x600x24"], stderr=subprocess.DEVNULL)
     bus = subprocess.Popen(
-        ["dbus-daemon", "--session", "--print-address=1", "--nofork"], stdout=subprocess.PIPE, text=True
+        ["dbus-daemon", "--session", "--print-address=1", "--nofork"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     assert bus.stdout is not None
     address = bus.stdout.readline().strip()
     env = {**os.environ, "DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": address}
     time.sleep(0.5)
-    dunst = subprocess.Popen(["dunst"], env=env, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    dunst = subprocess.Popen(
+        ["dunst", "-config", str(config)], env=env, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+    )
     old = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
     os.environ["DBUS_SESSION_BUS_ADDRESS"] = address
     try:
-        yield env
+        yield NotificationServer(env, Path(f"{picker}.choice"))
     finally:
         if old is None:
             os.environ.pop("DBUS_SESSION_BUS_ADDRESS", None)
@@ -151,24 +165,66 @@ def notification_server(tmp_path: Path) -> Any:
             process.wait(timeout=10)
 
 
-def test_real_notification_server_round_trip(
-    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings, notification_server: dict[str, str]
-) -> None:
-    """desktop-notifier sends to dunst with Approve / Reject / Open; dunst's click on it comes back as Open(h1)."""
-    run_async(qtbot, pending(qt_backend, "h0"))
-    row = run_async(qtbot, pending(qt_backend, "h1"))
+class NotificationServer:
+    def __init__(self, env: dict[str, str], choice: Path) -> None:
+        self.env = env
+        self._choice = choice
+
+    def press(self, button: str) -> None:
+        """Choose ``button`` in the newest notification's action menu, through dunst."""
+        self._choice.write_text(button, encoding="utf-8")
+        subprocess.run(["dunstctl", "context"], env=self.env, check=True, timeout=10)
+
+
+def sent_notification(qtbot: Any, backend: SQLHITLBackend, settings: QSettings, row: Any) -> NativeNotifier:
     owner = QWidget()  # never shown, so never active: the notification goes out
     qtbot.addWidget(owner)
     tasks: list[asyncio.Task[Any]] = []
-    notifier = NativeNotifier(owner, qt_backend, ui_settings, lambda coro: tasks.append(asyncio.ensure_future(coro)))
+    notifier = NativeNotifier(owner, backend, settings, lambda coro: tasks.append(asyncio.ensure_future(coro)))
     identifier = run_async(qtbot, notifier.send_for([row]))
     assert identifier is not None and notifier.available, "dunst refused the notification"
-    assert notifier.shown[identifier].hitl_id == "h1"
+    assert notifier.shown[identifier].hitl_id == row.hitl_id
     from desktop_notifier import Capability
 
     assert notifier._capabilities is not None and Capability.BUTTONS in notifier._capabilities
-    with qtbot.waitSignal(notifier.actions.openRequested, timeout=10_000) as opened:
-        subprocess.run(["dunstctl", "action", "0"], env=notification_server, check=True, timeout=10)
-    assert opened.args == ["h1"]
-    h0 = run_async(qtbot, qt_backend.get("h0"))
+    return notifier
+
+
+def test_approve_pressed_in_the_notification_server_decides_that_request(
+    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings, notification_server: NotificationServer
+) -> None:
+    run_async(qtbot, pending(qt_backend, "h0"))
+    row = run_async(qtbot, pending(qt_backend, "h1"))
+    notifier = sent_notification(qtbot, qt_backend, ui_settings, row)
+    with qtbot.waitSignal(notifier.actions.decided, timeout=15_000) as decided:
+        notification_server.press("Approve")
+    assert decided.args == ["h1", "approve"]
+    h0, h1 = run_async(qtbot, qt_backend.get("h0")), run_async(qtbot, qt_backend.get("h1"))
     assert h0 is not None and h0["status"] == "pending"
+    assert h1 is not None and h1["user_response"]["decision"] == "approve"
+
+
+def test_approve_pressed_after_another_decision_decides_nothing(
+    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings, notification_server: NotificationServer
+) -> None:
+    row = run_async(qtbot, pending(qt_backend, "h1"))
+    notifier = sent_notification(qtbot, qt_backend, ui_settings, row)
+    run_async(qtbot, qt_backend.respond("h1", {"decision": "reject", "message": "decided in another window"}))
+    with qtbot.waitSignal(notifier.actions.refused, timeout=15_000) as refused:
+        notification_server.press("Approve")
+    assert "Nothing was decided from the notification" in refused.args[0]
+    record = run_async(qtbot, qt_backend.get("h1"))
+    assert record is not None and record["user_response"]["decision"] == "reject"
+    assert [entry.decision for entry in run_async(qtbot, qt_backend.audit("h1"))] == ["reject"]
+
+
+def test_open_pressed_in_the_notification_server(
+    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings, notification_server: NotificationServer
+) -> None:
+    row = run_async(qtbot, pending(qt_backend, "h1"))
+    notifier = sent_notification(qtbot, qt_backend, ui_settings, row)
+    with qtbot.waitSignal(notifier.actions.openRequested, timeout=15_000) as opened:
+        subprocess.run(["dunstctl", "action", "0"], env=notification_server.env, check=True, timeout=10)  # a click
+    assert opened.args == ["h1"]
+    record = run_async(qtbot, qt_backend.get("h1"))
+    assert record is not None and record["status"] == "pending"
