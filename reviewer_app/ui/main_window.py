@@ -94,7 +94,7 @@ class MainWindow(QMainWindow):
             self.inbox,
         )
         self.window_settings.restore()
-        self.native_notifier = attach_native_notifier(self, settings)  # Approve / Reject / Open notifications
+        self.native_notifier = attach_native_notifier(self, settings, enabled=tray)  # Approve/Reject/Open
         self.view_menu.addAction(self.native_notifier.sound_action)
         self._tick = QTimer(self, interval=1000)
         self._tick.timeout.connect(self._on_tick)

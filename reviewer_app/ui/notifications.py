@@ -241,14 +241,16 @@ def set_badge(count: int) -> None:
         app.setBadgeNumber(count)
 
 
-def attach_native_notifier(window: Any, settings: QSettings) -> NativeNotifier:
+def attach_native_notifier(window: Any, settings: QSettings, *, enabled: bool = True) -> NativeNotifier:
     """Connect a :class:`NativeNotifier` to the main window: new requests, the badge, the actions' outcomes.
 
     The tray keeps its badge; its message is only the fallback when native notifications are unavailable.
+    ``enabled=False`` (a window without a tray: screenshots, tests) sends none.
     """
     from PySide6.QtGui import QAction
 
     native = NativeNotifier(window, window.backend, settings, window.tasks.spawn)
+    native.available = enabled
     tray = window.notifier
     tray.native = native.wants
     window.live.newPending.connect(native.notify_new)

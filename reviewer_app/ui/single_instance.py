@@ -2,23 +2,30 @@
 
 The first window listens on a local socket named from a hash of the resolved database (a Unix socket in the
 user's runtime directory, a named pipe on Windows); a launch that can connect to it hands over and exits 0.
-A socket left behind by a crashed window accepts no connection: it is removed and this launch listens instead.
+A socket left behind by a crashed window refuses connections: it is removed and this launch listens instead.
 Another database hashes to another name, so it opens normally.
+
+The standard library's :mod:`multiprocessing.connection` does the socket or pipe (QtNetwork would add ~3.4 MB to
+the installer); its blocking ``accept`` runs on a daemon thread and hands each request to the Qt thread through a
+queued signal. Two launches in the same instant can still both open a window (no lock spans check and listen).
 """
 
 from __future__ import annotations
 
 import hashlib
 import sys
+import threading
+from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QStandardPaths, Signal
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
+from PySide6.QtCore import QObject, QStandardPaths, Qt, Signal
 
 from reviewer_app.domain.sanitize import redact_url
 
-CONNECT_MS = 500
-MESSAGE = b"show\n"
+SHOW = b"show"
+STOP = b"stop"
+_WINDOWS = sys.platform == "win32"
+_FAMILY = "AF_PIPE" if _WINDOWS else "AF_UNIX"
 
 
 def database_key(database: str) -> str:
@@ -32,64 +39,87 @@ def database_key(database: str) -> str:
 
 
 def server_name(database: str) -> str:
+    """Where this database's window listens: ``$XDG_RUNTIME_DIR/reviewer-<hash>.sock``, or a named pipe."""
     digest = hashlib.sha256(database_key(database).encode("utf-8")).hexdigest()[:24]
     name = f"reviewer-{digest}"
-    if sys.platform == "win32":
-        return name
+    if _WINDOWS:
+        return rf"\\.\pipe\{name}"
     runtime = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.RuntimeLocation)
-    return str(Path(runtime) / f"{name}.sock") if runtime else name
+    return str(
+        Path(runtime or QStandardPaths.writableLocation(QStandardPaths.StandardLocation.TempLocation)) / f"{name}.sock"
+    )
+
+
+def _send(address: str, message: bytes) -> bool:
+    try:
+        connection: Connection = Client(address, _FAMILY)
+    except (OSError, EOFError):  # nobody listens (or a stale socket file): no window for this database
+        return False
+    with connection:
+        try:
+            connection.send_bytes(message)
+        except (OSError, EOFError):
+            return False
+    return True
 
 
 class SingleInstance(QObject):
     """The single-window guard for one database.
 
     Signals:
-        activated(): another launch asked for this database; show the window.
+        activated(): another launch asked for this database; show the window (emitted on the Qt thread).
     """
 
     activated = Signal()
+    _received = Signal()
 
     def __init__(self, database: str) -> None:
         super().__init__()
         self.name = server_name(database)
-        self.server: QLocalServer | None = None
+        self._listener: Listener | None = None
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self._received.connect(self.activated, Qt.ConnectionType.QueuedConnection)
 
     def hand_over(self) -> bool:
         """True when a window for this database already runs (it was told to come to the front)."""
-        socket = QLocalSocket()
-        socket.connectToServer(self.name)
-        if not socket.waitForConnected(CONNECT_MS):
-            return False
-        socket.write(MESSAGE)
-        socket.flush()
-        socket.waitForBytesWritten(CONNECT_MS)
-        socket.disconnectFromServer()
-        return True
+        return _send(self.name, SHOW)
 
     def listen(self) -> bool:
         """Become the window for this database; False when the name cannot be taken (the app still runs)."""
-        QLocalServer.removeServer(self.name)  # a stale socket of a window that crashed
-        server = QLocalServer(self)
-        server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
-        server.newConnection.connect(self._on_connection)
-        if not server.listen(self.name):
+        if not _WINDOWS:
+            Path(self.name).unlink(missing_ok=True)  # a stale socket of a window that crashed
+        try:
+            self._listener = Listener(self.name, _FAMILY)
+        except OSError:
             return False
-        self.server = server
+        self._thread = threading.Thread(target=self._serve, name="reviewer-single-instance", daemon=True)
+        self._thread.start()
         return True
 
-    def _on_connection(self) -> None:
-        assert self.server is not None
-        while (socket := self.server.nextPendingConnection()) is not None:
-            socket.readyRead.connect(lambda s=socket: self._on_message(s))
-            socket.disconnected.connect(socket.deleteLater)
-            if socket.bytesAvailable():
-                self._on_message(socket)
-
-    def _on_message(self, socket: QLocalSocket) -> None:
-        if bytes(socket.readAll().data()).startswith(MESSAGE.strip()):
-            self.activated.emit()
+    def _serve(self) -> None:
+        listener = self._listener
+        assert listener is not None
+        while not self._closing:
+            try:
+                connection = listener.accept()
+            except (OSError, EOFError):
+                return
+            with connection:
+                try:
+                    message = connection.recv_bytes(64) if connection.poll(2.0) else b""
+                except (OSError, EOFError):
+                    continue
+            if message == SHOW and not self._closing:
+                self._received.emit()
 
     def close(self) -> None:
-        if self.server is not None:
-            self.server.close()
-            self.server = None
+        """Stop listening (and remove the socket file) so a later launch opens its own window."""
+        if self._listener is None:
+            return
+        self._closing = True
+        _send(self.name, STOP)  # wakes the blocking accept
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        self._listener.close()  # also unlinks the Unix socket file
+        self._listener = None

@@ -4,14 +4,16 @@ first window and exits 0; a launch on another database opens its own window."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from reviewer_app.ui.single_instance import database_key, server_name
+from reviewer_app.ui.single_instance import SingleInstance, database_key, server_name
 
 pytestmark = pytest.mark.slow
 
@@ -34,9 +36,20 @@ def launch(db: Path, home: Path) -> subprocess.Popen[str]:
     )
 
 
-def wait_for(path: Path, process: subprocess.Popen[str], seconds: float = 60) -> None:
+def listening(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def wait_until_listening(path: Path, process: subprocess.Popen[str], seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
-    while not path.exists():
+    while not listening(path):
         if process.poll() is not None:
             raise AssertionError(f"the window exited ({process.returncode}): {process.communicate()[1]}")
         if time.monotonic() > deadline:
@@ -54,24 +67,22 @@ def test_second_launch_focuses_the_first(tmp_path: Path) -> None:
     finally:
         os.environ.pop("XDG_RUNTIME_DIR", None)
     assert socket_a.parent == run and socket_a != socket_b
-    # A stale socket file, as a crashed window leaves it, is taken over.
-    socket_a.write_text("")
+    # A stale socket, as a crashed window leaves it (bound, nobody listening), is taken over.
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(socket_a))
+    stale.close()
+    assert socket_a.is_socket()
     first = launch(first_db, tmp_path)
     processes = [first]
     try:
-        time.sleep(0.5)
-        wait_for(socket_a, first)
-        deadline = time.monotonic() + 60
-        while socket_a.stat().st_size == 0 and not socket_a.is_socket() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert socket_a.is_socket()
+        wait_until_listening(socket_a, first)
         second = launch(tmp_path / "." / "a.db", tmp_path)  # the same file named differently
         out, err = second.communicate(timeout=60)
         assert second.returncode == 0, err
         assert "already open; it was brought to the front" in out
         other = launch(other_db, tmp_path)
         processes.append(other)
-        wait_for(socket_b, other)
+        wait_until_listening(socket_b, other)
         assert other.poll() is None  # its own window
     finally:
         for process in processes:
@@ -83,3 +94,16 @@ def test_second_launch_focuses_the_first(tmp_path: Path) -> None:
 def test_database_key() -> None:
     assert database_key("x.db") == database_key(f"sqlite:///{Path('x.db').resolve()}")
     assert "secret" not in database_key("postgresql://bob:secret@db/reviews")
+
+
+def test_guard_in_process(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    first, second = SingleInstance(str(tmp_path / "x.db")), SingleInstance(str(tmp_path / "x.db"))
+    assert not second.hand_over()  # nobody listens yet
+    assert first.listen()
+    try:
+        with qtbot.waitSignal(first.activated, timeout=5000):
+            assert second.hand_over()
+    finally:
+        first.close()
+    assert not Path(first.name).exists() and not second.hand_over()  # closed: the next launch opens its own
