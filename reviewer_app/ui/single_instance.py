@@ -13,12 +13,15 @@ queued signal. Two launches in the same instant can still both open a window (no
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import sys
+import tempfile
 import threading
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QStandardPaths, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 
 from reviewer_app.domain.sanitize import redact_url
 
@@ -38,16 +41,36 @@ def database_key(database: str) -> str:
     return redact_url(text)
 
 
-def server_name(database: str) -> str:
-    """Where this database's window listens: ``$XDG_RUNTIME_DIR/reviewer-<hash>.sock``, or a named pipe."""
+def runtime_dir() -> Path | None:
+    """A directory only this user can enter: ``$XDG_RUNTIME_DIR``, else one of ours under the temp directory.
+
+    None when ours exists but someone else owns it or can enter it: another user could then sit on the socket
+    and swallow every launch, so the guard is off rather than trusting it.
+    """
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and Path(xdg).is_dir():
+        return Path(xdg)
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    base = Path(tempfile.gettempdir()) / f"reviewer-app-{uid}"
+    try:
+        base.mkdir(mode=0o700, exist_ok=True)
+        info = base.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & 0o077:
+        return None
+    return base
+
+
+def server_name(database: str) -> str | None:
+    """Where this database's window listens: ``<runtime dir>/reviewer-<hash>.sock``, or a named pipe on Windows;
+    None when there is no private place for the socket (the guard is off then)."""
     digest = hashlib.sha256(database_key(database).encode("utf-8")).hexdigest()[:24]
     name = f"reviewer-{digest}"
     if _WINDOWS:
         return rf"\\.\pipe\{name}"
-    runtime = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.RuntimeLocation)
-    return str(
-        Path(runtime or QStandardPaths.writableLocation(QStandardPaths.StandardLocation.TempLocation)) / f"{name}.sock"
-    )
+    directory = runtime_dir()
+    return None if directory is None else str(directory / f"{name}.sock")
 
 
 def _send(address: str, message: bytes) -> bool:
@@ -83,10 +106,12 @@ class SingleInstance(QObject):
 
     def hand_over(self) -> bool:
         """True when a window for this database already runs (it was told to come to the front)."""
-        return _send(self.name, SHOW)
+        return self.name is not None and _send(self.name, SHOW)
 
     def listen(self) -> bool:
         """Become the window for this database; False when the name cannot be taken (the app still runs)."""
+        if self.name is None:
+            return False
         if not _WINDOWS:
             Path(self.name).unlink(missing_ok=True)  # a stale socket of a window that crashed
         try:
@@ -115,7 +140,7 @@ class SingleInstance(QObject):
 
     def close(self) -> None:
         """Stop listening (and remove the socket file) so a later launch opens its own window."""
-        if self._listener is None:
+        if self._listener is None or self.name is None:
             return
         self._closing = True
         _send(self.name, STOP)  # wakes the blocking accept

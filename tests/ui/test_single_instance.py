@@ -107,3 +107,18 @@ def test_guard_in_process(qtbot: Any, tmp_path: Path, monkeypatch: pytest.Monkey
     finally:
         first.close()
     assert not Path(first.name).exists() and not second.hand_over()  # closed: the next launch opens its own
+
+
+def test_no_guard_in_a_directory_others_can_enter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from reviewer_app.ui.single_instance import runtime_dir
+
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ours = runtime_dir()
+    assert ours == tmp_path / f"reviewer-app-{os.getuid()}" and (ours.stat().st_mode & 0o777) == 0o700
+    ours.chmod(0o755)  # as if another user had made it first, open to all
+    assert runtime_dir() is None and server_name(str(tmp_path / "x.db")) is None
+    guard = SingleInstance(str(tmp_path / "x.db"))
+    assert not guard.hand_over() and not guard.listen()  # off: the window opens without the guard
