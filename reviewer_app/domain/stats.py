@@ -23,8 +23,9 @@ TIME_TO_DECISION_BUCKETS: tuple[tuple[int | None, str], ...] = (
 
 
 def bucket_seconds(since_s: int | None, until_s: int) -> int:
-    """The width of one bar of the decisions-over-time chart: an hour up to a week, a day beyond."""
-    if since_s is not None and until_s - since_s <= 7 * DAY_S:
+    """The width of one step of the decisions-over-time chart: an hour up to a week (and a bit: "the last 7 days"
+    ends a second after now), a day beyond."""
+    if since_s is not None and until_s - since_s < 8 * DAY_S:
         return HOUR_S
     return DAY_S
 

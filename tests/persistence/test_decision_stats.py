@@ -95,6 +95,9 @@ async def test_period_excludes_older_decisions(any_db: str) -> None:
         old = int(time.time()) - 40 * DAY_S
         execute(any_db, f"UPDATE hitl_requests SET created_at = {old - 5}, responded_at = {old} WHERE hitl_id = 'h3'")
         week = await alice.decision_stats(since_s=int(time.time()) - 7 * DAY_S)
+        assert week.bucket_s == HOUR_S
+        month = await alice.decision_stats(since_s=int(time.time()) - 30 * DAY_S)
+        assert month.bucket_s == DAY_S and month.decided == 3
         assert week.decided == 3 and week.created == 5
         assert bob.reviewer not in dict(week.per_reviewer)
         everything = await alice.decision_stats(since_s=None)
