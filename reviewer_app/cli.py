@@ -619,36 +619,15 @@ async def _export_audit(backend: Any, fmt: str, output: str | None) -> int:
 
     JSONL ends with one ``{"verification": ...}`` line; CSV gets the result on stderr (a CSV has no place for it).
     """
-    import csv
+    from reviewer_app.domain.audit_export import csv_header, format_entries  # redacted, CSV formulas made inert
 
-    columns = [
-        "id",
-        "hitl_id",
-        "decision",
-        "reviewer",
-        "at_ms",
-        "shown_args_sha256",
-        "edited_args",
-        "message",
-        "row_hash",
-    ]
     handle: Any = open(output, "w", encoding="utf-8", newline="") if output else sys.stdout  # noqa: SIM115, ASYNC230
     try:
-        writer = csv.writer(handle) if fmt == "csv" else None
-        if writer is not None:
-            writer.writerow(columns)
+        if fmt == "csv":
+            handle.write(csv_header())
         after = 0
-        while True:
-            page = await backend.audit_page(after_id=after)
-            if not page:
-                break
-            for entry in page:
-                row = {key: entry.to_dict()[key] for key in columns}
-                if writer is not None:
-                    row["edited_args"] = "" if row["edited_args"] is None else json.dumps(row["edited_args"])
-                    writer.writerow([row[key] for key in columns])
-                else:
-                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        while page := await backend.audit_page(after_id=after):
+            handle.write(format_entries(page, fmt))
             after = page[-1].id
         report = await backend.verify_audit()
         verification = {
@@ -658,7 +637,7 @@ async def _export_audit(backend: Any, fmt: str, output: str | None) -> int:
             "anchors_checked": report.anchors_checked,
             "warning": report.warning,
         }
-        if writer is None:
+        if fmt != "csv":
             handle.write(json.dumps({"verification": verification}) + "\n")
         else:
             _err(f"verification: {json.dumps(verification)}")

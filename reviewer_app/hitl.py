@@ -48,6 +48,7 @@ from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, Req
 from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
 from reviewer_app.domain.rules import Rule, evaluate
+from reviewer_app.domain.stats import DecisionStats
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.toolcall import is_shell_tool
@@ -779,6 +780,14 @@ class SQLHITLBackend:
             return risks
 
         return await asyncio.to_thread(judge)
+    # -- operator views: statistics and the audit log's size (issue 19) ---------------------------------------
+    async def decision_stats(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:
+        """Aggregates for the Statistics view over ``[since_s, until_s)`` (None: since the beginning), by SQL."""
+        return await self.run(lambda: self.store.decision_stats(since_s=since_s, until_s=until_s))
+
+    async def audit_count(self) -> int:
+        """The number of rows in the decision log."""
+        return await self.run(self.store.audit_row_count)
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:

@@ -75,3 +75,27 @@ def json_terminal_safe(text: str) -> str:
     """JSON text for a terminal: the controls ``json.dumps(ensure_ascii=False)`` leaves raw (DEL, C1, bidi
     overrides; it escapes C0 itself) become ``\\uXXXX`` escapes, which decode back to the same data."""
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+# Keys whose value is a credential whatever it looks like (the names _AUTH_HEADER and _KEY_PARAM match in text).
+_SECRET_KEY = re.compile(
+    r"^(?:authorization|proxy-authorization|x-api-key|api[_-]?key|x-goog-api-key|access[_-]?token|secret|password"
+    r"|passwd|token)$",
+    re.IGNORECASE,
+)
+
+
+def redact_data(value: object) -> object:
+    """Parsed JSON with credentials redacted: every string through :func:`redact_secrets`, and the whole value
+    of a key named like a credential (``{"api_key": "…"}``). Redacting the JSON text instead could cut an escape
+    sequence in half; this keeps the structure valid."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, list):
+        return [redact_data(item) for item in value]
+    if isinstance(value, dict):
+        return {
+            key: REDACTED if isinstance(key, str) and _SECRET_KEY.match(key) and item else redact_data(item)
+            for key, item in value.items()
+        }
+    return value

@@ -25,6 +25,7 @@ from reviewer_app.ui import theme
 from reviewer_app.ui.gc_guard import MainThreadGC
 from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.platform_guard import EXIT_NO_WINDOW, WindowUnavailable, create_application
+from reviewer_app.ui.single_instance import SingleInstance
 
 EXIT_CANNOT_OPEN = 2
 SCREENSHOT_TIMEOUT_S = 90.0
@@ -134,6 +135,10 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
         sys.stderr.write(f"reviewer-app: {exc}\n")
         return EXIT_NO_WINDOW
     watcher = theme.ThemeWatcher(app)
+    instance = SingleInstance(ctx.database)
+    if screenshot is None and instance.hand_over():  # this database's window is open: it comes to the front
+        sys.stdout.write("reviewer-app: a window for this database is already open; it was brought to the front\n")
+        return 0
     try:
         backend = SQLHITLBackend(ctx.database, reviewer=ctx.reviewer)
     except Exception as exc:
@@ -147,6 +152,9 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
     )
     window = MainWindow(backend, None, settings=settings, tray=screenshot is None)
     watcher.changed.connect(lambda _dark: window.update())
+    if screenshot is None and instance.listen():
+        instance.activated.connect(window.bring_to_front)
+        instance.activated.connect(lambda: sys.stderr.write("reviewer-app: another launch asked for this window\n"))
     app.setQuitOnLastWindowClosed(False)  # closing the window ends main() below, which stops the runtime first
 
     async def main() -> int:
@@ -192,6 +200,7 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
         with loop:
             code = int(loop.run_until_complete(main()))
     finally:
+        instance.close()
         backend.close()
         collector.stop()
         if settings_dir is not None:

@@ -30,6 +30,8 @@ from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
+from reviewer_app.ui.notifications import attach_native_notifier
+from reviewer_app.ui.ops_views import OpsViews
 from reviewer_app.ui.runs.panel import RunsPanel
 from reviewer_app.ui.settings import WindowSettings
 from reviewer_app.ui.tray import TrayNotifier
@@ -80,6 +82,7 @@ class MainWindow(QMainWindow):
             backend, self.live, self.detail, self.inbox, self.tasks, self.dialogs, dialog_parent=self
         )
         self.notifier = TrayNotifier(self, tray=tray)
+        self.ops = OpsViews(self, backend)  # audit log (Ctrl+5) and statistics (Ctrl+6) windows
         self._build_ui()
         self._build_menus()
         self._build_shortcuts()
@@ -93,6 +96,8 @@ class MainWindow(QMainWindow):
         )
         self.window_settings.restore()
         self.triage = Triage(self, settings)  # undo, risk chips, rules tab, bulk decisions (issue 14)
+        self.native_notifier = attach_native_notifier(self, settings, enabled=tray)  # Approve/Reject/Open
+        self.view_menu.addAction(self.native_notifier.sound_action)
         self._tick = QTimer(self, interval=1000)
         self._tick.timeout.connect(self._on_tick)
         self._tick.start()
@@ -136,11 +141,12 @@ class MainWindow(QMainWindow):
         quit_action = QAction("&Quit", self, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
-        view_menu = self.menuBar().addMenu("&View")
+        view_menu = self.view_menu = self.menuBar().addMenu("&View")
         for number, label in ((1, "&Inbox"), (2, "&Runs")):
             action = QAction(label, self, shortcut=QKeySequence(f"Ctrl+{number}"))
             action.triggered.connect(lambda _=False, i=number - 1: self.show_tab(i))
             view_menu.addAction(action)
+        view_menu.addActions(self.ops.actions)
         help_menu = self.menuBar().addMenu("&Help")
         keymap = QAction("&Keyboard shortcuts", self)
         keymap.triggered.connect(self.show_keymap)
@@ -233,6 +239,7 @@ class MainWindow(QMainWindow):
         self.triage.undo.flush()  # decisions still in their undo grace period are committed, never lost
         self.tasks.cancel_all()
         self.dialogs.close_all()
+        self.ops.close()
         self.notifier.hide()
         self.closing.emit()
         event.accept()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon, QWidget
 
@@ -30,6 +32,7 @@ class TrayNotifier(QObject):
         self._pending = 0
         self.notifications: list[str] = []  # every notice given, newest last
         self.icon: QSystemTrayIcon | None = None
+        self.native: Callable[[list[RequestSummary]], bool] | None = None  # True: a native notification goes out
         if tray and QSystemTrayIcon.isSystemTrayAvailable():
             self.icon = self._build_icon(window)
 
@@ -62,6 +65,14 @@ class TrayNotifier(QObject):
         what = first.tool_name or first.hitl_type
         text = f"{what}: {first.summary}" if len(rows) == 1 else f"{len(rows)} new requests, e.g. {what}"
         self.notifications.append(text)
+        if self.native is not None and self.native(rows):
+            return
+        self.show_last_as_message()
+
+    def show_last_as_message(self) -> None:
+        """The newest notice as a tray message (or the window asks for attention)."""
+        window = self._window
+        text = self.notifications[-1] if self.notifications else "Requests are waiting"
         if self.icon is not None and self.icon.supportsMessages():
             self.icon.showMessage("Reviewer: a request needs you", text, theme.badge_icon(self._pending), NOTICE_MS)
         else:

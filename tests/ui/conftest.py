@@ -18,8 +18,9 @@ from reviewer_app.hitl import SQLHITLBackend
 
 T = TypeVar("T")
 
-# The offscreen platform plugin warns whenever a top-level window's size constraints change; xcb does not.
-OFFSCREEN_NOISE = r"This plugin does not support propagateSizeHints\(\)"
+# The offscreen platform plugin warns whenever a top-level window's size constraints change, or a window is raised
+# (it has no stacking order); xcb does not.
+OFFSCREEN_NOISE = r"This plugin does not support (propagateSizeHints|raise)\(\)"
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:

@@ -30,6 +30,7 @@ from reviewer_app.persistence.store.policy import PolicyReads, PolicyWrites
 from reviewer_app.persistence.store.requests import RequestReads, RequestWrites
 from reviewer_app.persistence.store.rules import RuleReads, RuleWrites
 from reviewer_app.persistence.store.runs import RunReads
+from reviewer_app.persistence.store.stats import StatsReads
 from reviewer_app.persistence.store.timeline import TimelineReads, TimelineWrites
 
 
@@ -37,7 +38,7 @@ class StoreTx(PolicyWrites, RequestWrites, TimelineWrites, RuleWrites):
     """Writes inside one transaction, every aggregate's. Obtain it from :meth:`Store.transaction`."""
 
 
-class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, PolicyReads):
+class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, PolicyReads, StatsReads):
     """Reviewer's database: open (and migrate) once, then read and write through it."""
 
     def __init__(self, engines: Engines, *, seal: AuditSeal | None = None) -> None:

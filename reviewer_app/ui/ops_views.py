@@ -1,0 +1,53 @@
+"""The operator's side windows, built on first use: the audit log (Ctrl+5) and Statistics (Ctrl+6).
+
+Separate windows rather than left tabs: both are wide tables and charts with nothing to show in the detail pane,
+and they are read next to the inbox rather than instead of it.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QWidget
+
+from reviewer_app.hitl import SQLHITLBackend
+
+
+class OpsViews:
+    """Owns the audit and statistics windows and the View-menu actions that open them."""
+
+    def __init__(self, window: QWidget, backend: SQLHITLBackend) -> None:
+        self._window = window
+        self._backend = backend
+        self.audit_window: QMainWindow | None = None
+        self.stats_window: QMainWindow | None = None
+        self.audit_action = QAction("&Audit log", window, shortcut=QKeySequence("Ctrl+5"))
+        self.audit_action.triggered.connect(self.show_audit)
+        self.stats_action = QAction("&Statistics", window, shortcut=QKeySequence("Ctrl+6"))
+        self.stats_action.triggered.connect(self.show_stats)
+        self.actions = [self.audit_action, self.stats_action]
+
+    def show_audit(self) -> QMainWindow:
+        if self.audit_window is None:
+            from reviewer_app.ui.audit.window import AuditWindow
+
+            self.audit_window = AuditWindow(self._backend, self._window)
+        return _raise(self.audit_window)
+
+    def show_stats(self) -> QMainWindow:
+        if self.stats_window is None:
+            from reviewer_app.ui.stats.window import StatsWindow  # QtCharts loads only when asked for
+
+            self.stats_window = StatsWindow(self._backend, self._window)
+        return _raise(self.stats_window)
+
+    def close(self) -> None:
+        for window in (self.audit_window, self.stats_window):
+            if window is not None:
+                window.close()
+
+
+def _raise(window: QMainWindow) -> QMainWindow:
+    window.show()
+    window.raise_()
+    window.activateWindow()
+    return window

@@ -1,0 +1,79 @@
+"""The main window's side of issue 19: Ctrl+5 / Ctrl+6 open the audit and statistics windows, the notification
+sound is a View-menu setting, and a notification's outcome reaches the window (open selects, refusal is said)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QKeySequence
+
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.audit.window import AuditWindow
+from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.notifications import SOUND_SETTING
+from reviewer_app.ui.stats.window import StatsWindow
+from tests.ui.conftest import run_async
+
+
+async def seed(backend: SQLHITLBackend) -> None:
+    for hitl_id in ("h1", "h2"):
+        await backend.create(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id="s",
+            invocation_id="i",
+            data={"arguments": {"command": f"echo {hitl_id}"}},
+            tool_name="run_shell",
+        )
+    await backend.respond("h1", {"decision": "reject", "message": "no"})
+
+
+def make_window(qtbot: Any, backend: SQLHITLBackend, settings: QSettings) -> MainWindow:
+    window = MainWindow(backend, None, settings=settings, tray=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.start()
+    assert run_async(qtbot, window.live.wait_loaded(timeout=10))
+    return window
+
+
+def test_view_menu_opens_audit_and_statistics(qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings) -> None:
+    run_async(qtbot, seed(qt_backend))
+    window = make_window(qtbot, qt_backend, ui_settings)
+    texts = {action.text(): action.shortcut() for action in window.view_menu.actions()}
+    assert texts["&Audit log"] == QKeySequence("Ctrl+5") and texts["&Statistics"] == QKeySequence("Ctrl+6")
+    window.ops.audit_action.trigger()
+    audit = window.ops.audit_window
+    assert isinstance(audit, AuditWindow) and audit.isVisible()
+    qtbot.waitUntil(lambda: audit.model.rowCount() == 1)
+    window.ops.stats_action.trigger()
+    stats = window.ops.stats_window
+    assert isinstance(stats, StatsWindow) and stats.isVisible()
+    qtbot.waitUntil(lambda: stats.stats is not None)
+    assert stats.stats is not None and stats.stats.pending == 1 and stats.stats.decided == 1
+    window.ops.audit_action.trigger()  # the same window again, not a second one
+    assert window.ops.audit_window is audit
+    window.close()
+    assert not audit.isVisible() and not stats.isVisible()
+
+
+def test_notification_sound_setting_and_outcomes(
+    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings
+) -> None:
+    run_async(qtbot, seed(qt_backend))
+    window = make_window(qtbot, qt_backend, ui_settings)
+    native = window.native_notifier
+    assert not native.available  # no tray (tests, screenshots): no native notifications either
+    sound = native.sound_action
+    assert sound in window.view_menu.actions() and sound.isChecked()
+    sound.trigger()
+    assert ui_settings.value(SOUND_SETTING) == "false" and not native.sound_enabled
+    native.actions.openRequested.emit("h2")
+    assert window.inbox.view.currentIndex().data() is not None
+    qtbot.waitUntil(lambda: window.detail.summary is not None and window.detail.summary.hitl_id == "h2")
+    native.actions.openRequested.emit("h1")  # decided meanwhile: said, not silently ignored
+    assert "h1 is no longer pending" in window.banner.label.text()
+    native.actions.refused.emit("Nothing was decided from the notification: x was already reject by bob.")
+    assert window.banner.label.text().startswith("Nothing was decided from the notification")
