@@ -10,7 +10,8 @@ from __future__ import annotations
 import gc
 import time
 
-from PySide6.QtCore import QModelIndex, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from reviewer_app.domain.hitl import HITLType
@@ -121,7 +122,8 @@ class InboxPanel(QWidget):
         self.view.selectionModel().currentChanged.connect(self._on_current)
         self.view.moveRequested.connect(self.move_request)
         self.search_box.textChanged.connect(lambda _text: self._search_timer.start())
-        self.search_box.returnPressed.connect(self.apply_filter)
+        self.search_box.returnPressed.connect(self.enter_results)
+        self.search_box.installEventFilter(self)
         self.scope_combo.currentIndexChanged.connect(self._on_scope_changed)
         for combo in (self.type_combo, self.tool_combo, self.agent_combo):
             combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
@@ -209,6 +211,25 @@ class InboxPanel(QWidget):
     def focus_search(self) -> None:
         self.search_box.setFocus()
         self.search_box.selectAll()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Down (or Page Down) in the search box moves into the results, keeping the search."""
+        if watched is self.search_box and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_PageDown) and not event.modifiers():
+                self.enter_results()
+                return True
+        return super().eventFilter(watched, event)
+
+    def enter_results(self) -> None:
+        """Leave the search box for the results (the filter stays): the next letter is a command again."""
+        if self._search_timer.isActive() or self.model.filter != self.current_filter():
+            self.apply_filter()
+        if self.detail.hitl_id is None or not self.model.index_for(self.detail.hitl_id).isValid():
+            first = self.model.first_request()
+            if first is not None:
+                self.select_request(first)
+        self.view.setFocus()
 
     def leave_search(self) -> None:
         if self.search_box.text():
@@ -383,8 +404,6 @@ class InboxPanel(QWidget):
         total = model.source_count
         noun = {Scope.PENDING: "pending", Scope.HISTORY: "decided", Scope.ALL: "requests"}[model.filter.scope]
         text = f"{shown:,} shown of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
-        if self.last_filter_ms and shown != total:
-            text += f" · filtered in {self.last_filter_ms:.0f} ms"
         if self._load_progress is not None:  # never a partial count without saying so
             loaded, expected = self._load_progress
             text += f" · loading… {loaded:,} of {expected:,} loaded"
