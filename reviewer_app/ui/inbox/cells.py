@@ -67,6 +67,8 @@ class InboxCells:
         self._bold = QFont()
         self._bold.setBold(True)
         self._colors = theme.current()
+        # A group row's human title (a run's prompt, a session's first run's), None when unknown.
+        self.titles: Callable[[Group], str | None] = lambda _group: None
 
     def refresh_theme(self) -> None:
         """The colour scheme changed: take its colours (the view repaints on the palette change)."""
@@ -160,7 +162,8 @@ class InboxCells:
         font = self._bold if session else None
         if column == COL_REQUEST:
             icon = theme.icon("session" if session else "run")
-            return (f"{'session' if session else 'run'} {short_id(group.ident)}", icon, None, font)
+            title = self.titles(group)
+            return (title or f"{'session' if session else 'run'} {short_id(group.ident)}", icon, None, font)
         if column == COL_SUMMARY:
             count = self._summary_of(group)[0]
             if self._grouping.filter.scope is Scope.PENDING:
@@ -184,14 +187,18 @@ class InboxCells:
     def _group_value(self, group: Group, column: int, role: int) -> Any:
         if role == _TOOLTIP:
             kind = "Session" if group.level == LEVEL_SESSION else "Invocation (run)"
-            return f"{kind} {group.ident}\n{self._summary_of(group)[0]} request(s) shown"
+            title = self.titles(group)
+            heading = f"{title}\n" if title else ""
+            return f"{heading}{kind} {group.ident}\n{self._summary_of(group)[0]} request(s) shown"
         if role == _LEVEL:
             return group.level
         if role == _GROUP_ID:
             return group.ident
         if role == _ACCESSIBLE and column == COL_REQUEST:
             count = self._summary_of(group)[0]
-            return f"{'session' if group.level == LEVEL_SESSION else 'run'} {group.ident}, {count} requests"
+            title = self.titles(group)
+            what = f"{'session' if group.level == LEVEL_SESSION else 'run'} {title or group.ident}"
+            return f"{what}, {count} requests"
         return None
 
     def _request_value(self, s: RequestSummary, column: int, role: int) -> Any:

@@ -10,12 +10,22 @@ from __future__ import annotations
 import gc
 import time
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QVBoxLayout,
+    QWidget,
+)
 
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.records import RequestSummary
+from reviewer_app.ui import clipboard
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
@@ -28,8 +38,9 @@ from reviewer_app.ui.inbox.cells import (
     LEVEL_ROLE,
 )
 from reviewer_app.ui.inbox.filters import InboxFilter, Scope
-from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION
+from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION, Group
 from reviewer_app.ui.inbox.model import InboxModel
+from reviewer_app.ui.inbox.titles import RunTitles
 from reviewer_app.ui.inbox.view import InboxView
 from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.runs.model import RunsModel
@@ -69,9 +80,11 @@ class InboxPanel(QWidget):
 
     Signals:
         interacted(): the operator searched, filtered or moved the selection (the window's idle clock).
+        filterTextsChanged(): the search or a filter changed (what the window remembers).
     """
 
     interacted = Signal()
+    filterTextsChanged = Signal()
 
     def __init__(
         self, live: LiveController, detail: DetailPane, runs_model: RunsModel, parent: QWidget | None = None
@@ -102,6 +115,14 @@ class InboxPanel(QWidget):
         for combo in (self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo):
             filters.addWidget(combo, 1)
         layout.addLayout(filters)
+        self.filter_notice = QLabel()
+        self.filter_notice.setObjectName("filterNotice")
+        self.filter_notice.setAccessibleName("Filter active")
+        self.filter_notice.setWordWrap(True)
+        self.filter_notice.setTextFormat(Qt.TextFormat.RichText)
+        self.filter_notice.linkActivated.connect(lambda _link: self.clear_filters())
+        self.filter_notice.hide()
+        layout.addWidget(self.filter_notice)
         self.view = InboxView()
         self.view.setObjectName("inboxView")
         self.view.setAccessibleName("Inbox")
@@ -109,9 +130,16 @@ class InboxPanel(QWidget):
         header = self.view.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((COL_REQUEST, 190), (COL_AGENT, 70), (COL_AGE, 58), (COL_EXPIRES, 70)):
+        header.setMinimumSectionSize(36)
+        # The summary says what a call does: the other columns stay narrow so it keeps the room.
+        for column, width in ((COL_REQUEST, 150), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
             header.resizeSection(column, width)
         self.view.setColumnHidden(COL_DECIDED, True)
+        self.titles = RunTitles(runs_model, self)
+        self.model.set_titles(self._group_title)
+        self.titles.changed.connect(self.view.viewport().update)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._on_context_menu)
         layout.addWidget(self.view, 1)
         self.status_label = QLabel()
         self.status_label.setObjectName("inboxStatus")
@@ -122,13 +150,17 @@ class InboxPanel(QWidget):
         self.view.selectionModel().currentChanged.connect(self._on_current)
         self.view.moveRequested.connect(self.move_request)
         self.search_box.textChanged.connect(lambda _text: self._search_timer.start())
+        self.search_box.textChanged.connect(lambda _text: self.filterTextsChanged.emit())
         self.search_box.returnPressed.connect(self.enter_results)
         self.search_box.installEventFilter(self)
         self.scope_combo.currentIndexChanged.connect(self._on_scope_changed)
         for combo in (self.type_combo, self.tool_combo, self.agent_combo):
             combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
+        for combo in (self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo):
+            combo.currentIndexChanged.connect(lambda _i: self.filterTextsChanged.emit())
         self.model.filterApplied.connect(lambda _n: self._update_status())
         self.model.countsChanged.connect(self._update_status)
+        self._scope = Scope.PENDING
         live.requestsLoaded.connect(self.on_requests_loaded)
         live.requestsAppended.connect(self.on_requests_appended)
         live.loadProgress.connect(self.on_load_progress)
@@ -191,8 +223,16 @@ class InboxPanel(QWidget):
         self.live.set_scope(scope)
 
     def _show_scope_columns(self, scope: Scope) -> None:
+        self._scope = scope
         self.view.setColumnHidden(COL_DECIDED, scope is Scope.PENDING)
-        self.view.setColumnHidden(COL_EXPIRES, scope is Scope.HISTORY)
+        self._hide_empty_columns()
+
+    def _hide_empty_columns(self) -> None:
+        """Columns with nothing to show give their room to the summary: no agents, no expiries."""
+        source = self.model.requests_in_scope()
+        self.view.setColumnHidden(COL_AGENT, not self.model.agents)
+        no_expiry = self._scope is Scope.HISTORY or all(s.expires_at is None for s in source)
+        self.view.setColumnHidden(COL_EXPIRES, no_expiry)
 
     def _refresh_filter_choices(self) -> None:
         for combo, values, label in (
@@ -207,6 +247,24 @@ class InboxPanel(QWidget):
                 combo.addItems(wanted)
                 combo.setCurrentIndex(max(0, combo.findText(current)))
                 combo.blockSignals(False)
+
+    @property
+    def filtering(self) -> bool:
+        """Whether the search or a type, tool or agent filter narrows the inbox (the scope does not count)."""
+        f = self.model.filter
+        return bool(f.terms) or f.narrows_fields
+
+    def clear_filters(self) -> None:
+        """Esc in the inbox: no search, all types, tools and agents (the scope stays)."""
+        for combo in (self.type_combo, self.tool_combo, self.agent_combo):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(0)
+            combo.blockSignals(False)
+        self.search_box.blockSignals(True)
+        self.search_box.clear()
+        self.search_box.blockSignals(False)
+        self.apply_filter()
+        self.filterTextsChanged.emit()
 
     def focus_search(self) -> None:
         self.search_box.setFocus()
@@ -251,6 +309,7 @@ class InboxPanel(QWidget):
             # which would otherwise walk them all (~0.2 s at 100,000) in the middle of a keystroke.
             gc.freeze()
         self._refresh_filter_choices()
+        self._hide_empty_columns()
         self.reselect(selected)
 
     def on_requests_appended(self, rows: list[RequestSummary]) -> None:
@@ -263,6 +322,7 @@ class InboxPanel(QWidget):
         if self.model.source_count >= FREEZE_ABOVE:
             gc.freeze()  # the same reason as after a big first load, page by page
         self._refresh_filter_choices()
+        self._hide_empty_columns()
         if self.detail.summary is None and self.detail.run_record is None:
             self.reselect(None)
 
@@ -292,6 +352,8 @@ class InboxPanel(QWidget):
         finally:
             self._reconciling = False
         self._refresh_filter_choices()
+        if any(row.expires_at is not None for row in rows) or self.view.isColumnHidden(COL_AGENT):
+            self._hide_empty_columns()
         if selected is not None and not self.model.index_for(selected).isValid():
             self.reselect(fallback)
         elif selected is None:
@@ -408,3 +470,38 @@ class InboxPanel(QWidget):
             loaded, expected = self._load_progress
             text += f" · loading… {loaded:,} of {expected:,} loaded"
         self.status_label.setText(text)
+        hidden = total - shown
+        if hidden > 0 and self.filtering:
+            self.filter_notice.setText(
+                f"<b>Filter active:</b> {hidden:,} hidden — Esc to clear (<a href='clear'>show all</a>)"
+            )
+            self.filter_notice.show()
+        else:
+            self.filter_notice.hide()
+
+    # -- titles and copying ----------------------------------------------------------------------
+    def _group_title(self, group: Group) -> str | None:
+        if group.level == LEVEL_INVOCATION:
+            return self.titles.run_title(group.ident)
+        first = group.items[0].ident if group.items else None
+        return self.titles.session_title(group.ident, first)
+
+    def context_menu_for(self, index: QModelIndex) -> QMenu:
+        """Copy id (and command, arguments, title) of the row at ``index``."""
+        index = index.siblingAtColumn(0)
+        request = self.model.request_at(index)
+        if request is not None:
+            prepared = self.detail.prepared
+            loaded = prepared is not None and self.detail.hitl_id == request.hitl_id
+            return clipboard.request_menu(self, request.hitl_id, prepared.shown if prepared else None, loaded=loaded)
+        level = index.data(LEVEL_ROLE)
+        ident = str(index.data(GROUP_ID_ROLE) or "")
+        kind = "session" if level == LEVEL_SESSION else "run"
+        title = self.titles.run_title(ident) if level == LEVEL_INVOCATION else None
+        return clipboard.group_menu(self, kind, ident, title)
+
+    def _on_context_menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        if index.isValid():
+            self.context_menu = self.context_menu_for(index)
+            self.context_menu.popup(self.view.viewport().mapToGlobal(pos))
