@@ -96,7 +96,7 @@ class FlowLayout(QLayout):
         if apply:
             for line in lines:
                 for position, (item, point, hint) in enumerate(line):
-                    last = self._stretch_last and item is items[-1] and position == len(line) - 1 and position > 0
+                    last = self._stretch_last and item is items[-1] and position == len(line) - 1
                     place = point
                     if last:  # to the right end of its line
                         place = QPoint(max(point.x(), area.right() + 1 - hint.width()), point.y())

@@ -140,8 +140,9 @@ def test_group_rows_show_the_runs_prompt_and_ids_are_elided_in_the_middle_and_co
     qtbot.waitUntil(lambda: window.runs.model.run(invocation_id) is not None)
     run_index = model.index_for(hitl_id).parent()
     session_index = run_index.parent()
-    qtbot.waitUntil(lambda: "tidy the release notes" in str(run_index.siblingAtColumn(COL_REQUEST).data()))
-    assert "tidy the release notes" in str(session_index.siblingAtColumn(COL_REQUEST).data())
+    qtbot.waitUntil(lambda: str(run_index.siblingAtColumn(COL_SUMMARY).data()) == "tidy the release notes")
+    assert str(session_index.siblingAtColumn(COL_SUMMARY).data()) == "tidy the release notes"
+    assert str(run_index.siblingAtColumn(COL_REQUEST).data()) == "1 pending"
     from reviewer_app.ui.texts import short_id
 
     elided = short_id("inv_0123456789abcdef0123")

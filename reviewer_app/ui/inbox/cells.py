@@ -160,17 +160,18 @@ class InboxCells:
         group: Group = node
         session = group.level == LEVEL_SESSION
         font = self._bold if session else None
+        # A group row: its count under the Request column, what it is doing (its title) in the wide Summary one.
         if column == COL_REQUEST:
             icon = theme.icon("session" if session else "run")
-            title = self.titles(group)
-            return (title or f"{'session' if session else 'run'} {short_id(group.ident)}", icon, None, font)
-        if column == COL_SUMMARY:
             count = self._summary_of(group)[0]
             if self._grouping.filter.scope is Scope.PENDING:
                 text = f"{count} pending"
             else:
                 text = f"{count} {'request' if count == 1 else 'requests'}"
-            return (text, None, self._colors.muted, font)
+            return (text, icon, self._colors.muted, font)
+        if column == COL_SUMMARY:
+            title = self.titles(group)
+            return (title or f"{'session' if session else 'run'} {short_id(group.ident)}", None, None, font)
         if column == COL_AGENT:
             return (group.agent or "", None, self._colors.muted, font)
         if column == COL_AGE:

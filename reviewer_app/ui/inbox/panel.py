@@ -440,7 +440,7 @@ class InboxPanel(QWidget):
             return
         level = current.data(LEVEL_ROLE)
         ident = current.siblingAtColumn(0).data(GROUP_ID_ROLE)
-        count = current.siblingAtColumn(COL_SUMMARY).data()
+        count = current.siblingAtColumn(COL_REQUEST).data()
         if level == LEVEL_INVOCATION:
             run = self.runs_model.run(ident)
             if run is not None:
