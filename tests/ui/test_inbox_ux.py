@@ -7,6 +7,7 @@ the theme switch and self-clearing banners that do not shift the layout.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,21 @@ def test_the_window_is_usable_at_1024_by_700_with_a_request_shown(
     assert view.isColumnHidden(COL_AGENT) and view.isColumnHidden(COL_EXPIRES)
     # The decision bar wraps rather than widening the window.
     assert window.detail.decision_bar.minimumSizeHint().width() < 400
+    # A request that expires brings its column back.
+    run_async(
+        qtbot,
+        qt_backend.create(
+            hitl_id="req-expiring",
+            hitl_type="tool_approval",
+            session_id="ses-1",
+            invocation_id="inv-1",
+            tool_name="run_shell",
+            data={"arguments": {"command": "true"}},
+            expires_at=int(time.time()) + 3600,
+        ),
+    )
+    qtbot.waitUntil(lambda: not view.isColumnHidden(COL_EXPIRES), timeout=10_000)
+    assert window.width() == 1024
 
 
 # -- 3. human titles and copying ids -------------------------------------------------------------------

@@ -132,7 +132,7 @@ class InboxPanel(QWidget):
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(36)
         # The summary says what a call does: the other columns stay narrow so it keeps the room.
-        for column, width in ((COL_REQUEST, 150), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
+        for column, width in ((COL_REQUEST, 135), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
             header.resizeSection(column, width)
         self.view.setColumnHidden(COL_DECIDED, True)
         self.titles = RunTitles(runs_model, self)
@@ -227,11 +227,21 @@ class InboxPanel(QWidget):
         self.view.setColumnHidden(COL_DECIDED, scope is Scope.PENDING)
         self._hide_empty_columns()
 
-    def _hide_empty_columns(self) -> None:
-        """Columns with nothing to show give their room to the summary: no agents, no expiries."""
-        source = self.model.requests_in_scope()
-        self.view.setColumnHidden(COL_AGENT, not self.model.agents)
-        no_expiry = self._scope is Scope.HISTORY or all(s.expires_at is None for s in source)
+    def _hide_empty_columns(self, added: list[RequestSummary] | None = None) -> None:
+        """Columns with nothing to tell give their room to the summary: one agent or none, no expiries.
+
+        (With one agent, its name is in the detail header and the agent filter.) ``added``: only these
+        requests are new (a page of a progressive load), so only they can bring an expiry.
+        """
+        self.view.setColumnHidden(COL_AGENT, len(self.model.agents) < 2)
+        if self._scope is Scope.HISTORY:
+            self.view.setColumnHidden(COL_EXPIRES, True)
+            return
+        if added is not None:
+            if any(s.expires_at is not None for s in added):
+                self.view.setColumnHidden(COL_EXPIRES, False)
+            return
+        no_expiry = all(s.expires_at is None for s in self.model.requests_in_scope())
         self.view.setColumnHidden(COL_EXPIRES, no_expiry)
 
     def _refresh_filter_choices(self) -> None:
@@ -322,7 +332,7 @@ class InboxPanel(QWidget):
         if self.model.source_count >= FREEZE_ABOVE:
             gc.freeze()  # the same reason as after a big first load, page by page
         self._refresh_filter_choices()
-        self._hide_empty_columns()
+        self._hide_empty_columns(rows)
         if self.detail.summary is None and self.detail.run_record is None:
             self.reselect(None)
 
@@ -352,8 +362,7 @@ class InboxPanel(QWidget):
         finally:
             self._reconciling = False
         self._refresh_filter_choices()
-        if any(row.expires_at is not None for row in rows) or self.view.isColumnHidden(COL_AGENT):
-            self._hide_empty_columns()
+        self._hide_empty_columns()
         if selected is not None and not self.model.index_for(selected).isValid():
             self.reselect(fallback)
         elif selected is None:
