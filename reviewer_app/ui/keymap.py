@@ -17,7 +17,8 @@ NATIVE = QKeySequence.SequenceFormat.NativeText
 
 # Keys handled by widgets themselves rather than by shortcuts: said here, once.
 NOTES = (
-    ("↓ / ↑", "next / previous row (in the search box: ↓ or Return goes to the results)"),
+    ("↓ / ↑", "next / previous row"),
+    ("↓ / Return", "in the search box: go to the results, keeping the search"),
     ("Ctrl+Enter", "submit the text in a dialog"),
     ("1 … 9", "pick an answer's option in the answer dialog"),
 )
@@ -71,6 +72,8 @@ class KeymapDialog(QDialog):
         self.label = QLabel(f"<table>{rows}</table>")
         self.label.setObjectName("keymapText")
         self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.label.setContentsMargins(4, 4, 4, 4)
         scroll = QScrollArea()
         scroll.setWidget(self.label)
         scroll.setWidgetResizable(True)
@@ -79,4 +82,5 @@ class KeymapDialog(QDialog):
         close = QPushButton("Close")
         close.clicked.connect(self.close)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
-        self.resize(520, min(640, 60 + 22 * (len(rows) and rows.count("<tr>"))))
+        wanted = self.label.sizeHint()
+        self.resize(min(760, wanted.width() + 60), min(680, wanted.height() + 90))

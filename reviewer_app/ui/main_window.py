@@ -210,11 +210,13 @@ class MainWindow(QMainWindow):
         self._shortcut(
             "Escape",
             self.inbox.search_box,
-            "clear the search, back to the inbox",
+            "in the search box: clear it, back to the inbox",
             self.inbox.leave_search,
             Qt.ShortcutContext.WidgetShortcut,
         )
-        self._shortcut("Escape", self.inbox.view, "clear the search and filters", self.inbox.clear_filters)
+        self._shortcut(
+            "Escape", self.inbox.view, "in the inbox: clear the search and filters", self.inbox.clear_filters
+        )
 
     def _connect(self) -> None:
         live = self.live

@@ -132,7 +132,7 @@ class InboxPanel(QWidget):
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(36)
         # The summary says what a call does: the other columns stay narrow so it keeps the room.
-        for column, width in ((COL_REQUEST, 135), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
+        for column, width in ((COL_REQUEST, 165), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
             header.resizeSection(column, width)
         self.view.setColumnHidden(COL_DECIDED, True)
         self.titles = RunTitles(runs_model, self)
@@ -270,9 +270,7 @@ class InboxPanel(QWidget):
             combo.blockSignals(True)
             combo.setCurrentIndex(0)
             combo.blockSignals(False)
-        self.search_box.blockSignals(True)
-        self.search_box.clear()
-        self.search_box.blockSignals(False)
+        self.search_box.clear()  # with its signals: the clear button hides on them
         self.apply_filter()
         self.filterTextsChanged.emit()
 
