@@ -302,3 +302,29 @@ def test_an_error_banner_clears_itself_once_the_database_answers_and_never_shift
     window.live.request_refresh()
     qtbot.wait(300)
     assert window.banner.isVisible()
+
+
+def test_a_run_the_board_does_not_hold_gets_its_title_from_the_database(
+    qt_backend: SQLHITLBackend, qloop: Any, qtbot: Any
+) -> None:
+    """A big inbox's old runs are not on the runs board (it loads the newest 2,000): their titles are read lazily."""
+    from reviewer_app.ui.inbox.titles import RunTitles
+    from reviewer_app.ui.live import LiveController
+    from reviewer_app.ui.runs.model import RunsModel
+
+    run_async(
+        qtbot,
+        qt_backend.register_run(session_id="ses-old", invocation_id="inv-old", prompt="migrate the\n  old database"),
+    )
+    live = LiveController(qt_backend)
+    titles = RunTitles(RunsModel(), fetch=qt_backend.get_run, spawn=live.spawn)
+    assert titles.run_title("inv-old") is None  # not known yet: asked for in the background
+    with qtbot.waitSignal(titles.changed, timeout=5000):
+        pass
+    assert titles.run_title("inv-old") == "migrate the old database"
+    assert titles.session_title("ses-old", "inv-old") == "migrate the old database"
+    with qtbot.waitSignal(titles.changed, timeout=5000):
+        assert titles.run_title("inv-missing") is None
+    assert titles.run_title("inv-missing") is None  # read once: no run, no title, no second read
+    assert not live.busy
+    live.close()
