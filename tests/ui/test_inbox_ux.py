@@ -326,5 +326,5 @@ def test_a_run_the_board_does_not_hold_gets_its_title_from_the_database(
     with qtbot.waitSignal(titles.changed, timeout=5000):
         assert titles.run_title("inv-missing") is None
     assert titles.run_title("inv-missing") is None  # read once: no run, no title, no second read
-    assert not live.busy
+    qtbot.waitUntil(lambda: not live.busy)  # the background read ends
     live.close()
