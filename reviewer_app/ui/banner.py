@@ -64,8 +64,8 @@ class Banner(QFrame):
         if host is None:
             return
         width = max(0, host.width() - 2 * self._margin)
-        height = self.heightForWidth(width) if self.hasHeightForWidth() else self.sizeHint().height()
-        self.setGeometry(self._margin, self._margin, width, max(height, self.sizeHint().height()))
+        height = self.heightForWidth(width) if self.hasHeightForWidth() else -1
+        self.setGeometry(self._margin, self._margin, width, height if height > 0 else self.sizeHint().height())
         self.raise_()
 
     def show_message(
@@ -75,7 +75,8 @@ class Banner(QFrame):
         background = colors.banner_bg if error else colors.info.lighter(170 if not colors.dark else 60)
         foreground = colors.banner_fg
         self.setStyleSheet(
-            f"#banner {{ background: {background.name()}; border-radius: 4px; }}"
+            f"#banner {{ background: {background.name()}; border-radius: 4px;"
+            f" border: 1px solid {foreground.name()}40; }}"
             f" #bannerText {{ color: {foreground.name()}; }}"
         )
         self.label.setText(text)

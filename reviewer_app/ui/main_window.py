@@ -373,7 +373,7 @@ class MainWindow(QMainWindow):
             name = "system"
         for action in self.theme_actions.actions():
             action.setChecked(action.data() == name)
-        if isinstance(app, QApplication):
+        if isinstance(app, QApplication) and (name != "system" or theme.has_watcher(app)):
             theme.watcher_for(app).set_preference(name)
         if save:
             self.window_settings.set_value("ui/theme", name)

@@ -219,6 +219,10 @@ class ThemeWatcher(QObject):
         self.changed.emit(is_dark())
 
 
+def has_watcher(app: QApplication) -> bool:
+    return isinstance(app.findChild(ThemeWatcher, "themeWatcher"), ThemeWatcher)
+
+
 def watcher_for(app: QApplication) -> ThemeWatcher:
     """The application's theme watcher (made on first use: tests and embedders may have none)."""
     watcher = app.findChild(ThemeWatcher, "themeWatcher")
