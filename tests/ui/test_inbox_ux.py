@@ -285,6 +285,9 @@ def test_the_view_menu_switches_the_theme_and_remembers_it(
         assert QSettings(ui_settings.fileName(), QSettings.Format.IniFormat).value("ui/theme") == "light"
     finally:
         window.set_theme("system", save=False)
+        watcher = theme.watcher_for(qapp)
+        watcher.setParent(None)  # later tests start without one, as they did before this test
+        watcher.deleteLater()
         qapp.setStyle(original_style)
         qapp.setPalette(original_palette)
 
