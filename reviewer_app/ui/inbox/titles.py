@@ -41,6 +41,7 @@ class RunTitles(QObject):
         super().__init__(parent)
         self._runs = runs
         self._sessions: dict[str, str] | None = None
+        self._titles: dict[str, str | None] = {}  # run id -> title, for the runs the board holds
         self._fetch = fetch
         self._spawn = spawn
         self._fetched: dict[str, str | None] = {}  # runs read from the database: their titles (None: none)
@@ -51,12 +52,16 @@ class RunTitles(QObject):
 
     def _invalidate(self, *_args: object) -> None:
         self._sessions = None
+        self._titles.clear()
         self.changed.emit()
 
     def run_title(self, invocation_id: str) -> str | None:
+        if invocation_id in self._titles:  # asked on every paint of the row: no refolding of a long prompt
+            return self._titles[invocation_id]
         run = self._runs.run(invocation_id)
         if run is not None:
-            return _title(run)
+            title = self._titles[invocation_id] = _title(run)
+            return title
         if invocation_id in self._fetched:
             return self._fetched[invocation_id]
         self._want(invocation_id)
