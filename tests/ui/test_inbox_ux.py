@@ -106,6 +106,14 @@ def test_down_or_return_from_search_moves_into_results_and_a_approves(
     assert "filtered in" not in window.inbox.status_label.text()
 
 
+def test_tab_from_the_search_reaches_the_results_in_one_key(window: MainWindow, qtbot: Any) -> None:
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_Slash)
+    qtbot.keyClicks(window.inbox.search_box, "deploy")
+    qtbot.keyClick(window.inbox.search_box, Qt.Key.Key_Tab)
+    assert window.inbox.view.hasFocus()
+    assert window.inbox.search_box.text() == "deploy"
+
+
 # -- 2. narrow layouts ---------------------------------------------------------------------------------
 def test_the_window_is_usable_at_1024_by_700_with_a_request_shown(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any

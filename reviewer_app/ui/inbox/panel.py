@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import time
+from itertools import pairwise
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
@@ -144,6 +145,10 @@ class InboxPanel(QWidget):
         self.status_label = QLabel()
         self.status_label.setObjectName("inboxStatus")
         layout.addWidget(self.status_label)
+        # Tab from the search goes to the results (one key, not five), then on to the filters.
+        order = (self.search_box, self.view, self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo)
+        for first, second in pairwise(order):
+            QWidget.setTabOrder(first, second)
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
         self._search_timer.timeout.connect(self.apply_filter)
 
