@@ -347,3 +347,34 @@ def test_a_run_the_board_does_not_hold_gets_its_title_from_the_database(
     assert titles.run_title("inv-missing") is None  # read once: no run, no title, no second read
     qtbot.waitUntil(lambda: not live.busy)  # the background read ends
     live.close()
+
+
+def test_a_session_without_titled_runs_is_named_by_its_working_directory(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any, tmp_path: Path
+) -> None:
+    """A Claude Code session whose transcript gave no first prompt: its directory says what it is."""
+    project = tmp_path / "src" / "api"
+
+    def work(tx: Any) -> None:
+        tx.ensure_session("ses-cc", agent="claude-code", workspace=str(project), external=True)
+        tx.ensure_invocation("inv-cc", "ses-cc", agent="claude-code", external=True)
+
+    run_async(qtbot, qt_backend.write(work))
+    run_async(
+        qtbot,
+        qt_backend.create(
+            hitl_id="req-cc",
+            hitl_type="tool_approval",
+            session_id="ses-cc",
+            invocation_id="inv-cc",
+            tool_name="Bash",
+            data={"arguments": {"command": "make test"}},
+            metadata={"external": True},
+        ),
+    )
+    qtbot.waitUntil(lambda: window.inbox.model.index_for("req-cc").isValid(), timeout=10_000)
+    session_index = window.inbox.model.index_for("req-cc").parent().parent()
+    window.inbox.view.viewport().repaint()
+    qtbot.waitUntil(lambda: str(session_index.siblingAtColumn(COL_SUMMARY).data()) == f"in {project}")
+    run_index = window.inbox.model.index_for("req-cc").parent()
+    assert str(run_index.siblingAtColumn(COL_SUMMARY).data()).startswith("run inv-cc")  # no title: its id

@@ -136,7 +136,10 @@ class InboxPanel(QWidget):
         for column, width in ((COL_REQUEST, 165), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
             header.resizeSection(column, width)
         self.view.setColumnHidden(COL_DECIDED, True)
-        self.titles = RunTitles(runs_model, self, fetch=live.backend.get_run, spawn=live.spawn)
+        backend = live.backend
+        self.titles = RunTitles(
+            runs_model, self, fetch=backend.get_run, fetch_session=backend.session_info, spawn=live.spawn
+        )
         self.model.set_titles(self._group_title)
         self.titles.changed.connect(self.view.viewport().update)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
