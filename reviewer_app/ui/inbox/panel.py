@@ -457,14 +457,17 @@ class InboxPanel(QWidget):
         ident = current.siblingAtColumn(0).data(GROUP_ID_ROLE)
         count = current.siblingAtColumn(COL_REQUEST).data()
         if level == LEVEL_INVOCATION:
+            title = self.titles.run_title(ident)
             run = self.runs_model.run(ident)
             if run is not None:
                 self.detail.show_run(run)
             else:
-                self.detail.show_empty(f"Run {ident}: {count}")
+                self.detail.show_empty(f"Run {f'“{title}” ' if title else ''}({ident}): {count}")
             self.live.watch_invocation(ident)
         else:
-            self.detail.show_empty(f"Session {ident}: {count}. Select a request (j/k).")
+            title = self.titles.session_title(ident)
+            named = f"“{title}” " if title else ""
+            self.detail.show_empty(f"Session {named}({ident}): {count}. Select a request (j/k).")
             self.live.watch_invocation(None)
 
     def show_summary(self, summary: RequestSummary | None) -> None:
