@@ -43,14 +43,9 @@ def seed(path: Path, *, sessions: int, invocations: int, requests: int, big_byte
     """
     from sqlalchemy import insert
 
-    from reviewer_app.persistence.store import (
-        Store,
-        invocations_t,
-        now_ms,
-        requests_t,
-        sessions_t,
-        summarize_request,
-    )
+    from reviewer_app.persistence.store import Store
+    from reviewer_app.persistence.store.records import now_ms, summarize_request
+    from reviewer_app.persistence.tables import invocations_t, requests_t, sessions_t
 
     schema = {
         "type": "object",

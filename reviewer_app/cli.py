@@ -476,6 +476,17 @@ async def cmd_decide(ctx: AppContext, args: argparse.Namespace) -> int:
     return 0
 
 
+def elided_repr(text: str | None, width: int = 60) -> str:
+    """A prompt on one line, quoted, elided inside its quotes (never a cut-off closing quote)."""
+    flat = " ".join((text or "").split())
+    quoted = repr(flat)
+    if len(quoted) <= width:
+        return quoted
+    while len(repr(flat + "…")) > width and flat:
+        flat = flat[: max(0, len(flat) - max(1, len(repr(flat + "…")) - width))]
+    return repr(flat.rstrip() + "…")
+
+
 async def cmd_runs(ctx: AppContext, args: argparse.Namespace) -> int:
     backend = _open_backend(ctx)
     try:
@@ -485,7 +496,7 @@ async def cmd_runs(ctx: AppContext, args: argparse.Namespace) -> int:
 
     def line(run: Any) -> str:
         waiting = f"  {run.pending} pending" if run.pending else ""
-        return f"{run.id}  {run.state:<11} {run.agent or '-':<10} {run.session_id}  {run.prompt or ''!r:.60}{waiting}"
+        return f"{run.id}  {run.state:<11} {run.agent or '-':<10} {run.session_id}  {elided_repr(run.prompt)}{waiting}"
 
     return _print_listing(args.json, [run.to_dict() for run in runs], map(line, runs), "no runs")
 

@@ -13,6 +13,27 @@ from typing import Any, TextIO
 _SLICE = 1 << 20  # write long pieces of JSON in 1 MiB slices: no second full-size copy as bytes
 
 
+def question_line(record: dict[str, Any]) -> str | None:
+    """An ask_user request as one line: its question and its options, never its whole data dict."""
+    if record.get("hitl_type") != "ask_user":
+        return None
+    data = record.get("data") or {}
+    if not isinstance(data, dict):
+        return None
+    question = data.get("question") or data.get("prompt")
+    options = data.get("options")
+    questions = data.get("questions")  # hosts that ask several at once (Claude Code's AskUserQuestion)
+    if not question and isinstance(questions, list) and questions and isinstance(questions[0], dict):
+        question = questions[0].get("question")
+        options = options or [o.get("label", o) if isinstance(o, dict) else o for o in questions[0].get("options", [])]
+    if not isinstance(question, str) or not question.strip():
+        return None
+    line = " ".join(question.split())
+    if isinstance(options, list) and options:
+        line += "  [" + " / ".join(" ".join(str(o).split()) for o in options) + "]"
+    return line
+
+
 async def print_pending(backend: Any, as_json: bool, out: TextIO) -> int:
     """Write the pending requests to ``out``; returns the exit code.
 
@@ -39,7 +60,8 @@ async def print_pending(backend: Any, as_json: bool, out: TextIO) -> int:
         digest = args_digest(shown_arguments(record))
         if not as_json:
             tool, agent = s.tool_name or "-", s.agent or "-"
-            line = f"{s.hitl_id}  {s.hitl_type:<13} {tool:<12} {agent:<10} {digest[:12]}  {s.summary}"
+            what = question_line(record) or s.summary
+            line = f"{s.hitl_id}  {s.hitl_type:<13} {tool:<12} {agent:<10} {digest[:12]}  {what}"
             out.write(terminal_safe(line) + "\n")
             continue
         out.write("\n  " if first else ",\n  ")

@@ -1,8 +1,13 @@
-"""The message line above everything: errors and conflicts are said there, never in a modal box."""
+"""The message line above everything: errors and conflicts are said there, never in a modal box.
+
+It floats over the top of the window's content (an overlay), so showing or hiding it never moves
+the inbox under the operator's pointer. A message tied to a condition (``key``: the database could
+not be read) is cleared by whoever sees the condition end (:meth:`Banner.clear`).
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from reviewer_app.ui import theme
@@ -37,24 +42,59 @@ class Banner(QFrame):
         self._timer = QTimer(self, singleShot=True)
         self._timer.timeout.connect(self.dismiss)
         self.history: list[str] = []
+        self.key: str | None = None  # the condition the message shown is about (None: stays until dismissed)
+        self._host: QWidget | None = None
         self.hide()
 
-    def show_message(self, text: str, *, error: bool = True, timeout_ms: int | None = None) -> None:
+    def overlay(self, host: QWidget, margin: int = 6) -> None:
+        """Float over the top of ``host`` instead of taking room in a layout."""
+        self._host = host
+        self._margin = margin
+        self.setParent(host)
+        host.installEventFilter(self)
+        self._place()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._host and event.type() == QEvent.Type.Resize:
+            self._place()
+        return super().eventFilter(watched, event)
+
+    def _place(self) -> None:
+        host = self._host
+        if host is None:
+            return
+        width = max(0, host.width() - 2 * self._margin)
+        height = self.heightForWidth(width) if self.hasHeightForWidth() else -1
+        self.setGeometry(self._margin, self._margin, width, height if height > 0 else self.sizeHint().height())
+        self.raise_()
+
+    def show_message(
+        self, text: str, *, error: bool = True, timeout_ms: int | None = None, key: str | None = None
+    ) -> None:
         colors = theme.current()
         background = colors.banner_bg if error else colors.info.lighter(170 if not colors.dark else 60)
         foreground = colors.banner_fg
         self.setStyleSheet(
-            f"#banner {{ background: {background.name()}; border-radius: 4px; }}"
+            f"#banner {{ background: {background.name()}; border-radius: 4px;"
+            f" border: 1px solid {foreground.name()}40; }}"
             f" #bannerText {{ color: {foreground.name()}; }}"
         )
         self.label.setText(text)
         self.history.append(text)
+        self.key = key
         self.show()
+        self._place()
         if timeout_ms:
             self._timer.start(timeout_ms)
         else:
             self._timer.stop()
 
+    def clear(self, key: str) -> None:
+        """The condition ``key`` is over: hide its message (a message about something else stays)."""
+        if self.key == key and self.isVisible():
+            self.dismiss()
+
     def dismiss(self) -> None:
+        self.key = None
         self.hide()
         self.dismissed.emit()

@@ -1,4 +1,4 @@
-"""Dialogs that collect a decision's text or edited arguments, plus the keymap and text viewers.
+"""Dialogs that collect a decision's text or edited arguments, plus the text viewer (the keymap: ``ui.keymap``).
 
 Every dialog is opened with ``open()`` and reports through signals: never ``exec()``,
 which would spin a nested event loop inside the qasync loop's callbacks.
@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QPushButton,
     QRadioButton,
     QVBoxLayout,
     QWidget,
@@ -341,42 +340,6 @@ class NewRunDialog(_SubmitDialog):
 
     def submit(self) -> None:
         self.submitted.emit(self.agent.currentText(), self.prompt.toPlainText().strip())
-
-
-KEYMAP = (
-    ("j / ↓", "next request"),
-    ("k / ↑", "previous request"),
-    ("a", "approve (answer, for a question)"),
-    ("Shift+A", "approve for this session"),
-    ("e", "edit the arguments, then approve"),
-    ("r", "reject (optional reason)"),
-    ("s", "steer: send guidance instead"),
-    ("n", "answer a question"),
-    ("Ctrl+Enter", "submit the text in a dialog"),
-    ("/", "search"),
-    ("Esc", "clear the search, back to the inbox"),
-    ("Ctrl+1 / Ctrl+2", "inbox / runs"),
-    ("?", "this keymap"),
-)
-
-
-class KeymapDialog(QDialog):
-    """The keyboard shortcuts, non-modal."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("keymapDialog")
-        self.setWindowTitle("Keyboard shortcuts")
-        layout = QVBoxLayout(self)
-        rows = "".join(
-            f"<tr><td style='padding-right:18px'><b>{keys}</b></td><td>{what}</td></tr>" for keys, what in KEYMAP
-        )
-        label = QLabel(f"<table>{rows}</table>")
-        label.setTextFormat(Qt.TextFormat.RichText)
-        layout.addWidget(label)
-        close = QPushButton("Close")
-        close.clicked.connect(self.close)
-        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
 
 
 class TextViewerDialog(QDialog):

@@ -107,6 +107,7 @@ class LiveController(QObject):
         self._closed = False
         self._loaded_event: asyncio.Event | None = None
         self.refresh_count = 0
+        self.refresh_failed = False  # the last refresh could not read the database
         self.last_refresh_ms = 0.0
         self.liveness_interval_s = 1.0
         self._liveness_task: asyncio.Task[None] | None = None
@@ -354,9 +355,11 @@ class LiveController(QObject):
             started = time.perf_counter()
             try:
                 await self._refresh_once()
+                self.refresh_failed = False
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                self.refresh_failed = True
                 self.failed.emit(f"Could not refresh from the database: {exc}")
                 await asyncio.sleep(0.5)  # do not spin on a persistent error
             self.refresh_count += 1

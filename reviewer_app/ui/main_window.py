@@ -16,19 +16,30 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from reviewer_app.domain.timeline import BlockEvent
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
+from reviewer_app.ui import clipboard, theme
 from reviewer_app.ui.about import mask_url, open_about
 from reviewer_app.ui.banner import Banner
-from reviewer_app.ui.decision_dialogs import KeymapDialog, TextViewerDialog
+from reviewer_app.ui.decision_dialogs import TextViewerDialog
 from reviewer_app.ui.decisions import DecisionController
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
+from reviewer_app.ui.keymap import KeymapDialog
 from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.notifications import attach_native_notifier
 from reviewer_app.ui.ops_views import OpsViews
@@ -98,6 +109,8 @@ class MainWindow(QMainWindow):
         self.triage = Triage(self, settings)  # undo, risk chips, rules tab, bulk decisions (issue 14)
         self.native_notifier = attach_native_notifier(self, settings, enabled=tray)  # Approve/Reject/Open
         self.view_menu.addAction(self.native_notifier.sound_action)
+        self.set_theme(self.window_settings.value("ui/theme", "system"), save=False)
+        self.window_settings.watch()
         self._tick = QTimer(self, interval=1000)
         self._tick.timeout.connect(self._on_tick)
         self._tick.start()
@@ -108,7 +121,7 @@ class MainWindow(QMainWindow):
         outer = QVBoxLayout(central)
         outer.setContentsMargins(6, 6, 6, 6)
         self.banner = Banner()
-        outer.addWidget(self.banner)
+        self.banner.overlay(central)  # floats over the top: never shifts the layout
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.setChildrenCollapsible(False)
@@ -132,21 +145,34 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         new_run = QAction("&New run…", self, shortcut=QKeySequence("Ctrl+N"))
+        new_run.setWhatsThis("start a new run of an agent")
         new_run.triggered.connect(self.runs.open_new_run)
         file_menu.addAction(new_run)
         refresh = QAction("&Refresh", self, shortcut=QKeySequence("F5"))
+        refresh.setWhatsThis("reload everything from the database")
         refresh.triggered.connect(self.live.request_refresh)
         file_menu.addAction(refresh)
         file_menu.addSeparator()
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence(QKeySequence.StandardKey.Quit))
+        quit_action = QAction("&Quit", self, shortcut=QKeySequence("Ctrl+Q"))  # Cmd+Q on macOS
+        quit_action.setWhatsThis("quit Reviewer")
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
-        view_menu = self.view_menu = self.menuBar().addMenu("&View")
-        for number, label in ((1, "&Inbox"), (2, "&Runs")):
+        self.view_menu = view_menu = self.menuBar().addMenu("&View")
+        for number, label, what in ((1, "&Inbox", "show the inbox"), (2, "&Runs", "show the runs board")):
             action = QAction(label, self, shortcut=QKeySequence(f"Ctrl+{number}"))
+            action.setWhatsThis(what)
             action.triggered.connect(lambda _=False, i=number - 1: self.show_tab(i))
             view_menu.addAction(action)
         view_menu.addActions(self.ops.actions)
+        view_menu.addSeparator()
+        theme_menu = view_menu.addMenu("&Theme")
+        self.theme_actions = QActionGroup(self)
+        self.theme_actions.setExclusive(True)
+        for name, label in (("system", "&System"), ("light", "&Light"), ("dark", "&Dark")):
+            action = QAction(label, self.theme_actions, checkable=True)
+            action.setData(name)
+            action.triggered.connect(lambda _=False, n=name: self.set_theme(n))
+            theme_menu.addAction(action)
         help_menu = self.menuBar().addMenu("&Help")
         keymap = QAction("&Keyboard shortcuts", self)
         keymap.triggered.connect(self.show_keymap)
@@ -155,36 +181,50 @@ class MainWindow(QMainWindow):
         about.triggered.connect(self.show_about)
         help_menu.addAction(about)
 
+    def _shortcut(
+        self, keys: str, area: QWidget, what: str, slot: Callable[[], None], context: Qt.ShortcutContext | None = None
+    ) -> QShortcut:
+        """A key with its description (whatsThis): the ``?`` keymap lists it from there."""
+        shortcut = QShortcut(QKeySequence(keys), area)
+        shortcut.setContext(context or Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.setWhatsThis(what)
+        shortcut.activated.connect(slot)
+        self.shortcuts.append(shortcut)
+        return shortcut
+
     def _build_shortcuts(self) -> None:
         """Letter keys act where the reviewer reads (inbox, detail, runs), never inside text fields."""
         self.shortcuts: list[QShortcut] = []
         decide = self._keyed_decision
-        bindings: tuple[tuple[str, Callable[[], None]], ...] = (
-            ("A", lambda: decide("approve")),
-            ("Shift+A", lambda: decide("approve_for_session")),
-            ("E", lambda: decide("edit")),
-            ("R", lambda: decide("reject")),
-            ("S", lambda: decide("steer")),
-            ("N", lambda: decide("answer")),
-            ("J", lambda: self.move_request(1)),
-            ("K", lambda: self.move_request(-1)),
+        bindings: tuple[tuple[str, str, Callable[[], None]], ...] = (
+            ("A", "approve (answer, for a question)", lambda: decide("approve")),
+            ("Shift+A", "approve for this session", lambda: decide("approve_for_session")),
+            ("E", "edit the arguments, then approve", lambda: decide("edit")),
+            ("R", "reject (optional reason)", lambda: decide("reject")),
+            ("S", "steer: send guidance instead", lambda: decide("steer")),
+            ("N", "answer a question", lambda: decide("answer")),
+            ("J", "next request (next run on the runs board)", lambda: self.move_request(1)),
+            ("K", "previous request (previous run)", lambda: self.move_request(-1)),
+            ("Ctrl+C", "copy the id, command or arguments", self.open_copy_menu),
         )
         for area in (self.inbox.view, self.detail, self.runs.view):
-            for keys, slot in bindings:
+            for keys, what, slot in bindings:
                 if area is self.inbox.view and keys in ("J", "K"):
                     continue  # the view handles them itself (keyPressEvent)
-                shortcut = QShortcut(QKeySequence(keys), area)
-                shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-                shortcut.activated.connect(slot)
-                self.shortcuts.append(shortcut)
-        search = QShortcut(QKeySequence("/"), self)
-        search.activated.connect(self.focus_search)
-        keymap = QShortcut(QKeySequence("?"), self)
-        keymap.activated.connect(self.show_keymap)
-        escape = QShortcut(QKeySequence("Escape"), self.inbox.search_box)
-        escape.setContext(Qt.ShortcutContext.WidgetShortcut)
-        escape.activated.connect(self.inbox.leave_search)
-        self.shortcuts += [search, keymap, escape]
+                self._shortcut(keys, area, what, slot)
+        window = Qt.ShortcutContext.WindowShortcut
+        self._shortcut("/", self, "search the inbox", self.focus_search, window)
+        self._shortcut("?", self, "this keymap", self.show_keymap, window)
+        self._shortcut(
+            "Escape",
+            self.inbox.search_box,
+            "in the search box: clear it, back to the inbox",
+            self.inbox.leave_search,
+            Qt.ShortcutContext.WidgetShortcut,
+        )
+        self._shortcut(
+            "Escape", self.inbox.view, "in the inbox: clear the search and filters", self.inbox.clear_filters
+        )
 
     def _keyed_decision(self, kind: str) -> None:
         self.triage.confirm.keyed(kind)  # a high-risk approval by key asks for the key again
@@ -195,7 +235,8 @@ class MainWindow(QMainWindow):
         live.newPending.connect(self.notifier.notify_new)
         live.eventsLoaded.connect(self._on_events_loaded)
         live.eventsAppended.connect(self._on_events_appended)
-        live.failed.connect(self.show_error)
+        live.failed.connect(lambda text: self.banner.show_message(text, key="database"))
+        live.refreshed.connect(self._on_refreshed)
         self.detail.failed.connect(self.show_error)
         self.detail.loaded.connect(self.requestShown)
         self.detail.decisionRequested.connect(self.decisions.request_decision)
@@ -210,9 +251,11 @@ class MainWindow(QMainWindow):
         self.runs.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
         live.runsNeedAction.connect(lambda texts: self.statusBar().showMessage("; ".join(texts), 10_000))
         live.databaseStatus.connect(lambda text: self.statusBar().showMessage(text, 0 if text else 1))
+        live.databaseStatus.connect(lambda text: self._condition("database-status", text))
         live.feedStatus.connect(
             lambda text: self.statusBar().showMessage(text or "Following the database again.", 0 if text else 3000)
         )
+        live.feedStatus.connect(lambda text: self._condition("feed", text))
         self.notifier.showRequested.connect(self.bring_to_front)
         self.notifier.quitRequested.connect(self.close)
 
@@ -324,6 +367,50 @@ class MainWindow(QMainWindow):
     # -- messages, about, keymap ------------------------------------------------------------------------
     def show_error(self, message: str) -> None:
         self.banner.show_message(message, error=True)
+
+    def _on_refreshed(self) -> None:
+        if not self.live.refresh_failed:  # the database answers again: its error is over
+            self.banner.clear("database")
+
+    def _condition(self, key: str, text: str) -> None:
+        """A problem that says when it is over (empty text): the banner shows it while it lasts."""
+        if text:
+            self.banner.show_message(text, key=key)
+        else:
+            self.banner.clear(key)
+
+    # -- theme and clipboard ---------------------------------------------------------------------------
+    def set_theme(self, name: str, *, save: bool = True) -> None:
+        """Follow the OS (``system``) or force ``light`` or ``dark``; remembered in the settings."""
+        app = QApplication.instance()
+        if name not in theme.PREFERENCES:
+            name = "system"
+        for action in self.theme_actions.actions():
+            action.setChecked(action.data() == name)
+        if isinstance(app, QApplication) and (name != "system" or theme.has_watcher(app)):
+            theme.watcher_for(app).set_preference(name)
+        if save:
+            self.window_settings.set_value("ui/theme", name)
+
+    def copy_menu_for_selection(self) -> QMenu:
+        """What Ctrl+C offers: the selected request's id, command and arguments (or the group's id)."""
+        if self.left_tabs.currentIndex() == RUNS_TAB:
+            run = self.runs.selected_run()
+            if run is not None:
+                return clipboard.group_menu(self, "run", run.id, run.prompt)
+        summary = self.detail.summary
+        if summary is not None and self.left_tabs.currentIndex() == INBOX_TAB:
+            prepared = self.detail.prepared
+            shown = prepared.shown if prepared is not None else None
+            return clipboard.request_menu(self, summary.hitl_id, shown, loaded=prepared is not None)
+        return self.inbox.context_menu_for(self.inbox.view.currentIndex())
+
+    def open_copy_menu(self) -> None:
+        view = self.runs.view if self.left_tabs.currentIndex() == RUNS_TAB else self.inbox.view
+        rect = view.visualRect(view.currentIndex())
+        where = rect.bottomLeft() if rect.isValid() else view.rect().topLeft()
+        self.copy_menu = self.copy_menu_for_selection()
+        self.copy_menu.popup(view.viewport().mapToGlobal(where))
 
     def show_keymap(self) -> None:
         dialog = KeymapDialog(self)

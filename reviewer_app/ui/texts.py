@@ -4,7 +4,17 @@ from __future__ import annotations
 
 
 def short_id(value: str, keep: int = 10) -> str:
-    return value if len(value) <= keep + 1 else value[:keep] + "…"
+    """``value`` elided in the middle to about ``keep`` characters: the prefix says what it is, the tail tells apart."""
+    if len(value) <= keep + 1:
+        return value
+    tail = max(1, keep * 2 // 5)
+    return value[: keep - tail] + "…" + value[-tail:]
+
+
+def one_line(text: str | None, limit: int = 200) -> str:
+    """A title on one line: whitespace folded, elided at the end past ``limit``."""
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def format_age(seconds: float) -> str:

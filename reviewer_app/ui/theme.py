@@ -160,8 +160,11 @@ def dark_palette() -> QPalette:
     return pal
 
 
+PREFERENCES = ("system", "light", "dark")
+
+
 class ThemeWatcher(QObject):
-    """Applies the OS colour scheme now and whenever it changes.
+    """Applies the chosen scheme (``preference``: system, light or dark) now and whenever the OS changes.
 
     Signals:
         changed(bool): emitted with ``dark`` after the scheme changed.
@@ -171,9 +174,9 @@ class ThemeWatcher(QObject):
 
     def __init__(self, app: QApplication) -> None:
         super().__init__(app)
+        self.setObjectName("themeWatcher")
         self._app = app
-        # Only own the palette where we own the style: native styles follow the OS themselves.
-        self._manage_palette = app.style().name().lower() == "fusion"
+        self.preference = "system"
         self._light_palette = QPalette(app.palette())
         hints = app.styleHints()
         if hasattr(hints, "colorScheme"):  # Qt >= 6.5
@@ -190,11 +193,40 @@ class ThemeWatcher(QObject):
                 return False
         return is_dark(self._light_palette)
 
+    def set_preference(self, preference: str) -> None:
+        """Follow the OS (``system``) or force ``light`` or ``dark``; unknown names mean ``system``."""
+        self.preference = preference if preference in PREFERENCES else "system"
+        hints = self._app.styleHints()
+        if hasattr(hints, "setColorScheme"):  # Qt >= 6.8: native styles follow it too
+            scheme = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}.get(
+                self.preference, Qt.ColorScheme.Unknown
+            )
+            hints.blockSignals(True)  # apply() below, once
+            try:
+                if self.preference == "system":
+                    hints.unsetColorScheme()
+                else:
+                    hints.setColorScheme(scheme)
+            finally:
+                hints.blockSignals(False)
+        self.apply()
+
     def apply(self, *_args: object) -> None:
-        dark = self.os_prefers_dark()
-        if self._manage_palette:
+        dark = self.os_prefers_dark() if self.preference == "system" else self.preference == "dark"
+        # Only own the palette where we own the style: native styles follow the OS (or the hint above) themselves.
+        if self._app.style().name().lower() == "fusion":
             self._app.setPalette(dark_palette() if dark else self._light_palette)
         self.changed.emit(is_dark())
+
+
+def has_watcher(app: QApplication) -> bool:
+    return isinstance(app.findChild(ThemeWatcher, "themeWatcher"), ThemeWatcher)
+
+
+def watcher_for(app: QApplication) -> ThemeWatcher:
+    """The application's theme watcher (made on first use: tests and embedders may have none)."""
+    watcher = app.findChild(ThemeWatcher, "themeWatcher")
+    return watcher if isinstance(watcher, ThemeWatcher) else ThemeWatcher(app)
 
 
 def badge_icon(count: int, size: int = 64) -> QIcon:

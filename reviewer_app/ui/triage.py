@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QWidget
+from PySide6.QtWidgets import QMenu, QPushButton, QWidget
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, RuleError, parse_rule_pattern, pattern_choices
 from reviewer_app.ui.bulk import BulkController
+from reviewer_app.ui.flow_layout import FlowLayout
 from reviewer_app.ui.inbox.risk import RiskCache
 from reviewer_app.ui.risk_confirm import HighRiskConfirm
 from reviewer_app.ui.rules.editor import RuleEditorDialog
@@ -78,7 +79,7 @@ class Triage(QObject):
         self.make_rule_button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.make_rule_button.clicked.connect(self.open_make_rule)
         bar = window.detail.decision_bar.layout()
-        assert isinstance(bar, QHBoxLayout)
+        assert isinstance(bar, FlowLayout)
         bar.insertWidget(bar.indexOf(window.detail.approve_session_button) + 1, self.make_rule_button)
         window.detail.approve_button.installEventFilter(self)  # the rule button follows approve's state
         self.make_rule_button.setEnabled(window.detail.approve_button.isEnabled())

@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from reviewer_app.ui.inbox.cells import COL_AGE, COL_DECIDED, COL_EXPIRES, COL_SUMMARY, HITL_ID_ROLE
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_DECIDED, COL_EXPIRES, COL_REQUEST, COL_SUMMARY, HITL_ID_ROLE
 from reviewer_app.ui.inbox.filters import InboxFilter, Scope
 from reviewer_app.ui.inbox.model import InboxModel
 from tests.ui.conftest import make_summary
@@ -39,8 +39,8 @@ def test_groups_by_session_and_invocation_in_arrival_order(qtmodeltester: Any) -
     assert shape[0][1][0][1] == [f"h{n:06d}" for n in range(10)]
     assert model.first_request() == "h000000"
     session = model.index(0, 0)
-    assert model.index(0, COL_SUMMARY, session).data() == "10 pending"
-    assert model.index(0, COL_SUMMARY).data() == "50 pending"
+    assert model.index(0, COL_REQUEST, session).data() == "10 pending"  # the Summary column has the title
+    assert model.index(0, COL_REQUEST).data() == "50 pending"
 
 
 def test_incremental_insert_update_remove_keep_the_tree_consistent(qtmodeltester: Any) -> None:

@@ -14,6 +14,7 @@ from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.engine import Engines
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _insert_ignore_statement, _Prepared
+from reviewer_app.persistence.store.records import CreationClock
 
 
 class TxBase:
@@ -29,6 +30,7 @@ class TxBase:
         self.connection = connection
         self.dialect = dialect
         self.seal: AuditSeal | None = None  # set by the Store on write transactions
+        self.creation_clock = CreationClock()  # the Store's own, set by it: stamps that never repeat
         self.database_url = ""
         self.login: str | None = None  # PostgreSQL: session_user, set by the Store (see recorded)
         self._on_commit: dict[str, Callable[[], None]] = {}

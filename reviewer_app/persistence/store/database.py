@@ -27,6 +27,7 @@ from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_eng
 from reviewer_app.persistence.store.audit import AuditReads
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _Prepared, _Write
 from reviewer_app.persistence.store.policy import PolicyReads, PolicyWrites
+from reviewer_app.persistence.store.records import CreationClock
 from reviewer_app.persistence.store.requests import RequestReads, RequestWrites
 from reviewer_app.persistence.store.rules import RuleReads, RuleWrites
 from reviewer_app.persistence.store.runs import RunReads
@@ -50,6 +51,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
         self._held_writer = _HeldConnection(engines.writer) if held else None
         self._held_reader = _HeldConnection(engines.reader) if held else None
         self._login: str | None = None
+        self.creation_clock = CreationClock()
 
     @classmethod
     def open(
@@ -118,6 +120,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
 
     def _prepare_tx(self, tx: StoreTx) -> StoreTx:
         tx.seal = self.audit_seal
+        tx.creation_clock = self.creation_clock
         tx.database_url = self.identity_url
         tx.login = self.database_login()
         self._decode_leniently_if_retrying(tx.connection)

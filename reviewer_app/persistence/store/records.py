@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +20,23 @@ from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+class CreationClock:
+    """Creation stamps in milliseconds that never repeat or go back (per store, across its threads).
+
+    The requests of one model turn are created in one transaction within the same millisecond; the inbox
+    orders by (created second, creation millisecond, id), so equal stamps would fall back on random ids.
+    """
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def next_ms(self) -> int:
+        with self._lock:
+            self._last = max(now_ms(), self._last + 1)
+            return self._last
 
 
 def row_to_record(row: Row[Any] | Mapping[str, Any]) -> HITLRecord:

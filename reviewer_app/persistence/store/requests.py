@@ -93,7 +93,7 @@ class RequestWrites(RunWrites, AuditWrites):
         if ensure_parents:
             self.ensure_session(request.session_id, agent=agent, external=request.external)
             self.ensure_invocation(request.invocation_id, request.session_id, agent=agent, external=request.external)
-        ms = now_ms()
+        ms = self.creation_clock.next_ms()  # distinct and increasing: a turn's requests keep their order
         inserted = self._insert_ignore(
             requests_t,
             {

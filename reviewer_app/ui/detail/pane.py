@@ -37,6 +37,7 @@ from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, prepar
 from reviewer_app.ui.detail.risk_chip import RiskChip
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
+from reviewer_app.ui.flow_layout import FlowLayout
 from reviewer_app.ui.texts import format_age, format_countdown
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
@@ -185,7 +186,7 @@ class DetailPane(QWidget):
         self.splitter.setStretchFactor(1, 2)
         layout.addWidget(self.splitter, 1)
 
-        bar = QHBoxLayout()
+        bar = FlowLayout(stretch_last=True)  # wraps when narrow: the window stays usable at 1,024 px
         self.approve_button = _button("&Approve  a", "approveButton", "Approve", "Run the call as shown (a)")
         self.approve_session_button = _button(
             "Approve for session  ⇧A",
@@ -208,7 +209,6 @@ class DetailPane(QWidget):
         for kind, button in self.decision_buttons.items():
             button.clicked.connect(lambda _=False, k=kind: self.decisionRequested.emit(k))
             bar.addWidget(button)
-        bar.addStretch(1)
         self.digest_label = QLabel()
         self.digest_label.setObjectName("digestLabel")
         self.digest_label.setToolTip("SHA-256 of the arguments shown: the approval names exactly these")

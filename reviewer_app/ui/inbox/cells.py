@@ -74,6 +74,8 @@ class InboxCells:
         self.risk_of: Callable[[str], Risk | None] | None = None  # the risk chips' source (ui/inbox/risk.py)
         self.is_marked: Callable[[str], bool] | None = None  # marked for a bulk action (ui/bulk.py)
         self._chips: dict[str, Any] = {}
+        # A group row's human title (a run's prompt, a session's first run's), None when unknown.
+        self.titles: Callable[[Group], str | None] = lambda _group: None
 
     def _chip(self, risk: Risk | None) -> Any:
         """The risk chip of a row (cached per theme: painted for every visible row)."""
@@ -178,16 +180,18 @@ class InboxCells:
         group: Group = node
         session = group.level == LEVEL_SESSION
         font = self._bold if session else None
+        # A group row: its count under the Request column, what it is doing (its title) in the wide Summary one.
         if column == COL_REQUEST:
             icon = theme.icon("session" if session else "run")
-            return (f"{'session' if session else 'run'} {short_id(group.ident)}", icon, None, font)
-        if column == COL_SUMMARY:
             count = self._summary_of(group)[0]
             if self._grouping.filter.scope is Scope.PENDING:
                 text = f"{count} pending"
             else:
                 text = f"{count} {'request' if count == 1 else 'requests'}"
-            return (text, None, self._colors.muted, font)
+            return (text, icon, self._colors.muted, font)
+        if column == COL_SUMMARY:
+            title = self.titles(group)
+            return (title or f"{'session' if session else 'run'} {short_id(group.ident)}", None, None, font)
         if column == COL_AGENT:
             return (group.agent or "", None, self._colors.muted, font)
         if column == COL_AGE:
@@ -204,14 +208,18 @@ class InboxCells:
     def _group_value(self, group: Group, column: int, role: int) -> Any:
         if role == _TOOLTIP:
             kind = "Session" if group.level == LEVEL_SESSION else "Invocation (run)"
-            return f"{kind} {group.ident}\n{self._summary_of(group)[0]} request(s) shown"
+            title = self.titles(group)
+            heading = f"{title}\n" if title else ""
+            return f"{heading}{kind} {group.ident}\n{self._summary_of(group)[0]} request(s) shown"
         if role == _LEVEL:
             return group.level
         if role == _GROUP_ID:
             return group.ident
         if role == _ACCESSIBLE and column == COL_REQUEST:
             count = self._summary_of(group)[0]
-            return f"{'session' if group.level == LEVEL_SESSION else 'run'} {group.ident}, {count} requests"
+            title = self.titles(group)
+            what = f"{'session' if group.level == LEVEL_SESSION else 'run'} {title or group.ident}"
+            return f"{what}, {count} requests"
         return None
 
     def _request_value(self, s: RequestSummary, column: int, role: int) -> Any:

@@ -130,6 +130,14 @@ class InboxModel(QAbstractItemModel):
     def summary(self, hitl_id: str) -> RequestSummary | None:
         return self._g.source.get(hitl_id)
 
+    def requests_in_scope(self) -> Iterable[RequestSummary]:
+        """Every request the inbox holds (filtered or not)."""
+        return self._g.source.values()
+
+    def set_titles(self, titles: Callable[[Group], str | None]) -> None:
+        """Where group rows take their human titles from (the view repaints when they change)."""
+        self._cells.titles = titles
+
     def refresh_theme(self) -> None:
         """The colour scheme changed: take its colours (the view repaints on the palette change)."""
         self._cells.refresh_theme()

@@ -11,12 +11,24 @@ import gc
 import time
 from collections.abc import Iterable
 from dataclasses import replace
+from itertools import pairwise
 
-from PySide6.QtCore import QModelIndex, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QVBoxLayout,
+    QWidget,
+)
 
 from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary
+from reviewer_app.ui import clipboard
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
@@ -29,8 +41,9 @@ from reviewer_app.ui.inbox.cells import (
     LEVEL_ROLE,
 )
 from reviewer_app.ui.inbox.filters import InboxFilter, Scope
-from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION
+from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION, Group
 from reviewer_app.ui.inbox.model import InboxModel
+from reviewer_app.ui.inbox.titles import RunTitles
 from reviewer_app.ui.inbox.view import InboxView
 from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.runs.model import RunsModel
@@ -71,9 +84,11 @@ class InboxPanel(QWidget):
 
     Signals:
         interacted(): the operator searched, filtered or moved the selection (the window's idle clock).
+        filterTextsChanged(): the search or a filter changed (what the window remembers).
     """
 
     interacted = Signal()
+    filterTextsChanged = Signal()
 
     def __init__(
         self, live: LiveController, detail: DetailPane, runs_model: RunsModel, parent: QWidget | None = None
@@ -105,6 +120,14 @@ class InboxPanel(QWidget):
         for combo in (self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo):
             filters.addWidget(combo, 1)
         layout.addLayout(filters)
+        self.filter_notice = QLabel()
+        self.filter_notice.setObjectName("filterNotice")
+        self.filter_notice.setAccessibleName("Filter active")
+        self.filter_notice.setWordWrap(True)
+        self.filter_notice.setTextFormat(Qt.TextFormat.RichText)
+        self.filter_notice.linkActivated.connect(lambda _link: self.clear_filters())
+        self.filter_notice.hide()
+        layout.addWidget(self.filter_notice)
         self.view = InboxView()
         self.view.setObjectName("inboxView")
         self.view.setAccessibleName("Inbox")
@@ -112,25 +135,44 @@ class InboxPanel(QWidget):
         header = self.view.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((COL_REQUEST, 190), (COL_AGENT, 70), (COL_AGE, 58), (COL_EXPIRES, 70)):
+        header.setMinimumSectionSize(36)
+        # The summary says what a call does: the other columns stay narrow so it keeps the room.
+        for column, width in ((COL_REQUEST, 165), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
             header.resizeSection(column, width)
         self.view.setColumnHidden(COL_DECIDED, True)
+        backend = live.backend
+        self.titles = RunTitles(
+            runs_model, self, fetch=backend.get_run, fetch_session=backend.session_info, spawn=live.spawn
+        )
+        self.model.set_titles(self._group_title)
+        self.titles.changed.connect(self.view.viewport().update)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._on_context_menu)
         layout.addWidget(self.view, 1)
         self.status_label = QLabel()
         self.status_label.setObjectName("inboxStatus")
         layout.addWidget(self.status_label)
+        # Tab from the search goes to the results (one key, not five), then on to the filters.
+        order = (self.search_box, self.view, self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo)
+        for first, second in pairwise(order):
+            QWidget.setTabOrder(first, second)
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
         self._search_timer.timeout.connect(self.apply_filter)
 
         self.view.selectionModel().currentChanged.connect(self._on_current)
         self.view.moveRequested.connect(self.move_request)
         self.search_box.textChanged.connect(lambda _text: self._search_timer.start())
-        self.search_box.returnPressed.connect(self.apply_filter)
+        self.search_box.textChanged.connect(lambda _text: self.filterTextsChanged.emit())
+        self.search_box.returnPressed.connect(self.enter_results)
+        self.search_box.installEventFilter(self)
         self.scope_combo.currentIndexChanged.connect(self._on_scope_changed)
         for combo in (self.type_combo, self.tool_combo, self.agent_combo):
             combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
+        for combo in (self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo):
+            combo.currentIndexChanged.connect(lambda _i: self.filterTextsChanged.emit())
         self.model.filterApplied.connect(lambda _n: self._update_status())
         self.model.countsChanged.connect(self._update_status)
+        self._scope = Scope.PENDING
         live.requestsLoaded.connect(self.on_requests_loaded)
         live.requestsAppended.connect(self.on_requests_appended)
         live.loadProgress.connect(self.on_load_progress)
@@ -193,8 +235,26 @@ class InboxPanel(QWidget):
         self.live.set_scope(scope)
 
     def _show_scope_columns(self, scope: Scope) -> None:
+        self._scope = scope
         self.view.setColumnHidden(COL_DECIDED, scope is Scope.PENDING)
-        self.view.setColumnHidden(COL_EXPIRES, scope is Scope.HISTORY)
+        self._hide_empty_columns()
+
+    def _hide_empty_columns(self, added: list[RequestSummary] | None = None) -> None:
+        """Columns with nothing to tell give their room to the summary: one agent or none, no expiries.
+
+        (With one agent, its name is in the detail header and the agent filter.) ``added``: only these
+        requests are new (a page of a progressive load), so only they can bring an expiry.
+        """
+        self.view.setColumnHidden(COL_AGENT, len(self.model.agents) < 2)
+        if self._scope is Scope.HISTORY:
+            self.view.setColumnHidden(COL_EXPIRES, True)
+            return
+        if added is not None:
+            if any(s.expires_at is not None for s in added):
+                self.view.setColumnHidden(COL_EXPIRES, False)
+            return
+        no_expiry = all(s.expires_at is None for s in self.model.requests_in_scope())
+        self.view.setColumnHidden(COL_EXPIRES, no_expiry)
 
     def _refresh_filter_choices(self) -> None:
         for combo, values, label in (
@@ -210,9 +270,44 @@ class InboxPanel(QWidget):
                 combo.setCurrentIndex(max(0, combo.findText(current)))
                 combo.blockSignals(False)
 
+    @property
+    def filtering(self) -> bool:
+        """Whether the search or a type, tool or agent filter narrows the inbox (the scope does not count)."""
+        f = self.model.filter
+        return bool(f.terms) or f.narrows_fields
+
+    def clear_filters(self) -> None:
+        """Esc in the inbox: no search, all types, tools and agents (the scope stays)."""
+        for combo in (self.type_combo, self.tool_combo, self.agent_combo):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(0)
+            combo.blockSignals(False)
+        self.search_box.clear()  # with its signals: the clear button hides on them
+        self.apply_filter()
+        self.filterTextsChanged.emit()
+
     def focus_search(self) -> None:
         self.search_box.setFocus()
         self.search_box.selectAll()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Down (or Page Down) in the search box moves into the results, keeping the search."""
+        if watched is self.search_box and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_PageDown) and not event.modifiers():
+                self.enter_results()
+                return True
+        return super().eventFilter(watched, event)
+
+    def enter_results(self) -> None:
+        """Leave the search box for the results (the filter stays): the next letter is a command again."""
+        if self._search_timer.isActive() or self.model.filter != self.current_filter():
+            self.apply_filter()
+        if self.detail.hitl_id is None or not self.model.index_for(self.detail.hitl_id).isValid():
+            first = self.model.first_request()
+            if first is not None:
+                self.select_request(first)
+        self.view.setFocus()
 
     def leave_search(self) -> None:
         if self.search_box.text():
@@ -235,6 +330,7 @@ class InboxPanel(QWidget):
             # which would otherwise walk them all (~0.2 s at 100,000) in the middle of a keystroke.
             gc.freeze()
         self._refresh_filter_choices()
+        self._hide_empty_columns()
         self.reselect(selected)
 
     def on_requests_appended(self, rows: list[RequestSummary]) -> None:
@@ -248,6 +344,7 @@ class InboxPanel(QWidget):
         if self.model.source_count >= FREEZE_ABOVE:
             gc.freeze()  # the same reason as after a big first load, page by page
         self._refresh_filter_choices()
+        self._hide_empty_columns(rows)
         if self.detail.summary is None and self.detail.run_record is None:
             self.reselect(None)
 
@@ -278,6 +375,7 @@ class InboxPanel(QWidget):
         finally:
             self._reconciling = False
         self._refresh_filter_choices()
+        self._hide_empty_columns()
         if selected is not None and not self.model.index_for(selected).isValid():
             self.reselect(fallback)
         elif selected is None:
@@ -411,16 +509,19 @@ class InboxPanel(QWidget):
             return
         level = current.data(LEVEL_ROLE)
         ident = current.siblingAtColumn(0).data(GROUP_ID_ROLE)
-        count = current.siblingAtColumn(COL_SUMMARY).data()
+        count = current.siblingAtColumn(COL_REQUEST).data()
         if level == LEVEL_INVOCATION:
+            title = self.titles.run_title(ident)
             run = self.runs_model.run(ident)
             if run is not None:
                 self.detail.show_run(run)
             else:
-                self.detail.show_empty(f"Run {ident}: {count}")
+                self.detail.show_empty(f"Run {f'“{title}” ' if title else ''}({ident}): {count}")
             self.live.watch_invocation(ident)
         else:
-            self.detail.show_empty(f"Session {ident}: {count}. Select a request (j/k).")
+            title = self.titles.session_title(ident)
+            named = f"“{title}” " if title else ""
+            self.detail.show_empty(f"Session {named}({ident}): {count}. Select a request (j/k).")
             self.live.watch_invocation(None)
 
     def show_summary(self, summary: RequestSummary | None) -> None:
@@ -437,9 +538,42 @@ class InboxPanel(QWidget):
         total = model.source_count
         noun = {Scope.PENDING: "pending", Scope.HISTORY: "decided", Scope.ALL: "requests"}[model.filter.scope]
         text = f"{shown:,} shown of {total:,} {noun}" if shown != total else f"{total:,} {noun}"
-        if self.last_filter_ms and shown != total:
-            text += f" · filtered in {self.last_filter_ms:.0f} ms"
         if self._load_progress is not None:  # never a partial count without saying so
             loaded, expected = self._load_progress
             text += f" · loading… {loaded:,} of {expected:,} loaded"
         self.status_label.setText(text)
+        hidden = total - shown
+        if hidden > 0 and self.filtering:
+            self.filter_notice.setText(
+                f"<b>Filter active:</b> {hidden:,} hidden — Esc to clear (<a href='clear'>show all</a>)"
+            )
+            self.filter_notice.show()
+        else:
+            self.filter_notice.hide()
+
+    # -- titles and copying ----------------------------------------------------------------------
+    def _group_title(self, group: Group) -> str | None:
+        if group.level == LEVEL_INVOCATION:
+            return self.titles.run_title(group.ident)
+        first = group.items[0].ident if group.items else None
+        return self.titles.session_title(group.ident, first)
+
+    def context_menu_for(self, index: QModelIndex) -> QMenu:
+        """Copy id (and command, arguments, title) of the row at ``index``."""
+        index = index.siblingAtColumn(0)
+        request = self.model.request_at(index)
+        if request is not None:
+            prepared = self.detail.prepared
+            loaded = prepared is not None and self.detail.hitl_id == request.hitl_id
+            return clipboard.request_menu(self, request.hitl_id, prepared.shown if prepared else None, loaded=loaded)
+        level = index.data(LEVEL_ROLE)
+        ident = str(index.data(GROUP_ID_ROLE) or "")
+        kind = "session" if level == LEVEL_SESSION else "run"
+        title = self.titles.run_title(ident) if level == LEVEL_INVOCATION else None
+        return clipboard.group_menu(self, kind, ident, title)
+
+    def _on_context_menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        if index.isValid():
+            self.context_menu = self.context_menu_for(index)
+            self.context_menu.popup(self.view.viewport().mapToGlobal(pos))

@@ -96,6 +96,10 @@ class RunsModel(QAbstractItemModel):
                 self._remove(old)
             self._insert(run)
 
+    def all_runs(self) -> list[RunRecord]:
+        """Every run on the board (any state)."""
+        return list(self._runs.values())
+
     def run(self, run_id: str) -> RunRecord | None:
         return self._runs.get(run_id)
 
