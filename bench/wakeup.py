@@ -112,9 +112,9 @@ def start_postgres(stack: Any) -> str | None:
     """A database on a fresh PostgreSQL server, or None (with the reason printed) where none can run."""
     try:
         sys.path.insert(0, str(REPO_ROOT))
-        from tests.pg_server import PgServer, find_bindir
-
         import psycopg  # noqa: F401
+
+        from tests.pg_server import PgServer, find_bindir
     except ImportError as exc:
         print(f"postgresql: not measured ({exc})")
         return None
