@@ -62,12 +62,21 @@ def _private_dir(path: Path) -> bool:
     return True
 
 
+SOCKET_NAME_LENGTH = 24 + 1 + 7 + 1 + 8 + len(SUFFIX)
+"""``<database digest>/<pid>-<random>.wake``, with a pid of up to 7 digits."""
+
+
 def channel_root() -> Path:
-    """Where the per-database directories live: the user's runtime dir, else a per-user directory in tmp."""
+    """Where the per-database directories live: the user's runtime dir, else a per-user directory in tmp (``/tmp``
+    when the temporary directory's path is too long for socket paths, as macOS's is)."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime):
         return Path(runtime) / "reviewer-wake"
-    return Path(tempfile.gettempdir()) / f"reviewer-wake-{os.getuid()}"
+    name = f"reviewer-wake-{os.getuid()}"
+    temporary = Path(tempfile.gettempdir()) / name
+    if len(os.fsencode(temporary)) + 1 + SOCKET_NAME_LENGTH > MAX_SOCKET_PATH and os.path.isdir("/tmp"):
+        return Path("/tmp") / name
+    return temporary
 
 
 def channel_dir(database: Path) -> Path:
