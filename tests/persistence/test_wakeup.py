@@ -263,3 +263,33 @@ async def test_the_hook_fast_path_wakes_a_window_in_another_process(tmp_path: Pa
     assert code == 0, err
     assert answer is not None and answer["hookSpecificOutput"]["permissionDecision"] == "allow"
     assert feed.hints >= 1
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_channel_directory_that_is_not_writable_leaves_polling(tmp_path: Path, runtime_dir: Path) -> None:
+    db = tmp_path / "r.db"
+    root = runtime_dir / "reviewer-wake"
+    root.mkdir(mode=0o500)
+    try:
+        assert wakeup.WakeListener.open(db) is None
+        assert wakeup.notify_commit(db) == 0
+    finally:
+        root.chmod(0o700)
+
+
+@pytest.mark.asyncio
+async def test_a_failing_hint_never_fails_the_commit(tmp_path: Path, runtime_dir: Path) -> None:
+    """The hint is sent after COMMIT on the writing thread: whatever it meets, the write it follows stands."""
+    db = tmp_path / "r.db"
+    async with SQLHITLBackend(db) as backend:
+        await _pending(backend, "h1")  # the sender is ready, its directory made
+        directory = wakeup.channel_dir(db)
+        directory.rmdir()
+        directory.write_text("replaced by a file")  # swapped under it
+        await _pending(backend, "h2")
+        directory.unlink()
+        directory.parent.rmdir()
+        directory.parent.write_text("the root replaced too")
+        await _pending(backend, "h3")
+        records = await backend.list_records()
+    assert sorted(r["hitl_id"] for r in records) == ["h1", "h2", "h3"]
