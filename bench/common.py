@@ -90,9 +90,22 @@ class Goal:
         return f"GOAL {self.name} {self.measured_text} {self.target_text} {'PASS' if self.passed else 'MISS'}"
 
 
+def load_average() -> str:
+    """The machine's load average (1, 5, 15 min) as printed next to every figure: a loaded machine explains a
+    slow figure, and ~7 engineers share these 2 cores."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:  # not on this platform
+        return "load average n/a"
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
 def report(goals: Iterable[Goal], details: dict[str, Any] | None = None, *, bench: str) -> None:
-    """Print the goal lines and append them (with the details) to ``$BENCH_RESULTS``."""
+    """Print the goal lines (each after the load average it was measured at) and append them, with the details, to
+    ``$BENCH_RESULTS``."""
     goals = list(goals)
+    load = load_average()
+    print(f"({load})", flush=True)
     for goal in goals:
         print(goal.line(), flush=True)
     details = {**(details or {}), "loadavg_after": os.getloadavg()}
@@ -100,7 +113,8 @@ def report(goals: Iterable[Goal], details: dict[str, Any] | None = None, *, benc
     if target:
         with open(target, "a", encoding="utf-8") as handle:
             for goal in goals:
-                handle.write(json.dumps({"bench": bench, "goal": asdict(goal), "line": goal.line()}) + "\n")
+                record = {"bench": bench, "goal": asdict(goal), "line": goal.line(), "load": load}
+                handle.write(json.dumps(record) + "\n")
             handle.write(json.dumps({"bench": bench, "details": details}, default=str) + "\n")
 
 

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
-from common import Goal, clock, describe_ms, report, settle
+from common import Goal, clock, describe_ms, load_average, report, settle
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.policy import ApprovalPolicy
@@ -302,7 +302,7 @@ def main() -> None:
         ours, theirs = asyncio.run(measure(Path(tmp), args.runs, args.warmup, args.block))
 
     figures: dict[str, Any] = {"runs": args.runs}
-    print(f"approval round trip, {args.runs} runs per side (ms):")
+    print(f"approval round trip, {args.runs} runs per side (ms), {load_average()}:")
     print(f"  {'':34s} {'p50':>8s} {'p90':>8s} {'p99':>8s} {'max':>8s}")
     for label, samples in (
         ("reviewer suspend", ours.samples["suspend"]),

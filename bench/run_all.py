@@ -26,6 +26,7 @@ BENCHES: list[tuple[str, list[str], int]] = [
     ("rule_eval.py", [], 120),
     ("mcp_proxy.py", [], 300),
     ("hook_latency.py", [], 300),
+    ("wakeup.py", [], 300),
     ("cli_memory.py", [], 300),
     ("stats_queries.py", [], 300),
 ]
@@ -71,11 +72,12 @@ def main() -> int:
 
     print(f"\n## Benchmarks ({time.monotonic() - started:.0f} s)\n")
     print(f"Machine: {info['nproc']} cores, {info['cpu']}, Python {info['python']}, SQLite {info['sqlite']}.\n")
-    print("| goal | measured | target | result |")
-    print("|---|---|---|---|")
+    print("| goal | measured | target | result | load average (1, 5, 15 min) |")
+    print("|---|---|---|---|---|")
     for record in lines:
         name, measured, target, verdict = str(record["line"]).split()[1:]
-        print(f"| {name} | {measured} | {target} | {verdict} |")
+        load = str(record.get("load", "")).removeprefix("load average ")
+        print(f"| {name} | {measured} | {target} | {verdict} | {load} |")
     if failures:
         print(f"\nbenchmarks that did not finish: {', '.join(failures)}")
     print()

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import Goal, clock, new_database, report, settle
+from common import Goal, clock, load_average, new_database, report, settle
 
 from reviewer_app.domain.audit import AUDIT_HEAD_KEY, GENESIS_HASH, audit_row_hash
 from reviewer_app.domain.decisions import args_digest
@@ -392,7 +392,10 @@ def main() -> None:
     details["ratio_whole_run"] = ratio_total
     details["chunk_ratio_median"] = statistics.median(chunk_ratios)
     details["loadavg_before"] = load_before
-    print(f"store throughput, {args.pairs} create+respond pairs per side (alternating chunks of {args.chunk}):")
+    print(
+        f"store throughput, {args.pairs} create+respond pairs per side (alternating chunks of {args.chunk}), "
+        f"{load_average()}:"
+    )
     print(f"  {'':50s} {'whole run':>17s}   {'fastest chunk':>17s}")
     for side in sides:
         details[f"{side}_pairs_per_s"] = rates[side]

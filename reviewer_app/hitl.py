@@ -217,7 +217,9 @@ class SQLHITLBackend:
 
         def work() -> T:
             with self.store.transaction() as tx:
-                return fn(tx)
+                result = fn(tx)
+            self.feed.committed()  # other processes' waiters, straight from this thread: no hop first
+            return result
 
         def retried() -> T:
             return with_retry(work, on_status=self._set_db_status)
@@ -408,7 +410,13 @@ class SQLHITLBackend:
                     log.warning("could not expire request %r: %s", record.get("hitl_id"), exc)
             return expired
 
-        result = await self.run(work)
+        def work_and_tell() -> list[HITLRecord]:
+            expired = work()
+            if expired:
+                self.feed.committed()
+            return expired
+
+        result = await self.run(work_and_tell)
         if result:
             self.feed.notify()
         return result

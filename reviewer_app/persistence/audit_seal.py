@@ -46,6 +46,9 @@ class AuditSeal:
     key_path: Path
     anchor_dir: Path
     _key: bytes | None = field(default=None, repr=False)
+    _key_id: str | None = field(default=None, repr=False)
+    _anchor_files: dict[str, Path] = field(default_factory=dict, repr=False)
+    """Anchor file per database id, worked out once (an anchor is appended after every decision's commit)."""
 
     @classmethod
     def default(cls) -> AuditSeal:
@@ -66,7 +69,9 @@ class AuditSeal:
 
     @property
     def key_id(self) -> str:
-        return key_id(self.key)
+        if self._key_id is None:  # an HMAC of the key: worked out once
+            self._key_id = key_id(self.key)
+        return self._key_id
 
     def _load_or_create(self) -> bytes:
         path = self.key_path
@@ -97,21 +102,33 @@ class AuditSeal:
         return key
 
     def _anchor_file(self, database_id: str) -> Path:
-        safe = "".join(ch for ch in database_id if ch.isalnum() or ch in "-_")
-        return self.anchor_dir / f"{safe}.jsonl"
+        path = self._anchor_files.get(database_id)
+        if path is None:
+            safe = "".join(ch for ch in database_id if ch.isalnum() or ch in "-_")
+            path = self._anchor_files[database_id] = self.anchor_dir / f"{safe}.jsonl"
+        return path
 
     def anchor(self, database_id: str, count: int, head: str, database_url: str) -> None:
-        """Append a chain head; a failure is logged, never raised (the decision is already committed)."""
+        """Append a chain head; a failure is logged, never raised (the decision is already committed).
+
+        One ``write`` of the whole line on an ``O_APPEND`` descriptor (no buffered file object); the directory is
+        created only when the file cannot be opened without it."""
         line = json.dumps({"count": count, "head": head, "at_ms": time.time_ns() // 1_000_000, "db": database_url})
+        data = (line + "\n").encode("utf-8")
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        path = self._anchor_file(database_id)
         try:
-            self.anchor_dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(
-                self._anchor_file(database_id),
-                os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                0o600,
-            )
-            with os.fdopen(fd, "a", encoding="utf-8") as handle:
-                handle.write(line + "\n")
+            try:
+                fd = os.open(path, flags, 0o600)
+            except FileNotFoundError:
+                self.anchor_dir.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, flags, 0o600)
+            try:
+                written = os.write(fd, data)
+                while written < len(data):  # a short write (a full disk, a signal): append the rest
+                    written += os.write(fd, data[written:])
+            finally:
+                os.close(fd)
         except OSError as exc:
             log.warning("could not append the audit anchor to %s: %s", self.anchor_dir, exc)
 

@@ -2,7 +2,11 @@
 
 The database is the bus. On SQLite a dedicated read-only connection polls
 ``PRAGMA data_version`` (it changes whenever another connection commits; a few
-microseconds, no table scan). On PostgreSQL every write transaction sends
+microseconds, no table scan), and between polls waits on this process's socket of
+the database's wake-up channel (:mod:`reviewer_app.persistence.wakeup`), where
+writers in other processes send a hint right after each commit: a decision wakes
+other processes in well under a millisecond, and a lost hint costs at most the
+poll interval. On PostgreSQL every write transaction sends
 ``NOTIFY reviewer_changes`` (delivered only on commit) and a listener thread
 wakes the loop (:mod:`reviewer_app.persistence.pg_notify`). Writers in this
 process also call :meth:`ChangeFeed.notify` so that local waiters wake at once.
@@ -13,13 +17,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import select
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from reviewer_app.persistence.engine import Engines, sqlite_path
+from reviewer_app.persistence.wakeup import WakeListener, WakeSender
+from reviewer_app.persistence.wakeup import supported as wake_supported
 
 Listener = Callable[[], None]
 StatusListener = Callable[[str | None], None]
@@ -39,6 +48,11 @@ class ChangeFeed(Protocol):
 
     def notify(self) -> None:
         """A writer in this process committed: wake waiters now."""
+        ...
+
+    def committed(self) -> None:
+        """Called right after each commit (on the writing thread): tell other processes' waiters, where that
+        is not the database's own doing (the SQLite wake-up channel; PostgreSQL's NOTIFY needs nothing)."""
         ...
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -116,6 +130,9 @@ class FeedBase:
         with self._lock:
             self._local += 1
         self._schedule_wake()
+
+    def committed(self) -> None:
+        """Nothing by default: other processes learn of commits from the database itself."""
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -217,8 +234,15 @@ class _PollingFeed(FeedBase):
     def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._thread_lock:
             if self._thread is None and not self._stop.is_set():
+                self._before_watch()
                 self._thread = threading.Thread(target=self._poll_forever, name="reviewer-change-feed", daemon=True)
                 self._thread.start()
+
+    def _before_watch(self) -> None:
+        """Before the poll thread's first probe (a listener bound now sees every commit after that probe)."""
+
+    def _interrupt(self) -> None:
+        """Make a pause end now (on close)."""
 
     def _poll_forever(self) -> None:
         last: int | None = None
@@ -245,10 +269,19 @@ class _PollingFeed(FeedBase):
                 self._set_status(f"not seeing other processes' changes ({exc}); retrying")
                 with contextlib.suppress(Exception):
                     self._recover()
-            self._stop.wait(delay)
+            self._pause(delay)
+        self._watch_ended()
+
+    def _pause(self, delay: float) -> None:
+        """Between probes: sleep ``delay`` (a subclass may return early when told of a commit)."""
+        self._stop.wait(delay)
+
+    def _watch_ended(self) -> None:
+        """On the poll thread, once it stops."""
 
     def _stop_watcher(self) -> None:
         self._stop.set()
+        self._interrupt()
         with self._thread_lock:
             thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
@@ -256,13 +289,68 @@ class _PollingFeed(FeedBase):
 
 
 class SQLiteChangeFeed(_PollingFeed):
-    """``PRAGMA data_version`` on a connection of its own, every ``interval`` seconds."""
+    """``PRAGMA data_version`` on a connection of its own, every ``interval`` seconds or at once when a hint
+    arrives on the wake-up channel (``channel=False``: polling only, as on Windows)."""
 
-    def __init__(self, path: Path, interval: float = 0.05) -> None:
+    HINT_SPACING = 0.001
+    """At most one hint-driven probe per this many seconds: a flood of datagrams costs a probe per millisecond."""
+
+    def __init__(self, path: Path, interval: float = 0.05, *, channel: bool = True) -> None:
         super().__init__(interval)
         self._path = path
         self._connection = self._connect()
         self._probe_lock = threading.Lock()
+        self._sender = WakeSender(path) if channel and wake_supported() else None
+        self._listener: WakeListener | None = None
+        self._last_hint = 0.0
+        self.hints = 0
+        """Pauses a wake-up hint cut short (for tests and benchmarks)."""
+
+    @property
+    def listening(self) -> bool:
+        """Whether other processes' commits wake this feed at once (else it only polls)."""
+        return self._listener is not None
+
+    def committed(self) -> None:
+        if self._sender is not None:
+            try:
+                self._sender.send()
+            except Exception as exc:  # the commit stands whatever the hint does; waiters poll
+                log.warning("wake-up hint failed (%s); other processes will notice by polling", exc)
+
+    def _before_watch(self) -> None:
+        if self._sender is not None and self._listener is None:
+            self._listener = WakeListener.open(self._path)
+            if self._listener is not None:
+                self._sender.exclude = os.fsencode(self._listener.path)
+
+    def _pause(self, delay: float) -> None:
+        listener = self._listener
+        if listener is None:
+            super()._pause(delay)
+            return
+        since = time.monotonic() - self._last_hint
+        if since < self.HINT_SPACING:  # hinted a moment ago: a flood must not turn into a busy loop
+            if self._stop.wait(self.HINT_SPACING - since):
+                return
+            delay = max(0.0, delay - (self.HINT_SPACING - since))
+        try:
+            readable, _, _ = select.select([listener], [], [], delay)
+        except (OSError, ValueError):  # closed under us
+            super()._pause(delay)
+            return
+        if readable and listener.drain():
+            self._last_hint = time.monotonic()
+            self.hints += 1
+
+    def _interrupt(self) -> None:
+        if self._listener is not None:
+            self._listener.poke()
+
+    def _watch_ended(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
@@ -284,6 +372,10 @@ class SQLiteChangeFeed(_PollingFeed):
         super().close()
         with self._probe_lock:
             self._connection.close()
+        if self._thread is None:  # never watched, or joined: nobody else closes the listener
+            self._watch_ended()
+        if self._sender is not None:
+            self._sender.close()
 
 
 class MaxColumnChangeFeed(_PollingFeed):

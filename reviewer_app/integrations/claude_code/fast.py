@@ -40,6 +40,7 @@ from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
+from reviewer_app.persistence.wakeup import notify_commit
 
 SCHEMA_REVISION = "0008"
 """The Alembic revision these statements were written against; a test checks it is the bundled head.
@@ -226,6 +227,7 @@ class FastStore:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise
+        notify_commit(self.path)  # an open window shows the settled call now, not at its next poll
         self.anchor_committed()
         return True
 
@@ -246,6 +248,8 @@ class FastStore:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise
+        if created:
+            notify_commit(self.path)  # the window shows the request now, not at its next poll
         return created
 
     # -- mirrors of StoreTx (persistence/store.py), same columns and values ------------------------------

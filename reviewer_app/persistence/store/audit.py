@@ -89,7 +89,12 @@ class AuditWrites(TxBase):
             raise AuditKeyError("audit rows are written only inside a Store transaction (it holds the audit key)")
         reviewer = self.recorded(reviewer)  # what migration 0006's trigger accepts, and what the hash covers
         meta = self._chain_meta()
-        missing = chain_meta_defaults(meta, seal.key_id, uuid.uuid4().hex)
+        # A database id is drawn only for a chain that has none yet: uuid4 and the key id cost ~60 µs per decision.
+        missing = (
+            {}
+            if all(name in meta for name in _CHAIN_KEYS)
+            else chain_meta_defaults(meta, seal.key_id, uuid.uuid4().hex)
+        )
         if missing:
             # Read again after inserting: on PostgreSQL a concurrent first decision's rows block these inserts
             # until it commits, and the second read then locks them, so two processes never start two chains.

@@ -52,6 +52,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
         self._held_reader = _HeldConnection(engines.reader) if held else None
         self._login: str | None = None
         self.creation_clock = CreationClock()
+        self._identity_url: str | None = None
 
     @classmethod
     def open(
@@ -101,9 +102,13 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
 
     @property
     def identity_url(self) -> str:
-        """The database as its anchors name it: an absolute file path, or the URL without its password."""
-        path = sqlite_path(self.engines.url)
-        return str(Path(path).resolve()) if path is not None else redact_url(self.engines.url)
+        """The database as its anchors name it: an absolute file path, or the URL without its password.
+
+        Worked out once: every transaction names it, and resolving the path cost ~70 µs per commit."""
+        if self._identity_url is None:
+            path = sqlite_path(self.engines.url)
+            self._identity_url = str(Path(path).resolve()) if path is not None else redact_url(self.engines.url)
+        return self._identity_url
 
     def database_login(self) -> str | None:
         """Who the database says is connected (PostgreSQL's ``session_user``), read once; None on SQLite.
