@@ -393,3 +393,6 @@ class TextViewerDialog(QDialog):
         layout.addWidget(view)
         self.resize(760, 520)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+CANNED_REJECT_REASONS: tuple[str, ...] = ()
+RejectDialog = TextDialog

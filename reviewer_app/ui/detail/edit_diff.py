@@ -1,0 +1,5 @@
+from typing import Any
+
+
+def edit_diff(original: Any, edited: Any) -> str:
+    return ""
