@@ -119,7 +119,7 @@ def test_the_timeline_says_expired_and_steered_not_rejected_or_error() -> None:
         }
     )
     assert block_status(expired_review) == "expired"
-    assert "expired" in block_title(expired_review) and "reject" not in block_title(expired_review)
+    assert "expired" in block_title(expired_review).lower() and "reject" not in block_title(expired_review)
     tool = _tool(
         {"name": "run_shell", "status": "error", "outcome": "rejected", "decision": "reject"}, ["i:hitl:c1"]
     )
