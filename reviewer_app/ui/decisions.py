@@ -9,16 +9,20 @@ takes the decided one's place.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtWidgets import QDialog, QWidget
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
-from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
+from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLStatus
+from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog
+from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, RejectDialog, TextDialog
 from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.detail.settled import conflict_phrase, describe_request, settled_phrase
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
@@ -35,6 +39,9 @@ DECISION_VERBS = {
     "respond": "Answered",
 }
 DECISION_KEYS = ("approve", "approve_for_session", "edit", "reject", "steer", "answer")
+DIALOG_NOUNS = {"edit": "edit", "reject": "rejection", "steer": "guidance", "answer": "answer"}
+NOTICE_MS = 12_000
+MAX_NOTICES = 200
 
 
 class DecisionController(QObject):
@@ -47,12 +54,14 @@ class DecisionController(QObject):
         decided(str, str): a decision (hitl_id, kind) was committed from this window.
         failed(str): a decision was not recorded (conflict, validation, database); for the banner.
         message(str, int): a short note for the status bar and how long to show it (ms).
+        noticed(str): the request on screen was settled elsewhere or expired; for an information banner.
         interacted(): the operator decided or asked to (the window's idle clock).
     """
 
     decided = Signal(str, str)
     failed = Signal(str)
     message = Signal(str, int)
+    noticed = Signal(str)
     interacted = Signal()
 
     def __init__(
@@ -74,6 +83,62 @@ class DecisionController(QObject):
         self.dialogs = dialogs
         self._dialog_parent = dialog_parent
         self.runtime: Runtime | None = None
+        self.settings: QSettings | None = None  # where recent reject reasons are kept (the window's settings)
+        self.now: Callable[[], float] = time.time
+        self.notices: list[str] = []  # what was announced, newest last (also for tests)
+        self._known_pending: set[str] = set()
+        self._decided_here: set[str] = set()
+        self._open: dict[str, tuple[str, QDialog]] = {}  # hitl_id -> (decision kind, its open dialog)
+        live.requestsLoaded.connect(lambda rows, _scope: self._note_pending(rows))
+        live.requestsAppended.connect(self._note_pending)
+        live.requestsChanged.connect(self._on_requests_changed)
+
+    # -- requests settled elsewhere ---------------------------------------------------------------
+    def _note_pending(self, rows: list[RequestSummary]) -> None:
+        self._known_pending.update(r.hitl_id for r in rows if r.status == HITLStatus.PENDING.value)
+
+    def _on_requests_changed(self, rows: list[RequestSummary]) -> None:
+        """A request that leaves the pending state is said, unless this window decided it."""
+        for row in rows:
+            if row.status == HITLStatus.PENDING.value:
+                self._known_pending.add(row.hitl_id)
+                continue
+            if row.hitl_id not in self._known_pending:
+                continue
+            self._known_pending.discard(row.hitl_id)
+            if row.hitl_id in self._decided_here:
+                self._decided_here.discard(row.hitl_id)
+                continue
+            self._announce(row)
+
+    def _announce(self, row: RequestSummary) -> None:
+        phrase = settled_phrase(row, self.now())
+        what = describe_request(row)
+        if row.status == HITLStatus.EXPIRED.value:
+            text = f"Expired: {what} {phrase}."
+        else:
+            text = f"Decided elsewhere: {what} was {phrase}."
+        self.notices.append(text)
+        del self.notices[:-MAX_NOTICES]
+        self.message.emit(text, NOTICE_MS)
+        opened = self._open.pop(row.hitl_id, None)
+        if opened is not None:
+            kind, dialog = opened
+            dialog.reject()
+            noun = DIALOG_NOUNS.get(kind, kind)
+            self.failed.emit(f"Your {noun} was not sent: {what} was {phrase}.")
+        elif self.detail.hitl_id == row.hitl_id:
+            self.noticed.emit(text)
+
+    def _track(self, hitl_id: str, kind: str, dialog: QDialog) -> None:
+        """Remember the dialog open for ``hitl_id``: it closes (and says why) if the request is settled meanwhile."""
+        self._open[hitl_id] = (kind, dialog)
+        dialog.finished.connect(lambda _result: self._untrack(hitl_id, dialog))
+        self.dialogs.open(dialog)
+
+    def _untrack(self, hitl_id: str, dialog: QDialog) -> None:
+        if self._open.get(hitl_id, (None, None))[1] is dialog:
+            del self._open[hitl_id]
 
     def request_decision(self, kind: str) -> None:
         """A decision key or button: approve at once, or open the dialog that collects the rest."""
@@ -109,23 +174,15 @@ class DecisionController(QObject):
                     hitl_id, Decision(DecisionKind.EDIT, edited_args=args, args_sha256=digest)
                 )
             )
-            self.dialogs.open(edit)
+            self._track(hitl_id, kind, edit)
         elif kind == "reject":
-            reject = TextDialog(
-                "Reject",
-                "Why? (optional; the agent sees it)",
-                "Reject",
-                required=False,
-                object_name="rejectDialog",
-                placeholder="e.g. not in this directory",
-                parent=parent,
-            )
+            reject = RejectDialog(self.settings, parent)
             reject.submitted.connect(
                 lambda text: self.send_decision(
                     hitl_id, Decision(DecisionKind.REJECT, message=text or None, args_sha256=digest)
                 )
             )
-            self.dialogs.open(reject)
+            self._track(hitl_id, kind, reject)
         elif kind == "steer":
             steer = TextDialog(
                 "Steer",
@@ -139,7 +196,7 @@ class DecisionController(QObject):
             steer.submitted.connect(
                 lambda text: self.send_decision(hitl_id, Decision(DecisionKind.STEER, message=text, args_sha256=digest))
             )
-            self.dialogs.open(steer)
+            self._track(hitl_id, kind, steer)
         elif kind == "answer":
             answer = AnswerDialog(prepared.question or "", prepared.options, parent)
             answer.submitted.connect(
@@ -147,11 +204,12 @@ class DecisionController(QObject):
                     hitl_id, Decision(DecisionKind.RESPOND, message=text, args_sha256=digest)
                 )
             )
-            self.dialogs.open(answer)
+            self._track(hitl_id, kind, answer)
 
     def send_decision(self, hitl_id: str, decision: Decision) -> None:
         """Commit ``decision`` in the background; the request after it is chosen now, before it leaves."""
         next_id = self.inbox.model.next_after_removal(hitl_id)
+        self._decided_here.add(hitl_id)
         if self.detail.hitl_id == hitl_id:
             self.detail.set_busy(True)
         self.tasks.spawn(self._decide(hitl_id, decision, next_id))
@@ -163,7 +221,12 @@ class DecisionController(QObject):
             else:
                 await self.backend.decide(hitl_id, decision)
         except HITLConflict as exc:
-            self.failed.emit(f"Someone else decided first: {exc}. The inbox was refreshed.")
+            self._decided_here.discard(hitl_id)
+            phrase = conflict_phrase(exc.record, self.now())
+            self._known_pending.discard(hitl_id)  # said here; the refresh need not say it again
+            self.failed.emit(
+                f"Someone else decided first: {phrase or exc}; yours was not recorded. The inbox was refreshed."
+            )
             self.live.request_refresh()
         except (DecisionError, HITLNotFound) as exc:
             self.failed.emit(f"The decision was not recorded: {exc}")

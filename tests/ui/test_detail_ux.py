@@ -39,6 +39,12 @@ from tests.ui.test_main_window import (  # noqa: F401 - fixtures
     window,
 )
 
+def refocus(qtbot: Any, window: MainWindow) -> None:
+    """The offscreen platform does not give the window back its activation when a dialog closes; a WM does."""
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+
+
 SHELL = [{"text": "Listing.", "tool_calls": [{"name": "run_shell", "args": {"command": "ls -la /tmp"}}]}]
 
 
@@ -435,7 +441,7 @@ def test_edit_string_fields_in_a_text_editor_and_preview_the_diff(
     record = finish(qtbot, runtime, invocation_id)
     assert (Path(record.workspace) / "a.txt").read_text() == "hello\nsecond line\n"
     decided = run_async(qtbot, window.backend.get(hitl_id))
-    assert decided["user_response"]["edited_args"] == {"path": "a.txt", "content": "hello\nsecond line\n"}
+    assert decided["user_response"]["args"] == {"path": "a.txt", "content": "hello\nsecond line\n"}
 
 
 def test_the_json_tab_and_the_fields_agree(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
@@ -467,6 +473,7 @@ def test_reject_with_a_canned_reason_by_number_and_recent_reasons_come_back(
 
     second_run = start(qtbot, runtime, WRITE, prompt="second")
     qtbot.waitUntil(lambda: window.detail.hitl_id not in (None, hitl_id) and window.detail.decidable(), timeout=10_000)
+    refocus(qtbot, window)
     press(qtbot, window, Qt.Key.Key_R)
     dialog = dialog_of(qtbot, window, RejectDialog)
     qtbot.keyClicks(dialog.editor, "use the staging bucket")
@@ -475,6 +482,7 @@ def test_reject_with_a_canned_reason_by_number_and_recent_reasons_come_back(
 
     start(qtbot, runtime, WRITE, prompt="third")
     qtbot.waitUntil(lambda: window.detail.decidable(), timeout=10_000)
+    refocus(qtbot, window)
     press(qtbot, window, Qt.Key.Key_R)
     dialog = dialog_of(qtbot, window, RejectDialog)
     assert dialog.reason_texts()[0] == "use the staging bucket"  # the most recent first
