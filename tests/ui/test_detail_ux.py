@@ -27,17 +27,14 @@ from reviewer_app.ui.detail.edit_diff import edit_diff
 from reviewer_app.ui.detail.timeline import TimelineModel, block_status, block_title
 from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.runs.model import RunsModel
+from tests.ui import test_main_window as main_window_tests
 from tests.ui.conftest import run_async
-from tests.ui.test_main_window import (  # noqa: F401 - fixtures
-    WRITE,
-    dialog_of,
-    finish,
-    press,
-    runtime,
-    start,
-    wait_for_request,
-    window,
-)
+from tests.ui.test_main_window import WRITE, dialog_of, finish, press, start, wait_for_request
+
+# The real window over a real runtime and SQLite file, as the main window's own tests use them.
+runtime = main_window_tests.runtime
+window = main_window_tests.window
+
 
 def refocus(qtbot: Any, window: MainWindow) -> None:
     """The offscreen platform does not give the window back its activation when a dialog closes; a WM does."""
@@ -126,9 +123,7 @@ def test_the_timeline_says_expired_and_steered_not_rejected_or_error() -> None:
     )
     assert block_status(expired_review) == "expired"
     assert "expired" in block_title(expired_review).lower() and "reject" not in block_title(expired_review)
-    tool = _tool(
-        {"name": "run_shell", "status": "error", "outcome": "rejected", "decision": "reject"}, ["i:hitl:c1"]
-    )
+    tool = _tool({"name": "run_shell", "status": "error", "outcome": "rejected", "decision": "reject"}, ["i:hitl:c1"])
     blocks = {b.block_id: b for b in (tool, expired_review)}
     assert block_status(tool, blocks) == "expired"
     assert "rejected" not in block_title(tool, blocks)
@@ -172,7 +167,13 @@ def test_the_timeline_model_shows_the_expired_chip_on_the_tool(qtmodeltester: An
     )
     model.append_events(
         [
-            event(3, "i:hitl:c1", BlockKind.HITL, BlockOp.PATCH, {"status": "decided", "decision": "reject", "expired": True}),
+            event(
+                3,
+                "i:hitl:c1",
+                BlockKind.HITL,
+                BlockOp.PATCH,
+                {"status": "decided", "decision": "reject", "expired": True},
+            ),
             event(4, "i:tool:c1", BlockKind.TOOL_USE, BlockOp.PATCH, {"status": "error", "outcome": "rejected"}),
         ]
     )
@@ -309,9 +310,7 @@ def test_run_actions_are_described_keyed_actions(window: MainWindow) -> None:
     assert runs.cancel_action.shortcut().toString() in runs.cancel_button.toolTip()
 
 
-def test_retry_is_enabled_only_where_the_runtime_accepts_it(
-    window: MainWindow, runtime: Runtime, qtbot: Any
-) -> None:
+def test_retry_is_enabled_only_where_the_runtime_accepts_it(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
     def make(tx: Any) -> None:
         tx.ensure_session("ext-s", agent="claude", external=True)
         tx.ensure_invocation("inv_external", "ext-s", agent="claude", prompt="external job", external=True)
@@ -335,7 +334,7 @@ def test_retry_is_enabled_only_where_the_runtime_accepts_it(
 
 def test_no_run_selected_shows_an_empty_state_not_an_arguments_editor(window: MainWindow, qtbot: Any) -> None:
     window.show_tab(1)
-    qtbot.waitUntil(lambda: window.detail.empty_label.isVisible())
+    qtbot.waitUntil(window.detail.empty_label.isVisible)
     assert not window.detail.tabs.isVisible()
     assert not window.detail.decision_bar.isVisible()
     assert "run" in window.detail.empty_label.text().lower()
@@ -481,7 +480,7 @@ def test_reject_with_a_canned_reason_by_number_and_recent_reasons_come_back(
     finish(qtbot, runtime, second_run)
 
     start(qtbot, runtime, WRITE, prompt="third")
-    qtbot.waitUntil(lambda: window.detail.decidable(), timeout=10_000)
+    qtbot.waitUntil(window.detail.decidable, timeout=10_000)
     refocus(qtbot, window)
     press(qtbot, window, Qt.Key.Key_R)
     dialog = dialog_of(qtbot, window, RejectDialog)

@@ -185,7 +185,8 @@ def test_edit_refuses_invalid_json_and_schema_errors_then_runs_the_edit(
     qtbot.waitUntil(dialog.ok_button.isEnabled)
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert dialog.previewing and run_async(qtbot, window.backend.get(hitl_id))["status"] == "pending"
-    qtbot.keyClick(dialog.diff_view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)  # approve what the diff shows
+    # The first Ctrl+Enter showed the diff; the second approves what it shows.
+    qtbot.keyClick(dialog.diff_view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     record = finish(qtbot, runtime, invocation_id)
     assert record.state == "done"
     assert (Path(record.workspace) / "b.txt").read_text() == "edited\n"

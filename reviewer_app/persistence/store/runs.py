@@ -48,6 +48,7 @@ _UPDATE_RUN = (
 
 def _runs_query(where: Any, limit: int | None) -> Any:
     """Runs with their workspace and pending, expired and cancelled request counts, newest first."""
+
     # Answered from ix_hitl_invocation_status (migration 0004), never by walking every pending row.
     def requests_in(status: HITLStatus) -> Any:
         return (

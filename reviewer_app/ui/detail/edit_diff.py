@@ -23,7 +23,8 @@ def _lines(value: Any) -> list[str]:
 
 def _field_diff(name: str, before: Any, after: Any) -> str:
     if isinstance(before, str) and isinstance(after, str) and max(len(before), len(after)) > DIFF_LIMIT_CHARS:
-        return f"--- {name} (as shown)\n+++ {name} (edited)\n@@ too large to compare here: {len(before):,} -> {len(after):,} characters @@\n"
+        sizes = f"{len(before):,} -> {len(after):,} characters"
+        return f"--- {name} (as shown)\n+++ {name} (edited)\n@@ too large to compare here: {sizes} @@\n"
     kind = "" if isinstance(before, str) and isinstance(after, str) else " (JSON)"
     lines = difflib.unified_diff(
         _lines(before),
