@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QGridLayout,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -113,14 +114,26 @@ class _FieldEditor(QPlainTextEdit):
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setPlainText(value if self.is_text else json.dumps(value, indent=2, ensure_ascii=False))
         lines = self.toPlainText().count("\n") + 1
-        rows = max(1, min(lines, 16))
-        height = self.fontMetrics().lineSpacing() * rows + 14
-        self.setMinimumHeight(min(height, 60))
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        self._height = height
+        self.multiline = lines > 1 or len(self.toPlainText()) > 100
+        rows = min(lines, 16) if self.multiline else 1
+        self._height = self.fontMetrics().lineSpacing() * rows + 2 * self.frameWidth() + 10
+        if self.multiline:  # long text takes the room there is; a one-line value stays one line high
+            self.setMinimumHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+            self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        else:
+            self.setFixedHeight(self._height)
+            self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
     def sizeHint(self) -> QSize:
         return QSize(super().sizeHint().width(), self._height)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Return in a one-line value (a path, a command) is not a newline: it goes on to the dialog (review)."""
+        plain = not event.modifiers() & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier)
+        if not self.multiline and plain and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            event.ignore()
+            return
+        super().keyPressEvent(event)
 
     def value(self) -> Any:
         """The field's value; raises ValueError naming the field when its JSON does not parse."""
@@ -232,17 +245,23 @@ class EditArgumentsDialog(_SubmitDialog):
     # -- the two ways of editing --------------------------------------------------------------------
     def _build_fields(self, arguments: dict[str, Any]) -> None:
         page = QWidget()
-        form = QFormLayout(page)
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        grid = QGridLayout(page)
         self.fields = {}
-        for name, value in arguments.items():
+        stretched = False
+        for row, (name, value) in enumerate(arguments.items()):
             field = _FieldEditor(str(name), value)
             field.textChanged.connect(self._text_changed)
             self.submit_on_ctrl_enter(field)
             label = QLabel(f"{name}" if field.is_text else f"{name} (JSON)")
             label.setBuddy(field)
-            form.addRow(label, field)
+            label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(label, row, 0)
+            grid.addWidget(field, row, 1)
+            grid.setRowStretch(row, 1 if field.multiline else 0)
+            stretched = stretched or field.multiline
             self.fields[str(name)] = field
+        if not stretched:
+            grid.setRowStretch(len(arguments), 1)  # short fields stay at the top
         self.form_page.setWidget(page)
 
     def field_editor(self, name: str) -> QPlainTextEdit:
@@ -398,6 +417,9 @@ class EditArgumentsDialog(_SubmitDialog):
         if self.previewing and event.key() == Qt.Key.Key_Escape:
             self.back_to_editing()
             return
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if self.previewing and not ctrl and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            return  # a Return meant for the editor never approves: the preview takes Ctrl+Enter or a click
         super().keyPressEvent(event)
 
     def submit(self) -> None:

@@ -470,8 +470,15 @@ def test_reject_with_a_canned_reason_by_number_and_recent_reasons_come_back(
     finish(qtbot, runtime, first_run)
     assert run_async(qtbot, window.backend.get(hitl_id))["user_response"]["message"] == CANNED_REJECT_REASONS[1]
 
+    seen = {hitl_id}
+
+    def next_request_shown() -> bool:
+        shown = window.detail.hitl_id
+        return shown is not None and shown not in seen and window.detail.decidable()
+
     second_run = start(qtbot, runtime, WRITE, prompt="second")
-    qtbot.waitUntil(lambda: window.detail.hitl_id not in (None, hitl_id) and window.detail.decidable(), timeout=10_000)
+    qtbot.waitUntil(next_request_shown, timeout=10_000)
+    seen.add(window.detail.hitl_id)
     refocus(qtbot, window)
     press(qtbot, window, Qt.Key.Key_R)
     dialog = dialog_of(qtbot, window, RejectDialog)
@@ -480,7 +487,7 @@ def test_reject_with_a_canned_reason_by_number_and_recent_reasons_come_back(
     finish(qtbot, runtime, second_run)
 
     start(qtbot, runtime, WRITE, prompt="third")
-    qtbot.waitUntil(window.detail.decidable, timeout=10_000)
+    qtbot.waitUntil(next_request_shown, timeout=10_000)
     refocus(qtbot, window)
     press(qtbot, window, Qt.Key.Key_R)
     dialog = dialog_of(qtbot, window, RejectDialog)
@@ -513,3 +520,23 @@ def test_copy_command_is_off_for_calls_without_one(window: MainWindow, runtime: 
     wait_for_request(qtbot, window, "write_file")
     assert not window.detail.copy_command_action.isEnabled()
     assert window.detail.copy_args_action.isEnabled()
+
+
+def test_return_in_a_one_line_field_is_not_a_newline_and_never_approves_from_the_preview(
+    window: MainWindow, runtime: Runtime, qtbot: Any
+) -> None:
+    start(qtbot, runtime, SHELL)
+    hitl_id = wait_for_request(qtbot, window, "run_shell")
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    command = dialog.field_editor("command")
+    command.moveCursor(command.textCursor().MoveOperation.End)
+    qtbot.keyClicks(command, " -h")
+    qtbot.waitUntil(dialog.ok_button.isEnabled)
+    qtbot.keyClick(command, Qt.Key.Key_Return)  # goes on to the dialog: the preview, not a newline
+    assert command.toPlainText() == "ls -la /tmp -h"
+    qtbot.waitUntil(lambda: dialog.previewing)
+    qtbot.keyClick(dialog.diff_view, Qt.Key.Key_Return)  # a stray Return does not approve
+    qtbot.wait(100)
+    assert dialog.isVisible()
+    assert run_async(qtbot, window.backend.get(hitl_id))["status"] == "pending"
