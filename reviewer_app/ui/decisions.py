@@ -89,6 +89,7 @@ class DecisionController(QObject):
         self._known_pending: set[str] = set()
         self._decided_here: set[str] = set()
         self._open: dict[str, tuple[str, QDialog]] = {}  # hitl_id -> (decision kind, its open dialog)
+        self._what: dict[str, str] = {}  # hitl_id -> the request in words, while its decision is in flight
         live.requestsLoaded.connect(lambda rows, _scope: self._note_pending(rows))
         live.requestsAppended.connect(self._note_pending)
         live.requestsChanged.connect(self._on_requests_changed)
@@ -116,6 +117,8 @@ class DecisionController(QObject):
         what = describe_request(row)
         if row.status == HITLStatus.EXPIRED.value:
             text = f"Expired: {what} {phrase}."
+        elif row.status == HITLStatus.CANCELLED.value:
+            text = f"Cancelled: {what} was {phrase} (its run or agent withdrew it)."
         else:
             text = f"Decided elsewhere: {what} was {phrase}."
         self.notices.append(text)
@@ -210,6 +213,8 @@ class DecisionController(QObject):
         """Commit ``decision`` in the background; the request after it is chosen now, before it leaves."""
         next_id = self.inbox.model.next_after_removal(hitl_id)
         self._decided_here.add(hitl_id)
+        shown = self.detail.summary
+        self._what[hitl_id] = describe_request(shown) if shown is not None and shown.hitl_id == hitl_id else hitl_id
         if self.detail.hitl_id == hitl_id:
             self.detail.set_busy(True)
         self.tasks.spawn(self._decide(hitl_id, decision, next_id))
@@ -234,11 +239,12 @@ class DecisionController(QObject):
             self.failed.emit(f"Could not record the decision: {type(exc).__name__}: {exc}")
         else:
             verb = DECISION_VERBS.get(decision.kind.value, decision.kind.value)
-            self.message.emit(f"{verb}: {hitl_id}", 4000)
+            self.message.emit(f"{verb}: {self._what.pop(hitl_id, hitl_id)}", 4000)
             self.decided.emit(hitl_id, decision.kind.value)
             if self.detail.hitl_id == hitl_id and next_id is not None:
                 self.inbox.select_request(next_id)
             self.live.request_refresh()
         finally:
+            self._what.pop(hitl_id, None)
             if self.detail.hitl_id == hitl_id:
                 self.detail.set_busy(False)

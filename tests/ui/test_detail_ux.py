@@ -287,6 +287,19 @@ def test_double_clicking_cancel_cancels_one_run_after_a_confirmation_naming_it(
     assert window.runs.model.run(first.id).state == "cancelled"
     qtbot.wait(200)
     assert window.runs.model.count(RunState.WAITING) == 1  # the other run is untouched
+    # Its request was withdrawn with it: said as a cancellation, not as somebody else's decision.
+    qtbot.waitUntil(lambda: any(n.startswith("Cancelled:") for n in window.decisions.notices))
+    assert not any("elsewhere" in n for n in window.decisions.notices)
+
+
+def test_empty_run_groups_are_hidden_and_titles_span_the_row(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
+    _waiting_runs(window, runtime, qtbot, 1)
+    window.show_tab(1)
+    model, view = window.runs.model, window.runs.view
+    rows = {model.index(r, 0).data(Qt.ItemDataRole.UserRole + 2): r for r in range(model.rowCount())}
+    assert not view.isRowHidden(rows["waiting"], model.index(0, 0).parent())
+    assert view.isRowHidden(rows["running"], model.index(0, 0).parent())
+    assert view.isFirstColumnSpanned(rows["waiting"], model.index(0, 0).parent())
 
 
 def test_declining_the_confirmation_cancels_nothing(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:

@@ -25,7 +25,7 @@ from reviewer_app.ui.decision_dialogs import NewRunDialog, TextDialog
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
-from reviewer_app.ui.runs.model import COL_PROMPT, RUN_ROLE, RunsModel
+from reviewer_app.ui.runs.model import COL_ACTIVE, COL_PENDING, COL_PROMPT, COL_STARTED, RUN_ROLE, RunsModel
 
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime
@@ -135,7 +135,11 @@ class RunsPanel(QWidget):
         self.view.header().setSectionResizeMode(COL_PROMPT, QHeaderView.ResizeMode.Stretch)
         self.view.header().setStretchLastSection(False)
         self.view.header().resizeSection(0, 170)
+        for column, width in ((COL_PENDING, 64), (COL_STARTED, 84), (COL_ACTIVE, 76)):
+            self.view.header().resizeSection(column, width)  # the prompt gets the rest of the width
         self.model.modelReset.connect(self.view.expandAll)
+        for changed in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
+            changed.connect(self._tidy_groups)
         layout.addWidget(self.view, 1)
 
         self.view.selectionModel().currentChanged.connect(self._on_current)
@@ -177,6 +181,14 @@ class RunsPanel(QWidget):
         index = self.view.currentIndex()
         run = index.siblingAtColumn(0).data(RUN_ROLE) if index.isValid() else None
         return run if isinstance(run, RunRecord) else None
+
+    def _tidy_groups(self, *_args: object) -> None:
+        """Empty state groups are hidden; a group's title spans the row instead of being cut to the first column."""
+        root = QModelIndex()
+        for row in range(self.model.rowCount(root)):
+            group = self.model.index(row, 0, root)
+            self.view.setFirstColumnSpanned(row, root, True)
+            self.view.setRowHidden(row, root, self.model.rowCount(group) == 0)
 
     def _on_current(self, _current: QModelIndex, _previous: QModelIndex) -> None:
         self.update_buttons()
