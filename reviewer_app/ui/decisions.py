@@ -118,9 +118,9 @@ class DecisionController(QObject):
         if row.status == HITLStatus.EXPIRED.value:
             text = f"Expired: {what} {phrase}."
         elif row.status == HITLStatus.CANCELLED.value:
-            text = f"Cancelled: {what} was {phrase} (its run or agent withdrew it)."
+            text = f"Cancelled: {what} {phrase} (its run or agent withdrew it)."
         else:
-            text = f"Decided elsewhere: {what} was {phrase}."
+            text = f"Decided elsewhere: {what} {phrase}."
         self.notices.append(text)
         del self.notices[:-MAX_NOTICES]
         self.message.emit(text, NOTICE_MS)
@@ -129,7 +129,7 @@ class DecisionController(QObject):
             kind, dialog = opened
             dialog.reject()
             noun = DIALOG_NOUNS.get(kind, kind)
-            self.failed.emit(f"Your {noun} was not sent: {what} was {phrase}.")
+            self.failed.emit(f"Your {noun} was not sent: {what} {phrase}.")
         elif self.detail.hitl_id == row.hitl_id:
             self.noticed.emit(text)
 

@@ -5,6 +5,7 @@ Real window, real runtime, real SQLite file; time moves by an injected clock, no
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -553,3 +554,23 @@ def test_return_in_a_one_line_field_is_not_a_newline_and_never_approves_from_the
     qtbot.wait(100)
     assert dialog.isVisible()
     assert run_async(qtbot, window.backend.get(hitl_id))["status"] == "pending"
+
+
+def test_settled_requests_are_said_in_sentences_with_human_time() -> None:
+    from reviewer_app.ui.detail.settled import conflict_phrase, describe_request, settled_phrase
+    from tests.ui.conftest import make_summary
+
+    now = time.time()
+    rejected = make_summary(1, status="decided", decision="reject", decided_by="alice", summary="make deploy")
+    rejected = dataclasses.replace(rejected, updated_at_ms=int((now - 5) * 1000))
+    said = settled_phrase(rejected, now)
+    assert said.startswith("was rejected by alice at ") and said.endswith("(5s ago)")
+    assert describe_request(rejected) == "run_shell “make deploy”"
+    expired = dataclasses.replace(rejected, status="expired", decided_by="system:expiry")
+    assert settled_phrase(expired, now).startswith("expired at ")
+    assert "(so it was rejected)" in settled_phrase(expired, now)
+    yesterday = dataclasses.replace(rejected, updated_at_ms=int((now - 86_400 * 2) * 1000))
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", settled_phrase(yesterday, now))
+    record = {"hitl_id": "h", "status": "decided", "user_response": {"decision": "approve", "reviewer": "bob"}}
+    conflict = conflict_phrase({**record, "responded_at": int(now) - 60}, now)
+    assert conflict is not None and conflict.startswith("it was approved by bob at ") and "unix" not in conflict

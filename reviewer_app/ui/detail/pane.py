@@ -481,7 +481,7 @@ class DetailPane(QWidget):
             self.header.setText(text)
         self._show_external(s.external)
         if s.status != HITLStatus.PENDING.value:
-            self.state_label.setText(f"This request was {settled_phrase(s, now)}; nothing to decide.")
+            self.state_label.setText(f"This request {settled_phrase(s, now)}; nothing to decide.")
             self.state_label.setStyleSheet(f"color: {theme.current().muted.name()}; font-weight: bold;")
             self.state_label.show()
         else:

@@ -42,14 +42,14 @@ def describe_request(summary: RequestSummary) -> str:
 
 
 def settled_phrase(summary: RequestSummary, now: float) -> str:
-    """``rejected by alice at 14:02:11 (5s ago)``; an expiry says so and names the default it got."""
+    """``was rejected by alice at 14:02:11 (5s ago)``; an expiry says so and names the default it got."""
     when = human_time(summary.updated_at_ms / 1000, now)
     if summary.status == "expired":
         default = DECISION_PAST.get(summary.decision or "", summary.decision or "")
         return f"expired at {when} without a decision" + (f" (so it was {default})" if default else "")
     how = DECISION_PAST.get(summary.decision or "", summary.decision or summary.status)
     who = f" by {summary.decided_by}" if summary.decided_by else ""
-    return f"{how}{who} at {when}"
+    return f"was {how}{who} at {when}"
 
 
 def conflict_phrase(record: dict[str, Any] | None, now: float) -> str | None:
