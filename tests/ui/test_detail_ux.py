@@ -315,6 +315,20 @@ def test_declining_the_confirmation_cancels_nothing(window: MainWindow, runtime:
     assert window.runs.model.count(RunState.WAITING) == 1
 
 
+def test_j_and_k_go_from_run_to_run_over_the_group_rows(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
+    _waiting_runs(window, runtime, qtbot, 1)
+    cancelled = start(qtbot, runtime, WRITE, prompt="to be cancelled")
+    qtbot.waitUntil(lambda: window.runs.model.count(RunState.WAITING) == 2, timeout=10_000)
+    run_async(qtbot, runtime.cancel_run(cancelled))
+    qtbot.waitUntil(lambda: window.runs.model.count(RunState.CANCELLED) == 1, timeout=10_000)
+    window.show_tab(1)
+    window.runs.view.setCurrentIndex(window.runs.model.index(0, 0, window.runs.model.index(0, 0)))
+    qtbot.keyClick(window.runs.view, Qt.Key.Key_J)
+    qtbot.waitUntil(lambda: window.runs.selected_run() is not None and window.runs.selected_run().id == cancelled)
+    qtbot.keyClick(window.runs.view, Qt.Key.Key_K)
+    qtbot.waitUntil(lambda: window.runs.selected_run() is not None and window.runs.selected_run().state == "waiting")
+
+
 def test_run_actions_are_described_keyed_actions(window: MainWindow) -> None:
     runs = window.runs
     actions = {a.text().replace("&", ""): a for a in window.findChildren(QAction)}

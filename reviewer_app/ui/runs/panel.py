@@ -217,7 +217,11 @@ class RunsPanel(QWidget):
     def move_selection(self, step: int) -> None:
         """j/k on the board: the next or previous row, as the arrow keys would."""
         key = Qt.Key.Key_Down if step > 0 else Qt.Key.Key_Up
-        QApplication.sendEvent(self.view, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier))
+        for _ in range(self.model.rowCount() + 1):  # group rows are passed over: j/k go from run to run
+            before = self.view.currentIndex()
+            QApplication.sendEvent(self.view, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier))
+            if self.selected_run() is not None or self.view.currentIndex() == before:
+                return
 
     def update_buttons(self) -> None:
         run = self.selected_run()
