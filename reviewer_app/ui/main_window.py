@@ -196,6 +196,7 @@ class MainWindow(QMainWindow):
         self.decisions.decided.connect(self.decided)
         self.decisions.failed.connect(self.show_error)
         self.decisions.noticed.connect(lambda text: self.banner.show_message(text, error=False, timeout_ms=10_000))
+        self.detail.copied.connect(lambda text: self.statusBar().showMessage(text, 3000))
         self.decisions.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
         self.runs.failed.connect(self.show_error)
         self.runs.message.connect(lambda text: self.statusBar().showMessage(text, 4000))

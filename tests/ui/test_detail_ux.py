@@ -536,6 +536,7 @@ def test_copy_id_command_and_arguments(window: MainWindow, runtime: Runtime, qtb
     assert detail.copy_command_action.isEnabled()
     detail.copy_command_action.trigger()
     assert clipboard.text() == "ls -la /tmp"
+    assert window.statusBar().currentMessage() == "Copied the command: ls -la /tmp"
     detail.copy_args_action.trigger()
     assert json.loads(clipboard.text()) == {"command": "ls -la /tmp"}
     for action in (detail.copy_id_action, detail.copy_command_action, detail.copy_args_action):

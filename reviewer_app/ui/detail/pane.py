@@ -118,11 +118,13 @@ class DetailPane(QWidget):
             reject, steer or answer.
         failed(str): loading the request failed; the message is for the banner.
         loaded(str): the selected request (its hitl_id) is fully shown and can be decided.
+        copied(str): something was copied to the clipboard; the note says what (for the status bar).
     """
 
     decisionRequested = Signal(str)
     failed = Signal(str)
     loaded = Signal(str)
+    copied = Signal(str)
 
     def __init__(
         self,
@@ -303,18 +305,20 @@ class DetailPane(QWidget):
         return self.run_record.id if self.run_record is not None else None
 
     def copy_id(self) -> None:
-        self._copy(self.shown_id())
+        self._copy(self.shown_id(), "the run id" if self.summary is None else "the request id")
 
     def copy_command(self) -> None:
-        self._copy(command_of(self.prepared.shown) if self.prepared is not None else None)
+        self._copy(command_of(self.prepared.shown) if self.prepared is not None else None, "the command")
 
     def copy_arguments(self) -> None:
         if self.prepared is not None:
-            self._copy(json.dumps(self.prepared.shown, indent=2, ensure_ascii=False))
+            self._copy(json.dumps(self.prepared.shown, indent=2, ensure_ascii=False), "the arguments (JSON)")
 
-    def _copy(self, text: str | None) -> None:
+    def _copy(self, text: str | None, what: str) -> None:
         if text:
             QGuiApplication.clipboard().setText(text)
+            shown = text if len(text) <= 60 and "\n" not in text else f"{len(text):,} characters"
+            self.copied.emit(f"Copied {what}: {shown}")
 
     def _refresh_copy_actions(self) -> None:
         args = self.prepared.shown if self.prepared is not None else None
