@@ -37,6 +37,7 @@ from reviewer_app.ui import theme
 from reviewer_app.ui.detail.json_view import JsonHighlighter, monospace_font
 
 EDIT_LIMIT_CHARS = 2_000_000
+PREVIEW_SHOWN_CHARS = 200_000
 MAX_ERRORS_SHOWN = 5
 
 
@@ -388,6 +389,9 @@ class EditArgumentsDialog(_SubmitDialog):
 
         assert self._value is not None
         diff = edit_diff(self.original, self._value)
+        if len(diff) > PREVIEW_SHOWN_CHARS:  # like the pane's diff: more would make the text layout crawl
+            cut = diff.rfind("\n", 0, PREVIEW_SHOWN_CHARS) + 1
+            diff = diff[:cut] + f"… {diff.count(chr(10), cut):,} more diff lines not shown\n"
         self.previewing = True
         if diff:
             self.preview_note.setText(

@@ -589,3 +589,40 @@ def test_settled_requests_are_said_in_sentences_with_human_time() -> None:
     record = {"hitl_id": "h", "status": "decided", "user_response": {"decision": "approve", "reviewer": "bob"}}
     conflict = conflict_phrase({**record, "responded_at": int(now) - 60}, now)
     assert conflict is not None and conflict.startswith("it was approved by bob at ") and "unix" not in conflict
+
+
+def test_non_string_fields_are_json_and_a_bad_one_is_named(qtbot: Any) -> None:
+    schema = {"type": "object", "properties": {"items": {"type": "array"}, "name": {"type": "string"}}}
+    dialog = EditArgumentsDialog("tool", {"name": "x", "items": [1, 2]}, schema)
+    qtbot.addWidget(dialog)
+    items = dialog.field_editor("items")
+    assert json.loads(items.toPlainText()) == [1, 2]
+    items.setPlainText("[1,")
+    assert not dialog.validate()
+    assert "items: not valid JSON" in dialog.error_label.text()
+    items.setPlainText('"not a list"')
+    assert not dialog.validate()
+    assert "items" in dialog.error_label.text() and "array" in dialog.error_label.text()
+    items.setPlainText("[3]")
+    assert dialog.validate()
+    submitted: list[dict[str, Any]] = []
+    dialog.submitted.connect(submitted.append)
+    dialog.try_submit()
+    assert dialog.previewing and submitted == []
+    assert "--- items (JSON) (as shown)" in dialog.diff_view.toPlainText() and "+  3" in dialog.diff_view.toPlainText()
+    dialog.back_to_editing()
+    assert not dialog.previewing
+    dialog.try_submit()
+    dialog.try_submit()
+    assert submitted == [{"name": "x", "items": [3]}]
+
+
+def test_a_huge_edit_preview_is_cut_with_a_note(qtbot: Any) -> None:
+    original = {"content": "".join(f"line {n}\n" for n in range(60_000))}
+    dialog = EditArgumentsDialog("write_file", original, None)
+    qtbot.addWidget(dialog)
+    dialog.field_editor("content").setPlainText("".join(f"LINE {n}\n" for n in range(60_000)))
+    assert dialog.validate()
+    dialog.try_submit()
+    text = dialog.diff_view.toPlainText()
+    assert len(text) < 210_000 and "more diff lines not shown" in text
