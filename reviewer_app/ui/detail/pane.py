@@ -486,7 +486,9 @@ class DetailPane(QWidget):
         self._show_external(s.external)
         if s.status != HITLStatus.PENDING.value:
             self.state_label.setText(f"This request {settled_phrase(s, now)}; nothing to decide.")
-            self.state_label.setStyleSheet(f"color: {theme.current().muted.name()}; font-weight: bold;")
+            style = f"color: {theme.current().muted.name()}; font-weight: bold;"
+            if self.state_label.styleSheet() != style:  # the clock redraws every second: no re-polish for nothing
+                self.state_label.setStyleSheet(style)
             self.state_label.show()
         else:
             self.state_label.hide()
