@@ -116,6 +116,8 @@ class _FieldEditor(QPlainTextEdit):
         self.setPlainText(value if self.is_text else json.dumps(value, indent=2, ensure_ascii=False))
         lines = self.toPlainText().count("\n") + 1
         self.multiline = lines > 1 or len(self.toPlainText()) > 100
+        if self.is_text and lines == 1 and self.multiline:  # one long line (a long command): wrapped, all visible
+            self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         rows = min(lines, 16) if self.multiline else 1
         self._height = self.fontMetrics().lineSpacing() * rows + 2 * self.frameWidth() + 10
         if self.multiline:  # long text takes the room there is; a one-line value stays one line high
@@ -237,6 +239,8 @@ class EditArgumentsDialog(_SubmitDialog):
         has_fields = isinstance(arguments, dict) and bool(arguments)
         if has_fields:
             self._build_fields(arguments)
+            if not any(field.multiline for field in self.fields.values()):
+                self.resize(720, 200 + 44 * len(self.fields))  # a few one-line values: a small dialog
         self.tabs.setTabEnabled(self.FIELDS_TAB, has_fields)
         self.tabs.setCurrentIndex(self.FIELDS_TAB if has_fields else self.JSON_TAB)
         self.tabs.currentChanged.connect(self._on_tab_changed)
