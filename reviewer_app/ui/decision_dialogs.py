@@ -102,7 +102,13 @@ class _SubmitDialog(QDialog):
 
 
 class _FieldEditor(QPlainTextEdit):
-    """One argument in the edit form: a string as plain multi-line text, anything else as JSON."""
+    """One argument in the edit form: a string as plain multi-line text, anything else as JSON.
+
+    Signals:
+        returnPressed(): Return in a one-line value (it reviews the edit, as in a line edit).
+    """
+
+    returnPressed = Signal()
 
     def __init__(self, name: str, value: Any) -> None:
         super().__init__()
@@ -131,10 +137,11 @@ class _FieldEditor(QPlainTextEdit):
         return QSize(super().sizeHint().width(), self._height)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Return in a one-line value (a path, a command) is not a newline: it goes on to the dialog (review)."""
+        """Return in a one-line value (a path, a command) is not a newline: it reviews the edit."""
         plain = not event.modifiers() & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier)
         if not self.multiline and plain and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            event.ignore()
+            event.accept()
+            self.returnPressed.emit()  # not the default button: it is disabled until the typing is validated
             return
         super().keyPressEvent(event)
 
@@ -256,6 +263,7 @@ class EditArgumentsDialog(_SubmitDialog):
         for row, (name, value) in enumerate(arguments.items()):
             field = _FieldEditor(str(name), value)
             field.textChanged.connect(self._text_changed)
+            field.returnPressed.connect(self.try_submit)
             self.submit_on_ctrl_enter(field)
             label = QLabel(f"{name}" if field.is_text else f"{name} (JSON)")
             label.setBuddy(field)
