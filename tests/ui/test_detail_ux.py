@@ -444,6 +444,9 @@ def test_edit_diff_shows_string_fields_line_by_line() -> None:
     assert "\\n" not in text
     assert "path" not in text.replace("content", "")  # unchanged fields are not in the diff
     assert edit_diff({"a": 1}, {"a": 1}) == ""
+    one_line = edit_diff({"command": "ls"}, {"command": "ls -la"})
+    assert "-ls\n+ls -la\n" in one_line and "No newline" not in one_line
+    assert "No newline" in edit_diff({"command": "ls"}, {"command": "ls\n"})  # an added newline is shown
     added = edit_diff({"a": 1}, {"a": 1, "b": [1, 2]})
     assert "+" in added and "b" in added
 

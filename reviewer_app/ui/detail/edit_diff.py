@@ -26,6 +26,8 @@ def _field_diff(name: str, before: Any, after: Any) -> str:
         sizes = f"{len(before):,} -> {len(after):,} characters"
         return f"--- {name} (as shown)\n+++ {name} (edited)\n@@ too large to compare here: {sizes} @@\n"
     kind = "" if isinstance(before, str) and isinstance(after, str) else " (JSON)"
+    if isinstance(before, str) and isinstance(after, str) and not before.endswith("\n") and not after.endswith("\n"):
+        before, after = before + "\n", after + "\n"  # one-line values: no "no newline" marker unless it changed
     lines = difflib.unified_diff(
         _lines(before),
         _lines(after),
