@@ -129,6 +129,9 @@ def test_the_timeline_says_expired_and_steered_not_rejected_or_error() -> None:
     assert block_status(tool, blocks) == "expired"
     assert "rejected" not in block_title(tool, blocks)
 
+    external = _hitl({"tool_name": "Bash", "status": "decided", "decision": "reject", "reviewer": "system:expiry"})
+    assert block_status(external) == "expired"  # an integration's review names the expiry as its reviewer
+
     steered = _tool({"name": "write_file", "status": "error", "outcome": "steered", "decision": "steer"})
     assert block_status(steered) == "steered"
     colors = theme.current()

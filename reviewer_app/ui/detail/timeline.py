@@ -81,9 +81,16 @@ def _text(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
+EXPIRY_REVIEWER = "system:expiry"  # who "decides" an expired request (hitl.expire_due, the Claude Code hook)
+
+
 def review_expired(block: Block) -> bool:
-    """A review that ended because nobody decided in time (its default decision applied)."""
-    return block.kind is BlockKind.HITL and bool(block.data.get("expired"))
+    """A review that ended because nobody decided in time (its default decision applied).
+
+    The runtime marks it ``expired``; integrations in other processes only name the expiry as the reviewer.
+    """
+    data = block.data
+    return block.kind is BlockKind.HITL and (bool(data.get("expired")) or data.get("reviewer") == EXPIRY_REVIEWER)
 
 
 def block_status(block: Block, blocks: Mapping[str, Block] | None = None) -> str | None:
