@@ -25,7 +25,7 @@ from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui import theme
 from reviewer_app.ui.decision_dialogs import CANNED_REJECT_REASONS, EditArgumentsDialog, RejectDialog
 from reviewer_app.ui.detail.edit_diff import edit_diff
-from reviewer_app.ui.detail.timeline import TimelineModel, block_status, block_title
+from reviewer_app.ui.detail.timeline import KIND_ROLE, TimelineModel, block_status, block_title
 from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.runs.model import RunsModel
 from tests.ui import test_main_window as main_window_tests
@@ -631,3 +631,46 @@ def test_a_huge_edit_preview_is_cut_with_a_note(qtbot: Any) -> None:
     dialog.try_submit()
     text = dialog.diff_view.toPlainText()
     assert len(text) < 210_000 and "more diff lines not shown" in text
+
+
+def test_a_run_whose_request_expired_end_to_end(
+    qt_backend: SQLHITLBackend, ui_settings: Any, tmp_path: Path, qtbot: Any, qtmodeltester: Any
+) -> None:
+    """The real runtime expires the request (its default: reject); the window says so everywhere."""
+    from reviewer_app.domain.policy import ApprovalPolicy
+    from reviewer_app.runtime.agents import AgentCatalog
+    from reviewer_app.ui.detail.timeline import STATUS_ROLE
+    from tests.runtime.test_runner_support import agent
+
+    catalog = AgentCatalog((agent("expiring", policy=ApprovalPolicy(expires_after_s=1)),))
+    rt = Runtime(qt_backend, catalog, workspaces_dir=tmp_path / "workspaces", expiry_interval_s=0.2)
+    run_async(qtbot, rt.start())
+    win = MainWindow(qt_backend, rt, settings=ui_settings, tray=False)
+    qtbot.addWidget(win)
+    qtmodeltester.check(win.runs.model)
+    win.show()
+    win.start()
+    try:
+        invocation_id = run_async(qtbot, rt.start_run("expiring", "write it", script=WRITE))
+        qtbot.waitUntil(lambda: win.detail.summary is not None, timeout=10_000)
+        done = run_async(qtbot, rt.wait_for_run(invocation_id, timeout=15), timeout=20_000)
+        assert done.state == "done"
+        qtbot.waitUntil(lambda: any(n.startswith("Expired: write_file") for n in win.decisions.notices), timeout=10_000)
+        qtbot.waitUntil(lambda: win.runs.model.count("expired") == 1, timeout=10_000)
+        assert win.runs.model.count(RunState.DONE) == 0  # not under the green Done
+        win.show_tab(1)
+        win.runs.view.setCurrentIndex(win.runs.model.index_for(invocation_id))
+        qtbot.waitUntil(lambda: win.detail.timeline_model.invocation_id == invocation_id)
+
+        def tool_chip() -> str | None:
+            model = win.detail.timeline_model
+            for row in range(model.rowCount()):
+                index = model.index(row, 0)
+                if index.data(KIND_ROLE) == BlockKind.TOOL_USE.value:
+                    return index.data(STATUS_ROLE)
+            return None
+
+        qtbot.waitUntil(lambda: tool_chip() == "expired", timeout=10_000)
+    finally:
+        win.close()
+        run_async(qtbot, rt.stop())
