@@ -90,11 +90,17 @@ class DecisionController(QObject):
         self._decided_here: set[str] = set()
         self._open: dict[str, tuple[str, QDialog]] = {}  # hitl_id -> (decision kind, its open dialog)
         self._what: dict[str, str] = {}  # hitl_id -> the request in words, while its decision is in flight
+        # The request last fully shown: the inbox moves on before a change reaches this controller.
+        self._reading: str | None = None
+        detail.loaded.connect(self._on_loaded)
         live.requestsLoaded.connect(lambda rows, _scope: self._note_pending(rows))
         live.requestsAppended.connect(self._note_pending)
         live.requestsChanged.connect(self._on_requests_changed)
 
     # -- requests settled elsewhere ---------------------------------------------------------------
+    def _on_loaded(self, hitl_id: str) -> None:
+        self._reading = hitl_id
+
     def _note_pending(self, rows: list[RequestSummary]) -> None:
         self._known_pending.update(r.hitl_id for r in rows if r.status == HITLStatus.PENDING.value)
 
@@ -130,7 +136,7 @@ class DecisionController(QObject):
             dialog.reject()
             noun = DIALOG_NOUNS.get(kind, kind)
             self.failed.emit(f"Your {noun} was not sent: {what} {phrase}.")
-        elif self.detail.hitl_id == row.hitl_id:
+        elif row.hitl_id in (self.detail.hitl_id, self._reading):  # the one on screen (or just before it went)
             self.noticed.emit(text)
 
     def _track(self, hitl_id: str, kind: str, dialog: QDialog) -> None:

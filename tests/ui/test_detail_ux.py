@@ -674,3 +674,19 @@ def test_a_run_whose_request_expired_end_to_end(
     finally:
         win.close()
         run_async(qtbot, rt.stop())
+
+
+def test_the_request_being_read_decided_elsewhere_is_said_in_the_banner(
+    window: MainWindow, qtbot: Any, db_path: Path
+) -> None:
+    create_external(window.backend, qtbot, "reading", "terraform apply")
+    qtbot.waitUntil(lambda: window.detail.hitl_id == "reading" and window.detail.decidable(), timeout=5_000)
+    other = SQLHITLBackend(db_path, reviewer="carol")
+    try:
+        run_async(qtbot, other.decide("reading", Decision(DecisionKind.REJECT, message="not today")))
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: window.banner.isVisible() and "carol" in window.banner.label.text(), timeout=5_000)
+    text = window.banner.label.text()
+    assert "terraform apply" in text and "was rejected by carol at " in text
+    assert re.search(r"\d\d:\d\d:\d\d", text) and "unix time" not in text
