@@ -788,6 +788,7 @@ class SQLHITLBackend:
             return risks
 
         return await asyncio.to_thread(judge)
+
     # -- operator views: statistics and the audit log's size (issue 19) ---------------------------------------
     async def decision_stats(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:
         """Aggregates for the Statistics view over ``[since_s, until_s)`` (None: since the beginning), by SQL."""

@@ -112,6 +112,8 @@ class RunRecord:
     pending: int = field(default=0)
     heartbeat_ms: int | None = None  # the owning process's last heartbeat (unix ms)
     process_group: int | None = None  # the process group of the tool its owner is running
+    expired: int = 0  # its requests that expired without a decision
+    aborted: int = 0  # its requests that were cancelled (their calls aborted) while the run went on
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -120,6 +120,28 @@ class _Run:
         return self.agent.time_budget_s - self.active_ms_now() / 1000
 
 
+def finished_run_refusal(record: RunRecord, allowed: Sequence[RunState], *, has_checkpoint: bool) -> str | None:
+    """Why a finished run cannot be retried or followed up (None: it can): the one predicate for both."""
+    if RunState(record.state) not in allowed:
+        names = "/".join(s.value for s in allowed)
+        return f"run {record.id} is {record.state}; only a {names} run can be used here"
+    if not has_checkpoint:
+        return f"run {record.id} has no checkpoint (it was not started by this app)"
+    return None
+
+
+def _rerun_refusal(run: _Run) -> str | None:
+    """Interrupted calls may run again only when every one of them is declared idempotent."""
+    running = run.ckpt.running_calls()
+    refused = [c.name for c in running if c.name not in run.tools or not run.tools.get(c.name).idempotent]
+    if refused:
+        return (
+            f"cannot re-run {', '.join(sorted(set(refused)))}: not declared idempotent "
+            "(it may have had its effect already); abort instead"
+        )
+    return None
+
+
 class Runtime:
     """Owns the runs of one process: starting, gating, resuming, expiring, recovering, cancelling.
 
@@ -253,12 +275,10 @@ class Runtime:
         record = await self.backend.get_run(invocation_id)
         if record is None:
             raise KeyError(f"no run with id {invocation_id!r}")
-        if RunState(record.state) not in allowed:
-            names = "/".join(s.value for s in allowed)
-            raise ValueError(f"run {invocation_id} is {record.state}; only a {names} run can be used here")
-        latest = await self.backend.latest_checkpoint(invocation_id)
-        if latest is None:
-            raise ValueError(f"run {invocation_id} has no checkpoint (it was not started by this app)")
+        latest = await self.backend.latest_checkpoint(invocation_id) if RunState(record.state) in allowed else None
+        refusal = finished_run_refusal(record, allowed, has_checkpoint=latest is not None)
+        if refusal is not None or latest is None:
+            raise ValueError(refusal)
         return record, Checkpoint.from_json(latest[1])
 
     async def _create_run(
@@ -393,7 +413,7 @@ class Runtime:
         if action not in ("rerun", "abort"):
             raise ValueError("action must be 'rerun' or 'abort'")
         if invocation_id in self._tasks:
-            raise ValueError(f"run {invocation_id} is being driven by this process")
+            raise ValueError(self._driven_here(invocation_id))
         record = await self.backend.get_run(invocation_id)
         if record is None:
             raise KeyError(f"no run with id {invocation_id!r}")
@@ -402,12 +422,9 @@ class Runtime:
         run = await self._load(record)
         running = run.ckpt.running_calls()
         if action == "rerun":
-            refused = [c.name for c in running if c.name not in run.tools or not run.tools.get(c.name).idempotent]
-            if refused:
-                raise ValueError(
-                    f"cannot re-run {', '.join(sorted(set(refused)))}: not declared idempotent "
-                    "(it may have had its effect already); abort instead"
-                )
+            refusal = _rerun_refusal(run)
+            if refusal is not None:
+                raise ValueError(refusal)
         claimed = await self.backend.write(
             lambda tx: tx.claim_run(invocation_id, self.owner, expected_owner=record.owner)
         )
@@ -1034,6 +1051,31 @@ class Runtime:
             await self._give_up(run, unavailable)
         except Exception:
             log.exception("could not record the failure of run %s", run.invocation_id)
+
+    def _driven_here(self, invocation_id: str) -> str:
+        return f"run {invocation_id} is being driven by this process"
+
+    async def retry_refusal(self, invocation_id: str) -> str | None:
+        """Why Retry would be refused for this run now, or None when it would be accepted.
+
+        Retry is :meth:`retry_run` for a failed run and :meth:`resolve_interrupted` ("rerun") for an
+        interrupted one; this asks the same questions they do, in the same words, without acting.
+        """
+        record = await self.backend.get_run(invocation_id)
+        if record is None:
+            return f"no run with id {invocation_id!r}"
+        if record.state == RunState.INTERRUPTED.value:
+            if invocation_id in self._tasks:
+                return self._driven_here(invocation_id)
+            try:
+                run = await self._load(record)
+            except Exception as exc:
+                return f"run {invocation_id} cannot be loaded: {exc}"
+            return _rerun_refusal(run)
+        has_checkpoint = (
+            record.state == RunState.FAILED.value and await self.backend.latest_checkpoint(invocation_id) is not None
+        )
+        return finished_run_refusal(record, (RunState.FAILED,), has_checkpoint=has_checkpoint)
 
 
 def _beat(owner: str, groups: dict[str, int | None], tx: StoreTx) -> int:

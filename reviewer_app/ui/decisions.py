@@ -9,16 +9,20 @@ takes the decided one's place.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtWidgets import QDialog, QWidget
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
-from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
+from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLStatus
+from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog
+from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, RejectDialog, TextDialog
 from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.detail.settled import conflict_phrase, describe_request, settled_phrase
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
@@ -36,6 +40,9 @@ DECISION_VERBS = {
     "respond": "Answered",
 }
 DECISION_KEYS = ("approve", "approve_for_session", "edit", "reject", "steer", "answer")
+DIALOG_NOUNS = {"edit": "edit", "reject": "rejection", "steer": "guidance", "answer": "answer"}
+NOTICE_MS = 12_000
+MAX_NOTICES = 200
 
 
 class DecisionController(QObject):
@@ -48,12 +55,14 @@ class DecisionController(QObject):
         decided(str, str): a decision (hitl_id, kind) was committed from this window.
         failed(str): a decision was not recorded (conflict, validation, database); for the banner.
         message(str, int): a short note for the status bar and how long to show it (ms).
+        noticed(str): the request on screen was settled elsewhere or expired; for an information banner.
         interacted(): the operator decided or asked to (the window's idle clock).
     """
 
     decided = Signal(str, str)
     failed = Signal(str)
     message = Signal(str, int)
+    noticed = Signal(str)
     interacted = Signal()
 
     def __init__(
@@ -76,6 +85,76 @@ class DecisionController(QObject):
         self._dialog_parent = dialog_parent
         self.runtime: Runtime | None = None
         self.undo: UndoQueue | None = None  # the window's undo grace period; None commits at once
+        self.settings: QSettings | None = None  # where recent reject reasons are kept (the window's settings)
+        self.now: Callable[[], float] = time.time
+        self.notices: list[str] = []  # what was announced, newest last (also for tests)
+        self._known_pending: set[str] = set()
+        self._decided_here: set[str] = set()
+        self._open: dict[str, tuple[str, QDialog]] = {}  # hitl_id -> (decision kind, its open dialog)
+        self._what: dict[str, str] = {}  # hitl_id -> the request in words, while its decision is in flight
+        # The request last fully shown: the inbox moves on before a change reaches this controller.
+        self._reading: str | None = None
+        detail.loaded.connect(self._on_loaded)
+        live.requestsLoaded.connect(lambda rows, _scope: self._note_pending(rows))
+        live.requestsAppended.connect(self._note_pending)
+        live.requestsChanged.connect(self._on_requests_changed)
+
+    # -- requests settled elsewhere ---------------------------------------------------------------
+    def _on_loaded(self, hitl_id: str) -> None:
+        self._reading = hitl_id
+
+    def _note_pending(self, rows: list[RequestSummary]) -> None:
+        self._known_pending.update(r.hitl_id for r in rows if r.status == HITLStatus.PENDING.value)
+
+    def _on_requests_changed(self, rows: list[RequestSummary]) -> None:
+        """A request that leaves the pending state is said, unless this window decided it."""
+        for row in rows:
+            if row.status == HITLStatus.PENDING.value:
+                self._known_pending.add(row.hitl_id)
+                continue
+            if row.hitl_id not in self._known_pending:
+                continue
+            self._known_pending.discard(row.hitl_id)
+            if row.hitl_id in self._decided_here:
+                self._decided_here.discard(row.hitl_id)
+                continue
+            self._announce(row)
+
+    def _announce(self, row: RequestSummary) -> None:
+        phrase = settled_phrase(row, self.now())
+        what = describe_request(row)
+        if row.status == HITLStatus.EXPIRED.value:
+            text = f"Expired: {what} {phrase}."
+        elif row.status == HITLStatus.CANCELLED.value:
+            text = f"Cancelled: {what} {phrase} (its run or agent withdrew it)."
+        else:
+            text = f"Decided elsewhere: {what} {phrase}."
+        self.notices.append(text)
+        del self.notices[:-MAX_NOTICES]
+        self.message.emit(text, NOTICE_MS)
+        opened = self._open.pop(row.hitl_id, None)
+        if opened is not None:
+            kind, dialog = opened
+            dialog.reject()
+            noun = DIALOG_NOUNS.get(kind, kind)
+            self.failed.emit(f"Your {noun} was not sent: {what} {phrase}.")
+        elif row.hitl_id in (self.detail.hitl_id, self._reading):  # the one on screen (or just before it went)
+            self.noticed.emit(text)
+
+    def deciding_here(self, hitl_ids: Sequence[str]) -> None:
+        """Decisions on ``hitl_ids`` are being made in this window (bulk, rules, a notification's action): when
+        they leave the pending state that is not news to announce as "decided elsewhere"."""
+        self._decided_here.update(hitl_ids)
+
+    def _track(self, hitl_id: str, kind: str, dialog: QDialog) -> None:
+        """Remember the dialog open for ``hitl_id``: it closes (and says why) if the request is settled meanwhile."""
+        self._open[hitl_id] = (kind, dialog)
+        dialog.finished.connect(lambda _result: self._untrack(hitl_id, dialog))
+        self.dialogs.open(dialog)
+
+    def _untrack(self, hitl_id: str, dialog: QDialog) -> None:
+        if self._open.get(hitl_id, (None, None))[1] is dialog:
+            del self._open[hitl_id]
 
     def request_decision(self, kind: str) -> None:
         """A decision key or button: approve at once, or open the dialog that collects the rest."""
@@ -111,23 +190,15 @@ class DecisionController(QObject):
                     hitl_id, Decision(DecisionKind.EDIT, edited_args=args, args_sha256=digest)
                 )
             )
-            self.dialogs.open(edit)
+            self._track(hitl_id, kind, edit)
         elif kind == "reject":
-            reject = TextDialog(
-                "Reject",
-                "Why? (optional; the agent sees it)",
-                "Reject",
-                required=False,
-                object_name="rejectDialog",
-                placeholder="e.g. not in this directory",
-                parent=parent,
-            )
+            reject = RejectDialog(self.settings, parent)
             reject.submitted.connect(
                 lambda text: self.send_decision(
                     hitl_id, Decision(DecisionKind.REJECT, message=text or None, args_sha256=digest)
                 )
             )
-            self.dialogs.open(reject)
+            self._track(hitl_id, kind, reject)
         elif kind == "steer":
             steer = TextDialog(
                 "Steer",
@@ -141,7 +212,7 @@ class DecisionController(QObject):
             steer.submitted.connect(
                 lambda text: self.send_decision(hitl_id, Decision(DecisionKind.STEER, message=text, args_sha256=digest))
             )
-            self.dialogs.open(steer)
+            self._track(hitl_id, kind, steer)
         elif kind == "answer":
             answer = AnswerDialog(prepared.question or "", prepared.options, parent)
             answer.submitted.connect(
@@ -149,11 +220,14 @@ class DecisionController(QObject):
                     hitl_id, Decision(DecisionKind.RESPOND, message=text, args_sha256=digest)
                 )
             )
-            self.dialogs.open(answer)
+            self._track(hitl_id, kind, answer)
 
     def send_decision(self, hitl_id: str, decision: Decision) -> None:
         """Commit ``decision`` (after the undo grace period, when there is one); the next request is shown now."""
         next_id = self.inbox.model.next_after_removal(hitl_id)
+        self._decided_here.add(hitl_id)
+        shown = self.detail.summary
+        self._what[hitl_id] = describe_request(shown) if shown is not None and shown.hitl_id == hitl_id else hitl_id
         undo = self.undo
         if undo is None or undo.grace_s <= 0:
             if self.detail.hitl_id == hitl_id:
@@ -188,6 +262,9 @@ class DecisionController(QObject):
 
     def restore(self, hitl_ids: list[str]) -> None:
         """Held decisions were undone: the requests come back, the first one selected."""
+        self._decided_here.difference_update(hitl_ids)  # still pending: a decision elsewhere is said again
+        for hitl_id in hitl_ids:
+            self._what.pop(hitl_id, None)
         self.inbox.release(hitl_ids, restore=True)
         if hitl_ids:
             self.inbox.select_request(hitl_ids[0])
@@ -202,7 +279,12 @@ class DecisionController(QObject):
                 await self.backend.decide(hitl_id, decision)
         except HITLConflict as exc:
             still_pending = False
-            self.failed.emit(f"Someone else decided first: {exc}. The inbox was refreshed.")
+            self._decided_here.discard(hitl_id)
+            phrase = conflict_phrase(exc.record, self.now())
+            self._known_pending.discard(hitl_id)  # said here; the refresh need not say it again
+            self.failed.emit(
+                f"Someone else decided first: {phrase or exc}; yours was not recorded. The inbox was refreshed."
+            )
             self.live.request_refresh()
         except (DecisionError, HITLNotFound) as exc:
             self.failed.emit(f"The decision was not recorded: {exc}")
@@ -211,7 +293,7 @@ class DecisionController(QObject):
         else:
             still_pending = False
             verb = DECISION_VERBS.get(decision.kind.value, decision.kind.value)
-            self.message.emit(f"{verb}: {hitl_id}", 4000)
+            self.message.emit(f"{verb}: {self._what.pop(hitl_id, hitl_id)}", 4000)
             self.decided.emit(hitl_id, decision.kind.value)
             if self.detail.hitl_id == hitl_id and next_id is not None:
                 self.inbox.select_request(next_id)
@@ -219,5 +301,6 @@ class DecisionController(QObject):
         finally:
             if held:
                 self.inbox.release([hitl_id], restore=still_pending)
+            self._what.pop(hitl_id, None)
             if self.detail.hitl_id == hitl_id:
                 self.detail.set_busy(False)

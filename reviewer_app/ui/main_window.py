@@ -92,6 +92,7 @@ class MainWindow(QMainWindow):
         self.decisions = DecisionController(
             backend, self.live, self.detail, self.inbox, self.tasks, self.dialogs, dialog_parent=self
         )
+        self.decisions.settings = settings  # recent reject reasons
         self.notifier = TrayNotifier(self, tray=tray)
         self.ops = OpsViews(self, backend)  # audit log (Ctrl+5) and statistics (Ctrl+6) windows
         self._build_ui()
@@ -246,6 +247,8 @@ class MainWindow(QMainWindow):
             clock.connect(self._note_interaction)
         self.decisions.decided.connect(self.decided)
         self.decisions.failed.connect(self.show_error)
+        self.decisions.noticed.connect(lambda text: self.banner.show_message(text, error=False, timeout_ms=10_000))
+        self.detail.copied.connect(lambda text: self.statusBar().showMessage(text, 3000))
         self.decisions.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
         self.runs.failed.connect(self.show_error)
         self.runs.message.connect(lambda text: self.statusBar().showMessage(text, 4000))

@@ -50,6 +50,7 @@ class NotificationActions(QObject):
         openRequested(str): show this request in the window.
     """
 
+    deciding = Signal(str)
     decided = Signal(str, str)
     refused = Signal(str)
     openRequested = Signal(str)
@@ -70,6 +71,7 @@ class NotificationActions(QObject):
         )
 
     async def _decide(self, shown: ShownRequest, decision: Decision) -> bool:
+        self.deciding.emit(shown.hitl_id)
         try:
             await self.backend.decide(shown.hitl_id, decision)
         except HITLConflict:
@@ -257,6 +259,7 @@ def attach_native_notifier(window: Any, settings: QSettings, *, enabled: bool = 
     window.live.pendingCountChanged.connect(set_badge)  # the dock / taskbar badge (the tray icon draws its own)
     native.unavailable.connect(lambda _reason: tray.show_last_as_message())
     native.actions.refused.connect(window.show_error)
+    native.actions.deciding.connect(lambda hitl_id: window.decisions.deciding_here([hitl_id]))
     native.actions.decided.connect(window.decided)
     native.actions.decided.connect(
         lambda hitl_id, kind: window.statusBar().showMessage(f"{kind} {hitl_id} from the notification.", 6000)

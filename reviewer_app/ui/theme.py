@@ -67,6 +67,8 @@ class Theme:
             "interrupted": self.warning,
             "cancelled": self.muted,
             "expired": self.muted,
+            "steered": self.info,  # the reviewer chose another way: not the tool's error
+            "aborted": self.warning,
             "decided": self.ok,
             "approve": self.ok,
             "approve_for_session": self.ok,

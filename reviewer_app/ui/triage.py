@@ -201,6 +201,7 @@ class Triage(QObject):
         ends (at once when it is 0) and returns the ids no longer pending; the others come back."""
         window = self.window
         ids = list(dict.fromkeys(hitl_ids))
+        window.decisions.deciding_here(ids)
         held = self.undo.grace_s > 0
         if held:
             shown = window.detail.hitl_id
@@ -223,6 +224,7 @@ class Triage(QObject):
 
     async def _decide_one(self, hitl_id: str, decision: Decision) -> bool:
         window = self.window
+        window.decisions.deciding_here([hitl_id])
         try:
             if window.runtime is not None:
                 await window.runtime.decide_and_resume(hitl_id, decision)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QMessageBox
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.records import RequestQuery
@@ -166,6 +167,7 @@ def test_edit_refuses_invalid_json_and_schema_errors_then_runs_the_edit(
     dialog = dialog_of(qtbot, window, EditArgumentsDialog)
     assert json.loads(dialog.editor.toPlainText()) == {"path": "a.txt", "content": "hello\n"}
     assert dialog.ok_button.isEnabled()
+    dialog.show_json()  # the whole JSON (the Fields tab is tested in test_detail_ux)
 
     dialog.editor.setPlainText('{"path": "a.txt", "content": ')
     assert not dialog.ok_button.isEnabled()  # disabled at once, before validation runs
@@ -182,6 +184,9 @@ def test_edit_refuses_invalid_json_and_schema_errors_then_runs_the_edit(
     dialog.editor.setPlainText('{"path": "b.txt", "content": "edited\\n"}')
     qtbot.waitUntil(dialog.ok_button.isEnabled)
     qtbot.keyClick(dialog.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.previewing and run_async(qtbot, window.backend.get(hitl_id))["status"] == "pending"
+    # The first Ctrl+Enter showed the diff; the second approves what it shows.
+    qtbot.keyClick(dialog.diff_view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     record = finish(qtbot, runtime, invocation_id)
     assert record.state == "done"
     assert (Path(record.workspace) / "b.txt").read_text() == "edited\n"
@@ -393,6 +398,9 @@ def test_runs_board_new_run_cancel_and_follow_up(window: MainWindow, runtime: Ru
     qtbot.waitUntil(lambda: window.detail.timeline_model.rowCount() > 0)
     assert window.runs.cancel_button.isEnabled() and not window.runs.follow_up_button.isEnabled()
     qtbot.mouseClick(window.runs.cancel_button, Qt.MouseButton.LeftButton)
+    confirm = dialog_of(qtbot, window, QMessageBox)  # a cancel is confirmed first, naming the run
+    assert invocation_id in confirm.text()
+    confirm.button(QMessageBox.StandardButton.Yes).click()
     qtbot.waitUntil(lambda: window.runs.model.count(window_state("cancelled")) == 1, timeout=10_000)
     qtbot.waitUntil(lambda: window.windowTitle() == "Reviewer (0 pending)")
     cancelled = window.runs.model.index_for(invocation_id)

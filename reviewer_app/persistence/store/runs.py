@@ -47,19 +47,23 @@ _UPDATE_RUN = (
 
 
 def _runs_query(where: Any, limit: int | None) -> Any:
-    """Runs with their workspace and pending-request count, newest first."""
+    """Runs with their workspace and pending, expired and cancelled request counts, newest first."""
+
     # Answered from ix_hitl_invocation_status (migration 0004), never by walking every pending row.
-    pending = (
-        select(func.count())
-        .where(
-            requests_t.c.invocation_id == invocations_t.c.id,
-            requests_t.c.status == HITLStatus.PENDING.value,
+    def requests_in(status: HITLStatus) -> Any:
+        return (
+            select(func.count())
+            .where(requests_t.c.invocation_id == invocations_t.c.id, requests_t.c.status == status.value)
+            .scalar_subquery()
         )
-        .scalar_subquery()
-    )
-    query = select(invocations_t, sessions_t.c.workspace, pending.label("pending")).join(
-        sessions_t, sessions_t.c.id == invocations_t.c.session_id
-    )
+
+    query = select(
+        invocations_t,
+        sessions_t.c.workspace,
+        requests_in(HITLStatus.PENDING).label("pending"),
+        requests_in(HITLStatus.EXPIRED).label("expired"),
+        requests_in(HITLStatus.CANCELLED).label("aborted"),
+    ).join(sessions_t, sessions_t.c.id == invocations_t.c.session_id)
     if where is not None:
         query = query.where(where)
     query = query.order_by(invocations_t.c.created_at.desc(), invocations_t.c.updated_at_ms.desc())

@@ -9,20 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QFont,
+    QGuiApplication,
+    QKeySequence,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -35,12 +46,37 @@ from reviewer_app.ui import theme
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
 from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, prepare_request
 from reviewer_app.ui.detail.risk_chip import RiskChip
+from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
 from reviewer_app.ui.flow_layout import FlowLayout
 from reviewer_app.ui.texts import format_age, format_countdown
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
+COUNTDOWN_SOON_S = 60  # the countdown turns amber under a minute...
+COUNTDOWN_URGENT_S = 10  # ... and red under ten seconds
+COMMAND_KEYS = ("command", "cmd")
+
+
+def countdown_color(expires_at: int, now: float) -> str | None:
+    """The colour of an expiry countdown as it nears zero (None while there is time)."""
+    left = expires_at - now
+    colors = theme.current()
+    if left < COUNTDOWN_URGENT_S:
+        return colors.danger.name()
+    if left < COUNTDOWN_SOON_S:
+        return colors.warning.name()
+    return None
+
+
+def command_of(arguments: Any) -> str | None:
+    """The shell command of a call (run_shell, Bash...), for the clipboard; None for other calls."""
+    if isinstance(arguments, dict):
+        for key in COMMAND_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+    return None
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -84,11 +120,13 @@ class DetailPane(QWidget):
             reject, steer or answer.
         failed(str): loading the request failed; the message is for the banner.
         loaded(str): the selected request (its hitl_id) is fully shown and can be decided.
+        copied(str): something was copied to the clipboard; the note says what (for the status bar).
     """
 
     decisionRequested = Signal(str)
     failed = Signal(str)
     loaded = Signal(str)
+    copied = Signal(str)
 
     def __init__(
         self,
@@ -124,14 +162,35 @@ class DetailPane(QWidget):
         self.external_badge.setToolTip(EXTERNAL_BADGE_TIP)
         self.external_badge.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.external_badge.hide()
-        header_row = QHBoxLayout()
+        self._build_copy_actions()
+        self.copy_button = QToolButton()
+        self.copy_button.setObjectName("copyButton")
+        self.copy_button.setText("Copy")
+        self.copy_button.setAccessibleName("Copy to the clipboard")
+        self.copy_button.setToolTip("Copy the id, the command or the arguments")
+        self.copy_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.copy_button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        copy_menu = QMenu(self.copy_button)
+        copy_menu.addActions(self.copy_actions)
+        self.copy_button.setMenu(copy_menu)
+        self.header_box = QWidget()
+        header_row = QHBoxLayout(self.header_box)
         header_row.setContentsMargins(0, 0, 0, 0)
         header_row.addWidget(self.header, 1)
         self.risk_chip = RiskChip()
         header_row.addWidget(self.risk_chip, 0, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addLayout(header_row)
+        header_row.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.header_box)
         layout.addWidget(self.state_label)
+        self.empty_label = QLabel()
+        self.empty_label.setObjectName("detailEmpty")
+        self.empty_label.setAccessibleName("Nothing selected")
+        self.empty_label.setTextFormat(Qt.TextFormat.RichText)
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.hide()
+        layout.addWidget(self.empty_label, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("detailSplitter")
@@ -216,7 +275,65 @@ class DetailPane(QWidget):
         self.decision_bar = QWidget()
         self.decision_bar.setLayout(bar)
         layout.addWidget(self.decision_bar)
+        self.now: Callable[[], float] = time.time  # tests move time by replacing it
+        self._clock = QTimer(self, interval=1000)
+        self._clock.timeout.connect(self.tick)
+        self._clock.start()
         self.show_empty()
+
+    def _build_copy_actions(self) -> None:
+        """Copy the id, the shell command and the arguments: header context menu, Copy button, keys."""
+
+        def action(text: str, keys: str, name: str, slot: Callable[[], None]) -> QAction:
+            copy = QAction(text, self)
+            copy.setObjectName(name)
+            copy.setShortcut(QKeySequence(keys))
+            copy.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            copy.setToolTip(f"{text.replace('&', '')} ({keys})")
+            copy.triggered.connect(slot)
+            return copy
+
+        self.copy_id_action = action("Copy &id", "Ctrl+Shift+I", "copyIdAction", self.copy_id)
+        self.copy_command_action = action("Copy &command", "Ctrl+Shift+C", "copyCommandAction", self.copy_command)
+        self.copy_args_action = action("Copy &arguments (JSON)", "Ctrl+Shift+J", "copyArgsAction", self.copy_arguments)
+        self.copy_actions = [self.copy_id_action, self.copy_command_action, self.copy_args_action]
+        self.header.addActions(self.copy_actions)
+        self.header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+
+    # -- the clipboard ---------------------------------------------------------------------------
+    def shown_id(self) -> str | None:
+        """The id of what is shown: the request, else the run."""
+        if self.summary is not None:
+            return self.summary.hitl_id
+        return self.run_record.id if self.run_record is not None else None
+
+    def copy_id(self) -> None:
+        self._copy(self.shown_id(), "the run id" if self.summary is None else "the request id")
+
+    def copy_command(self) -> None:
+        self._copy(command_of(self.prepared.shown) if self.prepared is not None else None, "the command")
+
+    def copy_arguments(self) -> None:
+        if self.prepared is not None:
+            self._copy(json.dumps(self.prepared.shown, indent=2, ensure_ascii=False), "the arguments (JSON)")
+
+    def _copy(self, text: str | None, what: str) -> None:
+        if text:
+            QGuiApplication.clipboard().setText(text)
+            shown = text if len(text) <= 60 and "\n" not in text else f"{len(text):,} characters"
+            self.copied.emit(f"Copied {what}: {shown}")
+
+    def _refresh_copy_actions(self) -> None:
+        args = self.prepared.shown if self.prepared is not None else None
+        self.copy_id_action.setEnabled(self.shown_id() is not None)
+        self.copy_command_action.setEnabled(command_of(args) is not None)
+        self.copy_args_action.setEnabled(self.prepared is not None)
+        self.copy_button.setEnabled(self.shown_id() is not None)
+
+    def tick(self) -> None:
+        """Once a second: the header's age and expiry countdown follow the clock (redrawn only when they change)."""
+        if self.summary is not None:
+            self._render_header()
 
     # -- what is shown ------------------------------------------------------------------------
     @property
@@ -244,23 +361,35 @@ class DetailPane(QWidget):
         return kind in ("approve", "approve_for_session", "edit", "reject", "steer")
 
     def show_empty(self, message: str = "No pending requests. New ones appear here as agents ask.") -> None:
+        """Nothing to show: one calm message in place of the panes (no empty editor, no dead buttons)."""
         self._generation += 1
         self.summary = None
         self.prepared = None
         self.run_record = None
-        self.header.setText(f"<span style='font-size:13pt'>{html.escape(message)}</span>")
+        self.header.clear()
+        self.header_box.hide()
         self.state_label.hide()
-        self.tabs.show()
+        self.splitter.hide()
+        self.decision_bar.hide()
+        muted = theme.current().muted.name()
+        self.empty_label.setText(f"<span style='font-size:13pt; color:{muted}'>{html.escape(message)}</span>")
+        self.empty_label.show()
         self.args_panel.set_message("")
         self.diff_view.clear()
         self.question_label.clear()
         self.tabs.setTabVisible(self.diff_tab, False)
         self.tabs.setTabVisible(self.question_tab, False)
         self.digest_label.clear()
-        self.decision_bar.show()
         self._show_external(False)
         self.risk_chip.set_risk(None)
         self._refresh_buttons()
+
+    def _show_panes(self, *, tabs: bool) -> None:
+        self.empty_label.hide()
+        self.header_box.show()
+        self.splitter.show()
+        self.tabs.setVisible(tabs)
+        self.decision_bar.setVisible(tabs)
 
     def _show_external(self, external: bool, what: str = "request") -> None:
         """The "external" badge next to the header: this request (or run) comes from another process."""
@@ -282,8 +411,7 @@ class DetailPane(QWidget):
         self.prepared = None
         self.run_record = None
         self.busy = False
-        self.tabs.show()
-        self.decision_bar.show()
+        self._show_panes(tabs=True)
         self._render_header()
         self.args_panel.set_message("Loading…")
         self.risk_chip.set_risk(None)
@@ -314,11 +442,11 @@ class DetailPane(QWidget):
         self.summary = None
         self.prepared = None
         self.run_record = run
-        self.tabs.hide()
-        self.decision_bar.hide()
+        self._show_panes(tabs=False)
         self.state_label.hide()
         self.risk_chip.set_risk(None)
         self.update_run(run)
+        self._refresh_copy_actions()
 
     def update_run(self, run: RunRecord) -> None:
         if self.run_record is None or run.id != self.run_record.id:
@@ -343,12 +471,14 @@ class DetailPane(QWidget):
         if s is None:
             return
         created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created_at))
-        now = time.time()
+        now = self.now()
         kind = "question" if s.hitl_type == HITLType.ASK_USER.value else s.hitl_type.replace("_", " ")
         what = "ask_user" if s.hitl_type == HITLType.ASK_USER.value else (s.tool_name or s.hitl_type)
         expires = ""
-        if s.expires_at is not None:
-            expires = f" · expires {format_countdown(s.expires_at, now)}"
+        if s.expires_at is not None and s.status == HITLStatus.PENDING.value:
+            countdown = html.escape(f"expires {format_countdown(s.expires_at, now)}")
+            color = countdown_color(s.expires_at, now)
+            expires = f" · <b style='color:{color}'>{countdown}</b>" if color else f" · {countdown}"
         lines = [
             f"<span style='font-size:14pt'><b>{html.escape(what)}</b></span>"
             f"  <span style='color:{theme.current().muted.name()}'>{html.escape(kind)}"
@@ -356,12 +486,15 @@ class DetailPane(QWidget):
             f"session <code>{html.escape(s.session_id)}</code> · run <code>{html.escape(s.invocation_id)}</code>",
             f"created {created} ({format_age(now - s.created_at)} ago){expires}",
         ]
-        self.header.setText("<br>".join(lines))
+        text = "<br>".join(lines)
+        if text != self.header.text():  # a new text costs a layout: only when the age or countdown changed
+            self.header.setText(text)
         self._show_external(s.external)
         if s.status != HITLStatus.PENDING.value:
-            who = f" by {s.decided_by}" if s.decided_by else ""
-            self.state_label.setText(f"This request is {s.status} ({s.decision or s.status}{who}); nothing to decide.")
-            self.state_label.setStyleSheet(f"color: {theme.current().muted.name()}; font-weight: bold;")
+            self.state_label.setText(f"This request {settled_phrase(s, now)}; nothing to decide.")
+            style = f"color: {theme.current().muted.name()}; font-weight: bold;"
+            if self.state_label.styleSheet() != style:  # the clock redraws every second: no re-polish for nothing
+                self.state_label.setStyleSheet(style)
             self.state_label.show()
         else:
             self.state_label.hide()
@@ -371,6 +504,7 @@ class DetailPane(QWidget):
         self._refresh_buttons()
 
     def _refresh_buttons(self) -> None:
+        self._refresh_copy_actions()
         is_ask = self.is_ask
         for kind, button in self.decision_buttons.items():
             relevant = kind in ("answer", "reject", "steer") if is_ask else kind != "answer"

@@ -27,13 +27,20 @@ class Span:
 def spans_for(blocks: list[Block], now_ms: int) -> list[Span]:
     """Tool-call spans (lane 0) and human-wait spans (lane 1) of a timeline."""
     spans: list[Span] = []
+    by_id = {b.block_id: b for b in blocks}
     for block in blocks:
         if block.kind is BlockKind.TOOL_USE:
             duration = block_duration_ms(block, now_ms)
             if duration is None:
                 continue
             spans.append(
-                Span(block.started_ms, block.started_ms + max(0, duration), 0, block_title(block), block_status(block))
+                Span(
+                    block.started_ms,
+                    block.started_ms + max(0, duration),
+                    0,
+                    block_title(block, by_id),
+                    block_status(block, by_id),
+                )
             )
     pending_waits = {
         b.started_ms for b in blocks if b.kind is BlockKind.HITL and b.data.get("status", "pending") == "pending"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, overload
 
 from PySide6.QtCore import (
@@ -49,6 +49,8 @@ KIND_ICON = {
     BlockKind.END: "end",
 }
 FINAL_TOOL_STATES = frozenset({"success", "error"})
+# A call that did not run is not an error of the tool: say why it did not run (its own neutral chip).
+NOT_RUN_OUTCOMES = frozenset({"rejected", "steered", "aborted"})
 DECISION_WORDS = {
     "approve": "approved",
     "approve_for_session": "approved for the session",
@@ -79,18 +81,48 @@ def _text(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def block_status(block: Block) -> str | None:
-    """The chip of a tool call (pending, running, success, error) or a review (its decision once made)."""
+EXPIRY_REVIEWER = "system:expiry"  # who "decides" an expired request (hitl.expire_due, the Claude Code hook)
+
+
+def review_expired(block: Block) -> bool:
+    """A review that ended because nobody decided in time (its default decision applied).
+
+    The runtime marks it ``expired``; integrations in other processes only name the expiry as the reviewer.
+    """
+    data = block.data
+    return block.kind is BlockKind.HITL and (bool(data.get("expired")) or data.get("reviewer") == EXPIRY_REVIEWER)
+
+
+def block_status(block: Block, blocks: Mapping[str, Block] | None = None) -> str | None:
+    """The chip of a tool call (pending, running, success, error, or why it did not run) or of a review.
+
+    ``blocks`` (the timeline's blocks by id) lets a tool call whose review expired say "expired"
+    rather than "rejected".
+    """
     if block.kind is BlockKind.TOOL_USE:
+        outcome = block.data.get("outcome")
+        if outcome in NOT_RUN_OUTCOMES:
+            if outcome == "rejected" and blocks is not None and _review_of(block, blocks, expired=True):
+                return "expired"
+            return str(outcome)
         status = block.data.get("status")
         return str(status) if status else None
     if block.kind is BlockKind.HITL:
+        if review_expired(block):
+            return "expired"
         status = block.data.get("decision") or block.data.get("status")
         return str(status) if status else None
     return None
 
 
-def block_title(block: Block) -> str:
+def _review_of(block: Block, blocks: Mapping[str, Block], *, expired: bool) -> bool:
+    return any(
+        child is not None and child.kind is BlockKind.HITL and review_expired(child) == expired
+        for child in (blocks.get(child_id) for child_id in block.children)
+    )
+
+
+def block_title(block: Block, blocks: Mapping[str, Block] | None = None) -> str:
     data = block.data
     if block.kind is BlockKind.TEXT:
         text = _text(_first(data, "text", "content")).strip()
@@ -102,12 +134,16 @@ def block_title(block: Block) -> str:
         args = _first(data, "edited_arguments", "arguments", "args", "input")
         title = f"{name}  {summarize_arguments(args, 120)}" if args else str(name)
         decision = data.get("decision")
+        if decision and blocks is not None and _review_of(block, blocks, expired=True):
+            return f"{title}  · expired (nobody decided in time)"
         return f"{title}  · {DECISION_WORDS.get(decision, decision)}" if decision else title
     if block.kind is BlockKind.HITL:
         what = _first(data, "tool_name", "question", "title") or _first(data, "hitl_type") or "request"
+        if review_expired(block):
+            return f"Expired: {what} (nobody decided in time)"
         decision = data.get("decision")
         prefix = "Reviewed" if decision else "Waiting for review"
-        return f"{prefix}: {what}" + (f" → {decision}" if decision else "")
+        return f"{prefix}: {what}" + (f" → {DECISION_WORDS.get(decision, decision)}" if decision else "")
     if block.kind is BlockKind.ERROR:
         message = _text(_first(data, "message", "error", "text")).strip()
         return "Error: " + (message.splitlines()[0] if message else "unknown")
@@ -138,6 +174,11 @@ def block_detail(block: Block) -> str | None:
         return "\n".join(parts) or "(no arguments)"
     if block.kind is BlockKind.HITL:
         parts = [f"request {data['hitl_id']}"] if data.get("hitl_id") else []
+        if review_expired(block):
+            resolved = data.get("resolved_ms")
+            when = time.strftime(" at %H:%M:%S", time.localtime(int(resolved) / 1000)) if resolved else ""
+            parts.append(f"expired{when}: nobody decided in time, so it got its default ({data.get('decision')})")
+            return "\n".join(parts)
         for key in ("decision", "reviewer", "message", "question", "answer"):
             if data.get(key):
                 parts.append(f"{key}: {_text(data[key])}")
@@ -153,7 +194,7 @@ def block_duration_ms(block: Block, now_ms: int) -> int | None:
     if block.kind is BlockKind.TOOL_USE:
         if isinstance(data.get("duration_ms"), int | float):
             return int(data["duration_ms"])
-        status = block_status(block)
+        status = data.get("status")
         ended = _first(data, "ended_ms", "finished_ms")
         if ended is not None:
             return int(ended) - block.started_ms
@@ -360,19 +401,19 @@ class TimelineModel(QAbstractItemModel):
                 return "Double-click to read it all"
             return None
         if role == Qt.ItemDataRole.DisplayRole:
-            return block_title(block)
+            return block_title(block, self._blocks)
         if role == Qt.ItemDataRole.DecorationRole:
             return theme.icon(KIND_ICON.get(block.kind, "text"))
         if role == STATUS_ROLE:
-            return block_status(block)
+            return block_status(block, self._blocks)
         if role == DURATION_ROLE:
             return block_duration_ms(block, self.now_ms())
         if role == Qt.ItemDataRole.ToolTipRole:
             started = time.strftime("%H:%M:%S", time.localtime(block.started_ms / 1000))
             return f"{block.kind.value} · started {started} · {block.block_id}"
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            status = block_status(block)
-            return f"{block.kind.value}: {block_title(block)}" + (f", {status}" if status else "")
+            status = block_status(block, self._blocks)
+            return f"{block.kind.value}: {block_title(block, self._blocks)}" + (f", {status}" if status else "")
         return None
 
 

@@ -24,24 +24,48 @@ RUN_ROLE = Qt.ItemDataRole.UserRole + 3
 EXTERNAL_ROLE = Qt.ItemDataRole.UserRole + 4
 EXTERNAL_RUN_TIP = "external: run by an agent in another process (its requests are raised from there)"
 
-GROUP_ORDER = (
-    RunState.WAITING,
-    RunState.RUNNING,
-    RunState.QUEUED,
-    RunState.INTERRUPTED,
-    RunState.FAILED,
-    RunState.DONE,
-    RunState.CANCELLED,
+# A run that finished "done" while one of its requests expired or was cancelled did not simply succeed:
+# it gets its own group (and colour) instead of the green Done.
+ENDED_EXPIRED = "expired"
+ENDED_ABORTED = "aborted"
+GROUP_ORDER: tuple[str, ...] = (
+    RunState.WAITING.value,
+    RunState.RUNNING.value,
+    RunState.QUEUED.value,
+    RunState.INTERRUPTED.value,
+    RunState.FAILED.value,
+    ENDED_ABORTED,
+    ENDED_EXPIRED,
+    RunState.DONE.value,
+    RunState.CANCELLED.value,
 )
 GROUP_TITLES = {
-    RunState.WAITING: "Waiting for review",
-    RunState.RUNNING: "Running",
-    RunState.QUEUED: "Queued",
-    RunState.INTERRUPTED: "Interrupted",
-    RunState.FAILED: "Failed",
-    RunState.DONE: "Done",
-    RunState.CANCELLED: "Cancelled",
+    RunState.WAITING.value: "Waiting for review",
+    RunState.RUNNING.value: "Running",
+    RunState.QUEUED.value: "Queued",
+    RunState.INTERRUPTED.value: "Interrupted",
+    RunState.FAILED.value: "Failed",
+    ENDED_ABORTED: "Aborted calls",
+    ENDED_EXPIRED: "Expired requests",
+    RunState.DONE.value: "Done",
+    RunState.CANCELLED.value: "Cancelled",
 }
+GROUP_TIPS = {
+    ENDED_ABORTED: "Finished, but some of their calls were aborted (their requests were cancelled)",
+    ENDED_EXPIRED: "Finished, but some of their requests expired without a decision (the default applied)",
+}
+
+
+def board_state(run: RunRecord) -> str:
+    """The group a run is listed under: its state, except a done run that had calls aborted or requests expire."""
+    if run.state == RunState.DONE.value:
+        if run.aborted:
+            return ENDED_ABORTED
+        if run.expired:
+            return ENDED_EXPIRED
+    return run.state
+
+
 COL_RUN, COL_PROMPT, COL_PENDING, COL_STARTED, COL_ACTIVE = range(5)
 HEADERS = ("Run", "Prompt", "Pending", "Started", "Active")
 
@@ -71,7 +95,7 @@ class RunsModel(QAbstractItemModel):
         self._keys = [[] for _ in GROUP_ORDER]
         self._where, self._runs = {}, {}
         for run in sorted(runs, key=_key):
-            group = self._group_row(run.state)
+            group = self._group_row(board_state(run))
             self._groups[group].append(run)
             self._keys[group].append(_key(run))
             self._where[run.id] = group
@@ -83,7 +107,7 @@ class RunsModel(QAbstractItemModel):
             old = self._runs.get(run.id)
             if old == run:
                 continue
-            group = self._group_row(run.state)
+            group = self._group_row(board_state(run))
             if old is not None and self._where[run.id] == group:
                 row = bisect_left(self._keys[group], _key(run))
                 self._groups[group][row] = run
@@ -111,17 +135,18 @@ class RunsModel(QAbstractItemModel):
         row = bisect_left(self._keys[group], _key(run))
         return self.createIndex(row, column, group + 1)
 
-    def count(self, state: RunState) -> int:
-        return len(self._groups[self._group_row(state.value)])
+    def count(self, state: RunState | str) -> int:
+        """Runs listed under ``state`` (a run state, or ``expired`` / ``aborted``)."""
+        return len(self._groups[self._group_row(str(state.value if isinstance(state, RunState) else state))])
 
     def _group_row(self, state: str) -> int:
         try:
-            return GROUP_ORDER.index(RunState(state))
+            return GROUP_ORDER.index(state)
         except ValueError:
-            return GROUP_ORDER.index(RunState.FAILED)
+            return GROUP_ORDER.index(RunState.FAILED.value)
 
     def _insert(self, run: RunRecord) -> None:
-        group = self._group_row(run.state)
+        group = self._group_row(board_state(run))
         key = _key(run)
         row = bisect_left(self._keys[group], key)
         self.beginInsertRows(self.index(group, 0), row, row)
@@ -214,9 +239,11 @@ class RunsModel(QAbstractItemModel):
             if role == Qt.ItemDataRole.FontRole:
                 return self._bold
             if role == Qt.ItemDataRole.ForegroundRole and index.column() == COL_RUN:
-                return theme.current().status_color(state.value)
+                return theme.current().status_color(state)
+            if role == Qt.ItemDataRole.ToolTipRole and state in GROUP_TIPS:
+                return GROUP_TIPS[state]
             if role == STATE_ROLE:
-                return state.value
+                return state
             return None
         run = self._run_at(index)
         if run is None:
@@ -241,6 +268,10 @@ class RunsModel(QAbstractItemModel):
             return theme.icon("external" if run.external else "run")
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = [f"run {run.id} ({run.state})", f"session {run.session_id}", f"prompt: {run.prompt or ''}"]
+            if run.expired:
+                lines.append(f"{run.expired} request(s) expired without a decision")
+            if run.aborted:
+                lines.append(f"{run.aborted} request(s) cancelled: their calls were aborted")
             if run.external:
                 lines.append(EXTERNAL_RUN_TIP)
             if run.error:

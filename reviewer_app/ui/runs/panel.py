@@ -6,12 +6,13 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
     QHBoxLayout,
     QHeaderView,
+    QMessageBox,
     QPushButton,
     QTreeView,
     QVBoxLayout,
@@ -24,12 +25,23 @@ from reviewer_app.ui.decision_dialogs import NewRunDialog, TextDialog
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
-from reviewer_app.ui.runs.model import COL_PROMPT, RUN_ROLE, RunsModel
+from reviewer_app.ui.runs.model import COL_ACTIVE, COL_PENDING, COL_PROMPT, COL_STARTED, RUN_ROLE, RunsModel
 
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime
 
 STATUS_MS = 4000
+CHECKING = "checking whether the runtime would accept it…"
+NO_RUN_SELECTED = "No run selected. Pick one (j/k or the mouse) to see its timeline; Ctrl+N starts a new run."
+PROMPT_CHARS = 160
+
+
+def run_title(run: RunRecord) -> str:
+    """The run in words: its prompt (short), its agent and its id."""
+    prompt = " ".join((run.prompt or "").split())
+    if len(prompt) > PROMPT_CHARS:
+        prompt = prompt[: PROMPT_CHARS - 1] + "…"
+    return f"“{prompt}” ({run.agent or 'agent'} run {run.id})" if prompt else f"{run.agent or 'agent'} run {run.id}"
 
 
 class RunsView(QTreeView):
@@ -93,6 +105,16 @@ class RunsPanel(QWidget):
         self.follow_up_button = _button(
             "Follow-up…", "followUpButton", "Follow up", "Continue a finished run's conversation"
         )
+        self.cancel_action = self._action("&Cancel run…", "Delete", "cancelRunAction", self.cancel_selected)
+        self.retry_action = self._action("&Retry run", "Ctrl+R", "retryRunAction", self.retry_selected)
+        self.abort_action = self._action(
+            "&Abort interrupted calls", "Ctrl+Shift+Delete", "abortRunAction", self.abort_selected
+        )
+        self.follow_up_action = self._action("&Follow up…", "Ctrl+U", "followUpAction", self.open_follow_up)
+        self.run_actions = [self.cancel_action, self.retry_action, self.abort_action, self.follow_up_action]
+        self._confirming: QMessageBox | None = None
+        self._cancelling: set[str] = set()
+        self._retry_verdicts: dict[tuple[str, str, int], str | None] = {}
         for button in (
             self.new_button,
             self.cancel_button,
@@ -113,21 +135,45 @@ class RunsPanel(QWidget):
         self.view.header().setSectionResizeMode(COL_PROMPT, QHeaderView.ResizeMode.Stretch)
         self.view.header().setStretchLastSection(False)
         self.view.header().resizeSection(0, 170)
+        for column, width in ((COL_PENDING, 64), (COL_STARTED, 84), (COL_ACTIVE, 76)):
+            self.view.header().resizeSection(column, width)  # the prompt gets the rest of the width
         self.model.modelReset.connect(self.view.expandAll)
+        for changed in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
+            changed.connect(self._tidy_groups)
         layout.addWidget(self.view, 1)
 
         self.view.selectionModel().currentChanged.connect(self._on_current)
         self.new_button.clicked.connect(self.open_new_run)
-        self.cancel_button.clicked.connect(self.cancel_selected)
-        self.retry_button.clicked.connect(self.retry_selected)
-        self.abort_button.clicked.connect(self.abort_selected)
-        self.follow_up_button.clicked.connect(self.open_follow_up)
+        for button, action in (
+            (self.cancel_button, self.cancel_action),
+            (self.retry_button, self.retry_action),
+            (self.abort_button, self.abort_action),
+            (self.follow_up_button, self.follow_up_action),
+        ):
+            button.clicked.connect(action.trigger)
+            button.setToolTip(
+                f"{button.toolTip()} ({action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)})"
+            )
+            button.setProperty("baseTip", button.toolTip())
+        self.addActions(self.run_actions)
+        self.view.addActions(self.run_actions)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         live.runsLoaded.connect(self.model.set_runs)
         live.runsChanged.connect(self.on_runs_changed)
         self.update_buttons()
 
+    def _action(self, text: str, keys: str, name: str, slot: Callable[[], None]) -> QAction:
+        """A run action: a button, the board's context menu and a key (listed in the keymap by its text)."""
+        action = QAction(text, self)
+        action.setObjectName(name)
+        action.setShortcut(QKeySequence(keys))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)  # only on the Runs tab
+        action.triggered.connect(slot)
+        return action
+
     def set_runtime(self, runtime: Runtime | None) -> None:
         self.runtime = runtime
+        self._retry_verdicts.clear()
         self.update_buttons()
 
     # -- the board --------------------------------------------------------------------------------
@@ -135,6 +181,14 @@ class RunsPanel(QWidget):
         index = self.view.currentIndex()
         run = index.siblingAtColumn(0).data(RUN_ROLE) if index.isValid() else None
         return run if isinstance(run, RunRecord) else None
+
+    def _tidy_groups(self, *_args: object) -> None:
+        """Empty state groups are hidden; a group's title spans the row instead of being cut to the first column."""
+        root = QModelIndex()
+        for row in range(self.model.rowCount(root)):
+            group = self.model.index(row, 0, root)
+            self.view.setFirstColumnSpanned(row, root, True)
+            self.view.setRowHidden(row, root, self.model.rowCount(group) == 0)
 
     def _on_current(self, _current: QModelIndex, _previous: QModelIndex) -> None:
         self.update_buttons()
@@ -145,8 +199,7 @@ class RunsPanel(QWidget):
         """Show the selected run's timeline (the tab is in front)."""
         run = self.selected_run()
         if run is None:
-            self.detail.show_empty("Select a run to see its timeline.")
-            self.detail.decision_bar.hide()
+            self.detail.show_empty(NO_RUN_SELECTED)
             self.live.watch_invocation(None)
             return
         self.detail.show_run(run)
@@ -164,7 +217,11 @@ class RunsPanel(QWidget):
     def move_selection(self, step: int) -> None:
         """j/k on the board: the next or previous row, as the arrow keys would."""
         key = Qt.Key.Key_Down if step > 0 else Qt.Key.Key_Up
-        QApplication.sendEvent(self.view, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier))
+        for _ in range(self.model.rowCount() + 1):  # group rows are passed over: j/k go from run to run
+            before = self.view.currentIndex()
+            QApplication.sendEvent(self.view, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier))
+            if self.selected_run() is not None or self.view.currentIndex() == before:
+                return
 
     def update_buttons(self) -> None:
         run = self.selected_run()
@@ -173,10 +230,41 @@ class RunsPanel(QWidget):
         self.new_button.setEnabled(has_runtime)
         if not has_runtime:
             self.new_button.setToolTip("No agent runtime in this window")
-        self.cancel_button.setEnabled(has_runtime and state is not None and not state.finished)
-        self.retry_button.setEnabled(has_runtime and state in (RunState.FAILED, RunState.INTERRUPTED))
-        self.abort_button.setEnabled(has_runtime and state is RunState.INTERRUPTED)
-        self.follow_up_button.setEnabled(has_runtime and state is not None and state.finished)
+        cancellable = state is not None and not state.finished and run is not None and run.id not in self._cancelling
+        self._enable(self.cancel_action, self.cancel_button, has_runtime and cancellable)
+        retry_refusal = self._retry_refusal(run) if has_runtime and run is not None else "no run selected"
+        self._enable(self.retry_action, self.retry_button, retry_refusal is None, retry_refusal)
+        self._enable(self.abort_action, self.abort_button, has_runtime and state is RunState.INTERRUPTED)
+        self._enable(self.follow_up_action, self.follow_up_button, has_runtime and state is not None and state.finished)
+
+    def _enable(self, action: QAction, button: QPushButton, enabled: bool, refusal: str | None = None) -> None:
+        action.setEnabled(enabled)
+        button.setEnabled(enabled)
+        tip = str(button.property("baseTip") or button.toolTip())
+        if refusal and refusal != "no run selected" and not enabled:
+            tip += f"\nNot possible now: {refusal}"
+        if button.toolTip() != tip:
+            button.setToolTip(tip)
+
+    def _retry_refusal(self, run: RunRecord) -> str | None:
+        """Why Retry would be refused for ``run`` (the runtime's own answer, asked once per state of the run)."""
+        if run.state not in (RunState.FAILED.value, RunState.INTERRUPTED.value):
+            return f"run {run.id} is {run.state}; only a failed or interrupted run can be retried"
+        key = (run.id, run.state, run.updated_at_ms)
+        if key not in self._retry_verdicts:
+            self._retry_verdicts[key] = CHECKING
+            runtime = self.runtime
+            if runtime is not None:
+                self.tasks.spawn(self._ask_retry(runtime, key))
+        return self._retry_verdicts[key]
+
+    async def _ask_retry(self, runtime: Runtime, key: tuple[str, str, int]) -> None:
+        try:
+            verdict = await runtime.retry_refusal(key[0])
+        except Exception as exc:
+            verdict = f"cannot tell: {exc}"
+        self._retry_verdicts[key] = verdict
+        self.update_buttons()
 
     # -- actions ----------------------------------------------------------------------------------
     def open_new_run(self) -> None:
@@ -217,7 +305,47 @@ class RunsPanel(QWidget):
         self.tasks.spawn(act())
 
     def cancel_selected(self) -> None:
-        self._act("cancel", lambda runtime, run: runtime.cancel_run(run.id))
+        """Ask first, naming the run; the answer cancels the run it was asked about, whatever is selected by then."""
+        run = self.selected_run()
+        if run is None or self.runtime is None or RunState(run.state).finished or run.id in self._cancelling:
+            return
+        if self._confirming is not None:  # a second click while the first question is open: same question
+            self._confirming.activateWindow()
+            return
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Cancel run",
+            f"Cancel {run_title(run)}?\n\nThe agent stops and its pending requests are cancelled.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            self,
+        )
+        box.setObjectName("cancelRunConfirm")
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.setEscapeButton(QMessageBox.StandardButton.No)
+        yes = box.button(QMessageBox.StandardButton.Yes)
+        yes.setText("Cancel the run")
+        box.button(QMessageBox.StandardButton.No).setText("Keep it running")
+        self._confirming = box
+
+        def answered(_result: int) -> None:
+            self._confirming = None
+            if box.clickedButton() is yes:
+                self._cancel(run)
+
+        box.finished.connect(answered)
+        self.dialogs.open(box)
+
+    def _cancel(self, run: RunRecord) -> None:
+        self._cancelling.add(run.id)
+        self.update_buttons()
+
+        async def cancel(runtime: Runtime, target: RunRecord) -> None:
+            try:
+                await runtime.cancel_run(target.id)
+            finally:
+                self._cancelling.discard(target.id)
+
+        self._act("cancel", cancel, run)
 
     def retry_selected(self) -> None:
         run = self.selected_run()

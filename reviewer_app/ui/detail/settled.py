@@ -1,0 +1,69 @@
+"""How a request left the pending state, said in words and human time (no widgets here).
+
+The pane's state line, the notices of requests decided elsewhere or expired, and the
+conflict banner all say it the same way: what the request was, who settled it, how, when.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from reviewer_app.domain.records import RequestSummary
+from reviewer_app.ui.texts import format_age
+
+DECISION_PAST = {
+    "approve": "approved",
+    "approve_for_session": "approved for the session",
+    "edit": "edited and approved",
+    "reject": "rejected",
+    "steer": "steered",
+    "respond": "answered",
+    "cancel": "cancelled",
+}
+WHAT_CHARS = 60
+
+
+def human_time(when_s: float, now: float) -> str:
+    """``14:02:11 (32s ago)`` today, with the date on other days."""
+    local = time.localtime(when_s)
+    same_day = time.localtime(now)[:3] == local[:3]
+    clock = time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M:%S", local)
+    return f"{clock} ({format_age(now - when_s)} ago)"
+
+
+def describe_request(summary: RequestSummary) -> str:
+    """What the request asked, short: ``run_shell "make deploy"``."""
+    what = summary.tool_name or ("question" if summary.hitl_type == "ask_user" else summary.hitl_type)
+    text = " ".join(summary.summary.split())
+    if len(text) > WHAT_CHARS:
+        text = text[: WHAT_CHARS - 1] + "…"
+    return f"{what} “{text}”" if text else what
+
+
+def settled_phrase(summary: RequestSummary, now: float) -> str:
+    """``was rejected by alice at 14:02:11 (5s ago)``; an expiry says so and names the default it got."""
+    when = human_time(summary.updated_at_ms / 1000, now)
+    if summary.status == "expired":
+        default = DECISION_PAST.get(summary.decision or "", summary.decision or "")
+        return f"expired at {when} without a decision" + (f" (so it was {default})" if default else "")
+    how = DECISION_PAST.get(summary.decision or "", summary.decision or summary.status)
+    who = f" by {summary.decided_by}" if summary.decided_by else ""
+    return f"was {how}{who} at {when}"
+
+
+def conflict_phrase(record: dict[str, Any] | None, now: float) -> str | None:
+    """The same words from a conflict's record (the request as it is now), or None without one."""
+    if not record:
+        return None
+    response = record.get("user_response")
+    response = response if isinstance(response, dict) else {}
+    status = str(record.get("status") or "")
+    decision = response.get("decision")
+    who = response.get("reviewer")
+    when = record.get("responded_at") or record.get("updated_at")
+    at = f" at {human_time(float(when), now)}" if isinstance(when, int | float) and when else ""
+    if status == "expired":
+        return f"it expired{at} without a decision"
+    how = DECISION_PAST.get(str(decision or ""), str(decision or status))
+    return f"it was {how}" + (f" by {who}" if who else "") + at
