@@ -177,7 +177,7 @@ def test_group_rows_show_the_runs_prompt_and_ids_are_elided_in_the_middle_and_co
     assert elided.startswith("inv_01") and elided.endswith("0123") and "…" in elided
     # Selecting the session row names it by its title too.
     window.inbox.view.setCurrentIndex(session_index)
-    assert "tidy the release notes" in window.detail.header.text()
+    assert "tidy the release notes" in window.detail.empty_label.text()
     window.inbox.select_request(hitl_id)
     wait_shown(qtbot, window, hitl_id)
     # Ctrl+C: a small menu copying the request's id, command, arguments.
