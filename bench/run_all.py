@@ -27,6 +27,7 @@ BENCHES: list[tuple[str, list[str], int]] = [
     ("mcp_proxy.py", [], 300),
     ("hook_latency.py", [], 300),
     ("cli_memory.py", [], 300),
+    ("storage_growth.py", [], 600),
 ]
 
 

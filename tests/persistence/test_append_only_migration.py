@@ -25,8 +25,6 @@ from tests.runtime.test_runner_support import approval, messages, pending_reques
 
 DATA = Path(__file__).resolve().parent / "data"
 
-pytestmark = pytest.mark.asyncio
-
 
 def _fixture_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location("make_main_0008", DATA / "make_main_0008.py")
@@ -69,6 +67,7 @@ def _latest_full_states(db_path: Path) -> dict[str, dict]:
     return {inv: json.loads(state) for inv, _, state in rows}
 
 
+@pytest.mark.asyncio
 async def test_upgrade_converts_state_and_a_waiting_run_resumes_once(old_database: Path, tmp_path: Path) -> None:
     fixture = _fixture_module()
     with sqlite3.connect(old_database) as raw:
@@ -144,3 +143,36 @@ async def test_upgrade_converts_state_and_a_waiting_run_resumes_once(old_databas
         assert report.rows_checked == 5
     finally:
         await backend.aclose()
+
+
+def test_downgrade_restores_whole_checkpoints(old_database: Path) -> None:
+    """0009 → 0008 puts each kept checkpoint's conversation and large values back in its state."""
+    from alembic import command
+
+    from reviewer_app.persistence import migrate
+    from reviewer_app.persistence.engine import create_engines, database_url
+
+    before = _latest_full_states(old_database)
+    with sqlite3.connect(old_database) as raw:
+        shown_before = raw.execute("SELECT id, shown_args FROM audit_log ORDER BY id").fetchall()
+    raw.close()
+    engines = create_engines(database_url(old_database))
+    try:
+        migrate.upgrade(engines)
+        config = migrate.alembic_config()
+        with engines.writer.connect() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0008")
+            connection.commit()
+    finally:
+        engines.dispose()
+    after = _latest_full_states(old_database)
+    assert after == before
+    with sqlite3.connect(old_database) as raw:
+        shown_after = raw.execute("SELECT id, shown_args FROM audit_log ORDER BY id").fetchall()
+        tables = {row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    raw.close()
+    assert [(i, json.loads(s) if s else s) for i, s in shown_after] == [
+        (i, json.loads(s) if s else s) for i, s in shown_before
+    ]
+    assert not {"blobs", "run_messages"} & tables
