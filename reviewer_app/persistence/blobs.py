@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -31,6 +33,40 @@ _PAYS = 0.9  # compressed is kept only when it saves at least a tenth
 
 Put = Callable[[bytes], str]
 """Stores a blob (if new) and returns its SHA-256 hex digest."""
+
+Has = Callable[[str], bool]
+"""Whether a blob with this SHA-256 is stored (as seen by the current transaction)."""
+
+
+class ValueMemo:
+    """The blob of a large JSON value recently stored, by the value's identity: a run's checkpoint names the same
+    script and call arguments on every commit, and encoding and hashing them again each time is most of its cost.
+
+    Holds the values it names (so an identity is never reused while remembered). Values given to the store are
+    never changed afterwards (the runtime builds new ones: an edit is ``run_arguments``, never a change in place);
+    the blob's presence is still checked in each transaction (one indexed lookup), so a rolled-back one is
+    written again.
+    """
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._entries: OrderedDict[int, tuple[Any, str, str]] = OrderedDict()
+        self._lock = threading.Lock()  # a Store may be written from more than one thread (tests, the CLI)
+
+    def lookup(self, value: Any) -> tuple[str, str] | None:
+        with self._lock:
+            entry = self._entries.get(id(value))
+            if entry is None or entry[0] is not value:
+                return None
+            self._entries.move_to_end(id(value))
+            return entry[1], entry[2]
+
+    def remember(self, value: Any, kind: str, sha: str) -> None:
+        with self._lock:
+            self._entries[id(value)] = (value, kind, sha)
+            self._entries.move_to_end(id(value))
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
 
 
 def digest(raw: bytes) -> str:
@@ -85,19 +121,35 @@ def decode_value(kind: str, raw: bytes) -> Any:
 
 
 def externalize(
-    data: Mapping[str, Any], put: Put, *, skip: Iterable[str] = ()
+    data: Mapping[str, Any],
+    put: Put,
+    *,
+    skip: Iterable[str] = (),
+    memo: ValueMemo | None = None,
+    has: Has | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """``data`` with its large top-level fields replaced by references: ``(rest, {field: "kind:sha"})``."""
     rest: dict[str, Any] = {}
     refs: dict[str, str] = {}
     skipped = set(skip)
     for key, value in data.items():
-        encoded = None if key in skipped else encode_value(value)
+        if key in skipped:
+            rest[key] = value
+            continue
+        if memo is not None and has is not None and isinstance(value, dict | list):
+            known = memo.lookup(value)
+            if known is not None and has(known[1]):
+                refs[key] = f"{known[0]}:{known[1]}"
+                continue
+        encoded = encode_value(value)
         if encoded is None:
             rest[key] = value
         else:
             kind, raw = encoded
-            refs[key] = f"{kind}:{put(raw)}"
+            sha = put(raw)
+            refs[key] = f"{kind}:{sha}"
+            if memo is not None and isinstance(value, dict | list):
+                memo.remember(value, kind, sha)
     return rest, refs
 
 
@@ -126,8 +178,15 @@ def internalize(rest: Mapping[str, Any], refs: Mapping[str, Any] | None, blobs: 
 # -- in-band references: the dictionaries this app builds (checkpoint state, pending calls, messages) -------------
 
 
-def externalize_inband(data: Mapping[str, Any], put: Put, *, skip: Iterable[str] = ()) -> dict[str, Any]:
-    rest, refs = externalize(data, put, skip=(*skip, REFS_KEY))
+def externalize_inband(
+    data: Mapping[str, Any],
+    put: Put,
+    *,
+    skip: Iterable[str] = (),
+    memo: ValueMemo | None = None,
+    has: Has | None = None,
+) -> dict[str, Any]:
+    rest, refs = externalize(data, put, skip=(*skip, REFS_KEY), memo=memo, has=has)
     if refs:
         rest[REFS_KEY] = refs
     return rest
@@ -187,9 +246,11 @@ def internalize_message(message: Mapping[str, Any], blobs: Mapping[str, bytes]) 
 STATE_FORMAT = 2
 
 
-def externalize_state(state: Mapping[str, Any], put: Put) -> dict[str, Any]:
-    stored = externalize_inband(state, put, skip=("pending",))
-    stored["pending"] = [externalize_inband(call, put) for call in state.get("pending") or ()]
+def externalize_state(
+    state: Mapping[str, Any], put: Put, *, memo: ValueMemo | None = None, has: Has | None = None
+) -> dict[str, Any]:
+    stored = externalize_inband(state, put, skip=("pending",), memo=memo, has=has)
+    stored["pending"] = [externalize_inband(call, put, memo=memo, has=has) for call in state.get("pending") or ()]
     return stored
 
 

@@ -12,6 +12,7 @@ import pytest
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.blobs import BLOB_THRESHOLD, CODEC_RAW, CODEC_ZLIB, BlobCorrupt, digest, pack, unpack
+from reviewer_app.persistence.store import Store
 from tests.runtime.test_runner_support import approval, messages, pending_requests, started_runtime, tool_results
 
 BIG = "".join(f"line {i:05d} of a file the agent reads, long enough to matter\n" for i in range(1000))  # 60 KB
@@ -110,3 +111,20 @@ def test_compression_is_kept_only_when_it_pays() -> None:
     assert pack(noise) == (CODEC_RAW, noise)
     with pytest.raises(BlobCorrupt):
         unpack(digest(text), CODEC_RAW, noise)
+
+
+def test_a_value_remembered_from_a_rolled_back_transaction_is_written_again(store: Store) -> None:
+    """The store skips re-encoding a checkpoint's large values it stored before, but never trusts a rollback."""
+    script = [{"text": BIG}]
+    state = {"agent": "a", "pending": [], "script": script}
+    with store.transaction() as tx:
+        tx.ensure_session("s")
+        tx.ensure_invocation("i", "s")
+    with pytest.raises(RuntimeError), store.transaction() as tx:
+        tx.save_run_state("i:ckpt:000001", "i", "s", state, [{"role": "user", "content": "hi"}], first_index=0)
+        raise RuntimeError("rolled back")
+    with store.transaction() as tx:
+        tx.save_run_state("i:ckpt:000002", "i", "s", state, [{"role": "user", "content": "hi"}], first_index=0)
+    latest = store.latest_checkpoint("i")
+    assert latest is not None and latest[1]["script"] == script
+    assert latest[1]["messages"] == [{"role": "user", "content": "hi"}]

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, bindparam, select
 
-from reviewer_app.persistence.blobs import BlobCorrupt, digest, pack, unpack
+from reviewer_app.persistence.blobs import BlobCorrupt, ValueMemo, digest, pack, unpack
 from reviewer_app.persistence.store.base import TxBase
 from reviewer_app.persistence.tables import blobs_t
 
@@ -18,12 +18,26 @@ class BlobWrites(TxBase):
     """``put_blob`` inside a transaction: the row is written only if no blob has those bytes yet."""
 
     _blobs_put: set[str] | None = None
+    blob_memo: ValueMemo | None = None  # the Store's, set on each transaction (see ValueMemo)
 
-    def put_blob(self, raw: bytes) -> str:
-        sha = digest(raw)
+    def _known_blobs(self) -> set[str]:
         known = self._blobs_put
         if known is None:
             known = self._blobs_put = set()
+        return known
+
+    def has_blob(self, sha: str) -> bool:
+        known = self._known_blobs()
+        if sha in known:
+            return True
+        if self._rows(_BLOB_EXISTS, {"match_sha": sha}):
+            known.add(sha)
+            return True
+        return False
+
+    def put_blob(self, raw: bytes) -> str:
+        sha = digest(raw)
+        known = self._known_blobs()
         if sha in known:
             return sha
         if not self._rows(_BLOB_EXISTS, {"match_sha": sha}):

@@ -23,6 +23,7 @@ from reviewer_app.domain.hitl import (
 from reviewer_app.domain.sanitize import redact_url
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.audit_seal import AuditSeal
+from reviewer_app.persistence.blobs import ValueMemo
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url, sqlite_path
 from reviewer_app.persistence.store.audit import AuditReads
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _Prepared, _Write
@@ -49,6 +50,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
         self._held_writer = _HeldConnection(engines.writer) if held else None
         self._held_reader = _HeldConnection(engines.reader) if held else None
         self._login: str | None = None
+        self._blob_memo = ValueMemo()  # used on the DB thread only (one transaction at a time)
 
     @classmethod
     def open(
@@ -117,6 +119,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
 
     def _prepare_tx(self, tx: StoreTx) -> StoreTx:
         tx.seal = self.audit_seal
+        tx.blob_memo = self._blob_memo
         tx.database_url = self.identity_url
         tx.login = self.database_login()
         return tx

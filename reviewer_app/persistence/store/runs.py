@@ -235,7 +235,7 @@ class RunWrites(BlobWrites):
                     "message": externalize_message(message, put),
                 },
             )
-        stored = externalize_state(state, put)
+        stored = externalize_state(state, put, memo=self.blob_memo, has=self.has_blob)
         stored["format"] = STATE_FORMAT
         stored["message_count"] = first_index + len(new_messages)
         self._write(
