@@ -107,12 +107,53 @@ def encode_value(value: Any) -> tuple[str, bytes] | None:
         if len(value) < BLOB_THRESHOLD:
             return None
         return "s", value.encode("utf-8", "surrogatepass")
-    if isinstance(value, dict | list) and value:
+    if isinstance(value, dict | list) and value and not _surely_small(value, BLOB_THRESHOLD // 8):
         raw = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
         if len(raw) < BLOB_THRESHOLD:
             return None
         return "j", raw
     return None
+
+
+def _surely_small(value: Any, budget: int) -> bool:
+    """True when ``value`` certainly encodes to less than ``8 * budget`` bytes, without encoding it.
+
+    Counts scalars and containers (each well under 8 bytes of punctuation) and string lengths (up to 4 bytes a
+    character in UTF-8, 6 escaped, plus quotes and separators, all within 8 a character plus 8 per item); gives
+    up on anything larger or deeper. Most call arguments are a handful of short strings: no JSON encoding.
+    """
+    stack = [value]
+    remaining = budget
+    while stack:
+        item = stack.pop()
+        remaining -= 1
+        if isinstance(item, str):
+            remaining -= len(item)
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                remaining -= 1 + (len(key) if isinstance(key, str) else 8)
+                stack.append(child)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif not (item is None or isinstance(item, bool | int | float)):
+            return False
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not -(10**20) < item < 10**20:
+                return False
+            remaining -= 3  # up to 21 characters
+        elif isinstance(item, float):
+            remaining -= 3  # repr is at most 24 characters
+        if remaining < 0:
+            return False
+    return True
+
+
+def _may_be_large(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value) >= BLOB_THRESHOLD
+    if isinstance(value, dict | list):
+        return bool(value) and not _surely_small(value, BLOB_THRESHOLD // 8)
+    return False
 
 
 def decode_value(kind: str, raw: bytes) -> Any:
@@ -129,9 +170,11 @@ def externalize(
     has: Has | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """``data`` with its large top-level fields replaced by references: ``(rest, {field: "kind:sha"})``."""
+    skipped = set(skip)
+    if not any(_may_be_large(value) for key, value in data.items() if key not in skipped):
+        return dict(data), {}  # the usual case, decided without encoding anything
     rest: dict[str, Any] = {}
     refs: dict[str, str] = {}
-    skipped = set(skip)
     for key, value in data.items():
         if key in skipped:
             rest[key] = value
