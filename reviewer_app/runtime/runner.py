@@ -35,6 +35,7 @@ from reviewer_app.domain.runs import RunState, RunStateConflict
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.hitl import SQLHITLBackend, WriteRetriesExhausted
+from reviewer_app.persistence.blobs import STATE_FORMAT
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
@@ -518,7 +519,7 @@ class Runtime:
         ckpt = Checkpoint.from_json(latest[1])
         # Format 2 checkpoints (append-only) have their messages stored; an older one is written out in full
         # by the run's next commit.
-        saved = len(ckpt.messages) if latest[1].get("format") == 2 else 0
+        saved = len(ckpt.messages) if latest[1].get("format") == STATE_FORMAT else 0
         spec = self.catalog.get(ckpt.agent)
         workspace = Path(record.workspace) if record.workspace else self.workspaces_dir / record.session_id
         workspace.mkdir(parents=True, exist_ok=True)
