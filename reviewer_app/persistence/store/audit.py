@@ -9,7 +9,6 @@ truncating it or flipping a decision in ``hitl_requests`` is reported.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -28,11 +27,11 @@ from reviewer_app.domain.audit import (
     chain_meta_defaults,
     next_chain_step,
 )
-from reviewer_app.domain.decisions import args_digest, canonical_json
+from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import AuditEntry, AuditReport
 from reviewer_app.persistence.audit_seal import AuditKeyError
-from reviewer_app.persistence.blobs import BLOB_THRESHOLD, decode_value, encode_value
+from reviewer_app.persistence.blobs import decode_value, encode_value
 from reviewer_app.persistence.store.base import ReadsBase
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms
@@ -100,8 +99,7 @@ class AuditWrites(BlobWrites):
             for name, value in missing.items():
                 self._insert_ignore(meta_t, {"key": name, "value": value}, ["key"])
             meta = self._chain_meta()
-        shown_text = canonical_json(shown_args) if shown_args is not None else None
-        shown_sha = hashlib.sha256(shown_text.encode("utf-8")).hexdigest() if shown_text is not None else None
+        shown_sha = args_digest(shown_args) if shown_args is not None else None
         fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
         try:
             step = next_chain_step(meta, fields, seal.key)
@@ -109,10 +107,7 @@ class AuditWrites(BlobWrites):
             raise AuditKeyError(str(exc)) from None
         # Large shown arguments are not copied into the log: the row names their blob (the run's timeline and
         # checkpoint already hold it), and the hash covers their SHA-256 either way.
-        # The canonical text is already at hand: anything well under the threshold stays inline without encoding
-        # it again (inline is always correct; the threshold only says when a blob pays).
-        large = shown_text is not None and len(shown_text) >= BLOB_THRESHOLD // 2
-        encoded = encode_value(shown_args) if large else None
+        encoded = encode_value(shown_args)  # the hook's fast path decides the same way (claude_code/fast.py)
         shown_ref = f"{encoded[0]}:{self.put_blob(encoded[1])}" if encoded is not None else None
         self._write(
             _INSERT_AUDIT,
