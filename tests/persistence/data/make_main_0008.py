@@ -1,8 +1,9 @@
 """Writes ``main_0008.db``: a database as main's code at schema 0008 leaves it (the input of the 0009 migration test).
 
-Run from the repository root, on main's code (schema 0008), to remake it:
+Made with main's code at schema 0008 (commit a99f6dc); to remake it, run this script from a checkout of a
+commit before migration 0009 (it imports the code of the checkout it lives in):
 
-    python tests/persistence/data/make_main_0008.py
+    python tests/persistence/data/make_main_0008.py [OUTPUT_DIR]
 
 It holds decided and pending requests (an outside agent's and the runtime's, one with large shown arguments),
 a finished run of several turns (approve, a large file read, reject) and a run WAITING on a pending request
