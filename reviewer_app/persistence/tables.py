@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -109,10 +109,15 @@ class BlockEventRow(SQLModel, table=True):
     ts_ms: int = Field(sa_type=BigInteger)
     session_id: str = Field(index=True)
     invocation_id: str
+    blob_refs: Any = _json()  # large top-level fields of ``data``, stored once in ``blobs`` (persistence/blobs.py)
 
 
 class CheckpointRow(SQLModel, table=True):
-    """A run's resumable state: the conversation so far and its pending tool calls."""
+    """A run's resumable state: the current turn's pending calls, counters and how many messages it resumes from.
+
+    The conversation itself is in ``run_messages``; a superseded checkpoint is deleted by the commit that
+    replaces it unless a pending request names it. (Format 1, before migration 0009, held the whole conversation.)
+    """
 
     __tablename__ = "checkpoints"
     __table_args__ = (Index("ix_checkpoints_invocation", "invocation_id", "created_ms"),)
@@ -122,6 +127,27 @@ class CheckpointRow(SQLModel, table=True):
     session_id: str
     state: Any = _json(nullable=False)
     created_ms: int = Field(sa_type=BigInteger)
+
+
+class RunMessageRow(SQLModel, table=True):
+    """One message of a run's conversation (OpenAI chat format), written once when the run commits it."""
+
+    __tablename__ = "run_messages"
+
+    invocation_id: str = Field(primary_key=True)
+    idx: int = Field(primary_key=True)
+    message: Any = _json(nullable=False)
+
+
+class BlobRow(SQLModel, table=True):
+    """A large value stored once, by the SHA-256 of its bytes (``codec``: raw or zlib), see persistence/blobs.py."""
+
+    __tablename__ = "blobs"
+
+    sha256: str = Field(primary_key=True)
+    codec: str
+    size: int = Field(sa_type=BigInteger)
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
 class SessionRuleRow(SQLModel, table=True):
@@ -171,6 +197,7 @@ class AuditRow(SQLModel, table=True):
     at_ms: int = Field(sa_type=BigInteger)
     shown_args: Any = _json()
     shown_args_sha256: str | None = None
+    shown_args_ref: str | None = None  # large shown arguments: the blob holding them (then shown_args is NULL)
     edited_args: Any = _json()
     message: str | None = Field(default=None, sa_type=Text)
     prev_hash: str
@@ -199,6 +226,10 @@ invocations_t = InvocationRow.__table__  # type: ignore[attr-defined]
 events_t = BlockEventRow.__table__  # type: ignore[attr-defined]
 
 checkpoints_t = CheckpointRow.__table__  # type: ignore[attr-defined]
+
+run_messages_t = RunMessageRow.__table__  # type: ignore[attr-defined]
+
+blobs_t = BlobRow.__table__  # type: ignore[attr-defined]
 
 rules_t = SessionRuleRow.__table__  # type: ignore[attr-defined]
 

@@ -1,9 +1,11 @@
-"""A run's resumable state, as stored in the ``checkpoints`` table.
+"""A run's resumable state: the conversation plus the current turn's tool calls and their progress.
 
-The checkpoint is what makes a decision resume the exact run that asked, exactly once: it holds the
-conversation (OpenAI chat format) and the current turn's tool calls with their progress. A call is
+The checkpoint is what makes a decision resume the exact run that asked, exactly once. A call is
 committed as ``running`` before its tool executes and ``done`` after, so a crash in between is
 recognisable (the run becomes interrupted) instead of silently running the tool twice.
+
+Stored append-only (``persistence/store/runs.py``): the conversation (OpenAI chat format) message by message,
+each written once, and per commit only :meth:`Checkpoint.to_state` (pending calls, counters), which is small.
 """
 
 from __future__ import annotations
@@ -99,9 +101,12 @@ class Checkpoint:
     script: Any = None  # a scripted model's turns given at start (``--script``), so any process can resume
 
     def to_json(self) -> dict[str, Any]:
+        return {**self.to_state(), "messages": self.messages}
+
+    def to_state(self) -> dict[str, Any]:
+        """Everything but the conversation: what one commit writes besides the conversation's new messages."""
         data: dict[str, Any] = {
             "agent": self.agent,
-            "messages": self.messages,
             "pending": [p.to_json() for p in self.pending],
             "turn": self.turn,
             "active_ms": self.active_ms,

@@ -35,6 +35,7 @@ from reviewer_app.domain.runs import RunState, RunStateConflict
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.hitl import SQLHITLBackend, WriteRetriesExhausted
+from reviewer_app.persistence.blobs import STATE_FORMAT
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
@@ -86,6 +87,7 @@ class _Run:
     clock_started: float | None = None  # monotonic start of the current active stretch
     unsaved_ms: int = 0  # active time not yet added to the invocation row
     holds_slot: bool = False
+    saved_messages: int = 0  # messages of ``ckpt`` already in the database (each commit appends the rest)
     # Events that ride on the next commit: streamed text, and decision outcomes that are committed
     # together with the call they let run (see Runtime._settle).
     stream_events: list[BlockEvent] = field(default_factory=list)
@@ -293,7 +295,7 @@ class Runtime:
         workspace = Path(info["workspace"]) if info and info.get("workspace") else self.workspaces_dir / session_id
         workspace.mkdir(parents=True, exist_ok=True)
         ckpt_id = ckpt.next_id(invocation_id)
-        state = ckpt.to_json()
+        state = ckpt.to_state()
 
         def create(tx: StoreTx) -> None:
             tx.ensure_session(session_id, agent=spec.name, workspace=str(workspace))
@@ -306,7 +308,7 @@ class Runtime:
                 parent_id=parent_id,
                 owner=self.owner,
             )
-            tx.save_checkpoint(ckpt_id, invocation_id, session_id, state)
+            tx.save_run_state(ckpt_id, invocation_id, session_id, state, ckpt.messages, first_index=0)
 
         await self.backend.write(create)
         run = _Run(
@@ -318,6 +320,7 @@ class Runtime:
             ctx=self._tool_context(spec, workspace, session_id, invocation_id),
             ckpt=ckpt,
             db_state=RunState.QUEUED,
+            saved_messages=len(ckpt.messages),
         )
         self._spawn(run)
         return invocation_id
@@ -531,6 +534,9 @@ class Runtime:
         if latest is None:
             raise ValueError(f"run {record.id} has no checkpoint")
         ckpt = Checkpoint.from_json(latest[1])
+        # Format 2 checkpoints (append-only) have their messages stored; an older one is written out in full
+        # by the run's next commit.
+        saved = len(ckpt.messages) if latest[1].get("format") == STATE_FORMAT else 0
         spec = self.catalog.get(ckpt.agent)
         workspace = Path(record.workspace) if record.workspace else self.workspaces_dir / record.session_id
         workspace.mkdir(parents=True, exist_ok=True)
@@ -543,6 +549,7 @@ class Runtime:
             ctx=self._tool_context(spec, workspace, record.session_id, record.id),
             ckpt=ckpt,
             db_state=RunState(record.state),
+            saved_messages=saved,
         )
 
     async def _fail_unloadable(self, record: RunRecord, exc: Exception) -> None:
@@ -682,7 +689,10 @@ class Runtime:
         buffered = list(run.stream_events)
         fixed = _Step(state, events, requests)
         ckpt_id = run.ckpt.next_id(run.invocation_id) if checkpoint else None
-        ckpt_state = run.ckpt.to_json() if checkpoint and plan is None else None
+        # Append-only: the conversation's new messages and the small state, never the whole conversation again.
+        saved = run.saved_messages
+        new_messages = run.ckpt.messages[saved:] if checkpoint else []
+        ckpt_state = run.ckpt.to_state() if checkpoint and plan is None else None
         owner = self.owner
 
         def work(tx: StoreTx) -> str | _Step:
@@ -706,8 +716,10 @@ class Runtime:
             if all_events:
                 tx.append_events(all_events)
             if ckpt_id is not None:
-                state_json = ckpt_state if ckpt_state is not None else run.ckpt.to_json()
-                tx.save_checkpoint(ckpt_id, run.invocation_id, run.session_id, state_json)
+                state_json = ckpt_state if ckpt_state is not None else run.ckpt.to_state()
+                tx.save_run_state(
+                    ckpt_id, run.invocation_id, run.session_id, state_json, new_messages, first_index=saved
+                )
             return step
 
         try:
@@ -718,6 +730,7 @@ class Runtime:
             raise RunStopped(f"{run.invocation_id}: {outcome}")
         state = outcome.state
         del run.stream_events[: len(buffered)]  # what was committed (nothing else appends meanwhile, but be exact)
+        run.saved_messages = saved + len(new_messages)
         run.unsaved_ms -= add_ms
         run.db_state = state
         if state is RunState.RUNNING:

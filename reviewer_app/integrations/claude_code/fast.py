@@ -40,9 +40,10 @@ from reviewer_app.domain.rules import Rule, evaluate
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
+from reviewer_app.persistence.blobs import digest, encode_value, pack
 from reviewer_app.persistence.wakeup import notify_commit
 
-SCHEMA_REVISION = "0008"
+SCHEMA_REVISION = "0009"
 """The Alembic revision these statements were written against; a test checks it is the bundled head.
 
 0006 installs PostgreSQL-only triggers; the SQLite schema these statements use is that of 0005, plus 0007's
@@ -336,15 +337,19 @@ class FastStore:
         shown_sha = args_digest(shown_args) if shown_args is not None else None
         fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
         step = next_chain_step(meta, fields, self.seal.key)
+        # Large shown arguments are not copied into the log: one blob, named by the row (as the store does).
+        encoded = encode_value(shown_args)
+        shown_ref = f"{encoded[0]}:{self._put_blob(encoded[1])}" if encoded is not None else None
         connection.execute(
-            "INSERT INTO audit_log (hitl_id, decision, reviewer, at_ms, shown_args, shown_args_sha256, "
-            "edited_args, message, prev_hash, row_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO audit_log (hitl_id, decision, reviewer, at_ms, shown_args, shown_args_ref, shown_args_sha256, "
+            "edited_args, message, prev_hash, row_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 hitl_id,
                 decision,
                 reviewer,
                 at_ms,
-                _json(shown_args),
+                _json(shown_args if shown_ref is None else None),
+                shown_ref,
                 shown_sha,
                 _json(edited_args),
                 message,
@@ -354,6 +359,17 @@ class FastStore:
         )
         connection.execute("UPDATE reviewer_meta SET value = ? WHERE key = ?", (step.head_value, AUDIT_HEAD_KEY))
         self._anchor = step
+
+    def _put_blob(self, raw: bytes) -> str:
+        """A blob row as ``persistence/store/blobstore.py`` writes it (by SHA-256, zlib when it pays), once."""
+        sha = digest(raw)
+        if self.connection.execute("SELECT 1 FROM blobs WHERE sha256 = ?", (sha,)).fetchone() is None:
+            codec, data = pack(raw)
+            self.connection.execute(
+                "INSERT INTO blobs (sha256, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
+                (sha, codec, len(raw), data),
+            )
+        return sha
 
     def _chain_meta(self) -> dict[str, str]:
         keys = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_ID_KEY)

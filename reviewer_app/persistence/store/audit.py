@@ -10,6 +10,7 @@ truncating it or flipping a decision in ``hitl_requests`` is reported.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import and_, exists, insert, literal, or_, select, update
@@ -30,7 +31,9 @@ from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import AuditEntry, AuditReport
 from reviewer_app.persistence.audit_seal import AuditKeyError
-from reviewer_app.persistence.store.base import ReadsBase, TxBase
+from reviewer_app.persistence.blobs import decode_value, encode_value
+from reviewer_app.persistence.store.base import ReadsBase
+from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms
 from reviewer_app.persistence.tables import audit_t, meta_t, requests_t
 
@@ -65,7 +68,7 @@ _DECIDED_RESPONSES = select(requests_t.c.hitl_id, requests_t.c.decision, request
 )
 
 
-class AuditWrites(TxBase):
+class AuditWrites(BlobWrites):
     """Audit writes inside one transaction (the head is serialised by the write lock)."""
 
     def _chain_meta(self) -> dict[str, str]:
@@ -107,8 +110,19 @@ class AuditWrites(TxBase):
             step = next_chain_step(meta, fields, seal.key)
         except AuditKeyMismatch as exc:
             raise AuditKeyError(str(exc)) from None
+        # Large shown arguments are not copied into the log: the row names their blob (the run's timeline and
+        # checkpoint already hold it), and the hash covers their SHA-256 either way.
+        encoded = encode_value(shown_args)  # the hook's fast path decides the same way (claude_code/fast.py)
+        shown_ref = f"{encoded[0]}:{self.put_blob(encoded[1])}" if encoded is not None else None
         self._write(
-            _INSERT_AUDIT, {"shown_args": shown_args, "prev_hash": step.prev_hash, "row_hash": step.row_hash, **fields}
+            _INSERT_AUDIT,
+            {
+                "shown_args": shown_args if shown_ref is None else None,
+                "shown_args_ref": shown_ref,
+                "prev_hash": step.prev_hash,
+                "row_hash": step.row_hash,
+                **fields,
+            },
         )
         self._write(_UPDATE_AUDIT_HEAD, {"value": step.head_value})
         url = self.database_url
@@ -126,13 +140,13 @@ class AuditReads(ReadsBase):
         if limit is not None:
             query = query.limit(limit)
         with self._reading() as connection:
-            return [AuditEntry(**dict(row._mapping)) for row in connection.execute(query)]
+            return _entries(connection, connection.execute(query).all())
 
     def audit_page(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
         """Audit rows after ``after_id`` in order: exports page through the log with flat memory."""
         query = select(audit_t).where(audit_t.c.id > after_id).order_by(audit_t.c.id).limit(limit)
         with self._reading() as connection:
-            return [AuditEntry(**dict(row._mapping)) for row in connection.execute(query)]
+            return _entries(connection, connection.execute(query).all())
 
     def verify_audit(self, *, _attempt: int = 0) -> AuditReport:
         """Walk the keyed chain, check it against its anchors, and cross-check every decided request."""
@@ -166,7 +180,7 @@ class AuditReads(ReadsBase):
             checked = 0
             first_keyed_ms: int | None = None
             for row in connection.execute(select(audit_t).order_by(audit_t.c.id)):
-                entry = AuditEntry(**dict(row._mapping))
+                (entry,) = _entries(connection, [row])
                 checked += 1
                 if entry.prev_hash != prev_hash:
                     return AuditReport(
@@ -243,3 +257,20 @@ class AuditReads(ReadsBase):
             if stated is not None and stated != decision:
                 return f"request {hitl_id}'s stored response says {stated}, its audited decision is {decision}"
         return None
+
+
+def _entries(connection: Any, rows: Sequence[Any]) -> list[AuditEntry]:
+    """Audit rows as entries, large shown arguments read back from their blob (a damaged one is shown as such)."""
+    refs = {row._mapping["shown_args_ref"] for row in rows if row._mapping["shown_args_ref"]}
+    blobs = read_blobs(connection, [ref[2:] for ref in refs]) if refs else {}
+    entries = []
+    for row in rows:
+        fields = dict(row._mapping)
+        ref = fields.pop("shown_args_ref", None)
+        if ref:
+            raw = blobs.get(ref[2:])
+            fields["shown_args"] = (
+                decode_value(ref[:1], raw) if raw is not None else f"<stored arguments {ref[2:]} missing or damaged>"
+            )
+        entries.append(AuditEntry(**fields))
+    return entries

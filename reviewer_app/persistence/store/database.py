@@ -23,6 +23,7 @@ from reviewer_app.domain.hitl import (
 from reviewer_app.domain.sanitize import redact_url
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.audit_seal import AuditSeal
+from reviewer_app.persistence.blobs import ValueMemo
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url, sqlite_path
 from reviewer_app.persistence.store.audit import AuditReads
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _Prepared, _Write
@@ -53,6 +54,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
         self._login: str | None = None
         self.creation_clock = CreationClock()
         self._identity_url: str | None = None
+        self._blob_memo = ValueMemo()  # used on the DB thread only (one transaction at a time)
 
     @classmethod
     def open(
@@ -126,6 +128,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
     def _prepare_tx(self, tx: StoreTx) -> StoreTx:
         tx.seal = self.audit_seal
         tx.creation_clock = self.creation_clock
+        tx.blob_memo = self._blob_memo
         tx.database_url = self.identity_url
         tx.login = self.database_login()
         self._decode_leniently_if_retrying(tx.connection)

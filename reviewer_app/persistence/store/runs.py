@@ -1,4 +1,10 @@
-"""Runs: sessions, invocations (state, owner), checkpoints, and the runs board's listing."""
+"""Runs: sessions, invocations (state, owner), their conversation and checkpoints, and the runs board's listing.
+
+Run state is append-only: each commit adds the conversation's new messages to ``run_messages`` and writes a
+small checkpoint (the turn's pending calls, counters, how many messages it resumes from); large values go to
+``blobs`` once (:mod:`reviewer_app.persistence.blobs`) and the superseded checkpoint is deleted in the same
+transaction unless a pending request names it.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +13,48 @@ from collections.abc import Sequence
 from types import EllipsisType
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select, update
 
 from reviewer_app.domain.hitl import (
     HITLStatus,
 )
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState, RunStateConflict, check_transition
-from reviewer_app.persistence.store.base import ReadsBase, TxBase
+from reviewer_app.persistence.blobs import (
+    STATE_FORMAT,
+    externalize_message,
+    externalize_state,
+    internalize_message,
+    internalize_state,
+    message_digests,
+    state_digests,
+)
+from reviewer_app.persistence.store.base import ReadsBase
+from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms
 from reviewer_app.persistence.tables import (
     checkpoints_t,
     invocations_t,
     requests_t,
+    run_messages_t,
     sessions_t,
 )
 
 _INSERT_CHECKPOINT = insert(checkpoints_t)
+_INSERT_MESSAGE = insert(run_messages_t)
+# Superseded checkpoints of one run: every one but the newest, unless a pending request names it (its
+# ``checkpoint_id``); ix_hitl_invocation_status answers the subquery.
+_PRUNE_CHECKPOINTS = delete(checkpoints_t).where(
+    checkpoints_t.c.invocation_id == bindparam("match_inv"),
+    checkpoints_t.c.checkpoint_id != bindparam("keep_id"),
+    checkpoints_t.c.checkpoint_id.not_in(
+        select(requests_t.c.checkpoint_id).where(
+            requests_t.c.invocation_id == bindparam("match_inv"),
+            requests_t.c.status == HITLStatus.PENDING.value,
+            requests_t.c.checkpoint_id.is_not(None),
+        )
+    ),
+)
 
 _SELECT_RUN_STATE = select(invocations_t.c.state).where(invocations_t.c.id == bindparam("match_id"))
 
@@ -73,7 +104,7 @@ def _runs_query(where: Any, limit: int | None) -> Any:
 _SELECT_RUN = _runs_query(invocations_t.c.id == bindparam("match_id"), 1)
 
 
-class RunWrites(TxBase):
+class RunWrites(BlobWrites):
     """Session, run and checkpoint writes inside one transaction."""
 
     def ensure_session(
@@ -183,7 +214,48 @@ class RunWrites(TxBase):
     def _locking(self, plain: Any, for_update: Any) -> Any:
         return for_update if self.dialect == "postgresql" else plain
 
+    def save_run_state(
+        self,
+        checkpoint_id: str,
+        invocation_id: str,
+        session_id: str,
+        state: dict[str, Any],
+        new_messages: Sequence[dict[str, Any]],
+        *,
+        first_index: int,
+    ) -> None:
+        """Append the run's new messages (from ``first_index``), write the checkpoint, prune the superseded ones.
+
+        ``state`` is the checkpoint without its conversation; the stored one records the message count it
+        resumes from, so a reader rebuilds exactly the conversation this commit saw.
+        """
+        put = self.put_blob
+        for offset, message in enumerate(new_messages):
+            self._write(
+                _INSERT_MESSAGE,
+                {
+                    "invocation_id": invocation_id,
+                    "idx": first_index + offset,
+                    "message": externalize_message(message, put),
+                },
+            )
+        stored = externalize_state(state, put, memo=self.blob_memo, has=self.has_blob)
+        stored["format"] = STATE_FORMAT
+        stored["message_count"] = first_index + len(new_messages)
+        self._write(
+            _INSERT_CHECKPOINT,
+            {
+                "checkpoint_id": checkpoint_id,
+                "invocation_id": invocation_id,
+                "session_id": session_id,
+                "state": stored,
+                "created_ms": now_ms(),
+            },
+        )
+        self._write(_PRUNE_CHECKPOINTS, {"match_inv": invocation_id, "keep_id": checkpoint_id})
+
     def save_checkpoint(self, checkpoint_id: str, invocation_id: str, session_id: str, state: dict[str, Any]) -> None:
+        """A checkpoint stored as given (format 1: the state holds everything); runs use :meth:`save_run_state`."""
         self._write(
             _INSERT_CHECKPOINT,
             {
@@ -234,6 +306,7 @@ class RunReads(ReadsBase):
     """Run, session and checkpoint reads."""
 
     def latest_checkpoint(self, invocation_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The run's newest checkpoint as ``(id, state)``, its conversation (``messages``) and large values restored."""
         query = (
             select(checkpoints_t.c.checkpoint_id, checkpoints_t.c.state)
             .where(checkpoints_t.c.invocation_id == invocation_id)
@@ -245,14 +318,20 @@ class RunReads(ReadsBase):
         )
         with self._reading() as connection:
             row = connection.execute(query).first()
-            return (row[0], row[1]) if row is not None else None
+            if row is None:
+                return None
+            return (row[0], _assembled(connection, invocation_id, row[1]))
 
     def get_checkpoint(self, checkpoint_id: str) -> dict[str, Any] | None:
         with self._reading() as connection:
-            value = connection.execute(
-                select(checkpoints_t.c.state).where(checkpoints_t.c.checkpoint_id == checkpoint_id)
-            ).scalar()
-            return value if isinstance(value, dict) else None
+            row = connection.execute(
+                select(checkpoints_t.c.invocation_id, checkpoints_t.c.state).where(
+                    checkpoints_t.c.checkpoint_id == checkpoint_id
+                )
+            ).first()
+            if row is None or not isinstance(row[1], dict):
+                return None
+            return _assembled(connection, row[0], row[1])
 
     def get_run(self, invocation_id: str) -> RunRecord | None:
         rows = self._read(_SELECT_RUN, {"match_id": invocation_id})
@@ -288,3 +367,25 @@ class RunReads(ReadsBase):
     def session_info(self, session_id: str) -> dict[str, Any] | None:
         rows = self._read(_SELECT_SESSION, {"match_id": session_id})
         return dict(rows[0]) if rows else None
+
+
+def _assembled(connection: Connection, invocation_id: str, state: Any) -> dict[str, Any]:
+    """A stored checkpoint as the runtime uses it: format 2 gets its conversation and large values back."""
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+        return state if isinstance(state, dict) else {}
+    count = int(state.get("message_count") or 0)
+    rows = connection.execute(
+        select(run_messages_t.c.message)
+        .where(run_messages_t.c.invocation_id == invocation_id, run_messages_t.c.idx < count)
+        .order_by(run_messages_t.c.idx)
+    ).all()
+    messages = [row[0] for row in rows]
+    if len(messages) != count:
+        raise ValueError(f"run {invocation_id}: its checkpoint resumes from {count} messages, {len(messages)} stored")
+    digests = state_digests(state)
+    for message in messages:
+        digests.extend(message_digests(message))
+    blobs = read_blobs(connection, digests) if digests else {}
+    assembled = internalize_state(state, blobs)
+    assembled["messages"] = [internalize_message(m, blobs) if digests else m for m in messages]
+    return assembled

@@ -1,13 +1,21 @@
-"""The block timeline: appending events (each gets a monotonic ``seq``) and reading them back."""
+"""The block timeline: appending events (each gets a monotonic ``seq``) and reading them back.
+
+A large top-level field of an event (a tool's arguments or result) is stored once as a blob and named in the
+row's ``blob_refs``; reads put it back, so callers see the event as it was appended.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Connection, func, insert, select
 
 from reviewer_app.domain.timeline import BlockEvent
-from reviewer_app.persistence.store.base import ReadsBase, TxBase
+from reviewer_app.persistence.blobs import externalize, internalize, ref_digests
+from reviewer_app.persistence.store.base import ReadsBase
+from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import row_to_event
 from reviewer_app.persistence.tables import (
     events_t,
@@ -16,13 +24,15 @@ from reviewer_app.persistence.tables import (
 _INSERT_EVENT = insert(events_t).returning(events_t.c.seq)
 
 
-class TimelineWrites(TxBase):
+class TimelineWrites(BlobWrites):
     """Timeline writes inside one transaction."""
 
     def append_events(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
         """Append events; returns them with the ``seq`` the store assigned."""
         stored = []
+        put = self.put_blob
         for event in events:
+            data, refs = externalize(event.data, put)
             rows = self._rows(
                 _INSERT_EVENT,
                 {
@@ -30,10 +40,11 @@ class TimelineWrites(TxBase):
                     "parent_id": event.parent_id,
                     "kind": event.kind.value,
                     "op": event.op.value,
-                    "data": event.data,
+                    "data": data,
                     "ts_ms": event.ts_ms,
                     "session_id": event.session_id,
                     "invocation_id": event.invocation_id,
+                    "blob_refs": refs or None,
                 },
             )
             seq = int(rows[0]["seq"])
@@ -63,14 +74,30 @@ class TimelineReads(ReadsBase):
             .order_by(events_t.c.seq)
         )
         with self._reading() as connection:
-            return [row_to_event(row) for row in connection.execute(query)]
+            return _events(connection, query)
 
     def events_since(self, after_seq: int, *, limit: int = 10_000) -> list[BlockEvent]:
         """Every invocation's events after ``after_seq``: the live feed's increment."""
         query = select(events_t).where(events_t.c.seq > after_seq).order_by(events_t.c.seq).limit(limit)
         with self._reading() as connection:
-            return [row_to_event(row) for row in connection.execute(query)]
+            return _events(connection, query)
 
     def last_event_seq(self) -> int:
         with self._reading() as connection:
             return int(connection.execute(select(func.coalesce(func.max(events_t.c.seq), 0))).scalar_one())
+
+
+def _events(connection: Connection, query: Any) -> list[BlockEvent]:
+    rows = connection.execute(query).all()
+    digests = [sha for row in rows for sha in ref_digests(row._mapping["blob_refs"])]
+    if not digests:
+        return [row_to_event(row) for row in rows]
+    blobs = read_blobs(connection, digests)
+    events = []
+    for row in rows:
+        event = row_to_event(row)
+        refs = row._mapping["blob_refs"]
+        if refs:
+            event = dataclasses.replace(event, data=internalize(event.data, refs, blobs))
+        events.append(event)
+    return events
