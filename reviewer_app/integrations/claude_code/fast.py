@@ -41,7 +41,7 @@ from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
 
-SCHEMA_REVISION = "0008"
+SCHEMA_REVISION = "0009"
 """The Alembic revision these statements were written against; a test checks it is the bundled head.
 
 0006 installs PostgreSQL-only triggers; the SQLite schema these statements use is that of 0005, plus 0007's
