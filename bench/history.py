@@ -316,12 +316,18 @@ def child(args: argparse.Namespace) -> None:
     def window_ready() -> None:
         window = next((w for w in app.topLevelWidgets() if w.objectName() == "mainWindow"), None)
         history = getattr(window, "history", None)
-        if window is None or history is None or not history.model.loaded_once:
+        if window is None or history is None or not window.isVisible():
             QTimer.singleShot(20, window_ready)
             return
-        window.show_tab(2)
+        window.show_tab(2)  # Ctrl+3: the History tab reads its first page
+        first_page(window, history)
+
+    def first_page(window: Any, history: Any) -> None:
+        if not history.model.loaded_once:
+            QTimer.singleShot(20, lambda: first_page(window, history))
+            return
         history.search_box.setFocus()
-        QTimer.singleShot(200, lambda: one(history, 0))
+        QTimer.singleShot(300, lambda: one(history, 0))
 
     def one(history: Any, i: int) -> None:
         if i == len(keys):

@@ -73,6 +73,8 @@ class HistoryModel(QAbstractItemModel):
         self.generation = 0
         self.loaded_once = False
         self.last_query_ms = 0.0
+        self.fetch_allowed: Callable[[], bool] = lambda: True
+        """Asked before each further page: the panel answers whether its view really wants one now."""
 
     # -- what the view and panel ask -----------------------------------------------------------------
     @property
@@ -122,8 +124,9 @@ class HistoryModel(QAbstractItemModel):
             self.failed.emit(f"Could not read the history: {exc}")
             self._pump()
             return
-        self._busy = False
-        if serial == self._query_serial:  # a newer query is waiting: this page is stale
+        # Still busy while the rows change: a view asking fetchMore from inside the reset must wait for the
+        # new cursor (it asks again on its next layout).
+        if serial == self._query_serial:  # else a newer query is waiting: this page is stale
             self.beginResetModel()
             self._entries = list(page.entries)
             self._next = page.next_cursor
@@ -133,6 +136,8 @@ class HistoryModel(QAbstractItemModel):
             self.loaded_once = True
             self.endResetModel()
             self.last_query_ms = (time.perf_counter() - started) * 1000
+        self._busy = False
+        if serial == self._query_serial:
             self.queryApplied.emit(len(self._entries))
         self._pump()
 
@@ -140,7 +145,7 @@ class HistoryModel(QAbstractItemModel):
         return not parent.isValid() and self._more and not self._busy and self._shown_serial == self._query_serial
 
     def fetchMore(self, parent: ModelIndex = QModelIndex()) -> None:  # noqa: B008 - Qt's signature
-        if not self.canFetchMore(parent) or self._next is None:
+        if not self.canFetchMore(parent) or self._next is None or not self.fetch_allowed():
             return
         self._busy = True
         self._spawn(self._read_more(self._shown_serial, self._query, self._next))
@@ -153,8 +158,8 @@ class HistoryModel(QAbstractItemModel):
             self.failed.emit(f"Could not read more of the history: {exc}")
             self._pump()
             return
-        self._busy = False
-        if serial == self._shown_serial == self._query_serial and page.entries:
+        current = serial == self._shown_serial == self._query_serial
+        if current and page.entries:  # busy until the cursor moved on (see _read_first)
             first = len(self._entries)
             self.beginInsertRows(QModelIndex(), first, first + len(page.entries) - 1)
             self._entries.extend(page.entries)
@@ -162,9 +167,11 @@ class HistoryModel(QAbstractItemModel):
             self._more = page.next_cursor is not None
             self.generation += 1
             self.endInsertRows()
-            self.pageAppended.emit(len(page.entries))
-        elif serial == self._shown_serial == self._query_serial:
+        elif current:
             self._more = False
+        self._busy = False
+        if current and page.entries:
+            self.pageAppended.emit(len(page.entries))
         self._pump()
 
     # -- QAbstractItemModel ---------------------------------------------------------------------------

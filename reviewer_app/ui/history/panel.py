@@ -196,6 +196,7 @@ class HistoryPanel(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setModel(self.model)
+        self.model.fetch_allowed = self._last_row_on_screen
         header = self.view.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
@@ -261,6 +262,18 @@ class HistoryPanel(QWidget):
             self.model.reload()
         else:
             self._stale = True
+
+    def _last_row_on_screen(self) -> bool:
+        """Whether the list's last row is laid out inside the viewport: only then is the next page wanted.
+
+        QTreeView also asks ``fetchMore`` while a reset or an insert waits for its delayed layout (its scroll bar
+        is then at 0 of 0, "the bottom"); answering those would read every page at once.
+        """
+        rows = self.model.rowCount()
+        if rows == 0:
+            return True
+        last = self.view.visualRect(self.model.index(rows - 1, 0))
+        return last.isValid() and self.view.viewport().rect().intersects(last)
 
     # -- keys -------------------------------------------------------------------------------------------
     def focus_search(self) -> None:
