@@ -27,6 +27,7 @@ BENCHES: list[tuple[str, list[str], int]] = [
     ("mcp_proxy.py", [], 300),
     ("hook_latency.py", [], 300),
     ("cli_memory.py", [], 300),
+    ("history.py", [], 900),  # builds (once, cached in the temp dir) 1,000,000 decided requests: ~4 min
 ]
 
 
