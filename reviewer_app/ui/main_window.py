@@ -269,6 +269,7 @@ class MainWindow(QMainWindow):
         self.inbox.active = index == INBOX_TAB
         self.runs.active = index == RUNS_TAB
         self.history.active = index == HISTORY_TAB
+        self.detail.setVisible(index != HISTORY_TAB)  # History shows its own detail: it takes the whole width
         if index == INBOX_TAB:
             self.inbox.show_current()
         elif index == RUNS_TAB:

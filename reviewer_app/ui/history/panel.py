@@ -201,9 +201,9 @@ class HistoryPanel(QWidget):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
         for column, width in (
-            (COL_WHEN, 150),
-            (COL_DECISION, 170),
-            (COL_BY, 110),
+            (COL_WHEN, 140),
+            (COL_DECISION, 215),
+            (COL_BY, 200),
             (COL_TOOL, 90),
             (COL_AGENT, 80),
             (COL_REASON, 140),
@@ -212,7 +212,7 @@ class HistoryPanel(QWidget):
         self.splitter.addWidget(self.view)
         self.detail = HistoryDetail()
         self.splitter.addWidget(self.detail)
-        self.splitter.setSizes([320, 380])
+        self.splitter.setSizes([260, 440])
         layout.addWidget(self.splitter, 1)
         self.status_label = QLabel()
         self.status_label.setObjectName("historyStatus")
