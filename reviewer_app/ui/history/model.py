@@ -85,6 +85,10 @@ class HistoryModel(QAbstractItemModel):
     def loading(self) -> bool:
         return self._busy or self._wanted is not None
 
+    @property
+    def entries(self) -> tuple[HistoryEntry, ...]:
+        return tuple(self._entries)
+
     def entry(self, row: int) -> HistoryEntry | None:
         return self._entries[row] if 0 <= row < len(self._entries) else None
 

@@ -309,9 +309,11 @@ class HistoryPanel(QWidget):
         self._update_status()
 
     def _remember_choices(self) -> None:
+        """Offer the tools and agents seen so far in the filters (the list grows as pages come in)."""
+        entries = self.model.entries
         for combo, values in (
-            (self.tool_combo, {self.model.entry(i).tool_name for i in range(self.model.rowCount())}),  # type: ignore[union-attr]
-            (self.agent_combo, {self.model.entry(i).agent for i in range(self.model.rowCount())}),  # type: ignore[union-attr]
+            (self.tool_combo, {entry.tool_name for entry in entries}),
+            (self.agent_combo, {entry.agent for entry in entries}),
         ):
             known = {combo.itemText(i) for i in range(combo.count())}
             for value in sorted(v for v in values if v and v not in known):
