@@ -129,6 +129,9 @@ def test_decisions_read_in_words_newest_first(window: MainWindow, qtbot: Any) ->
     assert cell(window, row_of(window, "h-reject"), COL_REASON) == "build is shared with the CI cache"
     assert cell(window, row_of(window, "h0000"), COL_BY) == "tester"
     assert window.history.status_label.text() == "6 decisions shown"
+    assert not window.detail.isVisible()  # History shows its own detail across the whole window
+    qtbot.keyClick(window.history.view, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    assert window.left_tabs.currentIndex() == 0 and window.detail.isVisible()
 
 
 def test_an_edited_approval_diffs_what_was_shown_against_what_was_approved(window: MainWindow, qtbot: Any) -> None:

@@ -14,7 +14,7 @@ import html
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -49,6 +49,7 @@ from reviewer_app.ui.history.model import (
 )
 from reviewer_app.ui.history.prepared import PreparedDecision, prepare_decision
 
+AGES_REFRESH_MS = 20_000
 DECISION_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("All decisions", ()),
     ("Approved", ("approve", "approve_for_session")),
@@ -227,6 +228,13 @@ class HistoryPanel(QWidget):
         self.model.queryApplied.connect(self._on_query_applied)
         self.model.pageAppended.connect(lambda _n: self._after_rows())
         self.model.failed.connect(self.failed)
+        self._ages = QTimer(self, interval=AGES_REFRESH_MS)  # "(3m ago)" in the Decided column stays true
+        self._ages.timeout.connect(self._refresh_ages)
+        self._ages.start()
+
+    def _refresh_ages(self) -> None:
+        if self.active and self.model.rowCount():
+            self.view.viewport().update()
 
     # -- reads ------------------------------------------------------------------------------------------
     async def _load_page(self, query: HistoryQuery, after: HistoryCursor | None, limit: int) -> HistoryPage:
