@@ -270,12 +270,12 @@ def test_the_index_trigger_is_present_at_head(db_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_migration_indexes_decisions_made_before_it(db_path: Path) -> None:
+async def test_migration_indexes_decisions_made_before_it(any_db: str) -> None:
     """A database decided on at 0008 is searchable after upgrading (the index is built from the audit log)."""
-    engines = create_engines(database_url(db_path))
+    engines = create_engines(database_url(any_db))
     migrate.upgrade(engines, "0008")
     engines.dispose()
-    store = Store.open(db_path, migrate_schema=False)
+    store = Store.open(any_db, migrate_schema=False)
     with store.transaction() as tx:
         tx.create_request(
             NewRequest(
@@ -290,7 +290,7 @@ async def test_migration_indexes_decisions_made_before_it(db_path: Path) -> None
         tx.settle("old", {"decision": "reject", "message": "before the index"}, reviewer="erin")
     store.close()
 
-    backend = SQLHITLBackend(db_path)
+    backend = SQLHITLBackend(any_db)
     try:
         (entry,) = (await backend.history_page(HistoryQuery(text="backfill index"))).entries
         assert entry.hitl_id == "old" and entry.reason == "before the index"
