@@ -177,3 +177,9 @@ class Profile:
 
 def clock() -> float:
     return time.perf_counter()
+
+
+def load_average_text() -> str:
+    """The machine's 1/5/15-minute load averages, printed beside a figure (other work skews timings)."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"

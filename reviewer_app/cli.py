@@ -532,7 +532,9 @@ async def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
         if args.action == "verify":
             report = await backend.verify_audit()
         else:
-            entries = await backend.audit()
+            from reviewer_app.cli_audit import print_audit
+
+            return await print_audit(backend, args.json, sys.stdout)  # streamed: flat memory at any length
     finally:
         await backend.aclose()
     if args.action == "verify":
@@ -556,14 +558,7 @@ async def cmd_audit(ctx: AppContext, args: argparse.Namespace) -> int:
             where = f" at row {report.first_bad_id}" if report.first_bad_id is not None else ""
             _out(f"audit chain BROKEN{where}: {report.problem}")
         return 0 if report.ok else EXIT_FAILED
-
-    def line(entry: Any) -> str:
-        message = f"  {entry.message}" if entry.message else ""
-        return (
-            f"{entry.id:>6}  {entry.at_ms / 1000:.3f}  {entry.hitl_id}  {entry.decision:<20} {entry.reviewer}{message}"
-        )
-
-    return _print_listing(args.json, [entry.to_dict() for entry in entries], map(line, entries), "no decisions yet")
+    return 0
 
 
 async def cmd_cancel(ctx: AppContext, args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """``reviewer-app pending``: the queue as a table or JSON, in memory bounded by the largest single request.
 
-The table shows each request's stored one-line summary, so it never loads the arguments at all. The JSON
+The queue is read in keyset pages of summaries (``summary_page``), never all at once. The table shows each
+request's stored one-line summary, so it never loads the arguments at all. The JSON
 listing fetches and writes one record at a time, in slices, rather than building the whole list and then a
 second copy of it as text (100 MB of arguments used to take ~740 MB).
 """
@@ -8,8 +9,10 @@ second copy of it as text (100 MB of arguments used to take ~740 MB).
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any, TextIO
 
+_PAGE = 1_000  # summaries per keyset page
 _SLICE = 1 << 20  # write long pieces of JSON in 1 MiB slices: no second full-size copy as bytes
 
 
@@ -42,18 +45,15 @@ async def print_pending(backend: Any, as_json: bool, out: TextIO) -> int:
     """
     from reviewer_app.domain.decisions import args_digest
     from reviewer_app.domain.hitl import shown_arguments
-    from reviewer_app.domain.records import RequestQuery
     from reviewer_app.domain.sanitize import json_terminal_safe, terminal_safe
 
-    summaries = await backend.list_summaries(RequestQuery())
-    if not summaries:
-        out.write("[]\n" if as_json else "no pending requests\n")
-        return 0
     encoder = json.JSONEncoder(indent=2, ensure_ascii=False, default=str)
     first = True
-    if as_json:
-        out.write("[")
-    for s in summaries:
+    listed = False
+    async for s in _pending_summaries(backend):
+        if not listed and as_json:
+            out.write("[")
+        listed = True
         record = await backend.get(s.hitl_id)
         if record is None or record["status"] != "pending":  # decided or gone since the listing
             continue
@@ -71,6 +71,23 @@ async def print_pending(backend: Any, as_json: bool, out: TextIO) -> int:
             for start in range(0, len(text), _SLICE):
                 out.write(text[start : start + _SLICE])
         del record
-    if as_json:
+    if not listed:
+        out.write("[]\n" if as_json else "no pending requests\n")
+    elif as_json:
         out.write("\n]\n" if not first else "]\n")
     return 0
+
+
+async def _pending_summaries(backend: Any) -> AsyncIterator[Any]:
+    """The queue oldest first, one keyset page at a time (a queue of any length costs one page of memory)."""
+    from reviewer_app.domain.hitl import HITLStatus
+
+    after: tuple[int, int, str] | None = None
+    while True:
+        page = await backend.summary_page((HITLStatus.PENDING.value,), after=after, limit=_PAGE)
+        for summary in page:
+            yield summary
+        if len(page) < _PAGE:
+            return
+        last = page[-1]
+        after = (last.created_at, last.updated_at_ms, last.hitl_id)

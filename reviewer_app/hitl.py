@@ -30,6 +30,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
+from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.domain.hitl import (
     HITLConflict,
     HITLError,
@@ -797,6 +798,21 @@ class SQLHITLBackend:
     async def audit_count(self) -> int:
         """The number of rows in the decision log."""
         return await self.run(self.store.audit_row_count)
+
+    # -- history (issue 18.4) ------------------------------------------------------------------------------
+    async def history_page(
+        self, query: HistoryQuery | None = None, *, after: HistoryCursor | None = None, limit: int = 100
+    ) -> HistoryPage:
+        """One page of decided requests, newest first, searched and filtered; pass ``page.next_cursor`` on.
+
+        The search text is matched as literal word prefixes (full-text index: FTS5 on SQLite, tsvector on
+        PostgreSQL), whatever it contains. Entries leave the arguments out; :meth:`history_entry` has them.
+        """
+        return await self.run(self.store.history_page, query or HistoryQuery(), after=after, limit=limit)
+
+    async def history_entry(self, audit_id: int) -> HistoryEntry | None:
+        """One decision with the arguments as shown and as edited when it was made, and its rule's pattern."""
+        return await self.run(self.store.history_entry, audit_id)
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:

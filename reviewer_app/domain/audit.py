@@ -104,3 +104,70 @@ def next_chain_step(meta: Mapping[str, str], fields: dict[str, Any], key: bytes)
         )
     count, _, prev_hash = meta[AUDIT_HEAD_KEY].partition(":")
     return ChainStep(int(count) + 1, prev_hash, audit_row_hash(prev_hash, fields, key), meta[DATABASE_ID_KEY])
+
+
+# -- verifying a million rows in seconds ---------------------------------------------------------------------
+def _orjson() -> Any:
+    """orjson, imported on first use (None when it is missing)."""
+    global _ORJSON
+    if _ORJSON is False:
+        try:
+            import orjson as module
+        except ImportError:  # pragma: no cover - orjson is a dependency; the exact path still verifies
+            module = None  # type: ignore[assignment]
+        _ORJSON = module
+    return _ORJSON
+
+
+_ORJSON: Any = False
+
+
+def _fast_canonical(value: Any) -> bytes | None:
+    """``canonical_json(value)`` encoded, by orjson (~5x faster than json.dumps), or None.
+
+    orjson's compact, key-sorted output is the canonical text for the values JSON columns hold; where it might
+    differ (floats' exponent form, integers beyond 64 bits) the callers below fall back to the exact form, so
+    a row is accepted only when the bytes its writer hashed are reproduced.
+    """
+    orjson = _orjson()
+    if orjson is None:
+        return None
+    try:
+        return bytes(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+_HMAC_BASES: dict[bytes, Any] = {}
+
+
+def _keyed(key: bytes, payload: bytes) -> str:
+    """HMAC-SHA256 from a copy of the key's prepared state (cheaper than keying afresh for every row)."""
+    base = _HMAC_BASES.get(key)
+    if base is None:
+        _HMAC_BASES.clear()  # one key at a time
+        base = _HMAC_BASES.setdefault(key, hmac.new(key, digestmod=hashlib.sha256))
+    mac = base.copy()
+    mac.update(payload)
+    return str(mac.hexdigest())
+
+
+def shown_digest_matches(shown_args: Any, shown_sha: str | None) -> bool:
+    """Whether ``shown_sha`` is the SHA-256 of ``shown_args``' canonical JSON (None for no arguments)."""
+    if shown_args is None:
+        return shown_sha is None
+    fast = _fast_canonical(shown_args)
+    if fast is not None and hashlib.sha256(fast).hexdigest() == shown_sha:
+        return True
+    return hashlib.sha256(canonical_json(shown_args).encode("utf-8")).hexdigest() == shown_sha
+
+
+def row_hash_matches(prev_hash: str, fields: dict[str, Any], key: bytes | None, row_hash: str) -> bool:
+    """Whether ``row_hash`` is :func:`audit_row_hash` of this row: the fast encoding first, the exact one after."""
+    fast = _fast_canonical(fields)
+    if fast is not None:
+        payload = prev_hash.encode("utf-8") + fast
+        digest = hashlib.sha256(payload).hexdigest() if key is None else _keyed(key, payload)
+        if digest == row_hash:
+            return True
+    return audit_row_hash(prev_hash, fields, key) == row_hash

@@ -37,6 +37,7 @@ from reviewer_app.ui.banner import Banner
 from reviewer_app.ui.decision_dialogs import TextViewerDialog
 from reviewer_app.ui.decisions import DecisionController
 from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.history.panel import HistoryPanel
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.keymap import KeymapDialog
@@ -51,7 +52,7 @@ from reviewer_app.ui.triage import Triage
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime
 
-INBOX_TAB, RUNS_TAB = 0, 1
+INBOX_TAB, RUNS_TAB, HISTORY_TAB = 0, 1, 2
 
 
 class MainWindow(QMainWindow):
@@ -89,6 +90,7 @@ class MainWindow(QMainWindow):
         self.detail = DetailPane(backend, self.tasks.spawn)
         self.runs = RunsPanel(self.live, self.detail, self.tasks, self.dialogs)
         self.inbox = InboxPanel(self.live, self.detail, self.runs.model)
+        self.history = HistoryPanel(backend, self.tasks.spawn)
         self.decisions = DecisionController(
             backend, self.live, self.detail, self.inbox, self.tasks, self.dialogs, dialog_parent=self
         )
@@ -131,6 +133,7 @@ class MainWindow(QMainWindow):
         self.left_tabs.setDocumentMode(True)
         self.left_tabs.addTab(self.inbox, "Inbox")
         self.left_tabs.addTab(self.runs, "Runs")
+        self.left_tabs.addTab(self.history, "History")
         self.splitter.addWidget(self.left_tabs)
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 2)
@@ -159,7 +162,11 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
         self.view_menu = view_menu = self.menuBar().addMenu("&View")
-        for number, label, what in ((1, "&Inbox", "show the inbox"), (2, "&Runs", "show the runs board")):
+        for number, label, what in (
+            (1, "&Inbox", "show the inbox"),
+            (2, "&Runs", "show the runs board"),
+            (3, "&History", "show the decided requests (history)"),
+        ):
             action = QAction(label, self, shortcut=QKeySequence(f"Ctrl+{number}"))
             action.setWhatsThis(what)
             action.triggered.connect(lambda _=False, i=number - 1: self.show_tab(i))
@@ -238,12 +245,14 @@ class MainWindow(QMainWindow):
         live.eventsAppended.connect(self._on_events_appended)
         live.failed.connect(lambda text: self.banner.show_message(text, key="database"))
         live.refreshed.connect(self._on_refreshed)
+        live.requestsChanged.connect(self.history.on_requests_changed)
+        self.history.failed.connect(self.show_error)
         self.detail.failed.connect(self.show_error)
         self.detail.loaded.connect(self.requestShown)
         self.detail.decisionRequested.connect(self.decisions.request_decision)
         self.detail.timeline_view.detailActivated.connect(self._open_text_viewer)
         self.left_tabs.currentChanged.connect(self._on_tab_changed)
-        for clock in (self.inbox.interacted, self.decisions.interacted):
+        for clock in (self.inbox.interacted, self.decisions.interacted, self.history.interacted):
             clock.connect(self._note_interaction)
         self.decisions.decided.connect(self.decided)
         self.decisions.failed.connect(self.show_error)
@@ -321,10 +330,14 @@ class MainWindow(QMainWindow):
     def _on_tab_changed(self, index: int) -> None:
         self.inbox.active = index == INBOX_TAB
         self.runs.active = index == RUNS_TAB
+        self.history.active = index == HISTORY_TAB
+        self.detail.setVisible(index != HISTORY_TAB)  # History shows its own detail: it takes the whole width
         if index == INBOX_TAB:
             self.inbox.show_current()
-        else:
+        elif index == RUNS_TAB:
             self.runs.show_current()
+        elif index == HISTORY_TAB:
+            self.history.show_current()
 
     def move_request(self, step: int) -> None:
         """j/k: the next or previous request in the inbox, or run on the runs board."""
@@ -334,6 +347,9 @@ class MainWindow(QMainWindow):
             self.inbox.move_request(step)
 
     def focus_search(self) -> None:
+        if self.left_tabs.currentIndex() == HISTORY_TAB:  # "/" searches the history while it is in front
+            self.history.focus_search()
+            return
         self.show_tab(INBOX_TAB)
         self.inbox.focus_search()
 

@@ -12,6 +12,7 @@ from alembic.runtime.migration import MigrationContext
 from reviewer_app.domain.hitl import DatabaseUnavailable, SchemaTooNew
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.engine import create_engines, database_url
+from reviewer_app.persistence.search_index import include_name
 from reviewer_app.persistence.store import Store
 from reviewer_app.persistence.tables import metadata
 
@@ -30,7 +31,9 @@ def test_models_match_migrations(db_path: Path) -> None:
     store = Store.open(db_path)
     try:
         with store.engines.reader.connect() as connection:
-            diff = compare_metadata(MigrationContext.configure(connection), metadata)
+            diff = compare_metadata(
+                MigrationContext.configure(connection, opts={"include_name": include_name}), metadata
+            )
     finally:
         store.close()
     assert diff == []

@@ -27,6 +27,7 @@ from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend, default_reviewer
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.engine import create_engines
+from reviewer_app.persistence.search_index import include_name
 from reviewer_app.persistence.store import Store
 from reviewer_app.persistence.tables import metadata
 
@@ -56,7 +57,10 @@ def test_migrations_reach_head_and_match_the_models_on_postgres(pg_url: str) -> 
         assert store.engines.dialect == "postgresql"
         assert migrate.current_revision(store.engines) == migrate.head_revision()
         with store.engines.reader.connect() as connection:
-            assert compare_metadata(MigrationContext.configure(connection), metadata) == []
+            assert (
+                compare_metadata(MigrationContext.configure(connection, opts={"include_name": include_name}), metadata)
+                == []
+            )
             types = dict(
                 connection.execute(
                     text(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from alembic import context
 
+from reviewer_app.persistence.search_index import include_name
 from reviewer_app.persistence.tables import metadata
 
 connection = context.config.attributes.get("connection")
@@ -20,6 +21,7 @@ context.configure(
     target_metadata=metadata,
     render_as_batch=is_sqlite,
     compare_type=True,
+    include_name=include_name,  # the history search index is not described by the models
     # Alembic treats SQLite DDL as non-transactional and commits between revisions, which lets a
     # second process that opens a new database at the same moment slip in mid-chain and apply a
     # revision twice. SQLite does run DDL in transactions: do the whole upgrade in one.

@@ -9,9 +9,11 @@ truncating it or flipping a decision in ``hitl_requests`` is reported.
 
 from __future__ import annotations
 
+import re
+import sqlite3
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 from sqlalchemy import and_, exists, insert, literal, or_, select, update
 
@@ -23,12 +25,14 @@ from reviewer_app.domain.audit import (
     GENESIS_HASH,
     AuditKeyMismatch,
     audit_fields,
-    audit_row_hash,
     chain_meta_defaults,
     next_chain_step,
+    row_hash_matches,
+    shown_digest_matches,
 )
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import HITLStatus
+from reviewer_app.domain.limits import decode_stored_json_fast
 from reviewer_app.domain.records import AuditEntry, AuditReport
 from reviewer_app.persistence.audit_seal import AuditKeyError
 from reviewer_app.persistence.blobs import decode_value, encode_value
@@ -62,6 +66,20 @@ _UNAUDITED_DECISION = (
         ),
     )
     .limit(1)
+)
+_CHAIN_COLUMNS = (
+    audit_t.c.id,
+    audit_t.c.hitl_id,
+    audit_t.c.decision,
+    audit_t.c.reviewer,
+    audit_t.c.at_ms,
+    audit_t.c.shown_args,
+    audit_t.c.shown_args_sha256,
+    audit_t.c.edited_args,
+    audit_t.c.message,
+    audit_t.c.prev_hash,
+    audit_t.c.row_hash,
+    audit_t.c.shown_args_ref,  # last: read off by _chain_rows
 )
 _DECIDED_RESPONSES = select(requests_t.c.hitl_id, requests_t.c.decision, requests_t.c.user_response).where(
     requests_t.c.status != HITLStatus.PENDING.value
@@ -179,38 +197,40 @@ class AuditReads(ReadsBase):
             prev_hash = GENESIS_HASH
             checked = 0
             first_keyed_ms: int | None = None
-            for row in connection.execute(select(audit_t).order_by(audit_t.c.id)):
-                (entry,) = _entries(connection, [row])
+            for (
+                row_id,
+                hitl_id,
+                decision,
+                reviewer,
+                at_ms,
+                shown_args,
+                shown_sha,
+                edited_args,
+                message,
+                row_prev_hash,
+                row_hash,
+            ) in self._chain_rows(connection):
                 checked += 1
-                if entry.prev_hash != prev_hash:
+                if row_prev_hash != prev_hash:
                     return AuditReport(
-                        False, checked, entry.id, "its predecessor is missing or was changed (chain broken before it)"
+                        False, checked, row_id, "its predecessor is missing or was changed (chain broken before it)"
                     )
-                shown_sha = args_digest(entry.shown_args) if entry.shown_args is not None else None
-                if shown_sha != entry.shown_args_sha256:
-                    return AuditReport(False, checked, entry.id, "the shown arguments do not match their hash")
-                fields = audit_fields(
-                    entry.hitl_id,
-                    entry.decision,
-                    entry.reviewer,
-                    entry.at_ms,
-                    entry.shown_args_sha256,
-                    entry.edited_args,
-                    entry.message,
-                )
+                if not shown_digest_matches(shown_args, shown_sha):
+                    return AuditReport(False, checked, row_id, "the shown arguments do not match their hash")
+                fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
                 key = seal.key if keyed_from and checked >= keyed_from else None
                 if checked == keyed_from:
-                    first_keyed_ms = entry.at_ms
-                if audit_row_hash(prev_hash, fields, key) != entry.row_hash:
-                    return AuditReport(False, checked, entry.id, "the row was edited after it was written")
-                if anchors.get(checked, entry.row_hash) != entry.row_hash:
+                    first_keyed_ms = at_ms
+                if not row_hash_matches(prev_hash, fields, key, row_hash):
+                    return AuditReport(False, checked, row_id, "the row was edited after it was written")
+                if anchors.get(checked, row_hash) != row_hash:
                     return AuditReport(
                         False,
                         checked,
-                        entry.id,
+                        row_id,
                         f"the chain was rewritten: it differs from the anchor at row {checked}",
                     )
-                prev_hash = entry.row_hash
+                prev_hash = row_hash
             expected_count, expected_head = (0, GENESIS_HASH)
             head_value = meta.get(AUDIT_HEAD_KEY)
             if head_value is not None:
@@ -243,20 +263,72 @@ class AuditReads(ReadsBase):
                 return AuditReport(False, checked, None, problem, anchors_checked=len(anchors))
             return AuditReport(True, checked, anchors_checked=len(anchors), warning=warning)
 
+    def _chain_rows(self, connection: Any) -> Iterator[tuple[Any, ...]]:
+        """The log's rows in chain order, the JSON columns decoded, one at a time (flat memory at any length).
+
+        Large shown arguments are read back from their blob (one missing or damaged reads as a placeholder,
+        which then fails its hash). On SQLite straight from the DB-API cursor (SQLAlchemy's row processing cost
+        more than the hashing).
+        """
+        if not self.engines.is_sqlite:
+            for row in connection.execute(select(*_CHAIN_COLUMNS).order_by(audit_t.c.id)):
+                *fields, ref = tuple(row)
+                if ref:
+                    fields[5] = _shown_from_blob(connection, ref)
+                yield tuple(fields)
+            return
+        driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+        names = ", ".join(column.name for column in _CHAIN_COLUMNS)
+        cursor = driver.execute(f"SELECT {names} FROM {audit_t.name} ORDER BY id")
+        while rows := cursor.fetchmany(1000):
+            for row in rows:
+                shown, edited, ref = row[5], row[7], row[11]
+                yield (
+                    *row[:5],
+                    _shown_from_blob(connection, ref)
+                    if ref
+                    else (None if shown is None else decode_stored_json_fast(shown)),
+                    row[6],
+                    None if edited is None or edited == "null" else decode_stored_json_fast(edited),
+                    *row[8:11],
+                )
+
     @staticmethod
     def _unaudited_decision(connection: Any) -> str | None:
         """A decided request whose decision is not the one its audit row records, if any."""
+        if connection.dialect.name == "sqlite":
+            return AuditReads._unaudited_decision_sqlite(connection)
         row = connection.execute(_UNAUDITED_DECISION).first()
         if row is not None:
-            return (
-                f"request {row.hitl_id} says {row.decision} by {row.decided_by}, which no audit row records "
-                "(changed in hitl_requests)"
-            )
+            return _unaudited_text(row.hitl_id, row.decision, row.decided_by)
         for hitl_id, decision, response in connection.execute(_DECIDED_RESPONSES):
-            stated = response.get("decision") if isinstance(response, dict) else None
-            if stated is not None and stated != decision:
-                return f"request {hitl_id}'s stored response says {stated}, its audited decision is {decision}"
+            problem = _response_problem(hitl_id, decision, response)
+            if problem is not None:
+                return problem
         return None
+
+    @staticmethod
+    def _unaudited_decision_sqlite(connection: Any) -> str | None:
+        """The same checks on the DB-API cursor, with SQL reading past the responses that state their own decision
+        in the one form the store writes (a million decided requests in ~1.5 s of CPU instead of ~5)."""
+        driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+        row = driver.execute(_UNAUDITED_SQL, (HITLStatus.PENDING.value,)).fetchone()
+        if row is not None:
+            return _unaudited_text(*row)
+        cursor = driver.execute(_RESPONSES_TO_READ_SQL, (HITLStatus.PENDING.value,))
+        while rows := cursor.fetchmany(1000):
+            for hitl_id, decision, text in rows:
+                if isinstance(text, str) and not _states_only(text, decision):
+                    problem = _response_problem(hitl_id, decision, decode_stored_json_fast(text))
+                    if problem is not None:
+                        return problem
+        return None
+
+
+def _shown_from_blob(connection: Any, ref: str) -> Any:
+    """The shown arguments an audit row keeps in a blob (``<kind>:<sha256>``), or a placeholder saying it is gone."""
+    raw = read_blobs(connection, [ref[2:]]).get(ref[2:])
+    return decode_value(ref[:1], raw) if raw is not None else f"<stored arguments {ref[2:]} missing or damaged>"
 
 
 def _entries(connection: Any, rows: Sequence[Any]) -> list[AuditEntry]:
@@ -274,3 +346,50 @@ def _entries(connection: Any, rows: Sequence[Any]) -> list[AuditEntry]:
             )
         entries.append(AuditEntry(**fields))
     return entries
+
+
+_UNAUDITED_SQL = (
+    "SELECT r.hitl_id, r.decision, r.decided_by FROM hitl_requests AS r WHERE r.status != ? AND NOT EXISTS"
+    " (SELECT 1 FROM audit_log AS a WHERE a.hitl_id = r.hitl_id AND a.decision = r.decision"
+    " AND a.reviewer = r.decided_by) LIMIT 1"
+)
+# Responses are read in Python unless their text holds exactly one "decision" key, written as the store writes
+# it with this request's decision as its value, and no \u escape (which could spell another such key).
+_RESPONSES_TO_READ_SQL = (
+    "SELECT hitl_id, decision, user_response FROM hitl_requests WHERE status != ? AND user_response IS NOT NULL"
+    " AND NOT (instr(user_response, '\"decision\": \"' || decision || '\"') > 0"
+    " AND length(user_response) - length(replace(user_response, '\"decision\"', '')) = 10"
+    " AND instr(user_response, '\\u') = 0)"
+)
+
+
+_STATED_DECISION = re.compile(r'"decision":\s*"([^"\\]*)"')
+
+
+def _states_only(text: str, decision: str | None) -> bool:
+    """Whether a stored response's text can state no decision but ``decision``, read without decoding it.
+
+    True when the text names no decision at all (neither the word nor an escape that could spell it), or when
+    ``"decision"`` occurs exactly once, as a key whose plain string value is ``decision``: inside JSON strings
+    quotes are escaped, so that one occurrence is the only key of that name anywhere. Anything else is decoded.
+    """
+    if "\\u" in text:
+        return False
+    occurrences = text.count('"decision"')
+    if occurrences == 0:
+        return "decision" not in text
+    if occurrences > 1:
+        return False
+    match = _STATED_DECISION.search(text)
+    return match is not None and match.group(1) == decision
+
+
+def _unaudited_text(hitl_id: str, decision: str | None, decided_by: str | None) -> str:
+    return f"request {hitl_id} says {decision} by {decided_by}, which no audit row records (changed in hitl_requests)"
+
+
+def _response_problem(hitl_id: str, decision: str | None, response: Any) -> str | None:
+    stated = response.get("decision") if isinstance(response, dict) else None
+    if stated is not None and stated != decision:
+        return f"request {hitl_id}'s stored response says {stated}, its audited decision is {decision}"
+    return None

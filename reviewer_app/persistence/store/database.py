@@ -27,6 +27,7 @@ from reviewer_app.persistence.blobs import ValueMemo
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url, sqlite_path
 from reviewer_app.persistence.store.audit import AuditReads
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _Prepared, _Write
+from reviewer_app.persistence.store.history import HistoryReads
 from reviewer_app.persistence.store.policy import PolicyReads, PolicyWrites
 from reviewer_app.persistence.store.records import CreationClock
 from reviewer_app.persistence.store.requests import RequestReads, RequestWrites
@@ -40,7 +41,7 @@ class StoreTx(PolicyWrites, RequestWrites, TimelineWrites, RuleWrites):
     """Writes inside one transaction, every aggregate's. Obtain it from :meth:`Store.transaction`."""
 
 
-class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, PolicyReads, StatsReads):
+class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, PolicyReads, StatsReads, HistoryReads):
     """Reviewer's database: open (and migrate) once, then read and write through it."""
 
     def __init__(self, engines: Engines, *, seal: AuditSeal | None = None) -> None:

@@ -1,0 +1,41 @@
+"""``reviewer-app audit``: the decision log as a table or JSON, streamed page by page with flat memory.
+
+The listing used to read every audit row (with its shown arguments) into one list and then a second copy as
+text: at 100,000 decisions 455 MB. It now reads keyset pages of the log (``audit_page``) and writes each row as
+it comes, so memory is one page whatever the log's length.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+PAGE = 1_000
+
+
+async def print_audit(backend: Any, as_json: bool, out: TextIO) -> int:
+    """Write the whole decision log to ``out`` (oldest first), as a JSON list or one line per row."""
+    from reviewer_app.domain.sanitize import json_terminal_safe, terminal_safe
+
+    after = 0
+    first = True
+    while True:
+        page = await backend.audit_page(after_id=after, limit=PAGE)
+        if not page:
+            break
+        for entry in page:
+            if as_json:
+                text = json.dumps(entry.to_dict(), indent=2, ensure_ascii=False, default=str)
+                out.write(("[\n  " if first else ",\n  ") + json_terminal_safe(text.replace("\n", "\n  ")))
+            else:
+                message = f"  {entry.message}" if entry.message else ""
+                line = f"{entry.id:>6}  {entry.at_ms / 1000:.3f}  {entry.hitl_id}  {entry.decision:<20} "
+                out.write(terminal_safe(line + f"{entry.reviewer}{message}") + "\n")
+            first = False
+        after = page[-1].id
+        del page
+    if as_json:
+        out.write("[]\n" if first else "\n]\n")
+    elif first:
+        out.write("no decisions yet\n")
+    return 0

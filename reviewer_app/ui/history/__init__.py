@@ -1,0 +1,1 @@
+"""The History tab: decided requests, searched and paged (panel, model, what the detail shows)."""

@@ -1,0 +1,73 @@
+"""``audit verify`` reads past stored responses that state their own decision only when that is certain: every
+way of making a response say another decision than the audited one is still reported."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from reviewer_app.hitl import SQLHITLBackend
+
+
+async def _rejected(db_path: Path) -> SQLHITLBackend:
+    backend = SQLHITLBackend(db_path, reviewer="auditor")
+    for hitl_id in ("h1", "h2"):
+        await backend.create(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id="s",
+            invocation_id="i",
+            data={"arguments": {"command": "rm -rf /"}},
+            tool_name="run_shell",
+        )
+        await backend.respond(hitl_id, {"decision": "reject", "message": "no"})
+    assert (await backend.verify_audit()).ok
+    return backend
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "forged",
+    [
+        '{"decision": "approve", "reviewer": "auditor"}',
+        '{"decision":"approve"}',
+        '{"decision": "reject", "decision": "approve"}',  # the last key wins when the response is read
+        '{"\\u0064ecision": "approve"}',  # an escaped key is the same key
+        '{"x": {"decision": "reject"}, "decision": "approve"}',
+        '{"decision": "appro\\u0076e"}',
+        '{"decision" : "approve"}',
+    ],
+)
+async def test_a_response_stating_another_decision_is_reported(db_path: Path, forged: str) -> None:
+    backend = await _rejected(db_path)
+    try:
+        with sqlite3.connect(db_path) as connection:
+            connection.execute("UPDATE hitl_requests SET user_response = ? WHERE hitl_id = 'h2'", (forged,))
+        report = await backend.verify_audit()
+        assert not report.ok
+        assert report.problem == "request h2's stored response says approve, its audited decision is reject"
+    finally:
+        await backend.aclose()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "harmless",
+    [
+        '{"x": {"decision": "approve"}, "decision": "reject"}',  # a nested key states nothing
+        '{"message": "\\"decision\\": \\"approve\\""}',  # the words inside a string state nothing
+        '{"answer": "yes"}',
+        "[1, 2]",
+        "not json at all",
+    ],
+)
+async def test_responses_that_state_the_audited_decision_or_none_pass(db_path: Path, harmless: str) -> None:
+    backend = await _rejected(db_path)
+    try:
+        with sqlite3.connect(db_path) as connection:
+            connection.execute("UPDATE hitl_requests SET user_response = ? WHERE hitl_id = 'h2'", (harmless,))
+        assert (await backend.verify_audit()).ok
+    finally:
+        await backend.aclose()

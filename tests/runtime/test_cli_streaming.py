@@ -1,0 +1,75 @@
+"""``pending`` and ``audit`` read keyset pages, never everything at once, and print exactly what they printed
+when they did: every row once, in order, across page boundaries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reviewer_app import cli_audit, cli_pending
+from reviewer_app.cli import main
+from reviewer_app.domain.records import NewRequest
+from reviewer_app.persistence.store import Store
+
+COUNT = 2_345  # more than two pages of both listings
+
+
+def _fill(store: Store, *, decided: bool) -> None:
+    with store.transaction() as tx:
+        for i in range(COUNT):
+            tx.create_request(
+                NewRequest(
+                    hitl_id=f"h{i:05d}",
+                    hitl_type="tool_approval",
+                    session_id="s1",
+                    invocation_id="i1",
+                    data={"arguments": {"command": f"echo {i}"}},
+                    tool_name="run_shell",
+                )
+            )
+            if decided:
+                tx.settle(f"h{i:05d}", {"decision": "reject", "message": f"no {i}"}, reviewer="erin")
+
+
+def test_pending_pages_through_a_long_queue(store: Store, db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _fill(store, decided=False)
+    assert cli_pending._PAGE < COUNT
+    assert main(["pending", "--db", str(db_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [f"h{i:05d}" for i in range(COUNT)]
+
+    assert main(["pending", "--json", "--db", str(db_path)]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [record["hitl_id"] for record in records] == [f"h{i:05d}" for i in range(COUNT)]
+    assert records[7]["data"] == {"arguments": {"command": "echo 7"}} and len(records[7]["args_sha256"]) == 64
+
+
+def test_audit_listing_streams_every_row_in_order(
+    store: Store, db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fill(store, decided=True)
+    assert cli_audit.PAGE < COUNT
+    assert main(["audit", "--json", "--db", str(db_path)]) == 0
+    out = capsys.readouterr().out
+    entries = json.loads(out)
+    assert [entry["hitl_id"] for entry in entries] == [f"h{i:05d}" for i in range(COUNT)]
+    assert entries == [entry.to_dict() for entry in store.audit_entries()]  # the same rows as the old listing
+    expected = json.dumps([entry.to_dict() for entry in store.audit_entries()], indent=2, ensure_ascii=False)
+    assert out == expected + "\n"  # byte for byte what printing the whole list gave
+
+    assert main(["audit", "--db", str(db_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == COUNT and "h00000  reject" in lines[0] and lines[-1].endswith("erin  no 2344")
+
+
+def test_empty_listings(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "--json", "--db", str(db_path)]) == 0
+    assert capsys.readouterr().out == "[]\n"
+    assert main(["audit", "--db", str(db_path)]) == 0
+    assert capsys.readouterr().out == "no decisions yet\n"
+    assert main(["pending", "--json", "--db", str(db_path)]) == 0
+    assert capsys.readouterr().out == "[]\n"
+    assert main(["pending", "--db", str(db_path)]) == 0
+    assert capsys.readouterr().out == "no pending requests\n"

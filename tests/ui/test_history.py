@@ -1,0 +1,268 @@
+"""The History tab in the real window: decisions in words, the edited approval's diff, reasons, rules, search,
+paging as the view scrolls, and the keyboard flow from the search box into the results.
+
+The history model runs under QAbstractItemModelTester throughout.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
+
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.records import NewRequest
+from reviewer_app.domain.rules import Rule
+from reviewer_app.domain.toolcall import ToolCall
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.history.model import COL_BY, COL_DECISION, COL_REASON, PAGE_SIZE
+from reviewer_app.ui.main_window import HISTORY_TAB, MainWindow
+from tests.ui.conftest import run_async
+
+SHOWN = {"path": "notes.txt", "content": "line one\nline two\n"}
+EDITED = {"path": "notes.txt", "content": "line one\nline two, reviewed\n"}
+
+
+async def _ask(backend: SQLHITLBackend, hitl_id: str, tool: str, arguments: dict[str, Any]) -> None:
+    await backend.create(
+        hitl_id=hitl_id,
+        hitl_type="tool_approval",
+        session_id="s1",
+        invocation_id="i1",
+        data={"arguments": arguments},
+        metadata={"agent": "coder"},
+        tool_name=tool,
+    )
+
+
+async def _seed(backend: SQLHITLBackend, approvals: int) -> str:
+    """``approvals`` plain approvals, then an edited write_file, a rejection with a reason and a rule's denial."""
+    for i in range(approvals):
+        args = {"command": f"echo item{i}"}
+        await _ask(backend, f"h{i:04d}", "run_shell", args)
+        await backend.decide(f"h{i:04d}", Decision(DecisionKind.APPROVE, args_sha256=args_digest(args)))
+    await _ask(backend, "h-edit", "write_file", SHOWN)
+    await backend.decide("h-edit", Decision(DecisionKind.EDIT, edited_args=EDITED, args_sha256=args_digest(SHOWN)))
+    await _ask(backend, "h-reject", "run_shell", {"command": "rm -rf build"})
+    await backend.decide("h-reject", Decision(DecisionKind.REJECT, message="build is shared with the CI cache"))
+    stored = await backend.add_rule(Rule.create("deny", "Bash(curl:*)", now=time.time()))
+    request = NewRequest(
+        hitl_id="h-rule",
+        hitl_type="tool_approval",
+        session_id="s1",
+        invocation_id="i1",
+        data={"arguments": {"command": "curl https://example.invalid/upload"}},
+        tool_name="Bash",
+    )
+    call = ToolCall(tool_name="Bash", arguments={"command": "curl https://example.invalid/upload"})
+    assert await backend.settle_by_rules(request, call) is not None
+    return stored.rule.id
+
+
+def _window(backend: SQLHITLBackend, settings: QSettings, qtbot: Any, qtmodeltester: Any) -> MainWindow:
+    win = MainWindow(backend, None, settings=settings, tray=False)
+    qtbot.addWidget(win)
+    if qtmodeltester is not None:
+        qtmodeltester.check(win.history.model)
+    win.show()
+    win.activateWindow()
+    qtbot.waitExposed(win)
+    win.start()
+    assert run_async(qtbot, win.live.wait_loaded(timeout=10))
+    return win
+
+
+@pytest.fixture
+def seeded(qt_backend: SQLHITLBackend, qtbot: Any) -> str:
+    return run_async(qtbot, _seed(qt_backend, approvals=3))
+
+
+@pytest.fixture
+def window(
+    qt_backend: SQLHITLBackend, seeded: str, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+) -> Iterator[MainWindow]:
+    win = _window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    yield win
+    win.close()
+
+
+def open_history(qtbot: Any, win: MainWindow) -> None:
+    """Ctrl+3, as the operator would, then the first page."""
+    win.inbox.view.setFocus()
+    qtbot.keyClick(win.inbox.view, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    assert win.left_tabs.currentIndex() == HISTORY_TAB
+    qtbot.waitUntil(lambda: win.history.model.loaded_once and not win.history.model.loading)
+
+
+def row_of(win: MainWindow, hitl_id: str) -> int:
+    model = win.history.model
+    return next(i for i in range(model.rowCount()) if model.entry(i).hitl_id == hitl_id)  # type: ignore[union-attr]
+
+
+def cell(win: MainWindow, row: int, column: int) -> str:
+    model = win.history.model
+    return str(model.data(model.index(row, column)))
+
+
+def select(qtbot: Any, win: MainWindow, hitl_id: str) -> Any:
+    row = row_of(win, hitl_id)
+    win.history.view.setCurrentIndex(win.history.model.index(row, 0))
+    qtbot.waitUntil(
+        lambda: win.history.detail.prepared is not None and win.history.detail.prepared.entry.hitl_id == hitl_id
+    )
+    return win.history.detail.prepared
+
+
+def test_decisions_read_in_words_newest_first(window: MainWindow, qtbot: Any) -> None:
+    open_history(qtbot, window)
+    model = window.history.model
+    ids = [model.entry(i).hitl_id for i in range(model.rowCount())]  # type: ignore[union-attr]
+    assert ids == ["h-rule", "h-reject", "h-edit", "h0002", "h0001", "h0000"]
+    words = {cell(window, row, COL_DECISION) for row in range(model.rowCount())}
+    assert words == {"Approved", "Approved with edited arguments", "Rejected"}
+    for row in range(model.rowCount()):  # never a stored kind name
+        assert "_" not in cell(window, row, COL_DECISION)
+    assert cell(window, row_of(window, "h-reject"), COL_REASON) == "build is shared with the CI cache"
+    assert cell(window, row_of(window, "h0000"), COL_BY) == "tester"
+    assert window.history.status_label.text() == "6 decisions shown"
+    assert not window.detail.isVisible()  # History shows its own detail across the whole window
+    qtbot.keyClick(window.history.view, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    assert window.left_tabs.currentIndex() == 0 and window.detail.isVisible()
+
+
+def test_an_edited_approval_diffs_what_was_shown_against_what_was_approved(window: MainWindow, qtbot: Any) -> None:
+    open_history(qtbot, window)
+    prepared = select(qtbot, window, "h-edit")
+    detail = window.history.detail
+    diff = detail.diff_view.toPlainText()
+    # from the arguments as shown (-) to as edited (+): the reviewer's edit, never the reverse
+    assert "-line two\n+line two, reviewed" in diff
+    assert diff.index("--- content (as shown)") < diff.index("+++ content (as edited)")
+    assert "line two, reviewed" in detail.edited_view.toPlainText()
+    assert "line two, reviewed" not in detail.shown_view.toPlainText()
+    assert detail.tabs.currentWidget() is detail.diff_view and detail.tabs.isTabVisible(2)
+    header = detail.header.text()
+    assert "Approved with edited arguments" in header and "tester" in header
+    assert prepared.entry.edited
+
+
+def test_a_rejection_shows_its_reason_and_no_edit_tabs(window: MainWindow, qtbot: Any) -> None:
+    open_history(qtbot, window)
+    select(qtbot, window, "h-reject")
+    detail = window.history.detail
+    assert "<b>Rejected</b>" in detail.header.text()
+    assert "Reason: <i>build is shared with the CI cache</i>" in detail.header.text()
+    assert "rm -rf build" in detail.shown_view.toPlainText()
+    assert not detail.tabs.isTabVisible(0) and not detail.tabs.isTabVisible(2)
+
+
+def test_a_rule_decision_names_the_rule_and_its_pattern(window: MainWindow, seeded: str, qtbot: Any) -> None:
+    open_history(qtbot, window)
+    assert cell(window, row_of(window, "h-rule"), COL_BY) == f"rule:{seeded} (Bash(curl:*))"
+    select(qtbot, window, "h-rule")
+    header = window.history.detail.header.text()
+    assert f"Decided by rule:{seeded} (deny) <code>Bash(curl:*)</code>" in header
+
+
+def test_search_filters_and_hostile_text_is_just_words(window: MainWindow, qtbot: Any) -> None:
+    open_history(qtbot, window)
+    history = window.history
+    model = history.model
+
+    def shown_ids() -> list[str]:
+        return [model.entry(i).hitl_id for i in range(model.rowCount())]  # type: ignore[union-attr]
+
+    history.search_box.setText("reviewed")  # a word only the edited arguments hold
+    qtbot.waitUntil(lambda: shown_ids() == ["h-edit"])
+    history.search_box.setText("ci cache")  # words of the reject reason
+    qtbot.waitUntil(lambda: shown_ids() == ["h-reject"])
+    history.search_box.setText('"(NEAR* OR \x00')
+    qtbot.waitUntil(lambda: not model.loading and model.rowCount() == 0)
+    assert history.status_label.text() == "No decisions match."
+    history.search_box.clear()
+    qtbot.waitUntil(lambda: model.rowCount() == 6)
+    history.decision_combo.setCurrentText("Rejected")
+    qtbot.waitUntil(lambda: sorted(shown_ids()) == ["h-reject", "h-rule"])
+
+
+def test_slash_focuses_the_search_and_down_or_return_moves_into_the_results(window: MainWindow, qtbot: Any) -> None:
+    open_history(qtbot, window)
+    history = window.history
+    history.view.setFocus()
+    qtbot.keyClick(history.view, Qt.Key.Key_Slash)
+    assert QApplication.focusWidget() is history.search_box
+    assert window.left_tabs.currentIndex() == HISTORY_TAB  # "/" searches the tab in front
+    qtbot.keyClicks(history.search_box, "echo")
+    qtbot.waitUntil(lambda: history.model.rowCount() == 3 and not history.model.loading)
+    qtbot.keyClick(history.search_box, Qt.Key.Key_Down)
+    assert QApplication.focusWidget() is history.view
+    assert history.view.currentIndex().row() == 0
+    assert history.search_box.text() == "echo"  # the filter is kept
+    qtbot.waitUntil(lambda: history.detail.prepared is not None)
+    qtbot.keyClick(history.view, Qt.Key.Key_Down)  # the arrows move through the results
+    assert history.view.currentIndex().row() == 1
+    qtbot.keyClick(history.view, Qt.Key.Key_Slash)
+    assert QApplication.focusWidget() is history.search_box
+    qtbot.keyClick(history.search_box, Qt.Key.Key_Return)
+    assert QApplication.focusWidget() is history.view and history.search_box.text() == "echo"
+
+
+def test_pages_come_in_as_the_view_scrolls(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any) -> None:
+    """Without the model tester (it calls fetchMore itself, see the next test) only scrolling asks for pages."""
+    run_async(qtbot, _seed(qt_backend, approvals=2 * PAGE_SIZE + 30), timeout=60_000)
+    win = _window(qt_backend, ui_settings, qtbot, None)
+    try:
+        open_history(qtbot, win)
+        model = win.history.model
+        qtbot.wait(200)  # nothing more is read while the operator does not scroll
+        assert model.rowCount() == PAGE_SIZE and model.has_more
+        assert "more as you scroll" in win.history.status_label.text()
+        for expected in (2 * PAGE_SIZE, 2 * PAGE_SIZE + 33):
+            win.history.view.scrollToBottom()  # the view asks fetchMore at the end
+            qtbot.waitUntil(lambda expected=expected: model.rowCount() == expected, timeout=10_000)
+        assert not model.has_more and not model.canFetchMore()
+        assert win.history.status_label.text() == f"{2 * PAGE_SIZE + 33} decisions shown"
+        _assert_every_decision_once(win, 2 * PAGE_SIZE + 30)
+    finally:
+        win.close()
+
+
+def test_paging_under_the_model_tester(
+    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+) -> None:
+    """The same under QAbstractItemModelTester (which also calls fetchMore itself after every change)."""
+    run_async(qtbot, _seed(qt_backend, approvals=2 * PAGE_SIZE + 30), timeout=60_000)
+    win = _window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    try:
+        open_history(qtbot, win)
+        model = win.history.model
+        while model.has_more:
+            rows = model.rowCount()
+            win.history.view.scrollToBottom()
+            qtbot.waitUntil(lambda rows=rows: model.rowCount() > rows, timeout=10_000)
+        _assert_every_decision_once(win, 2 * PAGE_SIZE + 30)
+    finally:
+        win.close()
+
+
+def _assert_every_decision_once(win: MainWindow, approvals: int) -> None:
+    model = win.history.model
+    ids = [model.entry(i).hitl_id for i in range(model.rowCount())]  # type: ignore[union-attr]
+    expected = ["h-rule", "h-reject", "h-edit", *(f"h{i:04d}" for i in reversed(range(approvals)))]
+    assert ids == expected
+
+
+def test_a_decision_made_meanwhile_appears_at_the_top(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    open_history(qtbot, window)
+    args = {"command": "echo late"}
+    run_async(qtbot, _ask(qt_backend, "h-late", "run_shell", args))
+    run_async(qtbot, qt_backend.decide("h-late", Decision(DecisionKind.APPROVE, args_sha256=args_digest(args))))
+    window.live.request_refresh()
+    qtbot.waitUntil(lambda: window.history.model.rowCount() == 7, timeout=10_000)
+    assert window.history.model.entry(0).hitl_id == "h-late"  # type: ignore[union-attr]
