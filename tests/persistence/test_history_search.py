@@ -271,9 +271,9 @@ def test_the_index_trigger_is_present_at_head(db_path: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_migration_indexes_decisions_made_before_it(any_db: str) -> None:
-    """A database decided on at 0008 is searchable after upgrading (the index is built from the audit log)."""
+    """A database decided on at 0009 is searchable after upgrading (the index is built from the audit log)."""
     engines = create_engines(database_url(any_db))
-    migrate.upgrade(engines, "0008")
+    migrate.upgrade(engines, "0009")
     engines.dispose()
     store = Store.open(any_db, migrate_schema=False)
     with store.transaction() as tx:
