@@ -162,6 +162,8 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
         window.closing.connect(closed.set)
         if screenshot:
             window.resize(1440, 900)
+        else:
+            window.fit_to_screen()
         window.show()
         window.start()
         code = 0

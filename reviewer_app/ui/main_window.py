@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -110,6 +110,7 @@ class MainWindow(QMainWindow):
         )
         self.window_settings.restore()
         self.triage = Triage(self, settings)  # undo, risk chips, rules tab, bulk decisions (issue 14)
+        self.triage.undo.changed.connect(self._show_pending_count)
         self.native_notifier = attach_native_notifier(self, settings, enabled=tray)  # Approve/Reject/Open
         self.view_menu.addAction(self.native_notifier.sound_action)
         self.set_theme(self.window_settings.value("ui/theme", "system"), save=False)
@@ -145,6 +146,20 @@ class MainWindow(QMainWindow):
         self.db_label.setObjectName("dbLabel")
         self.statusBar().addPermanentWidget(self.db_label)
         self.resize(1320, 820)
+
+    def fit_to_screen(self, margin: int = 48) -> None:
+        """The first start on a small screen: the default size (or a remembered one) never exceeds the screen."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return
+        available = screen.availableGeometry()
+        width = min(self.width(), max(self.minimumWidth(), available.width() - margin))
+        height = min(self.height(), max(self.minimumHeight(), available.height() - margin))
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+            self.move(
+                available.x() + (available.width() - width) // 2, available.y() + (available.height() - height) // 2
+            )
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -355,6 +370,14 @@ class MainWindow(QMainWindow):
 
     # -- pending count, timeline, tick ------------------------------------------------------------------
     def _on_pending_count(self, count: int) -> None:
+        self._pending_in_db = count
+        self._show_pending_count()
+
+    def _show_pending_count(self) -> None:
+        """The title and tray badge count what waits on the operator: decisions in their undo grace period are not
+        committed yet, but the inbox no longer lists them, so neither does the count (seen: title 8, inbox 7)."""
+        held = len(self.triage.undo.held_ids) if hasattr(self, "triage") else 0
+        count = max(0, getattr(self, "_pending_in_db", 0) - held)
         self.setWindowTitle(f"Reviewer ({count} pending)")
         self.notifier.set_pending(count)
 

@@ -583,3 +583,12 @@ def test_j_k_on_the_runs_board_move_between_runs_and_decision_keys_do_nothing_th
     assert decided == [] and window.dialogs.open_dialogs == []
     assert all(s.status == "pending" for s in window.inbox.model.iter_requests())
     assert window.inbox.model.visible_count == 2
+
+
+def test_the_window_never_starts_larger_than_the_screen(window: Any) -> None:
+    """Seen on a 1280 x 800 desktop: the default 1,320 px window put the decision buttons off screen."""
+    available = window.screen().availableGeometry()
+    window.resize(available.width() + 400, available.height() + 300)
+    window.fit_to_screen()
+    assert window.width() <= available.width() and window.height() <= available.height()
+    assert window.width() >= window.minimumWidth()

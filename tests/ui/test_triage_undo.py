@@ -146,3 +146,20 @@ def test_approve_for_session_from_the_window_settles_the_identical_siblings(
     assert status(qtbot, qt_backend, other)[0] == "pending"
     qtbot.waitUntil(lambda: not window.inbox.model.index_for(twin).isValid(), timeout=10_000)  # gone from the inbox
     assert window.inbox.model.index_for(other).isValid()
+
+
+def test_the_title_counts_what_the_inbox_lists_while_a_decision_is_held(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen in use: the title said "8 pending" while the inbox listed 7 during the undo countdown."""
+    with_grace(window, 5)
+    first = shell(qtbot, qt_backend, "h1", "git status")
+    shell(qtbot, qt_backend, "h2", "git log")
+    show(qtbot, window, first)
+    qtbot.waitUntil(lambda: window.windowTitle() == "Reviewer (2 pending)")
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_A)
+    assert status(qtbot, qt_backend, first)[0] == "pending"  # held, not committed
+    assert window.windowTitle() == "Reviewer (1 pending)"
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.windowTitle() == "Reviewer (2 pending)"

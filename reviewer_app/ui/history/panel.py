@@ -200,14 +200,15 @@ class HistoryPanel(QWidget):
         self.model.fetch_allowed = self._last_row_on_screen
         header = self.view.header()
         header.setStretchLastSection(False)
+        # What was asked and why it was refused share the room; the short columns keep what their words need.
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(COL_REASON, QHeaderView.ResizeMode.Stretch)
         for column, width in (
-            (COL_WHEN, 140),
-            (COL_DECISION, 215),
-            (COL_BY, 200),
+            (COL_WHEN, 130),
+            (COL_DECISION, 175),
+            (COL_BY, 110),
             (COL_TOOL, 90),
             (COL_AGENT, 80),
-            (COL_REASON, 140),
         ):
             header.resizeSection(column, width)
         self.splitter.addWidget(self.view)
