@@ -134,8 +134,9 @@ class RunsPanel(QWidget):
         self.view.setModel(self.model)
         self.view.header().setSectionResizeMode(COL_PROMPT, QHeaderView.ResizeMode.Stretch)
         self.view.header().setStretchLastSection(False)
-        self.view.header().resizeSection(0, 170)
-        for column, width in ((COL_PENDING, 64), (COL_STARTED, 84), (COL_ACTIVE, 76)):
+        # Seen at 1,024 px: 170 px of run id left the prompt (what the run is doing) about 50 px.
+        self.view.header().resizeSection(0, 120)
+        for column, width in ((COL_PENDING, 58), (COL_STARTED, 72), (COL_ACTIVE, 62)):
             self.view.header().resizeSection(column, width)  # the prompt gets the rest of the width
         self.model.modelReset.connect(self.view.expandAll)
         for changed in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
