@@ -31,6 +31,7 @@ class OpsViews:
             from reviewer_app.ui.audit.window import AuditWindow
 
             self.audit_window = AuditWindow(self._backend, self._window)
+            self._keys_for(self.audit_window)
         return _raise(self.audit_window)
 
     def show_stats(self) -> QMainWindow:
@@ -38,7 +39,18 @@ class OpsViews:
             from reviewer_app.ui.stats.window import StatsWindow  # QtCharts loads only when asked for
 
             self.stats_window = StatsWindow(self._backend, self._window)
+            self._keys_for(self.stats_window)
         return _raise(self.stats_window)
+
+    def _keys_for(self, side: QMainWindow) -> None:
+        """Seen in use: Esc did not close a side window and Ctrl+5/Ctrl+6 did nothing there. Esc or Ctrl+W closes
+        it (back to the inbox), and the keys that open the side windows work from either of them too."""
+        close = QAction("Close this window", side)
+        close.setShortcuts([QKeySequence("Escape"), QKeySequence("Ctrl+W")])
+        close.setWhatsThis("close the audit or statistics window")
+        close.triggered.connect(side.close)
+        side.addAction(close)
+        side.addActions(self.actions)
 
     def close(self) -> None:
         for window in (self.audit_window, self.stats_window):

@@ -77,3 +77,29 @@ def test_notification_sound_setting_and_outcomes(
     assert "h1 is no longer pending" in window.banner.label.text()
     native.actions.refused.emit("Nothing was decided from the notification: x was already reject by bob.")
     assert window.banner.label.text().startswith("Nothing was decided from the notification")
+
+
+def test_side_windows_close_with_escape_and_switch_with_their_keys(
+    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings
+) -> None:
+    """Seen in use: Esc left the Statistics window open and Ctrl+5 did nothing while it was in front."""
+    from PySide6.QtCore import Qt
+
+    run_async(qtbot, seed(qt_backend))
+    window = make_window(qtbot, qt_backend, ui_settings)
+    stats = window.ops.show_stats()
+    qtbot.waitExposed(stats)
+    stats.activateWindow()
+    qtbot.waitUntil(stats.isActiveWindow)
+    qtbot.keyClick(stats, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
+    audit = window.ops.audit_window
+    assert isinstance(audit, AuditWindow) and audit.isVisible()
+    audit.activateWindow()
+    qtbot.waitUntil(audit.isActiveWindow)
+    qtbot.keyClick(audit, Qt.Key.Key_Escape)
+    assert not audit.isVisible()
+    stats.activateWindow()
+    qtbot.waitUntil(stats.isActiveWindow)
+    qtbot.keyClick(stats, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert not stats.isVisible()
+    window.close()
