@@ -13,10 +13,10 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QModelIndex, QObject, Signal
 
 from reviewer_app.domain.records import RunRecord
-from reviewer_app.ui.runs.model import RunsModel
+from reviewer_app.ui.runs.model import RUN_ROLE, RunsModel
 from reviewer_app.ui.texts import one_line
 
 
@@ -43,6 +43,7 @@ class RunTitles(QObject):
         super().__init__(parent)
         self._runs = runs
         self._sessions: dict[str, str] | None = None
+        self._first_runs: dict[str, RunRecord] = {}  # session id -> its first titled run (for _sessions)
         self._titles: dict[str, str | None] = {}  # run id -> title, for the runs the board holds
         self._fetch = fetch
         self._fetch_session = fetch_session
@@ -51,13 +52,35 @@ class RunTitles(QObject):
         self._places: dict[str, str | None] = {}  # sessions read from the database: their working directory
         self._wanted: list[tuple[str, str]] = []  # ("run" | "session", id)
         self._fetching = False
-        for signal in (runs.modelReset, runs.rowsInserted, runs.rowsRemoved, runs.dataChanged, runs.rowsMoved):
-            signal.connect(self._invalidate)
+        # A run's title (its prompt) never changes, so state changes (dataChanged, a run moving between groups)
+        # leave the titles alone; only runs new to the board can change a session's title. Re-deriving every
+        # title and repainting the inbox on each run update held the GUI thread under 100 concurrent runs.
+        runs.modelReset.connect(self._invalidate)
+        runs.rowsInserted.connect(self._on_runs_inserted)
 
     def _invalidate(self, *_args: object) -> None:
         self._sessions = None
         self._titles.clear()
         self.changed.emit()
+
+    def _on_runs_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        if self._sessions is None:
+            return  # computed on the next ask, from every run
+        new_title = False
+        for row in range(first, last + 1):
+            run = self._runs.index(row, 0, parent).data(RUN_ROLE)
+            if not isinstance(run, RunRecord) or run.id in self._titles:
+                continue  # a run moving between state groups: nothing new
+            title = self._titles[run.id] = _title(run)
+            if title is None:
+                continue
+            known = self._first_runs.get(run.session_id)
+            if known is None or (run.created_at, run.updated_at_ms) < (known.created_at, known.updated_at_ms):
+                self._first_runs[run.session_id] = run
+                self._sessions[run.session_id] = title
+                new_title = True
+        if new_title:
+            self.changed.emit()
 
     def run_title(self, invocation_id: str) -> str | None:
         if invocation_id in self._titles:  # asked on every paint of the row: no refolding of a long prompt
@@ -82,6 +105,7 @@ class RunTitles(QObject):
                 known = firsts.get(run.session_id)
                 if known is None or (run.created_at, run.updated_at_ms) < (known.created_at, known.updated_at_ms):
                     firsts[run.session_id] = run
+            self._first_runs = firsts
             self._sessions = {session: _title(run) or "" for session, run in firsts.items()}
         title = self._sessions.get(session_id) or (self.run_title(first_run) if first_run is not None else None)
         if title:
