@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, overload
+from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QObject, Qt
 
 from reviewer_app.domain.hitl import HITLRecord, shown_arguments, summarize_arguments
 from reviewer_app.domain.risk import Risk
 from reviewer_app.domain.toolcall import command_of, path_of
 from reviewer_app.ui import theme
-
-ModelIndex = QModelIndex | QPersistentModelIndex
+from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_STATUS, COL_TOOL, COL_WHAT, COL_RISK, COL_CREATED = range(5)
@@ -48,8 +47,10 @@ def status_text(record: Mapping[str, Any]) -> str:
     return f"{status}: {decision}" if status != "pending" and decision else status
 
 
-class RequestListModel(QAbstractItemModel):
+class RequestListModel(FlatTableModel):
     """Requests as rows: status, tool, what it does, risk, age. ``risks`` is filled when known."""
+
+    headers = HEADERS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -71,35 +72,8 @@ class RequestListModel(QAbstractItemModel):
     def hitl_ids(self) -> list[str]:
         return [str(record["hitl_id"]) for record in self._records]
 
-    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if parent.isValid() or not (0 <= row < len(self._records) and 0 <= column < len(HEADERS)):
-            return QModelIndex()
-        return self.createIndex(row, column)
-
-    @overload
-    def parent(self) -> QObject | None: ...
-    @overload
-    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
-    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
-        if index is None:
-            return super().parent()
-        return QModelIndex()
-
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._records)
-
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section] if 0 <= section < len(HEADERS) else None
-        return None
-
-    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+    def row_total(self) -> int:
+        return len(self._records)
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._records):

@@ -14,15 +14,15 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
-from typing import Any, overload
+from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.ui import theme
+from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
 from reviewer_app.ui.texts import format_age
 
-ModelIndex = QModelIndex | QPersistentModelIndex
 PageLoader = Callable[[HistoryQuery, HistoryCursor | None, int], Awaitable[HistoryPage]]
 Spawn = Callable[[Coroutine[Any, Any, Any]], "asyncio.Task[Any]"]
 
@@ -42,7 +42,7 @@ def decided_at_text(ms: int, now: float | None = None) -> str:
     return f"{clock} ({age} ago)"
 
 
-class HistoryModel(QAbstractItemModel):
+class HistoryModel(FlatTableModel):
     """Flat list of :class:`HistoryEntry`, newest first, for one :class:`HistoryQuery` at a time.
 
     ``generation`` grows by one each time the rows change (a new query's first page, or a page appended);
@@ -53,6 +53,8 @@ class HistoryModel(QAbstractItemModel):
         pageAppended(int): a further page came in (rows added).
         failed(str): reading a page failed (a message for the banner).
     """
+
+    headers = HEADERS
 
     queryApplied = Signal(int)
     pageAppended = Signal(int)
@@ -179,39 +181,8 @@ class HistoryModel(QAbstractItemModel):
         self._pump()
 
     # -- QAbstractItemModel ---------------------------------------------------------------------------
-    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if parent.isValid() or not (0 <= row < len(self._entries)) or not (0 <= column < len(HEADERS)):
-            return QModelIndex()
-        return self.createIndex(row, column)
-
-    @overload
-    def parent(self) -> QObject | None: ...
-    @overload
-    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
-    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
-        """A flat list: no row has a parent; without an argument the model's QObject parent."""
-        if index is None:
-            return super().parent()
-        return QModelIndex()
-
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._entries)
-
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def hasChildren(self, parent: ModelIndex = QModelIndex()) -> bool:  # noqa: B008
-        return not parent.isValid() and bool(self._entries)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 7:
-            return HEADERS[section]
-        return None
-
-    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+    def row_total(self) -> int:
+        return len(self._entries)
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._entries):

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol, overload
+from typing import Any, Protocol
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QObject, Qt
 
 from reviewer_app.domain.rules import Rule
 from reviewer_app.ui import theme
+from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
 from reviewer_app.ui.texts import format_age, format_countdown
-
-ModelIndex = QModelIndex | QPersistentModelIndex
 
 RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 RULE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -42,8 +41,10 @@ def rule_state(entry: StoredRule, now: float) -> str:
     return "expired" if entry.rule.expired(now) else "active"
 
 
-class RulesModel(QAbstractItemModel):
+class RulesModel(FlatTableModel):
     """The rules, oldest first as the engine evaluates them; replaced whole on each refresh (rules are few)."""
+
+    headers = HEADERS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -75,35 +76,8 @@ class RulesModel(QAbstractItemModel):
         return list(self._rules)
 
     # -- Qt model ------------------------------------------------------------------------
-    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if parent.isValid() or not (0 <= row < len(self._rules) and 0 <= column < len(HEADERS)):
-            return QModelIndex()
-        return self.createIndex(row, column)
-
-    @overload
-    def parent(self) -> QObject | None: ...
-    @overload
-    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
-    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
-        if index is None:
-            return super().parent()
-        return QModelIndex()
-
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rules)
-
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section] if 0 <= section < len(HEADERS) else None
-        return None
-
-    def flags(self, index: ModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+    def row_total(self) -> int:
+        return len(self._rules)
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         entry = self.rule_at(index.row()) if index.isValid() else None
