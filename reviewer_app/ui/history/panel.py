@@ -18,11 +18,9 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPlainTextEdit,
     QSplitter,
     QTabWidget,
@@ -36,6 +34,7 @@ from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.detail.json_view import JsonView, monospace_font
 from reviewer_app.ui.detail.pane import DiffHighlighter
+from reviewer_app.ui.filter_bar import filter_combo, search_box
 from reviewer_app.ui.history.model import (
     COL_AGENT,
     COL_BY,
@@ -59,16 +58,6 @@ DECISION_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Expired", ("expire",)),
     ("Cancelled", ("cancel",)),
 )
-
-
-def _combo(name: str, accessible: str, items: list[str]) -> QComboBox:
-    combo = QComboBox()
-    combo.setObjectName(name)
-    combo.setAccessibleName(accessible)
-    combo.addItems(items)
-    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(6)
-    return combo
 
 
 class HistoryDetail(QWidget):
@@ -173,16 +162,16 @@ class HistoryPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        self.search_box = QLineEdit()
-        self.search_box.setObjectName("historySearchBox")
-        self.search_box.setAccessibleName("Search decided requests")
-        self.search_box.setPlaceholderText("Search tool, arguments, agent, reviewer, reason   ( / )")
-        self.search_box.setClearButtonEnabled(True)
+        self.search_box = search_box(
+            "historySearchBox", "Search decided requests", "Search tool, arguments, agent, reviewer, reason   ( / )"
+        )
         layout.addWidget(self.search_box)
         filters = QHBoxLayout()
-        self.decision_combo = _combo("historyDecisionFilter", "Decision", [label for label, _ in DECISION_FILTERS])
-        self.tool_combo = _combo("historyToolFilter", "Tool", ["All tools"])
-        self.agent_combo = _combo("historyAgentFilter", "Agent", ["All agents"])
+        self.decision_combo = filter_combo(
+            "historyDecisionFilter", "Decision", [label for label, _ in DECISION_FILTERS]
+        )
+        self.tool_combo = filter_combo("historyToolFilter", "Tool", ["All tools"])
+        self.agent_combo = filter_combo("historyAgentFilter", "Agent", ["All agents"])
         for combo in (self.decision_combo, self.tool_combo, self.agent_combo):
             filters.addWidget(combo, 1)
         layout.addLayout(filters)

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QMenu,
     QVBoxLayout,
     QWidget,
@@ -30,6 +29,7 @@ from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui import clipboard
 from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.filter_bar import filter_combo, search_box
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
     COL_AGENT,
@@ -56,17 +56,7 @@ FILTER_KEYS = ("scope", "type", "tool", "agent", "search")
 HELD = "held"  # a decision made here waits out its undo grace period: shown as gone (ui/undo.py)
 
 
-def _combo(name: str, accessible: str, items: list[str]) -> QComboBox:
-    combo = QComboBox()
-    combo.setObjectName(name)
-    combo.setAccessibleName(accessible)
-    combo.addItems(items)
-    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(6)
-    return combo
-
-
-def _set_combo(combo: QComboBox, text: str) -> None:
+def _setfilter_combo(combo: QComboBox, text: str) -> None:
     """Select ``text`` (added when missing: a tool or agent not loaded yet) without a change signal."""
     if not text:
         return
@@ -106,17 +96,13 @@ class InboxPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        self.search_box = QLineEdit()
-        self.search_box.setObjectName("searchBox")
-        self.search_box.setAccessibleName("Search requests")
-        self.search_box.setPlaceholderText("Search tool, arguments, session, agent   ( / )")
-        self.search_box.setClearButtonEnabled(True)
+        self.search_box = search_box("searchBox", "Search requests", "Search tool, arguments, session, agent   ( / )")
         layout.addWidget(self.search_box)
         filters = QHBoxLayout()
-        self.scope_combo = _combo("scopeFilter", "Status", [label for label, _ in SCOPES])
-        self.type_combo = _combo("typeFilter", "Request type", [label for label, _ in TYPE_FILTERS])
-        self.tool_combo = _combo("toolFilter", "Tool", ["All tools"])
-        self.agent_combo = _combo("agentFilter", "Agent", ["All agents"])
+        self.scope_combo = filter_combo("scopeFilter", "Status", [label for label, _ in SCOPES])
+        self.type_combo = filter_combo("typeFilter", "Request type", [label for label, _ in TYPE_FILTERS])
+        self.tool_combo = filter_combo("toolFilter", "Tool", ["All tools"])
+        self.agent_combo = filter_combo("agentFilter", "Agent", ["All agents"])
         for combo in (self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo):
             filters.addWidget(combo, 1)
         layout.addLayout(filters)
@@ -222,7 +208,7 @@ class InboxPanel(QWidget):
             ("agent", self.agent_combo),
             ("scope", self.scope_combo),
         ):
-            _set_combo(combo, texts.get(key, ""))
+            _setfilter_combo(combo, texts.get(key, ""))
         self.search_box.setText(texts.get("search", ""))
         scope = SCOPES[max(0, self.scope_combo.currentIndex())][1]
         self._show_scope_columns(scope)
