@@ -99,7 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     from reviewer_app.cli_rules import add_rules_parser
 
     add_rules_parser(sub, lambda action: _add_common_options(action, in_subcommand=True))
-    for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve"):
+    from reviewer_app.cli_why import add_why_parser
+
+    add_why_parser(sub)
+    for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve", "why"):
         _add_common_options(sub.choices[name], in_subcommand=True)
     from reviewer_app.integrations.claude_code.command import add_hook_parser
 
@@ -396,6 +399,16 @@ async def cmd_rules(ctx: AppContext, args: argparse.Namespace) -> int:
         await backend.aclose()
 
 
+async def cmd_why(ctx: AppContext, args: argparse.Namespace) -> int:
+    from reviewer_app.cli_why import run_why
+
+    backend = _open_backend(ctx)
+    try:
+        return await run_why(backend, args, out=_out, err=_err, dump=_dump)
+    finally:
+        await backend.aclose()
+
+
 def _read_args_file(path: str) -> str:
     """``--args-file``: a file, or stdin for ``-`` (no limit on size, unlike one argv string)."""
     return sys.stdin.buffer.read().decode("utf-8") if path == "-" else Path(path).read_text("utf-8")
@@ -613,6 +626,7 @@ COMMANDS: dict[str, Command] = {
     "cancel": cmd_cancel,
     "resolve": cmd_resolve,
     "rules": cmd_rules,
+    "why": cmd_why,
 }
 
 

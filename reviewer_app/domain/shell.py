@@ -171,6 +171,8 @@ class SimpleCommand:
     assignments: tuple[str, ...] = ()
     redirections: tuple[Redirection, ...] = ()
     stdin_texts: tuple[str, ...] = ()  # heredoc bodies and here-strings fed to the command (for risk)
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where it is written in the source
+    context: str = field(default="", compare=False)  # "", "substitution", "process substitution", "compound"
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -382,6 +384,7 @@ class _Reader:
         self.flags: set[ShellFlag] = set()
         self.problems: list[str] = []
         self.pipe_targets: list[str] = []
+        self.context = ""  # where the commands being read sit (for the explanation's segments)
 
     # The canonical structure covers lists, pipelines and simple commands; anything else carries a
     # blocking flag, so its structure never needs to be compared.
@@ -427,8 +430,10 @@ class _Reader:
             return self.command(node)
         if kind in ("compound", "if", "for", "while", "until", "function"):
             self.flags.add(ShellFlag.COMPOUND)
+            outer, self.context = self.context, self.context or "compound"
             for child in _children(node):
                 self.node(child, nested=True)
+            self.context = outer
             return ("compound",)
         if kind in ("reservedword", "operator", "pipe"):
             return (kind,)
@@ -459,7 +464,9 @@ class _Reader:
                     stdin_texts.append(text)
             else:
                 raise _NotUnderstood(f"unsupported part of a command: {part.kind}")
-        command = SimpleCommand(tuple(words), tuple(assignments), tuple(redirections), tuple(stdin_texts))
+        command = SimpleCommand(
+            tuple(words), tuple(assignments), tuple(redirections), tuple(stdin_texts), tuple(node.pos), self.context
+        )
         self.commands.append(command)
         if runs_interpreter(command):
             self.flags.add(ShellFlag.INTERPRETER)
@@ -474,12 +481,12 @@ class _Reader:
         found = False
         for part in getattr(node, "parts", None) or ():
             found = True
-            if part.kind == "commandsubstitution":
-                self.flags.add(ShellFlag.SUBSTITUTION)
+            if part.kind in ("commandsubstitution", "processsubstitution"):
+                substitution = part.kind == "commandsubstitution"
+                self.flags.add(ShellFlag.SUBSTITUTION if substitution else ShellFlag.PROCESS_SUBSTITUTION)
+                outer, self.context = self.context, "substitution" if substitution else "process substitution"
                 self.node(part.command, nested=True)
-            elif part.kind == "processsubstitution":
-                self.flags.add(ShellFlag.PROCESS_SUBSTITUTION)
-                self.node(part.command, nested=True)
+                self.context = outer
             elif part.kind == "parameter":
                 value = getattr(part, "value", None)
                 if not value:  # bashlex reads $'…' and $"…" this way

@@ -1,0 +1,137 @@
+"""One request's preview: why it reached a person, what its command does, what it will touch.
+
+Why: the window, ``reviewer-app why`` and the benchmark need the same three answers for a request. The
+database part (the record, the rules, the session's waivers and workspace) is read in one call on the
+backend's DB thread (:func:`read_inputs`); the rest (:func:`preview_inputs`) reads only the disk and may run
+there too or on any worker thread. The preview is bound to the SHA-256 of the arguments it was computed for: an
+edit (a new hash) means a new preview.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer_app.domain.decisions import args_digest
+from reviewer_app.domain.explain import Segment, explain_command
+from reviewer_app.domain.hitl import HITLRecord, shown_arguments
+from reviewer_app.domain.policy import SessionRule
+from reviewer_app.domain.risk import Risk, assess
+from reviewer_app.domain.rule_outcome import call_of_record
+from reviewer_app.domain.rules import Rule
+from reviewer_app.domain.toolcall import ToolCall, command_of, is_shell_tool
+from reviewer_app.domain.why import why_asked
+from reviewer_app.preview.effects import DEFAULT_BUDGET_S, Effects, compute_effects
+
+AGENT_WORDS = "the agent's own words (not checked)"
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewInputs:
+    """What the database holds for one preview, read in one go on the DB thread."""
+
+    record: HITLRecord
+    rules: tuple[Rule, ...] = ()
+    expired_rules: tuple[Rule, ...] = ()
+    session_rules: tuple[SessionRule, ...] = ()
+    workspace: str | None = None
+
+
+@dataclass
+class RequestPreview:
+    """The three answers for one request, computed for the arguments hashing to ``args_sha256``."""
+
+    hitl_id: str
+    args_sha256: str
+    why: tuple[str, ...]
+    segments: tuple[Segment, ...]
+    effects: Effects
+    risk: Risk | None
+    description: str | None = None
+    workspace: str | None = None
+    computed_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hitl_id": self.hitl_id,
+            "args_sha256": self.args_sha256,
+            "why": list(self.why),
+            "segments": [segment.to_dict() for segment in self.segments],
+            "description": {"text": self.description, "label": AGENT_WORDS} if self.description else None,
+            "effects": self.effects.to_dict(),
+            "workspace": self.workspace,
+            "computed_at": self.computed_at,
+        }
+
+
+def read_inputs(store: Any, hitl_id: str, *, now: float | None = None) -> PreviewInputs | None:
+    """The record, the rules (in force and expired), the session's waivers and the workspace (DB thread)."""
+    record = store.get_request(hitl_id)
+    if record is None:
+        return None
+    now = time.time() if now is None else now
+    active: list[Rule] = []
+    expired: list[Rule] = []
+    for entry in store.policy_rules(include_inactive=True):
+        if entry.revoked_at is not None:
+            continue
+        (expired if entry.rule.expired(now) else active).append(entry.rule)
+    data = record.get("data") if isinstance(record.get("data"), dict) else {}
+    workspace = data.get("cwd") if isinstance(data, dict) and isinstance(data.get("cwd"), str) else None
+    if workspace is None:
+        run = store.get_run(record["invocation_id"])
+        workspace = run.workspace if run is not None and run.workspace else None
+    if workspace is None:
+        info = store.session_info(record["session_id"]) or {}
+        workspace = info.get("workspace") if isinstance(info.get("workspace"), str) else None
+    return PreviewInputs(
+        record, tuple(active), tuple(expired), tuple(store.session_rules(record["session_id"])), workspace
+    )
+
+
+def preview_inputs(
+    inputs: PreviewInputs, *, now: float | None = None, budget_s: float = DEFAULT_BUDGET_S
+) -> RequestPreview:
+    """Why, what and effects for the request in ``inputs`` (reads the disk, never the database)."""
+    now = time.time() if now is None else now
+    record = inputs.record
+    digest = args_digest(shown_arguments(record))
+    call = call_of_record(record)
+    if call is not None and call.cwd is None and inputs.workspace is not None:
+        call = ToolCall(call.tool_name, call.arguments, call.agent, call.session_id, inputs.workspace, call.metadata)
+    risk = assess(call) if call is not None else None
+    why = why_asked(
+        record,
+        rules=inputs.rules,
+        expired_rules=inputs.expired_rules,
+        session_rules=inputs.session_rules,
+        risk=risk,
+        now=now,
+    )
+    command = command_of(call.tool_name, call.arguments) if call is not None and is_shell_tool(call.tool_name) else None
+    segments = explain_command(command) if command is not None else ()
+    effects = compute_effects(call, budget_s=budget_s, now=now) if call is not None else Effects(computed_at=now)
+    data = record.get("data") if isinstance(record.get("data"), dict) else {}
+    description = data.get("description") if isinstance(data, dict) else None
+    if not isinstance(description, str) and call is not None:
+        description = call.arguments.get("description") if isinstance(call.arguments.get("description"), str) else None
+    return RequestPreview(
+        hitl_id=str(record["hitl_id"]),
+        args_sha256=digest,
+        why=why,
+        segments=segments,
+        effects=effects,
+        risk=risk,
+        description=description if isinstance(description, str) else None,
+        workspace=call.cwd if call is not None else inputs.workspace,
+        computed_at=now,
+    )
+
+
+def preview_request(
+    store: Any, hitl_id: str, *, now: float | None = None, budget_s: float = DEFAULT_BUDGET_S
+) -> RequestPreview | None:
+    """Read and compute in one call (``reviewer-app why``, the benchmark: on the backend's DB thread)."""
+    inputs = read_inputs(store, hitl_id, now=now)
+    return None if inputs is None else preview_inputs(inputs, now=now, budget_s=budget_s)
