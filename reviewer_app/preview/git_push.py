@@ -95,7 +95,7 @@ def push_effects(repo: Any, args: tuple[str, ...], budget: Budget) -> list[dict[
         source, _, destination = spec.lstrip("+").partition(":")
         destination = destination or source
         item: dict[str, Any] = {
-            "host": (url_host(url) if url else None) or remote,
+            "host": (url_host(url) if url else None) or url or remote,
             "remote": remote,
             "url": url,
             "branch": destination,

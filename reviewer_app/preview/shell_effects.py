@@ -37,6 +37,8 @@ _REGISTRIES = {
     "npx": "registry.npmjs.org", "pip": "pypi.org", "pip3": "pypi.org", "uv": "pypi.org", "cargo": "crates.io",
     "go": "proxy.golang.org", "gem": "rubygems.org",
 }  # fmt: skip
+_CLOUD_CLIENTS = {"gh": "api.github.com", "aws": "the AWS APIs", "gcloud": "the Google Cloud APIs",
+                  "az": "the Azure APIs", "heroku": "api.heroku.com", "vercel": "api.vercel.com"}  # fmt: skip
 _INSTALLS = frozenset({"install", "i", "add", "ci", "update", "sync", "get", "build", "dlx", "exec", "run", "lock"})
 _INLINE_CODE = {"python": "-c", "python3": "-c", "python2": "-c", "pypy3": "-c", "node": "-e", "nodejs": "-e",
                 "perl": "-e", "ruby": "-e", "php": "-r", "deno": "eval", "bun": "-e"}  # fmt: skip
@@ -187,8 +189,10 @@ class EffectCollector:
             self.execute(f"inline {program} code given on the command line", text, code=code)
         elif program in ("python", "python3", "node", "ruby", "perl", "php", "deno", "bun"):
             self._runs_script(program, args, text)
-        if program in _REGISTRIES and args and args[0] in _INSTALLS:
+        if program == "npx" or (program in _REGISTRIES and args and args[0] in _INSTALLS):
             self._package_manager(program, args, text)
+        if program in _CLOUD_CLIENTS:
+            self.host(_CLOUD_CLIENTS[program], text, note="uses this machine's stored credentials for it")
         if program == "find":
             self._find(args, text)
         if depth < MAX_SCRIPT_DEPTH:
@@ -206,8 +210,8 @@ class EffectCollector:
             self.execute(f"runs the local file {operands[0]} with {program}", text, source=operands[0])
 
     def _package_manager(self, program: str, args: tuple[str, ...], text: str) -> None:
-        sub = args[0]
-        if program in ("npm", "pnpm", "yarn") and sub in ("run", "exec") and program != "npx":
+        sub = args[0] if args else ""
+        if program in ("npm", "pnpm", "yarn") and sub in ("run", "exec"):
             return  # the script's own command is shown by _npm_script
         index = _option(args, ("-i", "--index-url"))
         host = url_host(index) if index else _REGISTRIES[program]
