@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reviewer_app.domain.sanitize import redact_data, redact_secrets
+from reviewer_app.preview.describe import item_facts, network_text
 
 EXIT_NOT_FOUND = 4
 
@@ -26,46 +27,6 @@ def add_why_parser(sub: Any) -> argparse.ArgumentParser:
     why.add_argument("--json", action="store_true", help="why, segments, effects and computed_at as JSON")
     why.add_argument("--budget", type=float, default=1.0, help="seconds the effects may take (default 1)")
     return why
-
-
-def _facts(item: dict[str, Any]) -> str:
-    """The facts of one effect item in a few words: inside/outside, exists, size, counts, tracked."""
-    facts: list[str] = []
-    if item.get("resolved") and item.get("resolved") != item.get("path"):
-        facts.append(f"= {item['resolved']}")
-    if "inside_workspace" in item:
-        facts.append("inside the workspace" if item["inside_workspace"] else "OUTSIDE the workspace")
-    if item.get("exists") is False:
-        facts.append("does not exist yet")
-    elif item.get("kind"):
-        facts.append(str(item["kind"]))
-    if item.get("size") is not None:
-        facts.append(f"{item['size']:,} bytes")
-    if item.get("files") is not None:
-        facts.append(("at least " if item.get("at_least") else "") + f"{item['files']:,} entries")
-    if item.get("tracked") is not None:
-        facts.append("tracked by git" if item["tracked"] else "not tracked by git")
-    for key in ("how", "note", "diff_note"):
-        if item.get(key):
-            facts.append(str(item[key]))
-    return "; ".join(facts)
-
-
-def _network(item: dict[str, Any]) -> str:
-    text = str(item.get("host"))
-    if item.get("remote"):
-        text += f" (remote {item['remote']}, branch {item.get('branch')})"
-    if item.get("force"):
-        count = item.get("discards")
-        if count is not None:
-            text += f"; FORCE: discards {'at least ' if item.get('discards_at_least') else ''}{count} remote commit(s)"
-        else:
-            text += "; FORCE push"
-    if item.get("uploads") is not None:
-        text += f"; uploads {item['uploads']} commit(s)"
-    if item.get("note"):
-        text += f"; {item['note']}"
-    return text
 
 
 def print_preview(preview: dict[str, Any], out: Printer) -> None:
@@ -85,11 +46,11 @@ def print_preview(preview: dict[str, Any], out: Printer) -> None:
     out("What it will touch:")
     for kind in ("writes", "deletes", "reads"):
         for item in effects[kind]:
-            out(f"  {kind:<8} {item['path']}  [{_facts(item)}]  by {item.get('by')}")
+            out(f"  {kind:<8} {item['path']}  [{item_facts(item)}]  by {item.get('by')}")
             for line in (item.get("diff") or "").splitlines()[:40]:
                 out(f"           {line}")
     for item in effects["network"]:
-        out(f"  network  {_network(item)}  by {item.get('by')}")
+        out(f"  network  {network_text(item)}  by {item.get('by')}")
     for item in effects["executes"]:
         code = f": {item['code']}" if item.get("code") else ""
         out(f"  executes {item['what']}{code}  by {item.get('by')}")

@@ -241,8 +241,9 @@ def _read_argv(argv: tuple[str, ...], entry: _Entry) -> tuple[list[str], list[Fl
             end = index + 1
             while end < len(argv) and argv[end] not in (";", "+"):
                 end += 1
-            meaning = (_lookup(chain, word) or (False, ""))[1]
-            flags.append(FlagMeaning(word, " ".join(argv[index + 1 : end + 1]), meaning))
+            placeholder, meaning = _lookup(chain, word) or ("", "")
+            value = " ".join(argv[index + 1 : end + 1])
+            flags.append(FlagMeaning(word, value, _meaning(placeholder, meaning, value)))
             index = end + 1
             continue
         if word.startswith("-") and len(word) > 1:

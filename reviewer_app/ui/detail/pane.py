@@ -43,6 +43,7 @@ from reviewer_app.domain.policy import describe_session_approval
 from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
+from reviewer_app.ui.detail.explain import ExplainSection
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
 from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, prepare_request
 from reviewer_app.ui.detail.risk_chip import RiskChip
@@ -182,6 +183,8 @@ class DetailPane(QWidget):
         header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.header_box)
+        self.explain = ExplainSection(backend, spawn)  # why, what it does, what it will touch (issue 26)
+        layout.addWidget(self.explain.why_label)
         layout.addWidget(self.state_label)
         self.empty_label = QLabel()
         self.empty_label.setObjectName("detailEmpty")
@@ -224,6 +227,7 @@ class DetailPane(QWidget):
         self.diff_tab = self.tabs.addTab(self.diff_view, "Diff")
         self.question_tab = self.tabs.addTab(question_page, "Question")
         self.splitter.addWidget(self.tabs)
+        self.splitter.addWidget(self.explain)
 
         timeline_box = QWidget()
         timeline_layout = QVBoxLayout(timeline_box)
@@ -242,7 +246,8 @@ class DetailPane(QWidget):
         timeline_layout.addWidget(self.timeline_view, 1)
         self.splitter.addWidget(timeline_box)
         self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 2)
         layout.addWidget(self.splitter, 1)
 
         bar = FlowLayout(stretch_last=True)  # wraps when narrow: the window stays usable at 1,024 px
@@ -365,6 +370,7 @@ class DetailPane(QWidget):
         self._generation += 1
         self.summary = None
         self.prepared = None
+        self.explain.keep_only(None)
         self.run_record = None
         self.header.clear()
         self.header_box.hide()
@@ -389,6 +395,7 @@ class DetailPane(QWidget):
         self.header_box.show()
         self.splitter.show()
         self.tabs.setVisible(tabs)
+        self.explain.setVisible(tabs)
         self.decision_bar.setVisible(tabs)
 
     def _show_external(self, external: bool, what: str = "request") -> None:
@@ -411,6 +418,7 @@ class DetailPane(QWidget):
         self.prepared = None
         self.run_record = None
         self.busy = False
+        self.explain.keep_only(summary.hitl_id)
         self._show_panes(tabs=True)
         self._render_header()
         self.args_panel.set_message("Loading…")
@@ -442,6 +450,7 @@ class DetailPane(QWidget):
         self.summary = None
         self.prepared = None
         self.run_record = run
+        self.explain.keep_only(None)
         self._show_panes(tabs=False)
         self.state_label.hide()
         self.risk_chip.set_risk(None)
@@ -551,6 +560,7 @@ class DetailPane(QWidget):
     def _apply(self, prepared: PreparedRequest) -> None:
         self.prepared = prepared
         self.risk_chip.set_risk(prepared.risk)
+        self.explain.show_request(prepared.record["hitl_id"], prepared.digest)
         self.args_panel.set_formatted(prepared.formatted)
         self.digest_label.setText(f"sha256 {prepared.digest[:12]}…")
         if prepared.question is not None:
