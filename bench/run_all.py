@@ -29,6 +29,7 @@ BENCHES: list[tuple[str, list[str], int]] = [
     ("wakeup.py", [], 300),
     ("cli_memory.py", [], 300),
     ("stats_queries.py", [], 300),
+    ("why.py", [], 300),
     ("storage_growth.py", [], 600),
     ("history.py", [], 900),  # builds (once, cached in the temp dir) 1,000,000 decided requests: ~4 min
 ]
