@@ -1,6 +1,6 @@
 """Why + explanation + effects for one request, on the backend's database thread (issue 26).
 
-A real SQLite file holds 80 pending requests built from the commands agents run (the explanation tests' table)
+A real SQLite file holds 79 pending requests built from the commands agents run (the explanation tests' table)
 and 50 persistent rules; their workspace is a real git repository with a few thousand files (a ``build/`` tree
 of 3,000 files for the recursive deletes). Each request is previewed cold: the parse, explanation and risk
 caches are cleared first, as for a request the window shows for the first time. Everything runs through
@@ -17,20 +17,17 @@ from __future__ import annotations
 import asyncio
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import REPO_ROOT, Goal, describe_ms, machine_info, report
+from common import Goal, describe_ms, machine_info, report
 
 from reviewer_app.domain import explain, risk, shell
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.preview.request import preview_request
-
-sys.path.insert(0, str(REPO_ROOT))
-from tests.preview.test_commands_table import TABLE  # noqa: E402  the real-world commands
+from tests.preview.test_commands_table import TABLE  # the real-world commands (common.py puts the checkout first)
 
 TARGET_MS = 50.0
 ROUNDS = 3
