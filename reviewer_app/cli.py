@@ -99,10 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     from reviewer_app.cli_rules import add_rules_parser
 
     add_rules_parser(sub, lambda action: _add_common_options(action, in_subcommand=True))
+    from reviewer_app.cli_habits import add_stats_parser
     from reviewer_app.cli_why import add_why_parser
 
-    add_why_parser(sub)
-    for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve", "why"):
+    for add in (add_why_parser, add_stats_parser):
+        add(sub, lambda parser: _add_common_options(parser, in_subcommand=True))
+    for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve"):
         _add_common_options(sub.choices[name], in_subcommand=True)
     from reviewer_app.integrations.claude_code.command import add_hook_parser
 
@@ -389,24 +391,20 @@ async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
         await backend.aclose()
 
 
-async def cmd_rules(ctx: AppContext, args: argparse.Namespace) -> int:
-    from reviewer_app.cli_rules import run_rules
+def _backend_command(module: str, function: str) -> Command:
+    """A subcommand that runs ``module.function(backend, args, out=, err=, dump=)`` on an opened backend."""
 
-    backend = _open_backend(ctx)
-    try:
-        return await run_rules(backend, args, out=_out, err=_err, dump=_dump)
-    finally:
-        await backend.aclose()
+    async def command(ctx: AppContext, args: argparse.Namespace) -> int:
+        import importlib
 
+        run = getattr(importlib.import_module(module), function)
+        backend = _open_backend(ctx)
+        try:
+            return int(await run(backend, args, out=_out, err=_err, dump=_dump))
+        finally:
+            await backend.aclose()
 
-async def cmd_why(ctx: AppContext, args: argparse.Namespace) -> int:
-    from reviewer_app.cli_why import run_why
-
-    backend = _open_backend(ctx)
-    try:
-        return await run_why(backend, args, out=_out, err=_err, dump=_dump)
-    finally:
-        await backend.aclose()
+    return command
 
 
 def _read_args_file(path: str) -> str:
@@ -625,8 +623,9 @@ COMMANDS: dict[str, Command] = {
     "audit": cmd_audit,
     "cancel": cmd_cancel,
     "resolve": cmd_resolve,
-    "rules": cmd_rules,
-    "why": cmd_why,
+    "rules": _backend_command("reviewer_app.cli_rules", "run_rules"),
+    "why": _backend_command("reviewer_app.cli_why", "run_why"),
+    "stats": _backend_command("reviewer_app.cli_habits", "run_stats"),
 }
 
 

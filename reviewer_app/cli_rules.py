@@ -26,7 +26,7 @@ Dumper = Callable[[Any], None]
 def add_rules_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
     """The ``rules`` subcommand and its actions; ``common`` adds the global options (``--db``…) to each action."""
     rules: argparse.ArgumentParser = sub.add_parser(
-        "rules", help="persistent allow / ask / deny rules: add, list, preview, revoke, export"
+        "rules", help="persistent allow / ask / deny rules: add, list, preview, revoke, export, suggest, lint"
     )
     actions = rules.add_subparsers(dest="rules_action", required=True)
     add = actions.add_parser("add", help="add a rule; prints it with its id")
@@ -55,7 +55,16 @@ def add_rules_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]
     export.add_argument("--force", action="store_true", help="overwrite the file if it exists")
     imported = actions.add_parser("import", help="add the rules of a TOML policy file (all or nothing)")
     imported.add_argument("file")
-    for parser in (rules, add, listing, preview, revoke, export, imported):
+    from reviewer_app.cli_habits import history_options
+
+    suggest = actions.add_parser("suggest", help="rules the history argues for (calls you approve every time)")
+    history_options(suggest)
+    suggest.add_argument("--min", type=int, default=5, help="approved at least this many times (default 5)")
+    suggest.add_argument("--json", action="store_true")
+    lint = actions.add_parser("lint", help="rules that never match, are shadowed, or match high-risk calls")
+    history_options(lint)
+    lint.add_argument("--json", action="store_true")
+    for parser in (rules, add, listing, preview, revoke, export, imported, suggest, lint):
         common(parser)
     return rules
 
@@ -196,6 +205,11 @@ async def run_rules(backend: Any, args: argparse.Namespace, *, out: Printer, err
                 + (f"; already present: {', '.join(skipped)}" if skipped else "")
             )
             return 0
+        if action in ("suggest", "lint"):
+            from reviewer_app.cli_habits import run_lint, run_suggest
+
+            run = run_suggest if action == "suggest" else run_lint
+            return await run(backend, args, out=out, dump=dump)
     except RuleError as exc:
         err(f"error: {exc}")
         return EXIT_USAGE

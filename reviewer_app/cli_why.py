@@ -19,13 +19,14 @@ EXIT_NOT_FOUND = 4
 Printer = Callable[[str], None]
 
 
-def add_why_parser(sub: Any) -> argparse.ArgumentParser:
+def add_why_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
     why: argparse.ArgumentParser = sub.add_parser(
         "why", help="why a request was asked, what its command does and what it will touch"
     )
     why.add_argument("hitl_id")
     why.add_argument("--json", action="store_true", help="why, segments, effects and computed_at as JSON")
     why.add_argument("--budget", type=float, default=1.0, help="seconds the effects may take (default 1)")
+    common(why)
     return why
 
 
