@@ -53,6 +53,7 @@ from reviewer_app.domain.stats import DecisionStats
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.toolcall import is_shell_tool
+from reviewer_app.domain.why import PreviewInputs
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
@@ -789,6 +790,12 @@ class SQLHITLBackend:
             return risks
 
         return await asyncio.to_thread(judge)
+
+    async def preview_inputs(self, hitl_id: str) -> PreviewInputs | None:
+        """What one request's preview needs from the database (record, rules, waivers, workspace), in one call."""
+        from reviewer_app.persistence.preview_inputs import read_inputs
+
+        return await self.run(read_inputs, self.store, hitl_id)
 
     # -- operator views: statistics and the audit log's size (issue 19) ---------------------------------------
     async def decision_stats(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:

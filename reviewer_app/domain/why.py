@@ -10,21 +10,35 @@ computed now.
 Public API:
 
 - ``why_asked(record, *, rules, expired_rules=(), session_rules=(), risk, now) -> tuple[str, ...]``
+- ``PreviewInputs``: what the database holds for one request's preview (read by ``persistence.preview_inputs``)
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from reviewer_app.domain.hitl import HITLType
+from reviewer_app.domain.hitl import HITLRecord, HITLType
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.risk import Risk
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, evaluate, overridden_by_risk
 from reviewer_app.domain.shell import why_not_waivable
 from reviewer_app.domain.toolcall import command_of, is_shell_tool
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewInputs:
+    """The record, the rules in force and expired, the session's waivers and the workspace, read in one go."""
+
+    record: HITLRecord
+    rules: tuple[Rule, ...] = ()
+    expired_rules: tuple[Rule, ...] = ()
+    session_rules: tuple[SessionRule, ...] = ()
+    workspace: str | None = None
+
 
 _HOST_EVENTS = {
     "PermissionRequest": (

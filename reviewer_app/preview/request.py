@@ -1,9 +1,10 @@
 """One request's preview: why it reached a person, what its command does, what it will touch.
 
 Why: the window, ``reviewer-app why`` and the benchmark need the same three answers for a request. The
-database part (the record, the rules, the session's waivers and workspace) is read in one call on the
-backend's DB thread (:func:`read_inputs`); the rest (:func:`preview_inputs`) reads only the disk and may run
-there too or on any worker thread. The preview is bound to the SHA-256 of the arguments it was computed for: an
+database part (the record, the rules, the session's waivers and workspace) is read in one call on the backend's
+DB thread (``SQLHITLBackend.preview_inputs``, ``persistence.preview_inputs.read_inputs``); the rest
+(:func:`preview_inputs`) reads only the disk and may run there too or on any worker thread. The preview is bound
+to the SHA-256 of the arguments it was computed for: an
 edit (a new hash) means a new preview.
 """
 
@@ -15,27 +16,15 @@ from typing import Any
 
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.explain import Segment, explain_command
-from reviewer_app.domain.hitl import HITLRecord, shown_arguments
-from reviewer_app.domain.policy import SessionRule
+from reviewer_app.domain.hitl import shown_arguments
 from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.rule_outcome import call_of_record
-from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.toolcall import ToolCall, command_of, is_shell_tool
-from reviewer_app.domain.why import why_asked
+from reviewer_app.domain.why import PreviewInputs, why_asked
+from reviewer_app.persistence.preview_inputs import read_inputs
 from reviewer_app.preview.effects import DEFAULT_BUDGET_S, Effects, compute_effects
 
 AGENT_WORDS = "the agent's own words (not checked)"
-
-
-@dataclass(frozen=True, slots=True)
-class PreviewInputs:
-    """What the database holds for one preview, read in one go on the DB thread."""
-
-    record: HITLRecord
-    rules: tuple[Rule, ...] = ()
-    expired_rules: tuple[Rule, ...] = ()
-    session_rules: tuple[SessionRule, ...] = ()
-    workspace: str | None = None
 
 
 @dataclass
@@ -63,31 +52,6 @@ class RequestPreview:
             "workspace": self.workspace,
             "computed_at": self.computed_at,
         }
-
-
-def read_inputs(store: Any, hitl_id: str, *, now: float | None = None) -> PreviewInputs | None:
-    """The record, the rules (in force and expired), the session's waivers and the workspace (DB thread)."""
-    record = store.get_request(hitl_id)
-    if record is None:
-        return None
-    now = time.time() if now is None else now
-    active: list[Rule] = []
-    expired: list[Rule] = []
-    for entry in store.policy_rules(include_inactive=True):
-        if entry.revoked_at is not None:
-            continue
-        (expired if entry.rule.expired(now) else active).append(entry.rule)
-    data = record.get("data") if isinstance(record.get("data"), dict) else {}
-    workspace = data.get("cwd") if isinstance(data, dict) and isinstance(data.get("cwd"), str) else None
-    if workspace is None:
-        run = store.get_run(record["invocation_id"])
-        workspace = run.workspace if run is not None and run.workspace else None
-    if workspace is None:
-        info = store.session_info(record["session_id"]) or {}
-        workspace = info.get("workspace") if isinstance(info.get("workspace"), str) else None
-    return PreviewInputs(
-        record, tuple(active), tuple(expired), tuple(store.session_rules(record["session_id"])), workspace
-    )
 
 
 def preview_inputs(

@@ -44,14 +44,15 @@ def huge_tree() -> Path:
 
 
 def test_a_recursive_delete_over_200000_files_answers_within_its_budget(huge_tree: Path) -> None:
-    budget = 0.2
+    budget = 0.05  # a 200,000-entry walk takes longer than this even on an idle machine
+    compute_effects(ToolCall("Bash", {"command": "true"}, cwd=str(huge_tree)))  # imports, outside the figure
     started = time.perf_counter()
     effects = compute_effects(ToolCall("Bash", {"command": "rm -rf tree"}, cwd=str(huge_tree)), budget_s=budget)
     elapsed = time.perf_counter() - started
     [item] = effects.deletes
     assert item["kind"] == "directory" and item["inside_workspace"] is True
     assert item["at_least"] is True and 0 < item["files"] < 200_200  # "at least N": cut by the budget
-    assert elapsed < budget + 0.5, elapsed  # the budget, plus the import-free rest of the preview
+    assert elapsed < budget + 1.0, elapsed  # the budget, plus slack for a loaded machine (2 shared cores)
     # Given time, the same walk counts everything.
     full = compute_effects(ToolCall("Bash", {"command": "rm -rf tree"}, cwd=str(huge_tree)), budget_s=60)
     assert full.deletes[0]["files"] == 200_200 and full.deletes[0]["at_least"] is False

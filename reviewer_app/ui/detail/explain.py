@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QV
 from reviewer_app.domain.sanitize import terminal_safe
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.preview.describe import item_facts, network_text
-from reviewer_app.preview.request import RequestPreview, preview_inputs, read_inputs
+from reviewer_app.preview.request import RequestPreview, preview_inputs
 from reviewer_app.ui import theme
 
 STALE_CHECK_MS = 3000
@@ -170,7 +170,7 @@ class ExplainSection(QWidget):
 
     async def _compute(self, generation: int, hitl_id: str) -> None:
         try:
-            inputs = await self.backend.run(read_inputs, self.backend.store, hitl_id)
+            inputs = await self.backend.preview_inputs(hitl_id)
             preview = await asyncio.to_thread(preview_inputs, inputs) if inputs is not None else None
         except asyncio.CancelledError:
             raise
