@@ -132,3 +132,15 @@ def test_file_writes_carry_the_diff_against_the_file_on_disk(tmp_path: Path) -> 
     assert compute_effects(read).reads[0]["size"] == 12
     fetch = ToolCall("WebFetch", {"url": "https://docs.example.com/x"})
     assert compute_effects(fetch).network[0]["host"] == "docs.example.com"
+
+
+def test_a_fifo_or_a_hard_link_is_never_opened(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "outside.txt").write_text("TOP SECRET")
+    os.link(tmp_path / "outside.txt", tmp_path / "linked.txt")  # the same inode under a second name
+    for name in ("pipe", "linked.txt"):
+        call = ToolCall("Write", {"file_path": str(tmp_path / name), "content": "x"}, cwd=str(tmp_path))
+        [item] = compute_effects(call, budget_s=0.5).writes  # a FIFO opened for reading would block here
+        assert "diff" not in item and "not read" in item["diff_note"], item
+    [fifo] = _bash("cat pipe", tmp_path)["reads"]
+    assert fifo["kind"] == "special"
