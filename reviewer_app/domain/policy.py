@@ -77,7 +77,7 @@ class SessionRule:
             return False
         if self.scope.kind == "prefix":
             return not assess(call, scan_secrets=False).high
-        return True
+        return self.scope.plain  # an exact waiver never covers a command that does more than its text shows
 
     def describe(self) -> str:
         if self.scope is None:

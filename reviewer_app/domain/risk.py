@@ -45,6 +45,7 @@ from reviewer_app.domain.shell import (
     parse_command,
     runs_interpreter,
 )
+from reviewer_app.domain.shell_effects import command_effects
 from reviewer_app.domain.toolcall import (
     NETWORK_TOOLS,
     WRITING_FILE_TOOLS,
@@ -436,6 +437,8 @@ def _assess(parsed: ParsedCommand, cwd: str | None, depth: int) -> Risk:
         _shell_command_risk(simple, findings, cwd, depth)
     if not parsed.understood:
         _raw_scan(parsed.source, findings)
+    for reason in command_effects(parsed).reasons:  # what a rule's text cannot show: never settled wholesale
+        findings.add("high", reason)
     return findings.risk()
 
 

@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 
 from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.shell import CommandScope, invocations, parse_command, scope_choices
+from reviewer_app.domain.shell_effects import command_effects, deny_forms, mentions
 from reviewer_app.domain.toolcall import (
     FILE_TOOLS,
     NETWORK_TOOLS,
@@ -152,7 +153,10 @@ class RulePattern:
                 command = command_of(call.tool_name, call.arguments)
             if command is None or self.command is None:
                 return False
-            return self.command.covers(command) or (restrictive and self._hides_in(command))
+            if restrictive:
+                return self.command.covers(command) or self._hides_in(command)
+            # An allow rule settles only what the operator can read off it (see shell_effects).
+            return (self.kind != "command_exact" or self.command.exact_settles) and self.command.covers(command)
         if self.kind == "path":
             return self._path_matches(call, fold_case=restrictive)
         if self.kind == "domain":
@@ -171,11 +175,13 @@ class RulePattern:
             return False
         target = (posixpath.basename(words[0]), *words[1:])
         parsed = parse_command(command)
-        if not parsed.understood:  # cannot see what runs: a mention of the program is enough to deny or ask
-            return re.search(rf"(?<![\w.-]){re.escape(target[0])}(?![\w.-])", parsed.source) is not None
+        # When the engine cannot see everything this runs, a mention of the program anywhere denies or asks.
+        if (not parsed.understood or not command_effects(parsed).plain) and mentions(parsed.source, target[0]):
+            return True
         for argv in invocations(parsed):
-            if argv == target or (self.kind == "command_prefix" and argv[: len(target)] == target):
-                return True
+            for form in deny_forms(argv):
+                if form == target or (self.kind == "command_prefix" and form[: len(target)] == target):
+                    return True
         return False
 
     def _path_matches(self, call: ToolCall, *, fold_case: bool = False) -> bool:
@@ -388,6 +394,12 @@ class Rule:
         object.__setattr__(self, "scope", parse_scope(self.scope))
         object.__setattr__(self, "parsed", parse_rule_pattern(self.pattern))
         object.__setattr__(self, "pattern", self.parsed.text)
+        scope = self.parsed.command
+        if self.effect == "allow" and scope is not None and scope.kind == "exact" and not scope.exact_settles:
+            reasons = "; ".join(command_effects(scope.text).hidden) or "its words are only known when it runs"
+            raise RuleError(
+                f"{self.pattern!r}: an allow rule cannot settle this command, it is asked every time ({reasons})"
+            )
 
     @classmethod
     def create(
