@@ -401,8 +401,9 @@ def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:
         findings.add("medium", "drops stashed changes")
     settings = [args[i + 1] for i in range(index) if args[i] == "-c" and i + 1 < len(args)]
     settings += [word.split("=", 1)[1] for word in args[:index] if word.startswith("--config-env=")]
+    exec_options = _GIT_EXEC_OPTIONS if sub in ("clone", "ls-remote") else _GIT_EXEC_OPTIONS[:-1]  # `push -u`
     if any(setting.startswith(_GIT_EXEC_SETTINGS) for setting in settings) or any(
-        word.split("=", 1)[0] in _GIT_EXEC_OPTIONS for word in rest if word.startswith("-")
+        word.split("=", 1)[0] in exec_options for word in rest if word.startswith("-")
     ):
         findings.add("high", "git runs with an option or setting that can execute commands (-c core.*, --upload-pack)")
 

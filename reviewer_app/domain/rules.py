@@ -416,6 +416,15 @@ class Rule:
         expires_at = now + parse_duration(expires) if expires else None
         return cls(effect, pattern, scope, expires_at, note, new_rule_id(), now)  # type: ignore[arg-type]
 
+    @staticmethod
+    def may_allow(pattern: str) -> bool:
+        """Whether ``allow pattern`` is a rule that can settle anything (see ``__post_init__``)."""
+        try:
+            Rule("allow", pattern)
+        except RuleError:
+            return False
+        return True
+
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at
 
@@ -575,6 +584,9 @@ def pattern_choices(call: ToolCall) -> list[str]:
         if command is not None and "\n" not in command:
             for scope in scope_choices(command.strip()):
                 choices.append(f"{tool}({scope.text})" if scope.kind == "exact" else f"{tool}({scope.text}:*)")
+            exact = narrowest_pattern_for(call)  # a command no session scope covers may still take an exact rule
+            if not choices and exact is not None and Rule.may_allow(exact):
+                choices.append(exact)
     elif tool in FILE_TOOLS:
         path = path_of(tool, call.arguments)
         relative, absolute = _locate(path, call.cwd) if path is not None else (None, None)

@@ -168,6 +168,8 @@ def _simple_effects(simple: SimpleCommand, found: _Found) -> None:
                 found.hidden(f"{program} -f defines or exports shell functions")
             elif "=" in arg:
                 _assignment_effects(arg.split("=", 1)[0], found)
+    if program == "command" and args[:1] in (("-v",), ("-V",)):
+        return  # `command -v git` only tells where git is
     if program in WRAPPERS:
         _wrapper_effects(program, simple, found)
         return

@@ -394,6 +394,8 @@ def _git(args: tuple[str, ...], hidden: list[str], visible: list[str]) -> None:
         or any(letter == "O" for letter, _ in _short_options(rest, "eABCfm"))
     ):
         visible.append("git grep -O/--open-files-in-pager runs a program of the command's choosing")
+    if any(_long(w, "--output") for w in rest):
+        visible.append(f"git {sub} --output writes a file")
     if any(_long(w, "--ext-diff", "--textconv") for w in rest):
         hidden.append("git --ext-diff/--textconv runs diff programs from configuration")
     if any(_long(w, "--upload-pack", "--receive-pack", "--exec") for w in rest) or (
