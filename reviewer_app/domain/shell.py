@@ -260,8 +260,8 @@ def effective_argv(argv: Iterable[str]) -> tuple[str, ...]:
                 rest += 2
             elif word.startswith("-") or (name == "env" and "=" in word) or word.replace(".", "").isdigit():
                 rest += 1
-            elif name in ("timeout", "chrt", "taskset") and rest == index + 1:
-                rest += 1  # the duration, priority or mask
+            elif name in ("timeout", "chrt", "taskset", "flock", "chroot", "sg") and rest == index + 1:
+                rest += 1  # the duration, priority, mask, lock file, root directory or group
             else:
                 break
         if rest >= len(words):

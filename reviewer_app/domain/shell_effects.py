@@ -258,6 +258,8 @@ def _nested(script: str, runner: str, found: _Found) -> None:
         found.hidden(f"{reason} (in a script run by {runner})")
     for reason in inner.visible:
         found.visible(f"{reason} (in a script run by {runner})")
+    if not inner.literal:
+        found.hidden(f"the script run by {runner} has words only known when it runs")
 
 
 _PROGRAM_NAMES_WITH_EFFECTS = frozenset(

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.cli import main
-from tests.integrations.hook_helpers import fixture, run_hook
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.hitl import SQLHITLBackend
+from tests.integrations.hook_helpers import finish, fixture, run_hook, start_hook, wait_pending
 
 # (effect, pattern, command, what the hook must answer)
 ATTACKS: list[tuple[str, str, str, str]] = [
@@ -48,3 +50,31 @@ def test_attack_through_cli_rule_and_hook(
     assert output is not None, err
     decision = output["hookSpecificOutput"]["permissionDecision"]
     assert decision == answer, output
+
+
+def test_an_allow_rule_that_could_never_show_its_effect_is_refused_by_the_cli(
+    db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["rules", "add", "allow", "Bash(xargs rm)", "--db", str(db_path)])
+    _, err = capsys.readouterr()
+    assert code != 0 and "asked every time" in err and "xargs runs commands built from its input" in err
+    assert main(["rules", "add", "deny", "Bash(xargs rm)", "--db", str(db_path)]) == 0  # deny may name it
+    # an exact rule for a fully literal command whose whole effect is in its text is accepted and settles it
+    assert main(["rules", "add", "allow", "Bash(find . -name '*.pyc' -delete)", "--db", str(db_path)]) == 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("command", ["timeout 5 rm notes.txt", "env -S 'ls -la'", "find . -name '*.pyc' -delete"])
+async def test_approve_for_session_waives_nothing_it_cannot_show(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, command: str
+) -> None:
+    first = {**fixture("pretooluse.json"), "tool_input": {"command": command, "description": "x"}}
+    process = start_hook(tmp_path, db_path, first, "--timeout", "30")
+    [pending] = await wait_pending(backend)
+    digest = args_digest(pending["data"]["arguments"])
+    await backend.decide(pending["hitl_id"], Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=digest))
+    assert finish(process)[1]["hookSpecificOutput"]["permissionDecision"] == "allow"
+    again = {**first, "tool_use_id": "toolu_again"}
+    code, output, err = run_hook(tmp_path, db_path, again, "--timeout", "1")
+    assert code == 0 and output is not None, err
+    assert output["hookSpecificOutput"]["permissionDecision"] == "ask"  # asked again, not waived

@@ -1,0 +1,252 @@
+"""Differential test of the shell engine against a real ``bash``.
+
+The engine claims, for every command it lets a rule or waiver settle, "this runs only these programs with these
+arguments" (``shell.invocations``). Here bash itself is the reference: each command runs under ``bash -c`` in a
+sandbox directory whose PATH holds only recording stubs (each appends its argv to a log and does nothing else;
+the wrappers among them record, then run the real wrapper, which finds the next stub on PATH). Whenever bash
+ran a program, or arguments, the engine did not claim, no allow rule (bare, prefix or exact) and no session
+waiver may have settled the command.
+
+A fixed table (the issue's attacks and their spellings) and hypothesis-generated commands (quoting, variables,
+wrappers, options, separators, substitutions) both run; CI runs the table plus ``GENERATED_CASES`` examples.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reviewer_app.domain.policy import SessionRule
+from reviewer_app.domain.rules import Rule, RuleError, ToolCall, evaluate
+from reviewer_app.domain.shell import CommandScope, invocations, parse_command
+from reviewer_app.domain.shell_effects import command_effects, deny_forms
+
+GENERATED_CASES = 500
+BASH = shutil.which("bash") or "/bin/bash"
+STUBS = ("rm", "git", "touch", "id", "ls", "cat", "grep", "head", "npm", "kubectl", "find", "sed")
+PASS_THROUGH = ("env", "nice", "timeout", "nohup", "xargs", "sh", "bash", "stdbuf", "flock")
+FIELD, RECORD = "\x1f", "\x1e"
+
+pytestmark = pytest.mark.skipif(not all(shutil.which(p) for p in (BASH, *PASS_THROUGH)), reason="needs bash tools")
+
+
+@dataclass
+class Sandbox:
+    root: Path
+    log: Path
+
+    def run(self, command: str) -> list[tuple[str, ...]]:
+        """The argv of every program bash started for ``command`` (stubs record theirs)."""
+        self.log.write_text("")
+        env = {"PATH": str(self.root / "bin"), "STUB_LOG": str(self.log), "HOME": str(self.root / "home")}
+        subprocess.run(
+            [BASH, "--norc", "--noprofile", "-c", command],
+            cwd=self.root / "work",
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=20,
+            check=False,
+        )
+        records = self.log.read_text(errors="replace").split(RECORD)
+        return [tuple(record.split(FIELD)) for record in records if record]
+
+
+def _stub(path: Path, real: str | None) -> None:
+    # One write per record (O_APPEND), so programs of a pipeline running at once never interleave theirs.
+    record = 'r="${0##*/}"; for a in "$@"; do r+=$\'\\x1f\'"$a"; done; printf "%s\\x1e" "$r" >> "$STUB_LOG"'
+    tail = f'exec {real} "$@"' if real else "exit 0"
+    path.write_text(f"#!{BASH}\n{record}\n{tail}\n")
+    path.chmod(0o755)
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+    root = tmp_path_factory.mktemp("shell-sandbox")
+    for folder in ("bin", "work", "home"):
+        (root / folder).mkdir()
+    for name in STUBS:
+        _stub(root / "bin" / name, None)
+    for name in PASS_THROUGH:
+        _stub(root / "bin" / name, shutil.which(name))
+    (root / "work" / "a.txt").write_text("x\n")
+    return Sandbox(root, root / "log")
+
+
+def _claims(command: str) -> set[tuple[str, ...]]:
+    """What the engine says may run: each invocation, and each reading a deny rule compares (wrappers peeled)."""
+    return {form for argv in invocations(parse_command(command)) for form in deny_forms(argv)}
+
+
+def _settled_by(command: str) -> list[tuple[str, tuple[str, ...] | None]]:
+    """The automatic decisions that would settle ``command``: (what, the prefix words it names or None)."""
+    call = ToolCall("Bash", {"command": command}, cwd="/sandbox/work")
+    parsed = parse_command(command)
+    settled: list[tuple[str, tuple[str, ...] | None]] = []
+    if evaluate([Rule.create("allow", "Bash", now=0)], call, 1) is not None:
+        settled.append(("allow Bash", None))
+    first = parsed.commands[0].argv[:1] if parsed.commands and parsed.commands[0].argv else ()
+    if first and first[0] and "(" not in first[0] and ")" not in first[0] and ":" not in first[0]:
+        try:
+            prefix = Rule.create("allow", f"Bash({first[0]}:*)", now=0)
+        except RuleError:
+            prefix = None
+        if prefix is not None and evaluate([prefix], call, 1) is not None:
+            settled.append((prefix.pattern, first))
+    if "\n" not in command and ")" not in command:
+        try:
+            exact = Rule.create("allow", f"Bash({command})", now=0)
+        except RuleError:
+            exact = None
+        if exact is not None and evaluate([exact], call, 1) is not None:
+            settled.append((exact.pattern, None))
+    waiver = SessionRule("Bash", CommandScope.exact(command)) if parsed.waivable and parsed.commands else None
+    if waiver is not None and waiver.matches("Bash", {"command": command}):
+        settled.append(("session waiver", None))
+    return settled
+
+
+def check(sandbox: Sandbox, command: str) -> None:
+    settled = _settled_by(command)
+    if not settled:
+        return  # asked: a human reads it
+    ran = sandbox.run(command)
+    claims = _claims(command)
+    literal = command_effects(command).literal
+    programs = {claim[0] for claim in claims}
+    for argv in ran:
+        assert argv[0] in programs, f"{command!r}: bash ran {argv} unclaimed, yet settled by {settled}"
+        if literal:
+            assert argv in claims, f"{command!r}: bash ran {argv}, engine claimed {claims}; settled by {settled}"
+        for what, prefix in settled:
+            if prefix is not None:
+                assert argv[: len(prefix)] == prefix, f"{command!r}: {what} settled it but bash ran {argv}"
+
+
+TABLE = [
+    "$'\\x72m' -rf x",
+    '$"rm" x',
+    "X=rm; $X -rf x",
+    "X=rm; ${X} x",
+    "{rm,x}",
+    "r''m x",
+    "r\\m x",
+    "'rm' x",
+    "env -S 'rm x'",
+    "env A=B rm x",
+    "flock l rm x",
+    "nice -n 5 rm x",
+    "timeout 5 rm x",
+    "nohup rm x",
+    "stdbuf -o0 rm x",
+    "xargs rm <<< x",
+    "sh -c 'rm x'",
+    "bash -c 'rm x'",
+    "eval 'rm x'",
+    "command rm x",
+    "builtin eval rm x",
+    "exec rm x",
+    "ls; rm x",
+    "ls && rm x",
+    "ls || rm x",
+    "ls | rm x",
+    "ls & rm x",
+    "(rm x)",
+    "{ rm x; }",
+    "echo $(rm x)",
+    "echo `rm x`",
+    "cat <(rm x)",
+    "f(){ rm x; }; f",
+    "for p in rm; do $p x; done",
+    "ls $(printf rm) x",
+    "git -C . push",
+    "git -c k=v push",
+    "git status",
+    "ls -la",
+    "cat a.txt | grep x | head -1",
+    "ls *.txt",
+    "ls ~",
+    "ls {a,b}.txt",
+    "touch 'a b' \"c d\"",
+    "ls -- -x",
+    "ls 2>/dev/null",
+    "id",
+    "find . -name '*.txt' -exec rm {} +",
+    "sed -n '1e rm x' a.txt",
+    "npm --prefix x publish",
+    "kubectl -n ns delete pod x",
+    "PATH=/tmp rm x",
+    "HOME=/tmp git status",
+    "alias ls=rm; ls x",
+    "cat <<EOF\n$(rm x)\nEOF",
+    "rm x\nls",
+]
+
+
+@pytest.mark.parametrize("command", TABLE)
+def test_the_table_against_bash(sandbox: Sandbox, command: str) -> None:
+    check(sandbox, command)
+
+
+def test_the_sandbox_really_records(sandbox: Sandbox) -> None:
+    assert sandbox.run("X=rm; $X -rf x") == [("rm", "-rf", "x")]
+    assert sandbox.run("env -S 'rm x'") == [("env", "-S", "rm x"), ("rm", "x")]
+    assert sandbox.run("$'\\x72m' -rf x") == [("rm", "-rf", "x")]
+
+
+# -- generated commands --------------------------------------------------------------------------------------
+
+PROGRAM_SPELLINGS = st.sampled_from(
+    [
+        "rm", "ls", "git", "cat", "id", "touch", "'rm'", '"ls"', "r''m", "\\rm", "$'\\x72m'", "$'ls'", '$"id"',
+        "$P", "${P}", "{rm,x}", "r?", "command rm", "env rm", "env A=1 ls", "nice rm", "nice -n 3 ls",
+        "timeout 5 rm", "nohup id", "stdbuf -o0 rm", "flock l rm", "exec rm", "eval rm", "builtin eval ls",
+        "sh -c rm", "bash -c 'rm x'", "xargs rm <<< y", "echo", "true",
+    ]
+)  # fmt: skip
+ARGUMENTS = st.sampled_from(
+    [
+        "x", "-f", "-rf", "'a b'", '"c d"', "$HOME", '"$P"', "*", "*.txt", "~", "{a,b}", "$(id)", "`id`",
+        "--", "push", "-C .", "-c k=v", "status", "a.txt", "$'\\x2dr'", "\\$P", "2>/dev/null", "<a.txt",
+    ]
+)  # fmt: skip
+SEPARATORS = st.sampled_from(["; ", " && ", " || ", " | ", " & ", "\n"])
+PRELUDES = st.sampled_from(["", "P=rm; ", "P=ls; ", "export P=id; ", "A=1 "])
+WRAPS = st.sampled_from(["{}", "({})", "{{ {}; }}", "echo $({})", "{} 2>&1"])
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        words = [draw(PROGRAM_SPELLINGS), *draw(st.lists(ARGUMENTS, max_size=3))]
+        parts.append(" ".join(words))
+    text = parts[0]
+    for part in parts[1:]:
+        text += draw(SEPARATORS) + part
+    return draw(PRELUDES) + draw(WRAPS).format(text)
+
+
+@settings(
+    max_examples=GENERATED_CASES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(command=commands())
+def test_generated_commands_against_bash(sandbox: Sandbox, command: str) -> None:
+    check(sandbox, command)
+
+
+def test_stubs_are_not_real_programs(sandbox: Sandbox) -> None:
+    assert os.access(sandbox.root / "bin" / "rm", os.X_OK)
+    assert (sandbox.root / "bin" / "rm").read_text().rstrip().endswith("exit 0")
