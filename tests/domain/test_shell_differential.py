@@ -86,28 +86,24 @@ def _claims(command: str) -> set[tuple[str, ...]]:
     return {form for argv in invocations(parse_command(command)) for form in deny_forms(argv)}
 
 
+def _rule(pattern: str) -> Rule | None:
+    try:
+        return Rule.create("allow", pattern, now=0)
+    except RuleError:
+        return None  # a pattern the engine refuses settles nothing
+
+
 def _settled_by(command: str) -> list[tuple[str, tuple[str, ...] | None]]:
     """The automatic decisions that would settle ``command``: (what, the prefix words it names or None)."""
     call = ToolCall("Bash", {"command": command}, cwd="/sandbox/work")
     parsed = parse_command(command)
-    settled: list[tuple[str, tuple[str, ...] | None]] = []
-    if evaluate([Rule.create("allow", "Bash", now=0)], call, 1) is not None:
-        settled.append(("allow Bash", None))
     first = parsed.commands[0].argv[:1] if parsed.commands and parsed.commands[0].argv else ()
-    if first and first[0] and "(" not in first[0] and ")" not in first[0] and ":" not in first[0]:
-        try:
-            prefix = Rule.create("allow", f"Bash({first[0]}:*)", now=0)
-        except RuleError:
-            prefix = None
-        if prefix is not None and evaluate([prefix], call, 1) is not None:
-            settled.append((prefix.pattern, first))
+    candidates: list[tuple[Rule | None, tuple[str, ...] | None]] = [(_rule("Bash"), None)]
+    if first and first[0] and not any(char in first[0] for char in "():"):
+        candidates.append((_rule(f"Bash({first[0]}:*)"), first))
     if "\n" not in command and ")" not in command:
-        try:
-            exact = Rule.create("allow", f"Bash({command})", now=0)
-        except RuleError:
-            exact = None
-        if exact is not None and evaluate([exact], call, 1) is not None:
-            settled.append((exact.pattern, None))
+        candidates.append((_rule(f"Bash({command})"), None))
+    settled = [(rule.pattern, words) for rule, words in candidates if rule and evaluate([rule], call, 1)]
     waiver = SessionRule("Bash", CommandScope.exact(command)) if parsed.waivable and parsed.commands else None
     if waiver is not None and waiver.matches("Bash", {"command": command}):
         settled.append(("session waiver", None))
