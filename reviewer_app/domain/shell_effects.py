@@ -54,6 +54,7 @@ WRAPPERS = EXEC_WRAPPERS | frozenset(
         "unshare", "nsenter", "busybox", "pkexec", "runuser", "sg", "firejail", "bwrap", "proxychains",
         "proxychains4", "torsocks", "valgrind", "gdb", "catchsegv", "dbus-run-session", "dbus-launch", "xvfb-run",
         "script", "expect", "faketime", "fakeroot", "eatmydata", "nocache", "numactl", "cgexec", "eval",
+        "ssh-agent",
     }
 )  # fmt: skip
 

