@@ -45,7 +45,7 @@ from reviewer_app.domain.shell import (
     inline_scripts,
     parse_command,
 )
-from reviewer_app.domain.shell_tools import tool_reasons
+from reviewer_app.domain.shell_tools import TOOLS, interpreter_options_end, tool_reasons
 
 # Programs that run another program named in their arguments. The wrapped command is judged too (risk looks
 # through them), but a prefix rule naming the wrapper would cover any program, so a wrapper is always a reason.
@@ -73,6 +73,7 @@ _EXEC_VARIABLE_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CON
 _GIT_SAFE_VARIABLES = re.compile(r"^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TRACE\w*$")
 # Builtins that change how later commands in the same shell are read or run.
 _SHELL_STATE = frozenset({"alias", "shopt", "enable", "trap", "hash", "source", ".", "set", "unalias", "function"})
+_HARMLESS_SET = re.compile(r"[-+][euxvo]+|pipefail|errexit|nounset|xtrace|verbose")  # `set -euo pipefail`
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
 
@@ -161,7 +162,7 @@ def _simple_effects(simple: SimpleCommand, found: _Found) -> None:
         found.hidden(f"the program name is a pattern the shell expands ({words[0].raw})")
     program = posixpath.basename(words[0].value)
     args = simple.argv[1:]
-    if program in _SHELL_STATE:
+    if program in _SHELL_STATE and not (program == "set" and all(_HARMLESS_SET.fullmatch(arg) for arg in args)):
         found.hidden(f"{program} changes how later commands in the shell are read or run")
     if program in _DECLARERS:
         for arg in args:
@@ -263,13 +264,7 @@ def _nested(script: str, runner: str, found: _Found) -> None:
         found.hidden(f"the script run by {runner} has words only known when it runs")
 
 
-_PROGRAM_NAMES_WITH_EFFECTS = frozenset(
-    {
-        "find", "sed", "gsed", "awk", "gawk", "mawk", "nawk", "git", "tar", "gtar", "bsdtar", "rsync", "ssh", "scp",
-        "sftp", "zip", "less", "more", "most", "pg", "man", "vi", "vim", "nvim", "view", "vimdiff", "nano", "pico",
-        "emacs", "ed", "ex", "joe", "micro", "kak", "hx", "psql", "mysql", "mariadb", "sqlite3",
-    }
-) | SHELLS  # fmt: skip
+_PROGRAM_NAMES_WITH_EFFECTS = TOOLS | SHELLS
 
 
 def _could_be_option(word: Word) -> bool:
@@ -299,7 +294,9 @@ def _program_effects(
                 _nested(script, program, found)
         return
     named = program in _PROGRAM_NAMES_WITH_EFFECTS
-    if named and any(_could_be_option(word) for word in words):
+    # An interpreter's script gets the words after it; a word only known at run time may still be an option.
+    own = words[: interpreter_options_end(program, tuple(w.value if w.literal else "-?" for w in words))]
+    if named and any(_could_be_option(word) for word in own):
         found.hidden(
             f"an argument of {program} is only known when it runs and could turn on an option that runs commands"
         )

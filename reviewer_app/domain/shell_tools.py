@@ -48,6 +48,37 @@ _GIT_GLOBAL_FLAGS = frozenset(
 )  # fmt: skip
 
 
+# Every program ``tool_reasons`` knows something about (its options can run programs or write files).
+TOOLS = (
+    frozenset(
+        {"find", "sed", "gsed", "git", "tar", "gtar", "bsdtar", "rsync", "ssh", "scp", "sftp", "zip", "sort", "wget",
+         "socat", "nc", "ncat", "netcat", "tcpdump", "at", "batch", "psql", "mysql", "mariadb", "sqlite3"}
+    )
+    | _AWKS
+    | PAGERS
+    | EDITORS
+    | frozenset(_INLINE_CODE)
+)  # fmt: skip
+
+
+def interpreter_options_end(program: str, args: tuple[str, ...]) -> int:
+    """Where an interpreter's own options end (its script or ``--``); the words after it belong to the script."""
+    if program not in _INLINE_CODE:
+        return len(args)
+    with_value = _INLINE_CODE[program][1]
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "--" or not word.startswith("-") or word == "-":
+            return index
+        index += 1
+        for position, letter in enumerate(word[1:], start=1):
+            if not word.startswith("--") and letter in with_value:
+                index += 0 if word[position + 1 :] else 1
+                break
+    return index
+
+
 def _long(word: str, *names: str) -> bool:
     """``word`` is one of the long options ``names``, possibly abbreviated (4+ characters) or with ``=value``."""
     name = word.split("=", 1)[0]
@@ -112,6 +143,7 @@ def tool_reasons(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ..
         hidden.append(f"{program} is an editor: it can run commands and write any file")
     elif program in _INLINE_CODE:
         letters, with_value, words = _INLINE_CODE[program]
+        args = args[: interpreter_options_end(program, args)]  # what follows the script is the script's
         if any(word in words or _long(word, *(w for w in words if w.startswith("--"))) for word in args) or any(
             letter in letters for letter, _ in _short_options(args, with_value)
         ):
