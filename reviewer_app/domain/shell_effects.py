@@ -200,13 +200,7 @@ def _wrapper_effects(program: str, simple: SimpleCommand, found: _Found) -> None
             found.visible(f"runs {posixpath.basename(rest[0])} through env")
             _judge_wrapped(rest, simple, found)
         return
-    if program in ("xargs", "parallel"):
-        found.hidden(f"{program} runs commands built from its input")
-    elif program in ("watch", "su", "flock", "script", "expect", "runuser", "sg") and any(
-        word in ("-c", "--command") or (program == "watch" and not word.startswith("-")) for word in argv[1:]
-    ):
-        found.hidden(f"{program} runs a command line given as text")
-    else:
+    if not _wrapper_hides(program, argv[1:], found):
         found.visible(f"runs another program through {program}")
     scripts = inline_scripts(program, argv[1:]) if program == "eval" else []
     for script in scripts:
@@ -215,8 +209,23 @@ def _wrapper_effects(program: str, simple: SimpleCommand, found: _Found) -> None
         word = argv[start]
         if word and not word.startswith("-") and "=" not in word:
             inner = posixpath.basename(word)
-            if inner in WRAPPERS or inner in _PROGRAM_NAMES_WITH_EFFECTS:
+            if inner in WRAPPERS:
+                _wrapper_hides(inner, argv[start + 1 :], found)
+            if inner in _PROGRAM_NAMES_WITH_EFFECTS:
                 _program_effects(inner, argv[start + 1 :], simple.words[start + 1 :], simple.stdin_texts, found)
+
+
+def _wrapper_hides(program: str, args: tuple[str, ...], found: _Found) -> bool:
+    """Record why a wrapper runs something no text shows (stdin, a command line as text); True if it does."""
+    if program in ("xargs", "parallel"):
+        found.hidden(f"{program} runs commands built from its input")
+        return True
+    if program in ("watch", "su", "flock", "script", "expect", "runuser", "sg") and any(
+        word in ("-c", "--command") or (program == "watch" and not word.startswith("-")) for word in args
+    ):
+        found.hidden(f"{program} runs a command line given as text")
+        return True
+    return program == "env" and _env_effects(args, found) is None
 
 
 def _env_effects(args: tuple[str, ...], found: _Found) -> tuple[str, ...] | None:

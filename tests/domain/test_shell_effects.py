@@ -289,7 +289,8 @@ def test_an_exact_allow_rule_settles_a_visible_effect_but_never_a_hidden_one() -
     assert verdict("allow", "Bash(python3 -c 'print(1)')", "python3 -c 'print(1)'") == "allow"
     assert verdict("allow", "Bash(python3 -c 'print(1)')", "python3 -c 'print(2)'") is None
     # stdin, a script file, a pager or a variable decide the effect: no text can show it
-    for command in ("xargs rm", "sed -f s.sed f", "less f", "sed -n '1e id' f", 'find . -name "$X"'):
+    hidden = ("xargs rm", "sed -f s.sed f", "less f", "sed -n '1e id' f", 'find . -name "$X"', "sudo xargs rm")
+    for command in (*hidden, "timeout 5 env -S 'ls'", "nice watch ls"):
         with pytest.raises(RuleError, match="asked every time"):
             Rule.create("allow", f"Bash({command})", now=0)
         Rule.create("deny", f"Bash({command})", now=0)  # deny and ask rules may still name it
