@@ -9,6 +9,10 @@ waiver may have settled the command.
 
 A fixed table (the issue's attacks and their spellings) and hypothesis-generated commands (quoting, variables,
 wrappers, options, separators, substitutions) both run; CI runs the table plus ``GENERATED_CASES`` examples.
+
+The deny side is checked the same way: ``GENERATED_CASES // 2`` spellings of ``git push`` (quoting, variables,
+global options, wrappers, separators, subshells, substitutions, ``xargs``, ``eval``, ``bash -c``); whenever bash
+really ran ``git … push``, ``deny Bash(git push:*)`` must deny the command.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +34,13 @@ from reviewer_app.domain.shell import CommandScope, invocations, parse_command
 from reviewer_app.domain.shell_effects import command_effects, deny_forms
 
 GENERATED_CASES = 500
+# Derandomized (the same examples on every run, no example database): each runs bash, so no per-example deadline.
+BASH_RUNS: dict[str, Any] = {
+    "deadline": None,
+    "derandomize": True,
+    "database": None,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
 BASH = shutil.which("bash") or "/bin/bash"
 STUBS = ("rm", "git", "touch", "id", "ls", "cat", "grep", "head", "npm", "kubectl", "find", "sed")
 PASS_THROUGH = ("env", "nice", "timeout", "nohup", "xargs", "sh", "bash", "stdbuf", "flock")
@@ -231,13 +243,7 @@ def commands(draw: st.DrawFn) -> str:
     return draw(PRELUDES) + draw(WRAPS).format(text)
 
 
-@settings(
-    max_examples=GENERATED_CASES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@settings(max_examples=GENERATED_CASES, **BASH_RUNS)
 @given(command=commands())
 def test_generated_commands_against_bash(sandbox: Sandbox, command: str) -> None:
     check(sandbox, command)
@@ -246,3 +252,54 @@ def test_generated_commands_against_bash(sandbox: Sandbox, command: str) -> None
 def test_stubs_are_not_real_programs(sandbox: Sandbox) -> None:
     assert os.access(sandbox.root / "bin" / "rm", os.X_OK)
     assert (sandbox.root / "bin" / "rm").read_text().rstrip().endswith("exit 0")
+
+
+# -- deny rules against bash ---------------------------------------------------------------------------------
+
+_GIT_OPTIONS_WITH_VALUE = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix")
+
+
+def ran_git_push(ran: list[tuple[str, ...]]) -> bool:
+    """Did bash run ``git … push`` (git's own reading of its global options)?"""
+    for argv in ran:
+        if argv[0] != "git":
+            continue
+        index = 1
+        while index < len(argv) and argv[index].startswith("-"):
+            index += 2 if argv[index] in _GIT_OPTIONS_WITH_VALUE else 1
+        if index < len(argv) and argv[index] == "push":
+            return True
+    return False
+
+
+GIT_SPELLINGS = st.sampled_from(["git", "'git'", "g\\it", "$'git'", '"g"it', "$G", "${G}"])
+GIT_GLOBALS = st.sampled_from(["", "-C .", "-c k=v", "--git-dir=.git", "--no-pager", "-C . -c a=b", "--work-tree=."])
+PUSH_SPELLINGS = st.sampled_from(["push", "'push'", "p\\ush", "$S", "pu''sh"])
+DENY_WRAPPERS = st.sampled_from(
+    ["", "env A=B ", "nice -n 5 ", "timeout 5 ", "nohup ", "command ", "stdbuf -o0 ", "flock l ", "exec "]
+)
+DENY_CONTEXTS = st.sampled_from(
+    ["{}", "ls; {}", "ls && {}", "ls || {}", "({})", "{{ {}; }}", "echo $({})", "{} | cat", "cat a.txt | {}",
+     "echo | xargs {}", "eval '{}'", "bash -c '{}'"]
+)  # fmt: skip
+
+
+@st.composite
+def git_push_spellings(draw: st.DrawFn) -> str:
+    words = [draw(GIT_SPELLINGS), draw(GIT_GLOBALS), draw(PUSH_SPELLINGS), draw(st.sampled_from(["", "origin"]))]
+    inner = draw(DENY_WRAPPERS) + " ".join(word for word in words if word)
+    if "'" in inner:
+        context = draw(st.sampled_from(["{}", "ls; {}", "({})", "echo $({})", "{} | cat"]))
+    else:
+        context = draw(DENY_CONTEXTS)
+    return "G=git; S=push; " + context.format(inner)
+
+
+@settings(max_examples=GENERATED_CASES // 2, **BASH_RUNS)
+@given(command=git_push_spellings())
+def test_a_deny_rule_catches_every_spelling_bash_runs(sandbox: Sandbox, command: str) -> None:
+    if not ran_git_push(sandbox.run(command)):
+        return
+    call = ToolCall("Bash", {"command": command}, cwd="/sandbox/work")
+    found = evaluate([Rule.create("deny", "Bash(git push:*)", now=0)], call, 1)
+    assert found is not None and found.effect == "deny", f"bash ran git push for {command!r}, the rule did not deny"
