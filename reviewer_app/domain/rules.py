@@ -52,8 +52,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from reviewer_app.domain.risk import Risk, assess
-from reviewer_app.domain.shell import CommandScope, invocations, parse_command, scope_choices
-from reviewer_app.domain.shell_effects import command_effects, deny_forms, mentions
+from reviewer_app.domain.shell import CommandScope, parse_command, scope_choices
+from reviewer_app.domain.shell_effects import command_effects, mentions, readings
 from reviewer_app.domain.toolcall import (
     FILE_TOOLS,
     NETWORK_TOOLS,
@@ -178,11 +178,8 @@ class RulePattern:
         # When the engine cannot see everything this runs, a mention of the program anywhere denies or asks.
         if (not parsed.understood or not command_effects(parsed).plain) and mentions(parsed.source, target[0]):
             return True
-        for argv in invocations(parsed):
-            for form in deny_forms(argv):
-                if form == target or (self.kind == "command_prefix" and form[: len(target)] == target):
-                    return True
-        return False
+        prefix = self.kind == "command_prefix"
+        return any(form == target or (prefix and form[: len(target)] == target) for form in readings(parsed.source))
 
     def _path_matches(self, call: ToolCall, *, fold_case: bool = False) -> bool:
         path = path_of(call.tool_name, call.arguments)

@@ -22,7 +22,8 @@ argv the command may run (wrappers peeled, global options dropped: ``git -C . -c
 and when a command has any reason here they also match a mention of their program anywhere (``mentions``).
 
 Public API: ``command_effects(parsed) -> CommandEffects`` (cached), ``CommandEffects.reasons``, ``.hidden``,
-``.visible``, ``.plain``, ``.exact_rule_may_settle``; ``deny_forms(argv)``; ``mentions(source, name)``;
+``.visible``, ``.plain``, ``.exact_rule_may_settle``; ``deny_forms(argv)``, ``readings(command)`` (cached: every
+reading of every argv the command may run); ``mentions(source, name)``;
 ``WRAPPERS``.
 """
 
@@ -43,6 +44,7 @@ from reviewer_app.domain.shell import (
     SimpleCommand,
     Word,
     inline_scripts,
+    invocations,
     parse_command,
 )
 from reviewer_app.domain.shell_tools import TOOLS, interpreter_options_end, tool_reasons
@@ -340,6 +342,15 @@ def deny_forms(argv: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
             if form not in seen:
                 seen.add(form)
                 yield form
+
+
+@functools.lru_cache(maxsize=4096)
+def readings(command: str) -> tuple[tuple[str, ...], ...]:
+    """Every ``deny_forms`` reading of every argv ``command`` may run (``invocations``), once per command text."""
+    seen: dict[tuple[str, ...], None] = {}
+    for argv in invocations(command):
+        seen.update(dict.fromkeys(deny_forms(argv)))
+    return tuple(seen)
 
 
 def _without_global_options(argv: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
