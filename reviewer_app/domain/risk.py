@@ -15,7 +15,8 @@ Public API:
 
 Signals: destructive shell commands (``rm -r``, ``git push --force``, ``git reset --hard``, ``dd``, ``mkfs``,
 ``chmod -R``, ``curl … | sh``, ``DROP TABLE``, ``kubectl delete``, ``terraform destroy``, ``sudo``, fork
-bombs…, read with ``reviewer_app.domain.shell``; a command that cannot be parsed is at least medium), writes
+bombs…, read with ``reviewer_app.domain.shell``; a command that cannot be parsed is at least medium, and one
+that does more than its text shows is high: ``reviewer_app.domain.shell_effects``), writes
 outside the workspace or to dotfiles and credentials (``.env``, ``id_rsa``, ``*.pem``, ``.aws/``, ``.ssh/``,
 ``.bashrc``…, matched with gitignore semantics by ``pathspec``), network egress (curl, wget, ssh, WebFetch…),
 secret-looking values (detect-secrets' regex detectors; its entropy and keyword detectors are left out, they

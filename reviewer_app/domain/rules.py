@@ -24,6 +24,13 @@ Scopes ``global``, ``agent:NAME``, ``session:ID``, ``workspace:PATH``. Optional 
 (``reviewer_app.domain.risk``) is never allowed by a wildcard, prefix or glob rule, only by an exact-match
 rule (an exact command or a literal path); deny and ask rules apply whatever the risk.
 
+Shell semantics (issue 23, ``reviewer_app.domain.shell_effects``): a command that does more than its text shows
+(a wrapper, a variable as the program, ``find -exec``, ``sed e``, ``git -c``…) is high risk; an exact allow rule
+settles it only when it is fully literal and reads nothing from stdin, files or a terminal, and ``Rule`` refuses
+an exact allow rule that never could. Deny and ask rules compare with every reading of each argv (wrappers
+peeled, global options dropped: ``git -C . push`` is ``git push``) and, when the engine cannot see everything a
+command runs, with a mention of their program anywhere in it.
+
 Public API:
 
 - ``parse_rule_pattern(text) -> RulePattern`` (raises ``RuleError`` with a clear message)
