@@ -2,8 +2,10 @@
 
 Why: approve-for-session must waive exactly what the operator saw, never more. For shell tools a session rule
 holds a ``CommandScope`` (``reviewer_app.domain.shell``): by default the exact command, so `git status; touch X`
-or `git $(touch X)` are still asked. Which tools are shell tools comes from the fixed operator-side set in
-``reviewer_app.domain.toolcall`` and never from request data, so a request cannot widen its own rule.
+or `git $(touch X)` are still asked. A command that does more than its text shows (``shell_effects``: a wrapper,
+``find -delete``, inline code…) gets no waiver at all, not even its exact text. Which tools are shell tools comes
+from the fixed operator-side set in ``reviewer_app.domain.toolcall`` and never from request data, so a request
+cannot widen its own rule.
 
 Public API:
 
@@ -77,7 +79,7 @@ class SessionRule:
             return False
         if self.scope.kind == "prefix":
             return not assess(call, scan_secrets=False).high
-        return True
+        return self.scope.plain  # an exact waiver never covers a command that does more than its text shows
 
     def describe(self) -> str:
         if self.scope is None:

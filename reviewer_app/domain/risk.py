@@ -15,7 +15,8 @@ Public API:
 
 Signals: destructive shell commands (``rm -r``, ``git push --force``, ``git reset --hard``, ``dd``, ``mkfs``,
 ``chmod -R``, ``curl … | sh``, ``DROP TABLE``, ``kubectl delete``, ``terraform destroy``, ``sudo``, fork
-bombs…, read with ``reviewer_app.domain.shell``; a command that cannot be parsed is at least medium), writes
+bombs…, read with ``reviewer_app.domain.shell``; a command that cannot be parsed is at least medium, and one
+that does more than its text shows is high: ``reviewer_app.domain.shell_effects``), writes
 outside the workspace or to dotfiles and credentials (``.env``, ``id_rsa``, ``*.pem``, ``.aws/``, ``.ssh/``,
 ``.bashrc``…, matched with gitignore semantics by ``pathspec``), network egress (curl, wget, ssh, WebFetch…),
 secret-looking values (detect-secrets' regex detectors; its entropy and keyword detectors are left out, they
@@ -45,6 +46,7 @@ from reviewer_app.domain.shell import (
     parse_command,
     runs_interpreter,
 )
+from reviewer_app.domain.shell_effects import command_effects
 from reviewer_app.domain.toolcall import (
     NETWORK_TOOLS,
     WRITING_FILE_TOOLS,
@@ -400,8 +402,9 @@ def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:
         findings.add("medium", "drops stashed changes")
     settings = [args[i + 1] for i in range(index) if args[i] == "-c" and i + 1 < len(args)]
     settings += [word.split("=", 1)[1] for word in args[:index] if word.startswith("--config-env=")]
+    exec_options = _GIT_EXEC_OPTIONS if sub in ("clone", "ls-remote") else _GIT_EXEC_OPTIONS[:-1]  # `push -u`
     if any(setting.startswith(_GIT_EXEC_SETTINGS) for setting in settings) or any(
-        word.split("=", 1)[0] in _GIT_EXEC_OPTIONS for word in rest if word.startswith("-")
+        word.split("=", 1)[0] in exec_options for word in rest if word.startswith("-")
     ):
         findings.add("high", "git runs with an option or setting that can execute commands (-c core.*, --upload-pack)")
 
@@ -436,6 +439,8 @@ def _assess(parsed: ParsedCommand, cwd: str | None, depth: int) -> Risk:
         _shell_command_risk(simple, findings, cwd, depth)
     if not parsed.understood:
         _raw_scan(parsed.source, findings)
+    for reason in command_effects(parsed).reasons:  # what a rule's text cannot show: never settled wholesale
+        findings.add("high", reason)
     return findings.risk()
 
 

@@ -24,6 +24,13 @@ Scopes ``global``, ``agent:NAME``, ``session:ID``, ``workspace:PATH``. Optional 
 (``reviewer_app.domain.risk``) is never allowed by a wildcard, prefix or glob rule, only by an exact-match
 rule (an exact command or a literal path); deny and ask rules apply whatever the risk.
 
+Shell semantics (issue 23, ``reviewer_app.domain.shell_effects``): a command that does more than its text shows
+(a wrapper, a variable as the program, ``find -exec``, ``sed e``, ``git -c``…) is high risk; an exact allow rule
+settles it only when it is fully literal and reads nothing from stdin, files or a terminal, and ``Rule`` refuses
+an exact allow rule that never could. Deny and ask rules compare with every reading of each argv (wrappers
+peeled, global options dropped: ``git -C . push`` is ``git push``) and, when the engine cannot see everything a
+command runs, with a mention of their program anywhere in it.
+
 Public API:
 
 - ``parse_rule_pattern(text) -> RulePattern`` (raises ``RuleError`` with a clear message)
@@ -52,7 +59,8 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from reviewer_app.domain.risk import Risk, assess
-from reviewer_app.domain.shell import CommandScope, invocations, parse_command, scope_choices
+from reviewer_app.domain.shell import CommandScope, parse_command, scope_choices
+from reviewer_app.domain.shell_effects import command_effects, mentions, readings
 from reviewer_app.domain.toolcall import (
     FILE_TOOLS,
     NETWORK_TOOLS,
@@ -152,7 +160,10 @@ class RulePattern:
                 command = command_of(call.tool_name, call.arguments)
             if command is None or self.command is None:
                 return False
-            return self.command.covers(command) or (restrictive and self._hides_in(command))
+            if restrictive:
+                return self.command.covers(command) or self._hides_in(command)
+            # An allow rule settles only what the operator can read off it (see shell_effects).
+            return (self.kind != "command_exact" or self.command.exact_settles) and self.command.covers(command)
         if self.kind == "path":
             return self._path_matches(call, fold_case=restrictive)
         if self.kind == "domain":
@@ -171,12 +182,11 @@ class RulePattern:
             return False
         target = (posixpath.basename(words[0]), *words[1:])
         parsed = parse_command(command)
-        if not parsed.understood:  # cannot see what runs: a mention of the program is enough to deny or ask
-            return re.search(rf"(?<![\w.-]){re.escape(target[0])}(?![\w.-])", parsed.source) is not None
-        for argv in invocations(parsed):
-            if argv == target or (self.kind == "command_prefix" and argv[: len(target)] == target):
-                return True
-        return False
+        # When the engine cannot see everything this runs, a mention of the program anywhere denies or asks.
+        if (not parsed.understood or not command_effects(parsed).plain) and mentions(parsed.source, target[0]):
+            return True
+        prefix = self.kind == "command_prefix"
+        return any(form == target or (prefix and form[: len(target)] == target) for form in readings(parsed.source))
 
     def _path_matches(self, call: ToolCall, *, fold_case: bool = False) -> bool:
         path = path_of(call.tool_name, call.arguments)
@@ -388,6 +398,12 @@ class Rule:
         object.__setattr__(self, "scope", parse_scope(self.scope))
         object.__setattr__(self, "parsed", parse_rule_pattern(self.pattern))
         object.__setattr__(self, "pattern", self.parsed.text)
+        scope = self.parsed.command
+        if self.effect == "allow" and scope is not None and scope.kind == "exact" and not scope.exact_settles:
+            reasons = "; ".join(command_effects(scope.text).hidden) or "its words are only known when it runs"
+            raise RuleError(
+                f"{self.pattern!r}: an allow rule cannot settle this command, it is asked every time ({reasons})"
+            )
 
     @classmethod
     def create(
@@ -403,6 +419,15 @@ class Rule:
         """A new rule as ``rules add`` makes it: ``expires`` is a duration such as ``1h``."""
         expires_at = now + parse_duration(expires) if expires else None
         return cls(effect, pattern, scope, expires_at, note, new_rule_id(), now)  # type: ignore[arg-type]
+
+    @staticmethod
+    def may_allow(pattern: str) -> bool:
+        """Whether ``allow pattern`` is a rule that can settle anything (see ``__post_init__``)."""
+        try:
+            Rule("allow", pattern)
+        except RuleError:
+            return False
+        return True
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at
@@ -563,6 +588,9 @@ def pattern_choices(call: ToolCall) -> list[str]:
         if command is not None and "\n" not in command:
             for scope in scope_choices(command.strip()):
                 choices.append(f"{tool}({scope.text})" if scope.kind == "exact" else f"{tool}({scope.text}:*)")
+            exact = narrowest_pattern_for(call)  # a command no session scope covers may still take an exact rule
+            if not choices and exact is not None and Rule.may_allow(exact):
+                choices.append(exact)
     elif tool in FILE_TOOLS:
         path = path_of(tool, call.arguments)
         relative, absolute = _locate(path, call.cwd) if path is not None else (None, None)

@@ -262,8 +262,8 @@ def effective_argv(argv: Iterable[str]) -> tuple[str, ...]:
                 rest += 2
             elif word.startswith("-") or (name == "env" and "=" in word) or word.replace(".", "").isdigit():
                 rest += 1
-            elif name in ("timeout", "chrt", "taskset") and rest == index + 1:
-                rest += 1  # the duration, priority or mask
+            elif name in ("timeout", "chrt", "taskset", "flock", "chroot", "sg") and rest == index + 1:
+                rest += 1  # the duration, priority, mask, lock file, root directory or group
             else:
                 break
         if rest >= len(words):
@@ -644,12 +644,28 @@ class CommandScope:
     text_waivable: bool = field(default=False, compare=False)
     """Exact scopes: ``text`` itself was parsed and found waivable when the scope was made. Stored with it, so
     the identical command is covered without parsing again (the hook's fast path never loads the parser)."""
+    plain: bool = field(default=False, compare=False)
+    """Exact scopes: the command does nothing its text hides (``shell_effects``): a session waiver may cover it."""
+    exact_settles: bool = field(default=False, compare=False)
+    """Exact scopes: an exact rule may settle it (its whole effect is in its literal text)."""
 
     @classmethod
     def exact(cls, command: str) -> CommandScope:
+        from reviewer_app.domain.shell_effects import command_effects  # it builds on this module
+
         parsed = parse_command(command)
         words = parsed.commands[0].argv if parsed.commands else ()
-        return cls("exact", command, words, (), text_waivable=parsed.waivable and bool(parsed.commands))
+        waivable = parsed.waivable and bool(parsed.commands)
+        effects = command_effects(parsed)
+        return cls(
+            "exact",
+            command,
+            words,
+            (),
+            text_waivable=waivable,
+            plain=waivable and effects.plain,
+            exact_settles=waivable and effects.exact_rule_may_settle,
+        )
 
     @classmethod
     def prefix(cls, words: Iterable[str], redirections: Iterable[Redirection] = ()) -> CommandScope:
@@ -710,6 +726,7 @@ class CommandScope:
         if self.kind == "exact" and self.text_waivable:
             data["words"] = list(self.words)
             data["waivable"] = True
+            data["plain"] = self.plain
         if self.kind == "prefix":
             data["words"] = list(self.words)
             if self.redirections:
@@ -721,8 +738,13 @@ class CommandScope:
         kind = raw.get("kind")
         if kind == "exact":
             words = raw.get("words")
-            if raw.get("waivable") is True and isinstance(words, list) and all(isinstance(w, str) for w in words):
-                return cls("exact", str(raw["text"]), tuple(words), (), text_waivable=True)  # checked when made
+            if (
+                raw.get("waivable") is True
+                and raw.get("plain") is True
+                and isinstance(words, list)
+                and all(isinstance(w, str) for w in words)
+            ):  # checked when made (a scope stored before effects were judged is judged again below)
+                return cls("exact", str(raw["text"]), tuple(words), (), text_waivable=True, plain=True)
             return cls.exact(str(raw["text"]))
         if kind == "prefix":
             words = raw.get("words")
@@ -738,7 +760,8 @@ def scope_for_approval(command: str) -> CommandScope | None:
     parsed = parse_command(command)
     if not parsed.waivable:
         return None
-    return CommandScope.exact(command)
+    scope = CommandScope.exact(command)
+    return scope if scope.plain else None
 
 
 def scope_choices(command: str) -> list[CommandScope]:
@@ -770,4 +793,7 @@ def scope_choices(command: str) -> list[CommandScope]:
 
 def why_not_waivable(command: str) -> tuple[str, ...]:
     """Human reasons why approving ``command`` for the session cannot waive it later (empty if it can)."""
-    return parse_command(command).blocking_reasons()
+    from reviewer_app.domain.shell_effects import command_effects
+
+    parsed = parse_command(command)
+    return parsed.blocking_reasons() or command_effects(parsed).reasons

@@ -60,16 +60,18 @@ TABLE: list[tuple[str, dict[str, object], str, str]] = [
     ("Bash", {"command": "psql app <<EOF\nDROP TABLE users;\nEOF"}, "high", "SQL"),
     ("Bash", {"command": "bash <<EOF\nrm -rf build\nEOF"}, "high", "script run by bash"),
     ("shell", {"command": ["bash", "-lc", "git reset --hard origin/main"]}, "high", "reset --hard"),
+    # issue 23: what a rule's text cannot show is high (these three were medium): inline code, a substitution
+    # and arithmetic run what only the run decides, so no wildcard or prefix rule may settle them
+    ("Bash", {"command": "python3 -c 'import os; os.remove(\"x\")'"}, "high", "inline code"),
+    ("Bash", {"command": "echo $(date) > /tmp/stamp"}, "high", "substitution"),
+    ("Bash", {"command": "echo $((1+2))"}, "high", "parsed"),
     # medium
     ("Bash", {"command": "curl https://api.example.com/data"}, "medium", "network"),
     ("Bash", {"command": "ssh deploy@prod uptime"}, "medium", "network"),
     ("Bash", {"command": "scp build.tar.gz host:/srv/"}, "medium", "network"),
     ("Bash", {"command": "rm notes.txt"}, "medium", "deletes"),
-    ("Bash", {"command": "python3 -c 'import os; os.remove(\"x\")'"}, "medium", "inline code"),
     ("Bash", {"command": "cat ~/.aws/credentials"}, "medium", "credentials"),
     ("Bash", {"command": "npm install left-pad"}, "medium", "install"),
-    ("Bash", {"command": "echo $(date) > /tmp/stamp"}, "medium", "substitution"),
-    ("Bash", {"command": "echo $((1+2))"}, "medium", "parsed"),
     ("WebFetch", {"url": "https://example.com"}, "medium", "network"),
     ("Read", {"file_path": f"{WS}/.env"}, "medium", "credentials"),
     ("read_file", {"path": "../../etc/passwd"}, "medium", "outside"),

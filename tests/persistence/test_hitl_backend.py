@@ -240,7 +240,13 @@ async def test_approve_for_session_adds_rule(backend: SQLHITLBackend) -> None:
     assert [r.to_dict() for r in rules] == [
         {
             "tool_name": "run_shell",
-            "scope": {"kind": "exact", "text": "git status", "words": ["git", "status"], "waivable": True},
+            "scope": {
+                "kind": "exact",
+                "text": "git status",
+                "words": ["git", "status"],
+                "waivable": True,
+                "plain": True,  # nothing its text hides: judged once, when the waiver is made (issue 23)
+            },
         }
     ]
     assert rules[0].matches("run_shell", {"command": "git status"})
