@@ -398,12 +398,23 @@ class Rule:
         object.__setattr__(self, "scope", parse_scope(self.scope))
         object.__setattr__(self, "parsed", parse_rule_pattern(self.pattern))
         object.__setattr__(self, "pattern", self.parsed.text)
+
+    def refusal(self) -> str | None:
+        """Why this rule could never settle anything, or None: an exact allow rule for a command that is asked
+        every time. New rules (``create``, ``from_dict``, the window's editor) are refused with it; a stored one
+        still loads, is listed and can be revoked, and simply never matches (``RulePattern.matches``)."""
         scope = self.parsed.command
         if self.effect == "allow" and scope is not None and scope.kind == "exact" and not scope.exact_settles:
             reasons = "; ".join(command_effects(scope.text).hidden) or "its words are only known when it runs"
-            raise RuleError(
-                f"{self.pattern!r}: an allow rule cannot settle this command, it is asked every time ({reasons})"
-            )
+            return f"{self.pattern!r}: an allow rule cannot settle this command, it is asked every time ({reasons})"
+        return None
+
+    def checked(self) -> Rule:
+        """This rule, or RuleError when it could never settle anything (see :meth:`refusal`)."""
+        why = self.refusal()
+        if why is not None:
+            raise RuleError(why)
+        return self
 
     @classmethod
     def create(
@@ -418,16 +429,15 @@ class Rule:
     ) -> Rule:
         """A new rule as ``rules add`` makes it: ``expires`` is a duration such as ``1h``."""
         expires_at = now + parse_duration(expires) if expires else None
-        return cls(effect, pattern, scope, expires_at, note, new_rule_id(), now)  # type: ignore[arg-type]
+        return cls(effect, pattern, scope, expires_at, note, new_rule_id(), now).checked()  # type: ignore[arg-type]
 
     @staticmethod
     def may_allow(pattern: str) -> bool:
-        """Whether ``allow pattern`` is a rule that can settle anything (see ``__post_init__``)."""
+        """Whether ``allow pattern`` is a rule that can settle anything (see :meth:`refusal`)."""
         try:
-            Rule("allow", pattern)
+            return Rule("allow", pattern).refusal() is None
         except RuleError:
             return False
-        return True
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at
@@ -472,7 +482,7 @@ class Rule:
         scope = data.get("scope", "global")
         if not isinstance(scope, str):
             raise RuleError("scope must be text")
-        return cls(data["effect"], data["pattern"], scope, expires_at, note, rule_id, created_at)
+        return cls(data["effect"], data["pattern"], scope, expires_at, note, rule_id, created_at).checked()
 
     def describe(self) -> str:
         text = f"{self.effect} {self.pattern}"

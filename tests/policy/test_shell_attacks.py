@@ -78,3 +78,16 @@ async def test_approve_for_session_waives_nothing_it_cannot_show(
     code, output, err = run_hook(tmp_path, db_path, again, "--timeout", "1")
     assert code == 0 and output is not None, err
     assert output["hookSpecificOutput"]["permissionDecision"] == "ask"  # asked again, not waived
+
+
+def test_an_exact_allow_rule_stored_before_the_check_is_listed_and_revocable_but_settles_nothing() -> None:
+    """A database written before allow rules were checked may hold one for a command that is asked every time:
+    it must still be listed (so it can be revoked), and it must never settle the command."""
+    from reviewer_app.domain.rules import Rule, RuleError
+    from reviewer_app.domain.toolcall import ToolCall
+
+    stored = Rule("allow", "Bash(xargs rm)")  # as read back from a row: loads without the check
+    with pytest.raises(RuleError, match="asked every time"):
+        stored.checked()
+    assert stored.refusal() is not None
+    assert not stored.parsed.matches(ToolCall("Bash", {"command": "xargs rm"}))

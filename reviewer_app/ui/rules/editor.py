@@ -206,7 +206,7 @@ class RuleEditorDialog(QDialog):
             expires_at = None
         else:
             expires_at = now + parse_duration(expires)
-        return Rule(effect, pattern, scope, expires_at, note, new_rule_id(), now)  # type: ignore[arg-type]
+        return Rule(effect, pattern, scope, expires_at, note, new_rule_id(), now).checked()  # type: ignore[arg-type]
 
     def _changed(self) -> None:
         self._generation += 1  # what the preview shows no longer matches the form
