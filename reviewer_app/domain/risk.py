@@ -21,8 +21,10 @@ outside the workspace or to dotfiles and credentials (``.env``, ``id_rsa``, ``*.
 secret-looking values (detect-secrets' regex detectors; its entropy and keyword detectors are left out, they
 flag ordinary hashes and words), and an MCP tool's ``destructiveHint`` annotation.
 
-Paths are judged lexically (no filesystem access): ``~`` and absolute paths outside ``cwd`` are outside
-the workspace, and so is any ``..`` that climbs out of it.
+A file tool's path is judged as the tool will open it: ``~`` and absolute paths outside ``cwd`` are outside the
+workspace, and so is any ``..`` that climbs out of it or a symlink whose target lies outside. Sensitive targets
+(``domain.sensitive``) are high risk for reads and writes alike. Context flags a call carries
+(``dangerouslyDisableSandbox``, ``run_in_background``, see ``toolcall.context_flags``) are reasons too.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
+from reviewer_app.domain.sensitive import real_path
 from reviewer_app.domain.shell import (
     MAX_SCRIPT_DEPTH,
     ParsedCommand,
@@ -46,10 +50,12 @@ from reviewer_app.domain.shell import (
     runs_interpreter,
 )
 from reviewer_app.domain.toolcall import (
+    CONTEXT_FLAG_RISKS,
     NETWORK_TOOLS,
     WRITING_FILE_TOOLS,
     ToolCall,
     command_of,
+    context_flags,
     is_file_tool,
     is_shell_tool,
     path_of,
@@ -97,67 +103,16 @@ class _Findings:
 
 # -- paths ---------------------------------------------------------------------------------------------------
 
-# Credentials, keys and files whose change runs code later (shell start-up files, git hooks and config).
-SENSITIVE_PATTERNS = (
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.keystore",
-    "*.jks",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".ssh/",
-    ".aws/",
-    ".gnupg/",
-    ".kube/",
-    "**/.docker/config.json",
-    "**/.config/gcloud/",
-    ".azure/",
-    ".netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
-    ".gitconfig",
-    "**/.git/config",
-    "**/.git/hooks/",
-    "credentials",
-    "credentials.json",
-    "secrets.yaml",
-    "secrets.yml",
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    "**/.config/fish/config.fish",
-    "authorized_keys",
-)
 SYSTEM_DIRECTORIES = ("/etc/", "/private/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib/", "/var/lib/")
-
-
-@functools.cache
-def _sensitive_spec() -> Any:
-    import pathspec  # imported on first use, to keep the engine's import cheap for short-lived hook processes
-
-    return pathspec.GitIgnoreSpec.from_lines(SENSITIVE_PATTERNS)
 
 
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
 _DISK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|disk|mmcblk|md|dm-|mapper/)")
 
 
-def is_sensitive_path(path: str) -> bool:
-    """A credential, key, dotfile that runs code, or system configuration (gitignore-style patterns)."""
+def is_sensitive_path(path: str, cwd: str | None = None) -> bool:
+    """A sensitive target (``domain.sensitive``: keys, credentials, start-up files, agent host settings…) or
+    system configuration, by the path as given, its absolute form against ``cwd`` or its real target."""
     normal = posixpath.normpath(path.replace("\\", "/"))
     if (
         normal.startswith("/")
@@ -165,12 +120,18 @@ def is_sensitive_path(path: str) -> bool:
         and any((normal + "/").startswith(directory) for directory in SYSTEM_DIRECTORIES)
     ):
         return True
-    relative = normal.lstrip("~").lstrip("/") or normal
-    return bool(_sensitive_spec().match_file(relative))
+    return sensitive_target(path, cwd)
 
 
-def outside_workspace(path: str, cwd: str | None) -> bool:
-    """Lexically: ``~``, an absolute path not under ``cwd``, or a ``..`` that climbs out of ``cwd``."""
+def outside_workspace(path: str, cwd: str | None, *, follow_symlinks: bool = False) -> bool:
+    """``~``, an absolute path not under ``cwd``, a ``..`` that climbs out of ``cwd``, or (``follow_symlinks``) a
+    path whose real target, symlinks followed, is not under the real ``cwd`` (or cannot be resolved)."""
+    if follow_symlinks and cwd is not None and not outside_workspace(path, cwd):
+        root = real_path(posixpath.normpath(cwd.replace("\\", "/")))
+        target = real_path(posixpath.join(cwd.replace("\\", "/"), path.replace("\\", "/")))
+        if root is None or target is None:
+            return True
+        return target != root and not target.startswith(root.rstrip("/") + "/")
     path = path.replace("\\", "/")
     if path.startswith("~") or re.match(r"^[A-Za-z]:/", path):
         return True
@@ -191,16 +152,20 @@ def assess_path(path: str, cwd: str | None, *, writes: bool) -> Risk:
         return findings.risk()
     if writes and _DISK_DEVICE.match(path):
         findings.add("high", f"writes to a disk device ({path})")
-    sensitive = is_sensitive_path(path)
-    outside = outside_workspace(path, cwd)
+    sensitive = sensitive_target(path, cwd)
+    outside = outside_workspace(path, cwd, follow_symlinks=True)
     if writes:
         if sensitive:
-            findings.add("high", f"writes a credentials or start-up file ({path})")
+            findings.add("high", f"writes a sensitive file: key, credentials, start-up or agent settings ({path})")
+        elif is_sensitive_path(path, cwd):
+            findings.add("high", f"writes system configuration ({path})")
         if outside:
             findings.add("high", f"writes outside the workspace ({path})")
     else:
         if sensitive:
-            findings.add("medium", f"reads a credentials or start-up file ({path})")
+            findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({path})")
+        elif is_sensitive_path(path, cwd):
+            findings.add("medium", f"reads system configuration ({path})")
         if outside:
             findings.add("medium", f"reads outside the workspace ({path})")
     return findings.risk()
@@ -576,6 +541,9 @@ def assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk:
             findings.merge(assess_path(path, call.cwd, writes=call.tool_name in WRITING_FILE_TOOLS))
     if call.tool_name in NETWORK_TOOLS:
         findings.add("medium", f"network egress ({call.tool_name})")
+    for flag in context_flags(call):
+        level, reason = CONTEXT_FLAG_RISKS[flag]
+        findings.add(level, reason)
     if _annotation(call, "destructiveHint"):
         findings.add("high", "the tool declares itself destructive (destructiveHint)")
     elif _annotation(call, "openWorldHint") and call.tool_name.startswith("mcp__"):

@@ -42,6 +42,7 @@ Public API:
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import tomllib
@@ -49,19 +50,21 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from reviewer_app.domain.risk import Risk, assess
+from reviewer_app.domain.sensitive import real_path
 from reviewer_app.domain.shell import CommandScope, invocations, parse_command, scope_choices
 from reviewer_app.domain.toolcall import (
     FILE_TOOLS,
     NETWORK_TOOLS,
     ToolCall,
     command_of,
+    context_flags,
     is_shell_tool,
     mcp_parts,
     path_of,
 )
+from reviewer_app.domain.urls import url_in_domain
 
 __all__ = [
     "EFFECTS",
@@ -81,6 +84,7 @@ __all__ = [
     "pattern_choices",
     "rules_from_toml",
     "rules_to_toml",
+    "wildcard_may_settle",
 ]
 
 Effect = Literal["allow", "ask", "deny"]
@@ -157,8 +161,9 @@ class RulePattern:
             return self._path_matches(call, fold_case=restrictive)
         if self.kind == "domain":
             url = call.arguments.get("url") if isinstance(call.arguments, dict) else None
-            host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
-            return bool(host) and self.domain is not None and (host == self.domain or host.endswith("." + self.domain))
+            if not isinstance(url, str) or self.domain is None:
+                return False
+            return url_in_domain(url, self.domain, plain_only=not restrictive)
         return False
 
     def _hides_in(self, command: str) -> bool:
@@ -179,19 +184,81 @@ class RulePattern:
         return False
 
     def _path_matches(self, call: ToolCall, *, fold_case: bool = False) -> bool:
+        """An allow (``fold_case`` False) matches only when the path as written AND the path the tool will really
+        open (symlinks followed, ``realpath`` on the actual tree) both match; a path that cannot be resolved, or
+        starts with ``~``, never does. A deny or ask (``fold_case``) matches when either does, ``~`` expanded."""
         path = path_of(call.tool_name, call.arguments)
+        if path is None and call.tool_name in _SEARCH_TOOLS and call.cwd:
+            path = call.cwd  # Glob and Grep without a path search the workspace
         if path is None or self._spec is None or self.glob is None:
             return False
-        relative, absolute = _locate(path, call.cwd)
-        target = absolute if self.absolute else relative
-        if target is None:
+        if fold_case:
+            if path.startswith("~"):
+                path = os.path.expanduser(path)
+            return any(self._target_matches(target, fold_case=True) for target in _targets(path, call.cwd, self))
+        if path.startswith("~") or _escaping_search(call):
             return False
+        relative, absolute = _locate(path, call.cwd)
+        if self.glob == "**" and absolute is not None and call.cwd and _is_root(absolute, call.cwd):
+            return real_path("/" + absolute) == real_path(call.cwd)  # `**` covers a search of the workspace
+        lexical = absolute if self.absolute else relative
+        if lexical is None or not self._target_matches(lexical):
+            return False
+        real = _real_target(absolute, call.cwd, absolute_pattern=self.absolute)
+        return real is not None and self._target_matches(real)
+
+    def _target_matches(self, target: str, *, fold_case: bool = False) -> bool:
+        assert self.glob is not None
         if self.exact:  # a literal path matches itself only (a gitignore pattern would also match beneath it)
             literal = posixpath.normpath(self.glob.lstrip("/"))
             return target.casefold() == literal.casefold() if fold_case else target == literal
         if fold_case:
             return bool(self._folded_spec.match_file(target.casefold()))
         return bool(self._spec.match_file(target))
+
+
+_SEARCH_TOOLS = frozenset({"Glob", "Grep"})
+
+
+def _is_root(absolute: str, cwd: str) -> bool:
+    return "/" + absolute == posixpath.normpath(cwd.replace("\\", "/"))
+
+
+def _escaping_search(call: ToolCall) -> bool:
+    """A Glob whose pattern (or a Grep whose glob) leaves its directory: absolute, ``~`` or ``..``."""
+    if call.tool_name not in _SEARCH_TOOLS or not isinstance(call.arguments, dict):
+        return False
+    for key in ("pattern", "glob") if call.tool_name == "Glob" else ("glob",):
+        value = call.arguments.get(key)
+        if isinstance(value, str) and (
+            value.startswith(("/", "~", "\\")) or ".." in value.replace("\\", "/").split("/")
+        ):
+            return True
+    return False
+
+
+def _real_target(absolute: str | None, cwd: str | None, *, absolute_pattern: bool) -> str | None:
+    """The real path (symlinks followed) in the form a pattern matches: without its leading '/' for an absolute
+    pattern, else relative to the real workspace (None when outside it or unresolvable)."""
+    if absolute is None:
+        return None
+    real = real_path("/" + absolute)
+    if real is None:
+        return None
+    if absolute_pattern:
+        return real.lstrip("/")
+    root = real_path(posixpath.normpath(cwd.replace("\\", "/"))) if cwd else None
+    if root is None or not real.startswith(root.rstrip("/") + "/"):
+        return None
+    return real[len(root.rstrip("/")) + 1 :]
+
+
+def _targets(path: str, cwd: str | None, pattern: RulePattern) -> list[str]:
+    """Every form of ``path`` a deny or ask rule should catch: as written and with symlinks followed."""
+    relative, absolute = _locate(path, cwd)
+    found = [absolute if pattern.absolute else relative]
+    found.append(_real_target(absolute, cwd, absolute_pattern=pattern.absolute))
+    return [target for target in found if target is not None]
 
 
 def _locate(path: str, cwd: str | None) -> tuple[str | None, str | None]:
@@ -411,6 +478,8 @@ class Rule:
         """In force, in scope, and matching (deny and ask rules match restrictively, see RulePattern.matches)."""
         if not self.parsed.concerns(call.tool_name) or self.expired(now) or not _scope_applies(self.scope, call):
             return False
+        if self.effect == "allow" and context_flags(call):  # no rule names dangerouslyDisableSandbox & co.
+            return False
         return self.parsed.matches(call, restrictive=self.effect != "allow", command=command)
 
     def to_dict(self) -> dict[str, Any]:
@@ -501,6 +570,14 @@ def evaluate(rules: Iterable[Rule], call: ToolCall, now: float, *, risk: Risk | 
     if risk.high:
         return None
     return Verdict("allow", wildcard_allows[0], risk)
+
+
+def wildcard_may_settle(call: ToolCall, *, risk: Risk | None = None) -> bool:
+    """Whether a wildcard allow (a bare tool, prefix or glob rule, ``--allow-tools``) may settle this call: not
+    when it is high risk (a sensitive target, a destructive command) or sets a context flag no rule names."""
+    if context_flags(call):
+        return False
+    return not (risk or assess(call, scan_secrets=False)).high
 
 
 def overridden_by_risk(
