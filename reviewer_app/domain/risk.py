@@ -206,7 +206,8 @@ def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | Non
     for redirection in simple.redirections:
         if redirection.harmless or not redirection.writes:
             if not redirection.harmless and is_sensitive_path(redirection.target):
-                findings.add("medium", f"reads a credentials or start-up file ({redirection.target})")
+                level: RiskLevel = "high" if sensitive_target(redirection.target, cwd) else "medium"
+                findings.add(level, f"reads a sensitive file ({redirection.target})")
             continue
         target = redirection.target
         if _DISK_DEVICE.match(target):
@@ -329,8 +330,10 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
                 findings.add("high", f"{program} changes a credentials or start-up file ({candidate})")
             elif outside_workspace(candidate, cwd) and candidate not in _HARMLESS_DEVICES:
                 findings.add("medium", f"{program} changes files outside the workspace ({candidate})")
+        elif sensitive_target(candidate, cwd):
+            findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({candidate})")
         elif is_sensitive_path(candidate):
-            findings.add("medium", f"touches a credentials or start-up file ({candidate})")
+            findings.add("medium", f"touches system configuration ({candidate})")
 
 
 def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:
@@ -522,6 +525,20 @@ def _annotation(call: ToolCall, name: str) -> bool:
     return metadata.get(name) is True
 
 
+_PATH_KEY = re.compile(r"(?i)path|file|dir|folder|source|destination|target|^src$|^dest$|^from$|^to$")
+
+
+def _path_arguments(arguments: Any) -> Iterator[str]:
+    """The strings an MCP tool's arguments give under path-like keys (``path``, ``paths``, ``source``…)."""
+    if not isinstance(arguments, dict):
+        return
+    for key, value in arguments.items():
+        if not isinstance(key, str) or not _PATH_KEY.search(key):
+            continue
+        values = value if isinstance(value, list) else [value]
+        yield from (item for item in values[:256] if isinstance(item, str) and 0 < len(item) <= 4096)
+
+
 def assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk:
     """The risk level and reasons for one tool call.
 
@@ -544,6 +561,10 @@ def assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk:
     for flag in context_flags(call):
         level, reason = CONTEXT_FLAG_RISKS[flag]
         findings.add(level, reason)
+    if call.tool_name.startswith("mcp__"):
+        for value in _path_arguments(call.arguments):
+            if sensitive_target(value, call.cwd):
+                findings.add("high", f"the tool is given a sensitive file: key, credentials, agent settings ({value})")
     if _annotation(call, "destructiveHint"):
         findings.add("high", "the tool declares itself destructive (destructiveHint)")
     elif _annotation(call, "openWorldHint") and call.tool_name.startswith("mcp__"):

@@ -110,7 +110,7 @@ def _inside(real: str, base: str) -> bool:
     return real == base or real.startswith(base.rstrip("/") + "/")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     trees(),
     st.sampled_from(["src/**", "a/**", "**", "src/a/**", "*.txt"]),

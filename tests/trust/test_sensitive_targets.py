@@ -192,3 +192,30 @@ def test_the_permission_request_hook_settles_nothing_by_default(tmp_path: Path, 
     asyncio.run(SQLHITLBackend(db_path).aclose())
     code, answer, err = run_hook(tmp_path, db_path, payload, "--timeout", "1")
     assert code == 0 and answer is None, (answer, err)  # no decision: the host's own prompt
+
+
+# -- siblings: the same targets reached through a shell prefix rule or an MCP server's tool ----------------------
+
+
+@pytest.mark.parametrize(
+    "command", ["cat ~/.ssh/id_rsa", f"cat {HOME}/.aws/credentials", "cat .env", "head -c 100 < ~/.netrc"]
+)
+def test_a_prefix_rule_never_reads_a_sensitive_target(command: str) -> None:
+    call = ToolCall("Bash", {"command": command}, cwd=WORKSPACE)
+    assert evaluate([rule("allow", "Bash(cat:*)"), rule("allow", "Bash(head:*)")], call, NOW) is None
+    assert evaluate([rule("allow", f"Bash({command})")], call, NOW) is not None  # the exact command, named
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("mcp__filesystem__read_text_file", {"path": f"{HOME}/.ssh/id_ed25519"}),
+        ("mcp__filesystem__write_file", {"path": f"{WORKSPACE}/.claude/settings.json", "content": "{}"}),
+        ("mcp__filesystem__read_multiple_files", {"paths": ["README.md", f"{HOME}/.aws/credentials"]}),
+        ("mcp__filesystem__move_file", {"source": "a.txt", "destination": f"{HOME}/.bashrc"}),
+    ],
+)
+def test_a_whole_mcp_server_rule_never_touches_a_sensitive_target(tool: str, arguments: dict) -> None:
+    call = ToolCall(tool, arguments, cwd=WORKSPACE)
+    assert evaluate([rule("allow", "mcp__filesystem__*")], call, NOW) is None
+    assert evaluate([rule("allow", "mcp__filesystem__read_text_file")], call, NOW) is None
