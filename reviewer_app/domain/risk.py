@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -113,22 +113,26 @@ _DISK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|disk|mmcblk|md|dm-|mapper/)
 def is_sensitive_path(path: str, cwd: str | None = None) -> bool:
     """A sensitive target (``domain.sensitive``: keys, credentials, start-up files, agent host settings…) or
     system configuration, by the path as given, its absolute form against ``cwd`` or its real target."""
+    return _system_path(path) or sensitive_target(path, cwd)
+
+
+def _system_path(path: str) -> bool:
     normal = posixpath.normpath(path.replace("\\", "/"))
-    if (
+    return (
         normal.startswith("/")
         and normal.rstrip("/") + "/" != "/"
         and any((normal + "/").startswith(directory) for directory in SYSTEM_DIRECTORIES)
-    ):
-        return True
-    return sensitive_target(path, cwd)
+    )
 
 
-def outside_workspace(path: str, cwd: str | None, *, follow_symlinks: bool = False) -> bool:
+def outside_workspace(
+    path: str, cwd: str | None, *, follow_symlinks: bool = False, resolve: Callable[[str], str | None] = real_path
+) -> bool:
     """``~``, an absolute path not under ``cwd``, a ``..`` that climbs out of ``cwd``, or (``follow_symlinks``) a
     path whose real target, symlinks followed, is not under the real ``cwd`` (or cannot be resolved)."""
     if follow_symlinks and cwd is not None and not outside_workspace(path, cwd):
-        root = real_path(posixpath.normpath(cwd.replace("\\", "/")))
-        target = real_path(posixpath.join(cwd.replace("\\", "/"), path.replace("\\", "/")))
+        root = resolve(posixpath.normpath(cwd.replace("\\", "/")))
+        target = resolve(posixpath.join(cwd.replace("\\", "/"), path.replace("\\", "/")))
         if root is None or target is None:
             return True
         return target != root and not target.startswith(root.rstrip("/") + "/")
@@ -145,26 +149,29 @@ def outside_workspace(path: str, cwd: str | None, *, follow_symlinks: bool = Fal
     return normal == ".." or normal.startswith("../")
 
 
-def assess_path(path: str, cwd: str | None, *, writes: bool) -> Risk:
+def assess_path(
+    path: str, cwd: str | None, *, writes: bool, resolve: Callable[[str], str | None] | None = None
+) -> Risk:
     """The risk of a file tool reading or writing ``path`` in the workspace ``cwd``."""
     findings = _Findings()
     if path in _HARMLESS_DEVICES:
         return findings.risk()
     if writes and _DISK_DEVICE.match(path):
         findings.add("high", f"writes to a disk device ({path})")
-    sensitive = sensitive_target(path, cwd)
-    outside = outside_workspace(path, cwd, follow_symlinks=True)
+    resolve = resolve or functools.cache(real_path)  # each real path once for both checks
+    sensitive = sensitive_target(path, cwd, resolve=resolve)
+    outside = outside_workspace(path, cwd, follow_symlinks=True, resolve=resolve)
     if writes:
         if sensitive:
             findings.add("high", f"writes a sensitive file: key, credentials, start-up or agent settings ({path})")
-        elif is_sensitive_path(path, cwd):
+        elif _system_path(path):
             findings.add("high", f"writes system configuration ({path})")
         if outside:
             findings.add("high", f"writes outside the workspace ({path})")
     else:
         if sensitive:
             findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({path})")
-        elif is_sensitive_path(path, cwd):
+        elif _system_path(path):
             findings.add("medium", f"reads system configuration ({path})")
         if outside:
             findings.add("medium", f"reads outside the workspace ({path})")
@@ -539,11 +546,12 @@ def _path_arguments(arguments: Any) -> Iterator[str]:
         yield from (item for item in values[:256] if isinstance(item, str) and 0 < len(item) <= 4096)
 
 
-def assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk:
+def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str], str | None] | None = None) -> Risk:
     """The risk level and reasons for one tool call.
 
     ``scan_secrets=False`` skips the secret scan (which only ever raises a call to medium), for paths that
     need just the high/not-high answer quickly, such as rule evaluation in a hook.
+    ``resolve``: a memoised ``sensitive.real_path`` the caller shares (rule evaluation resolves the same paths).
     """
     findings = _Findings()
     if is_shell_tool(call.tool_name):
@@ -555,7 +563,8 @@ def assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk:
     elif is_file_tool(call.tool_name):
         path = path_of(call.tool_name, call.arguments)
         if path is not None:
-            findings.merge(assess_path(path, call.cwd, writes=call.tool_name in WRITING_FILE_TOOLS))
+            writes = call.tool_name in WRITING_FILE_TOOLS
+            findings.merge(assess_path(path, call.cwd, writes=writes, resolve=resolve))
     if call.tool_name in NETWORK_TOOLS:
         findings.add("medium", f"network egress ({call.tool_name})")
     for flag in context_flags(call):

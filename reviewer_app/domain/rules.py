@@ -97,11 +97,21 @@ _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _GLOB_SPECIALS = re.compile(r"[*?\[\]\\]")
 
 
-class _Unset:
-    """Marks an argument the caller did not pass (None is a meaningful value for ``command``)."""
+class _Facts:
+    """What every rule asks of one call, read once per evaluation: its shell command, whether it sets a context
+    flag, and the real paths (symlinks followed) resolved so far."""
 
+    __slots__ = ("_real", "command", "flagged")
 
-_UNSET = _Unset()
+    def __init__(self, call: ToolCall) -> None:
+        self.command = command_of(call.tool_name, call.arguments)
+        self.flagged = bool(context_flags(call))
+        self._real: dict[str, str | None] = {}
+
+    def real(self, path: str) -> str | None:
+        if path not in self._real:
+            self._real[path] = real_path(path)
+        return self._real[path]
 
 
 class RuleError(ValueError):
@@ -138,27 +148,27 @@ class RulePattern:
             return parts is not None and parts[0] == self.tool
         return tool_name == self.tool
 
-    def matches(self, call: ToolCall, *, restrictive: bool = False, command: str | _Unset | None = _UNSET) -> bool:
+    def matches(self, call: ToolCall, *, restrictive: bool = False, facts: _Facts | None = None) -> bool:
         """Whether the pattern matches the call.
 
         ``restrictive`` is for deny and ask rules, which must catch a command wherever it hides: a shell
         pattern then also matches when ANY command the call may run (after ``&&``, inside ``$(…)``, behind
         ``sudo``/``xargs``, in ``sh -c``…) matches it, an unparseable command that mentions its program, and
-        path patterns ignore case (``.ENV`` on a case-insensitive file system). ``command`` passes the call's
-        shell command when the caller has already read it (``evaluate`` reads it once for all rules).
+        path patterns ignore case (``.ENV`` on a case-insensitive file system). ``facts``: what the caller has
+        already read of the call (``evaluate`` reads it once for all rules).
         """
+        facts = facts or _Facts(call)
         if not self.concerns(call.tool_name):
             return False
         if self.kind in ("tool", "mcp_server"):
             return True
         if self.kind in ("command_exact", "command_prefix"):
-            if isinstance(command, _Unset):
-                command = command_of(call.tool_name, call.arguments)
+            command = facts.command
             if command is None or self.command is None:
                 return False
             return self.command.covers(command) or (restrictive and self._hides_in(command))
         if self.kind == "path":
-            return self._path_matches(call, fold_case=restrictive)
+            return self._path_matches(call, facts, fold_case=restrictive)
         if self.kind == "domain":
             url = call.arguments.get("url") if isinstance(call.arguments, dict) else None
             if not isinstance(url, str) or self.domain is None:
@@ -183,7 +193,7 @@ class RulePattern:
                 return True
         return False
 
-    def _path_matches(self, call: ToolCall, *, fold_case: bool = False) -> bool:
+    def _path_matches(self, call: ToolCall, facts: _Facts, *, fold_case: bool = False) -> bool:
         """An allow (``fold_case`` False) matches only when the path as written AND the path the tool will really
         open (symlinks followed, ``realpath`` on the actual tree) both match; a path that cannot be resolved, or
         starts with ``~``, never does. A deny or ask (``fold_case``) matches when either does, ``~`` expanded."""
@@ -195,17 +205,22 @@ class RulePattern:
         if fold_case:
             if path.startswith("~"):
                 path = os.path.expanduser(path)
-            return any(self._target_matches(target, fold_case=True) for target in _targets(path, call.cwd, self))
+            return any(self._target_matches(target, fold_case=True) for target in _targets(path, call.cwd, self, facts))
         if path.startswith("~") or _escaping_search(call):
             return False
         relative, absolute = _locate(path, call.cwd)
         if self.glob == "**" and absolute is not None and call.cwd and _is_root(absolute, call.cwd):
-            return real_path("/" + absolute) == real_path(call.cwd)  # `**` covers a search of the workspace
+            return facts.real("/" + absolute) == facts.real(call.cwd)  # `**` covers a search of the workspace
         lexical = absolute if self.absolute else relative
         if lexical is None or not self._target_matches(lexical):
             return False
-        real = _real_target(absolute, call.cwd, absolute_pattern=self.absolute)
-        return real is not None and self._target_matches(real)
+        # The host may normalise `..` before opening (Node's path.resolve) or leave it to the kernel, which
+        # follows `src/link/..` through the link: both real paths must match.
+        for candidate in (absolute, _joined(path, call.cwd)):
+            real = _real_target(candidate, call.cwd, facts, absolute_pattern=self.absolute)
+            if real is None or not self._target_matches(real):
+                return False
+        return True
 
     def _target_matches(self, target: str, *, fold_case: bool = False) -> bool:
         assert self.glob is not None
@@ -237,27 +252,38 @@ def _escaping_search(call: ToolCall) -> bool:
     return False
 
 
-def _real_target(absolute: str | None, cwd: str | None, *, absolute_pattern: bool) -> str | None:
+def _joined(path: str, cwd: str | None) -> str | None:
+    """The path joined to the workspace as the kernel sees it (``..`` not collapsed), without its leading '/'."""
+    path = path.replace("\\", "/")
+    if not path.startswith("/"):
+        if not cwd:
+            return None
+        path = cwd.replace("\\", "/").rstrip("/") + "/" + path
+    return path.lstrip("/")
+
+
+def _real_target(absolute: str | None, cwd: str | None, facts: _Facts, *, absolute_pattern: bool) -> str | None:
     """The real path (symlinks followed) in the form a pattern matches: without its leading '/' for an absolute
     pattern, else relative to the real workspace (None when outside it or unresolvable)."""
     if absolute is None:
         return None
-    real = real_path("/" + absolute)
+    real = facts.real("/" + absolute)
     if real is None:
         return None
     if absolute_pattern:
         return real.lstrip("/")
-    root = real_path(posixpath.normpath(cwd.replace("\\", "/"))) if cwd else None
+    root = facts.real(posixpath.normpath(cwd.replace("\\", "/"))) if cwd else None
     if root is None or not real.startswith(root.rstrip("/") + "/"):
         return None
     return real[len(root.rstrip("/")) + 1 :]
 
 
-def _targets(path: str, cwd: str | None, pattern: RulePattern) -> list[str]:
+def _targets(path: str, cwd: str | None, pattern: RulePattern, facts: _Facts) -> list[str]:
     """Every form of ``path`` a deny or ask rule should catch: as written and with symlinks followed."""
     relative, absolute = _locate(path, cwd)
     found = [absolute if pattern.absolute else relative]
-    found.append(_real_target(absolute, cwd, absolute_pattern=pattern.absolute))
+    for candidate in (absolute, _joined(path, cwd)):
+        found.append(_real_target(candidate, cwd, facts, absolute_pattern=pattern.absolute))
     return [target for target in found if target is not None]
 
 
@@ -474,13 +500,14 @@ class Rule:
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at
 
-    def applies_to(self, call: ToolCall, now: float, *, command: str | _Unset | None = _UNSET) -> bool:
+    def applies_to(self, call: ToolCall, now: float, *, facts: _Facts | None = None) -> bool:
         """In force, in scope, and matching (deny and ask rules match restrictively, see RulePattern.matches)."""
         if not self.parsed.concerns(call.tool_name) or self.expired(now) or not _scope_applies(self.scope, call):
             return False
-        if self.effect == "allow" and context_flags(call):  # no rule names dangerouslyDisableSandbox & co.
+        facts = facts or _Facts(call)
+        if self.effect == "allow" and facts.flagged:  # no rule names dangerouslyDisableSandbox & co.
             return False
-        return self.parsed.matches(call, restrictive=self.effect != "allow", command=command)
+        return self.parsed.matches(call, restrictive=self.effect != "allow", facts=facts)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "effect": self.effect, "pattern": self.pattern, "scope": self.scope}
@@ -547,9 +574,9 @@ def evaluate(rules: Iterable[Rule], call: ToolCall, now: float, *, risk: Risk | 
     """
     best: dict[str, Rule] = {}
     wildcard_allows: list[Rule] = []
-    command = command_of(call.tool_name, call.arguments)  # read once for every rule
+    facts = _Facts(call)  # read once for every rule
     for rule in rules:
-        if not rule.applies_to(call, now, command=command):
+        if not rule.applies_to(call, now, facts=facts):
             continue
         if rule.effect == "allow" and not rule.parsed.exact:
             wildcard_allows.append(rule)
@@ -566,7 +593,7 @@ def evaluate(rules: Iterable[Rule], call: ToolCall, now: float, *, risk: Risk | 
     if not wildcard_allows:
         return None
     if risk is None:
-        risk = assess(call, scan_secrets=False)
+        risk = assess(call, scan_secrets=False, resolve=facts.real)
     if risk.high:
         return None
     return Verdict("allow", wildcard_allows[0], risk)

@@ -23,7 +23,11 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+import re
+import stat
+import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,23 +119,45 @@ def config_file() -> Path:
     configured = os.environ.get(CONFIG_ENV)
     if configured:
         return Path(configured)
+    return _default_config_file(os.environ.get("HOME"), os.environ.get("XDG_CONFIG_HOME"))
+
+
+@functools.lru_cache(maxsize=4)
+def _default_config_file(home: str | None, xdg_config_home: str | None) -> Path:
+    """Computed once per environment: this runs on every path check, and platformdirs is not free."""
     from reviewer_app.config import config_dir
 
     return config_dir() / "config.toml"
 
 
 def operator_patterns() -> tuple[str, ...]:
-    """The operator's ``[sensitive] paths`` plus Reviewer's own directories and database (absolute, anchored)."""
-    path = config_file()
+    """The operator's ``[sensitive] paths`` plus Reviewer's own directories and database (absolute, anchored).
+
+    The config file is looked at (one ``stat``) at most once a second per environment: a shell command checks
+    each of its words, and an edit of the file takes effect within a second."""
+    return _patterns_this_second(
+        int(time.monotonic()),
+        os.environ.get(CONFIG_ENV),
+        os.environ.get("REVIEWER_DB", ""),
+        os.environ.get("HOME"),
+        os.environ.get("XDG_CONFIG_HOME"),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _patterns_this_second(
+    second: int, configured: str | None, database: str, home: str | None, xdg: str | None
+) -> tuple[str, ...]:
+    path = Path(configured) if configured else _default_config_file(home, xdg)
     try:
-        stamp = path.stat().st_mtime_ns
+        stamp: int | None = os.stat(path).st_mtime_ns
     except OSError:
         stamp = None
-    return _operator_patterns(str(path), stamp, os.environ.get("REVIEWER_DB", ""))
+    return _operator_patterns(str(path), stamp, database, home)
 
 
 @functools.lru_cache(maxsize=8)
-def _operator_patterns(path: str, stamp: int | None, database: str) -> tuple[str, ...]:
+def _operator_patterns(path: str, stamp: int | None, database: str, home: str | None) -> tuple[str, ...]:
     from reviewer_app.config import config_dir, data_dir
 
     patterns = [_anchored(str(config_dir())) + "/", _anchored(str(data_dir())) + "/"]
@@ -162,64 +188,76 @@ def _read_config(path: Path) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _spec(extra: tuple[str, ...]) -> Any:
+def _matcher(extra: tuple[str, ...]) -> Callable[[str], bool]:
+    """One test for the whole table: its gitignore patterns (``pathspec``) folded into a single regular expression
+    (~80 patterns against several forms of every path add up), or ``pathspec`` itself when a pattern negates."""
     import pathspec  # imported on first use, to keep the engine's import cheap for short-lived hook processes
 
-    return pathspec.GitIgnoreSpec.from_lines([pattern for pattern, _ in SENSITIVE_TARGETS] + list(extra))
+    patterns = [pattern for pattern, _ in SENSITIVE_TARGETS] + list(extra)
+    spec = pathspec.GitIgnoreSpec.from_lines([pattern.casefold() for pattern in patterns])  # case-insensitive FS
+    active = [pattern for pattern in spec.patterns if pattern.include is not None]
+    if any(not pattern.include or pattern.regex is None for pattern in active):
+        return lambda path: bool(spec.match_file(path))
+    regexes = [pattern.regex.pattern for pattern in active if pattern.regex is not None]
+    alternatives = "|".join(f"(?:{regex})".replace("(?P<ps_d>", "(?:") for regex in regexes)
+    if not alternatives:
+        return lambda path: False
+    full = re.compile(alternatives).match
+    # Most paths name no sensitive word at all: a search for the patterns' literal cores settles those at once.
+    cores = [max(re.split(r"[*?\[\]/\\]+", pattern.casefold()), key=len) for pattern in patterns]
+    if any(len(core) < 2 for core in cores):
+        return lambda path: full(path) is not None
+    hint = re.compile("|".join(re.escape(core) for core in sorted(set(cores), key=len, reverse=True))).search
+    return lambda path: hint(path) is not None and full(path) is not None
 
 
-def real_path(path: str, _hops: int = 0) -> str | None:
-    """``path`` (absolute) with every symlink followed, as the kernel would open it; a missing tail is kept as
-    written, a dangling link is followed to where it points. None when it cannot be resolved (a loop, a
-    component that is not a directory, ``..`` after a missing directory, a NUL byte)."""
-    if _hops > 40:
-        return None
+def real_path(path: str) -> str | None:
+    """``path`` (absolute) with every symlink followed, as the kernel would open it: a missing tail is kept as
+    written and a dangling link is followed to where it points. None when it cannot be resolved (a loop, a
+    component that is not a directory, a NUL byte)."""
     try:
-        return os.path.realpath(path, strict=True)
-    except FileNotFoundError:
-        pass
+        real = os.path.realpath(path)
     except (OSError, ValueError):
         return None
-    parent, name = os.path.split(path)
-    if not name or name in (".", "..") or parent == path:
-        return None
-    if os.path.islink(path):  # a dangling symlink: the file is created where it points
-        try:
-            target = os.readlink(path)
-        except OSError:
-            return None
-        return real_path(os.path.normpath(os.path.join(parent, target)), _hops + 1)
-    real_parent = real_path(parent, _hops + 1)
-    return None if real_parent is None else os.path.join(real_parent, name)
+    try:
+        mode = os.lstat(real).st_mode
+    except FileNotFoundError:
+        return real  # a file still to be created
+    except (OSError, ValueError):
+        return None  # ELOOP, ENOTDIR…: a link realpath could not resolve lies on the way
+    return None if stat.S_ISLNK(mode) else real
 
 
-def _forms(path: str, cwd: str | None) -> list[str]:
+def _forms(path: str, cwd: str | None, resolve: Callable[[str], str | None]) -> set[str]:
     """The path as given, absolute (against ``cwd``, ``~`` expanded) and with symlinks followed."""
     path = path.replace("\\", "/")
-    forms = [posixpath.normpath(path)]
+    forms = {posixpath.normpath(path)}
     if path.startswith("~"):
         path = os.path.expanduser(path)
-    absolute: str | None = None
+    joined: str | None = None
     if path.startswith("/"):
-        absolute = posixpath.normpath(path)
+        joined = path
     elif cwd and cwd.replace("\\", "/").startswith("/"):
-        absolute = posixpath.normpath(posixpath.join(cwd.replace("\\", "/"), path))
-    if absolute is not None:
-        forms.append(absolute)
-        real = real_path(absolute)
-        if real is not None:
-            forms.append(real)
+        joined = posixpath.join(cwd.replace("\\", "/"), path)
+    if joined is not None:
+        forms.add(posixpath.normpath(joined))
+        # `..` collapsed first (as Node's path.resolve does) and as the kernel walks it (through symlinks)
+        for candidate in {posixpath.normpath(joined), joined}:
+            real = resolve(candidate)
+            if real is not None:
+                forms.add(real)
     return forms
 
 
-def is_sensitive_path(path: str, cwd: str | None = None) -> bool:
+def is_sensitive_path(path: str, cwd: str | None = None, *, resolve: Callable[[str], str | None] = real_path) -> bool:
     """A key, credential store, browser profile, start-up file, agent host setting, Reviewer's own file or git
-    hook/config, or a pattern the operator added: by the path as given, its absolute form or its real target."""
-    spec = _spec(operator_patterns())
-    for form in _forms(path, cwd):
+    hook/config, or a pattern the operator added: by the path as given, its absolute form or its real target.
+    ``resolve``: a memoised :func:`real_path`, when the caller resolves the same paths for other checks."""
+    matches = _matcher(operator_patterns())
+    for form in _forms(path, cwd, resolve):
         relative = form.lstrip("~").lstrip("/")
         while relative.startswith("../"):
             relative = relative[3:]
-        if relative not in ("", ".", "..") and spec.match_file(relative):
+        if relative not in ("", ".", "..") and matches(relative.casefold()):
             return True
     return False

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reviewer_app.domain.risk import assess
 from reviewer_app.domain.rules import Rule, ToolCall, evaluate
@@ -219,3 +221,39 @@ def test_a_whole_mcp_server_rule_never_touches_a_sensitive_target(tool: str, arg
     call = ToolCall(tool, arguments, cwd=WORKSPACE)
     assert evaluate([rule("allow", "mcp__filesystem__*")], call, NOW) is None
     assert evaluate([rule("allow", "mcp__filesystem__read_text_file")], call, NOW) is None
+
+
+def test_case_does_not_hide_a_target_on_a_case_insensitive_file_system() -> None:
+    assert verdict("Write(**)", "Write", ".Claude/Settings.json") is None
+    assert verdict("Read(**)", "Read", ".ENV") is None
+
+
+def test_a_symlink_into_a_credential_store_is_caught(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    (home / ".kube" / "sub").mkdir(parents=True)
+    workspace = tmp_path / "ws"
+    (workspace / "foo").mkdir(parents=True)
+    (workspace / "foo" / "l").symlink_to(home / ".kube" / "sub")
+    (workspace / "docs").symlink_to(home / ".kube")
+    for path in ("docs/config", "foo/l/../config"):
+        call = ToolCall("Read", {"file_path": path}, cwd=str(workspace))
+        assert assess(call, scan_secrets=False).high, path
+        assert evaluate([rule("allow", "Read(**)")], call, NOW) is None
+
+
+PARTS = [".ssh", "id_rsa", "id_rsa.pub", "a.pem", "x.key", ".env", ".env.prod", "src", ".claude", "settings.json",
+         ".git", "hooks", "config", ".config", "gcloud", "docs", "README.md", ".mcp.json", ".vscode", "Library",
+         "Keychains", ".bashrc", "credentials", "home", "ann", ".local", "share", "keyrings", ".kube"]  # fmt: skip
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(PARTS), min_size=1, max_size=6))
+def test_the_fast_matcher_agrees_with_pathspec(parts: list[str]) -> None:
+    """The folded regular expression decides exactly as pathspec's gitignore matching of the same table."""
+    import pathspec
+
+    from reviewer_app.domain.sensitive import SENSITIVE_TARGETS, _matcher
+
+    spec = pathspec.GitIgnoreSpec.from_lines([pattern.casefold() for pattern, _ in SENSITIVE_TARGETS])
+    path = "/".join(parts).casefold()
+    assert _matcher(())(path) == bool(spec.match_file(path)), path
