@@ -13,8 +13,14 @@ Pattern grammar (``parse_rule_pattern``):
   unnamed redirection (``reviewer_app.domain.shell``)
 - file tools (``toolcall.FILE_TOOLS``): a gitignore-style glob (``pathspec``) relative to the call's workspace
   (``Write(src/**)``, ``Edit(docs/*.md)``, ``Read(*.py)``); ``//abs/path/**`` for absolute paths. A relative glob
-  never matches a path outside the workspace (``../x``, an absolute path elsewhere, ``~``)
-- ``WebFetch(domain:example.com)``: that host and its subdomains
+  never matches a path outside the workspace (``../x``, an absolute path elsewhere, ``~``). An allow matches only
+  when the path as written AND its real path (symlinks followed on the actual tree) match; an unresolvable path
+  never does. Deny and ask match either, ``~`` expanded
+- ``WebFetch(domain:example.com)``: that host and its subdomains, as WHATWG parses the URL (``domain.urls``); an
+  allow matches only a plain URL (no backslash, userinfo, odd port, IP literal, punycode…)
+
+No allow rule covers a call that sets a context flag (``toolcall.context_flags``: ``dangerouslyDisableSandbox``,
+``run_in_background``): no pattern names them. See ``docs/security.md``.
 
 Effects ``allow`` / ``ask`` / ``deny``, precedence deny > ask > allow. Allow rules cover a call only when
 EVERY command in it is covered; deny and ask rules catch a command wherever it hides (after ``&&``, in

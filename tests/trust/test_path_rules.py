@@ -136,3 +136,20 @@ def test_no_generated_path_that_really_escapes_the_pattern_is_allowed(
     relative = posixpath.relpath(real, real_ws)
     if glob.endswith("/**") and glob != "**":
         assert _inside(relative, glob[:-3]), (path, relative)
+
+
+def test_searches_are_covered_by_the_workspace_glob_only_inside_it(tree: Path) -> None:
+    """The seeded ``Glob(**)`` / ``Grep(**)``: a search of the workspace, never one that climbs out of it."""
+
+    def search(tool: str, arguments: dict) -> str | None:
+        found = evaluate([Rule("allow", f"{tool}(**)", created_at=NOW)], ToolCall(tool, arguments, cwd=str(tree)), NOW)
+        return found.effect if found is not None else None
+
+    assert search("Glob", {"pattern": "src/**/*.py"}) == "allow"
+    assert search("Grep", {"pattern": "TODO"}) == "allow"
+    assert search("Grep", {"pattern": "TODO", "path": "src"}) == "allow"
+    assert search("Glob", {"pattern": f"{tree.parent}/.ssh/*"}) is None
+    assert search("Glob", {"pattern": "../../**"}) is None
+    assert search("Glob", {"pattern": "~/.aws/*"}) is None
+    assert search("Grep", {"pattern": "key", "path": "src/x"}) is None  # the symlink to $HOME
+    assert search("Grep", {"pattern": "key", "path": ".."}) is None

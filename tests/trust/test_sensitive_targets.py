@@ -175,6 +175,9 @@ async def test_no_hidden_default_the_pretooluse_install_seeds_visible_rules(
         r for r in await backend.list_records(_all()) if r["data"]["arguments"].get("file_path", "").endswith("id_rsa")
     ]
     assert not str(record.get("decided_by") or "").startswith("rule:")
+    removed = _reviewer(tmp_path, "hook", "uninstall", "claude-code", "--project", str(project), "--db", str(db_path))
+    assert removed.returncode == 0, removed.stderr
+    assert not [e for e in await backend.list_rules() if e.rule.note.startswith("installed by hook install")]
 
 
 def _all():
