@@ -125,9 +125,14 @@ def config_file() -> Path:
 @functools.lru_cache(maxsize=4)
 def _default_config_file(home: str | None, xdg_config_home: str | None) -> Path:
     """Computed once per environment: this runs on every path check, and platformdirs is not free."""
-    from reviewer_app.config import config_dir
+    return user_directory("config") / "config.toml"
 
-    return config_dir() / "config.toml"
+
+def user_directory(kind: str) -> Path:
+    """Reviewer's user ``config`` or ``data`` directory (``reviewer_app.config``)."""
+    from reviewer_app.config import config_dir, data_dir
+
+    return config_dir() if kind == "config" else data_dir()
 
 
 def operator_patterns() -> tuple[str, ...]:
@@ -141,26 +146,27 @@ def operator_patterns() -> tuple[str, ...]:
         os.environ.get("REVIEWER_DB", ""),
         os.environ.get("HOME"),
         os.environ.get("XDG_CONFIG_HOME"),
+        os.environ.get("XDG_DATA_HOME"),
     )
 
 
 @functools.lru_cache(maxsize=4)
 def _patterns_this_second(
-    second: int, configured: str | None, database: str, home: str | None, xdg: str | None
+    second: int, configured: str | None, database: str, home: str | None, xdg: str | None, xdg_data: str | None
 ) -> tuple[str, ...]:
     path = Path(configured) if configured else _default_config_file(home, xdg)
     try:
         stamp: int | None = os.stat(path).st_mtime_ns
     except OSError:
         stamp = None
-    return _operator_patterns(str(path), stamp, database, home)
+    return _operator_patterns(str(path), stamp, database, home, xdg_data)
 
 
 @functools.lru_cache(maxsize=8)
-def _operator_patterns(path: str, stamp: int | None, database: str, home: str | None) -> tuple[str, ...]:
-    from reviewer_app.config import config_dir, data_dir
-
-    patterns = [_anchored(str(config_dir())) + "/", _anchored(str(data_dir())) + "/"]
+def _operator_patterns(
+    path: str, stamp: int | None, database: str, home: str | None, xdg_data: str | None
+) -> tuple[str, ...]:
+    patterns = [_anchored(str(user_directory("config"))) + "/", _anchored(str(user_directory("data"))) + "/"]
     if database and "://" not in database:
         patterns.append(_anchored(os.path.abspath(os.path.expanduser(database))))
         patterns.append(_anchored(os.path.abspath(os.path.expanduser(database))) + "-*")  # -wal, -shm, backups

@@ -260,3 +260,18 @@ def test_the_fast_matcher_agrees_with_pathspec(parts: list[str]) -> None:
     spec = pathspec.GitIgnoreSpec.from_lines([pattern.casefold() for pattern, _ in SENSITIVE_TARGETS])
     path = "/".join(parts).casefold()
     assert _matcher(())(path) == bool(spec.match_file(path)), path
+
+
+@pytest.mark.parametrize("xdg", [None, "/srv/xdg"])
+def test_reviewers_own_directories_are_those_the_app_uses(monkeypatch: pytest.MonkeyPatch, xdg: str | None) -> None:
+    from reviewer_app.config import config_dir, data_dir
+    from reviewer_app.domain.sensitive import user_directory
+
+    for variable in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        if xdg is None:
+            monkeypatch.delenv(variable, raising=False)
+        else:
+            monkeypatch.setenv(variable, f"{xdg}/{variable.lower()}")
+    assert user_directory("config") == config_dir() and user_directory("data") == data_dir()
+    assert verdict("Write(//**)", "Write", str(data_dir() / "reviewer.db")) is None
+    assert verdict("Write(//**)", "Write", str(config_dir() / "agents.toml")) is None
