@@ -70,7 +70,7 @@ from reviewer_app.domain.toolcall import (
     mcp_parts,
     path_of,
 )
-from reviewer_app.domain.urls import url_in_domain
+from reviewer_app.domain.urls import plain_host, url_in_domain
 
 __all__ = [
     "EFFECTS",
@@ -650,6 +650,11 @@ def narrowest_pattern_for(call: ToolCall) -> str | None:
             candidate = f"{tool}(//{_escape_glob(absolute)})"
         else:
             return None
+    elif tool in NETWORK_TOOLS and _fetched_url(call) is not None:
+        host = plain_host(_fetched_url(call) or "")
+        if host is None:
+            return None  # where it goes is not plain: approve this call only
+        candidate = f"{tool}(domain:{host})"
     else:
         candidate = tool
     try:
@@ -657,6 +662,11 @@ def narrowest_pattern_for(call: ToolCall) -> str | None:
     except RuleError:
         return None
     return candidate if pattern.matches(call) else None
+
+
+def _fetched_url(call: ToolCall) -> str | None:
+    url = call.arguments.get("url") if isinstance(call.arguments, dict) else None
+    return url if isinstance(url, str) else None
 
 
 def pattern_choices(call: ToolCall) -> list[str]:
@@ -688,6 +698,10 @@ def pattern_choices(call: ToolCall) -> list[str]:
                 choices.append(f"{tool}({lead}{_escape_glob('/'.join(parts[:depth]))}/**)")
             if lead == "/":
                 choices.append(f"{tool}(**)")
+    elif tool in NETWORK_TOOLS:
+        host = plain_host(_fetched_url(call) or "")
+        labels = host.split(".") if host else []
+        choices += [f"{tool}(domain:{'.'.join(labels[i:])})" for i in range(max(len(labels) - 1, 0))]
     else:
         parts_mcp = mcp_parts(tool)
         if parts_mcp is not None:
