@@ -29,7 +29,14 @@ from typing import Any
 from reviewer_app.domain.decisions import canonical_json
 from reviewer_app.domain.risk import assess
 from reviewer_app.domain.shell import CommandScope, parse_command, scope_for_approval, why_not_waivable
-from reviewer_app.domain.toolcall import SHELL_TOOLS, ToolCall, command_of, is_shell_tool
+from reviewer_app.domain.toolcall import (
+    CONTEXT_FLAG_RISKS,
+    SHELL_TOOLS,
+    ToolCall,
+    command_of,
+    context_flags,
+    is_shell_tool,
+)
 
 __all__ = [
     "SHELL_TOOLS",
@@ -55,6 +62,9 @@ class SessionRule:
 
     tool_name: str
     scope: CommandScope | None = None
+    flags: frozenset[str] = frozenset()
+    """The context flags (``toolcall.context_flags``: ``dangerouslyDisableSandbox``…) of the call it was granted
+    for: it covers no call that sets another one (a waiver for a sandboxed call never covers an unsandboxed one)."""
 
     def matches(
         self,
@@ -69,6 +79,8 @@ class SessionRule:
         if tool_name != self.tool_name:
             return False
         call = ToolCall(tool_name, args, cwd=cwd, metadata=metadata or {})
+        if not context_flags(call) <= self.flags:
+            return False
         if not is_shell_tool(tool_name):
             # A whole-tool waiver is a wildcard: it never waives a high-risk call (a write to .env, .git/hooks…).
             return self.scope is None and not assess(call, scan_secrets=False).high
@@ -82,12 +94,16 @@ class SessionRule:
         return self.scope.plain  # an exact waiver never covers a command that does more than its text shows
 
     def describe(self) -> str:
+        flags = "".join(f", with {CONTEXT_FLAG_RISKS[flag][1].split(' (')[0]}" for flag in sorted(self.flags))
         if self.scope is None:
-            return f"allow every {self.tool_name} call in this session"
-        return f"{self.scope.describe()} ({self.tool_name}, this session)"
+            return f"allow every {self.tool_name} call in this session{flags}"
+        return f"{self.scope.describe()} ({self.tool_name}, this session{flags})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tool_name": self.tool_name, "scope": self.scope.to_dict() if self.scope else None}
+        data: dict[str, Any] = {"tool_name": self.tool_name, "scope": self.scope.to_dict() if self.scope else None}
+        if self.flags:
+            data["flags"] = sorted(self.flags)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionRule:
@@ -99,11 +115,18 @@ class SessionRule:
         scope = CommandScope.from_dict(raw_scope) if isinstance(raw_scope, dict) else None
         if raw_scope is not None and scope is None:
             raise ValueError("a session rule's scope must be an object")
-        return cls(tool_name, scope)
+        flags = data.get("flags") or []
+        if not isinstance(flags, list) or not all(flag in CONTEXT_FLAG_RISKS for flag in flags):
+            raise ValueError("a session rule's flags must be known context flags")
+        return cls(tool_name, scope, frozenset(flags))
 
     def stored_scope(self) -> str:
-        """The scope as stored in a ``session_rules`` row: canonical JSON, empty for a whole non-shell tool."""
-        return canonical_json(self.scope.to_dict()) if self.scope is not None else ""
+        """The scope as stored in a ``session_rules`` row: canonical JSON, empty for a whole non-shell tool with
+        no flags; the flags ride along under ``"flags"`` (an older row has none: it covers no flagged call)."""
+        stored: dict[str, Any] = self.scope.to_dict() if self.scope is not None else {}
+        if self.flags:
+            stored = {**stored, "flags": sorted(self.flags)}
+        return canonical_json(stored) if stored else ""
 
     @classmethod
     def from_stored(cls, tool_name: str, stored_scope: str | None) -> SessionRule | None:
@@ -112,7 +135,8 @@ class SessionRule:
 
         try:
             scope = json.loads(stored_scope) if stored_scope else None
-            return cls.from_dict({"tool_name": tool_name, "scope": scope})
+            flags: Any = scope.pop("flags", []) if isinstance(scope, dict) else []
+            return cls.from_dict({"tool_name": tool_name, "scope": scope or None, "flags": flags})
         except (ValueError, TypeError, KeyError):
             return None
 
@@ -134,11 +158,12 @@ def rule_for(tool_name: str, args: dict[str, Any]) -> SessionRule | None:
     Shell tools get the exact command (``scope_for_approval``); a command that cannot be parsed, or contains
     a substitution, a pipe into an interpreter, ``&``, a subshell or a heredoc, gets no rule at all.
     """
+    flags = context_flags(ToolCall(tool_name, args))
     if is_shell_tool(tool_name):
         command = command_of(tool_name, args)
         scope = scope_for_approval(command) if command is not None else None
-        return SessionRule(tool_name, scope) if scope is not None else None
-    return SessionRule(tool_name, None)
+        return SessionRule(tool_name, scope, flags) if scope is not None else None
+    return SessionRule(tool_name, None, flags)
 
 
 def describe_session_approval(tool_name: str, args: dict[str, Any]) -> str:

@@ -22,8 +22,10 @@ outside the workspace or to dotfiles and credentials (``.env``, ``id_rsa``, ``*.
 secret-looking values (detect-secrets' regex detectors; its entropy and keyword detectors are left out, they
 flag ordinary hashes and words), and an MCP tool's ``destructiveHint`` annotation.
 
-Paths are judged lexically (no filesystem access): ``~`` and absolute paths outside ``cwd`` are outside
-the workspace, and so is any ``..`` that climbs out of it.
+A file tool's path is judged as the tool will open it: ``~`` and absolute paths outside ``cwd`` are outside the
+workspace, and so is any ``..`` that climbs out of it or a symlink whose target lies outside. Sensitive targets
+(``domain.sensitive``) are high risk for reads and writes alike. Context flags a call carries
+(``dangerouslyDisableSandbox``, ``run_in_background``, see ``toolcall.context_flags``) are reasons too.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
+from reviewer_app.domain.sensitive import real_path
 from reviewer_app.domain.shell import (
     MAX_SCRIPT_DEPTH,
     ParsedCommand,
@@ -48,10 +52,12 @@ from reviewer_app.domain.shell import (
 )
 from reviewer_app.domain.shell_effects import command_effects
 from reviewer_app.domain.toolcall import (
+    CONTEXT_FLAG_RISKS,
     NETWORK_TOOLS,
     WRITING_FILE_TOOLS,
     ToolCall,
     command_of,
+    context_flags,
     is_file_tool,
     is_shell_tool,
     path_of,
@@ -99,80 +105,39 @@ class _Findings:
 
 # -- paths ---------------------------------------------------------------------------------------------------
 
-# Credentials, keys and files whose change runs code later (shell start-up files, git hooks and config).
-SENSITIVE_PATTERNS = (
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.keystore",
-    "*.jks",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".ssh/",
-    ".aws/",
-    ".gnupg/",
-    ".kube/",
-    "**/.docker/config.json",
-    "**/.config/gcloud/",
-    ".azure/",
-    ".netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
-    ".gitconfig",
-    "**/.git/config",
-    "**/.git/hooks/",
-    "credentials",
-    "credentials.json",
-    "secrets.yaml",
-    "secrets.yml",
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    "**/.config/fish/config.fish",
-    "authorized_keys",
-)
 SYSTEM_DIRECTORIES = ("/etc/", "/private/etc/", "/boot/", "/usr/", "/bin/", "/sbin/", "/lib/", "/var/lib/")
-
-
-@functools.cache
-def _sensitive_spec() -> Any:
-    import pathspec  # imported on first use, to keep the engine's import cheap for short-lived hook processes
-
-    return pathspec.GitIgnoreSpec.from_lines(SENSITIVE_PATTERNS)
 
 
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"})
 _DISK_DEVICE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|disk|mmcblk|md|dm-|mapper/)")
 
 
-def is_sensitive_path(path: str) -> bool:
-    """A credential, key, dotfile that runs code, or system configuration (gitignore-style patterns)."""
+def is_sensitive_path(path: str, cwd: str | None = None) -> bool:
+    """A sensitive target (``domain.sensitive``: keys, credentials, start-up files, agent host settings…) or
+    system configuration, by the path as given, its absolute form against ``cwd`` or its real target."""
+    return _system_path(path) or sensitive_target(path, cwd)
+
+
+def _system_path(path: str) -> bool:
     normal = posixpath.normpath(path.replace("\\", "/"))
-    if (
+    return (
         normal.startswith("/")
         and normal.rstrip("/") + "/" != "/"
         and any((normal + "/").startswith(directory) for directory in SYSTEM_DIRECTORIES)
-    ):
-        return True
-    relative = normal.lstrip("~").lstrip("/") or normal
-    return bool(_sensitive_spec().match_file(relative))
+    )
 
 
-def outside_workspace(path: str, cwd: str | None) -> bool:
-    """Lexically: ``~``, an absolute path not under ``cwd``, or a ``..`` that climbs out of ``cwd``."""
+def outside_workspace(
+    path: str, cwd: str | None, *, follow_symlinks: bool = False, resolve: Callable[[str], str | None] = real_path
+) -> bool:
+    """``~``, an absolute path not under ``cwd``, a ``..`` that climbs out of ``cwd``, or (``follow_symlinks``) a
+    path whose real target, symlinks followed, is not under the real ``cwd`` (or cannot be resolved)."""
+    if follow_symlinks and cwd is not None and not outside_workspace(path, cwd):
+        root = resolve(posixpath.normpath(cwd.replace("\\", "/")))
+        target = resolve(posixpath.join(cwd.replace("\\", "/"), path.replace("\\", "/")))
+        if root is None or target is None:
+            return True
+        return target != root and not target.startswith(root.rstrip("/") + "/")
     path = path.replace("\\", "/")
     if path.startswith("~") or re.match(r"^[A-Za-z]:/", path):
         return True
@@ -186,23 +151,30 @@ def outside_workspace(path: str, cwd: str | None) -> bool:
     return normal == ".." or normal.startswith("../")
 
 
-def assess_path(path: str, cwd: str | None, *, writes: bool) -> Risk:
+def assess_path(
+    path: str, cwd: str | None, *, writes: bool, resolve: Callable[[str], str | None] | None = None
+) -> Risk:
     """The risk of a file tool reading or writing ``path`` in the workspace ``cwd``."""
     findings = _Findings()
     if path in _HARMLESS_DEVICES:
         return findings.risk()
     if writes and _DISK_DEVICE.match(path):
         findings.add("high", f"writes to a disk device ({path})")
-    sensitive = is_sensitive_path(path)
-    outside = outside_workspace(path, cwd)
+    resolve = resolve or functools.cache(real_path)  # each real path once for both checks
+    sensitive = sensitive_target(path, cwd, resolve=resolve)
+    outside = outside_workspace(path, cwd, follow_symlinks=True, resolve=resolve)
     if writes:
         if sensitive:
-            findings.add("high", f"writes a credentials or start-up file ({path})")
+            findings.add("high", f"writes a sensitive file: key, credentials, start-up or agent settings ({path})")
+        elif _system_path(path):
+            findings.add("high", f"writes system configuration ({path})")
         if outside:
             findings.add("high", f"writes outside the workspace ({path})")
     else:
         if sensitive:
-            findings.add("medium", f"reads a credentials or start-up file ({path})")
+            findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({path})")
+        elif _system_path(path):
+            findings.add("medium", f"reads system configuration ({path})")
         if outside:
             findings.add("medium", f"reads outside the workspace ({path})")
     return findings.risk()
@@ -243,7 +215,8 @@ def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | Non
     for redirection in simple.redirections:
         if redirection.harmless or not redirection.writes:
             if not redirection.harmless and is_sensitive_path(redirection.target):
-                findings.add("medium", f"reads a credentials or start-up file ({redirection.target})")
+                level: RiskLevel = "high" if sensitive_target(redirection.target, cwd) else "medium"
+                findings.add(level, f"reads a sensitive file ({redirection.target})")
             continue
         target = redirection.target
         if _DISK_DEVICE.match(target):
@@ -366,8 +339,10 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
                 findings.add("high", f"{program} changes a credentials or start-up file ({candidate})")
             elif outside_workspace(candidate, cwd) and candidate not in _HARMLESS_DEVICES:
                 findings.add("medium", f"{program} changes files outside the workspace ({candidate})")
+        elif sensitive_target(candidate, cwd):
+            findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({candidate})")
         elif is_sensitive_path(candidate):
-            findings.add("medium", f"touches a credentials or start-up file ({candidate})")
+            findings.add("medium", f"touches system configuration ({candidate})")
 
 
 def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:
@@ -562,11 +537,26 @@ def _annotation(call: ToolCall, name: str) -> bool:
     return metadata.get(name) is True
 
 
-def assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk:
+_PATH_KEY = re.compile(r"(?i)path|file|dir|folder|source|destination|target|^src$|^dest$|^from$|^to$")
+
+
+def _path_arguments(arguments: Any) -> Iterator[str]:
+    """The strings an MCP tool's arguments give under path-like keys (``path``, ``paths``, ``source``…)."""
+    if not isinstance(arguments, dict):
+        return
+    for key, value in arguments.items():
+        if not isinstance(key, str) or not _PATH_KEY.search(key):
+            continue
+        values = value if isinstance(value, list) else [value]
+        yield from (item for item in values[:256] if isinstance(item, str) and 0 < len(item) <= 4096)
+
+
+def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str], str | None] | None = None) -> Risk:
     """The risk level and reasons for one tool call.
 
     ``scan_secrets=False`` skips the secret scan (which only ever raises a call to medium), for paths that
     need just the high/not-high answer quickly, such as rule evaluation in a hook.
+    ``resolve``: a memoised ``sensitive.real_path`` the caller shares (rule evaluation resolves the same paths).
     """
     findings = _Findings()
     if is_shell_tool(call.tool_name):
@@ -578,9 +568,17 @@ def assess(call: ToolCall, *, scan_secrets: bool = True) -> Risk:
     elif is_file_tool(call.tool_name):
         path = path_of(call.tool_name, call.arguments)
         if path is not None:
-            findings.merge(assess_path(path, call.cwd, writes=call.tool_name in WRITING_FILE_TOOLS))
+            writes = call.tool_name in WRITING_FILE_TOOLS
+            findings.merge(assess_path(path, call.cwd, writes=writes, resolve=resolve))
     if call.tool_name in NETWORK_TOOLS:
         findings.add("medium", f"network egress ({call.tool_name})")
+    for flag in context_flags(call):
+        level, reason = CONTEXT_FLAG_RISKS[flag]
+        findings.add(level, reason)
+    if call.tool_name.startswith("mcp__"):
+        for value in _path_arguments(call.arguments):
+            if sensitive_target(value, call.cwd):
+                findings.add("high", f"the tool is given a sensitive file: key, credentials, agent settings ({value})")
     if _annotation(call, "destructiveHint"):
         findings.add("high", "the tool declares itself destructive (destructiveHint)")
     elif _annotation(call, "openWorldHint") and call.tool_name.startswith("mcp__"):

@@ -13,8 +13,14 @@ Pattern grammar (``parse_rule_pattern``):
   unnamed redirection (``reviewer_app.domain.shell``)
 - file tools (``toolcall.FILE_TOOLS``): a gitignore-style glob (``pathspec``) relative to the call's workspace
   (``Write(src/**)``, ``Edit(docs/*.md)``, ``Read(*.py)``); ``//abs/path/**`` for absolute paths. A relative glob
-  never matches a path outside the workspace (``../x``, an absolute path elsewhere, ``~``)
-- ``WebFetch(domain:example.com)``: that host and its subdomains
+  never matches a path outside the workspace (``../x``, an absolute path elsewhere, ``~``). An allow matches only
+  when the path as written AND its real path (symlinks followed on the actual tree) match; an unresolvable path
+  never does. Deny and ask match either, ``~`` expanded
+- ``WebFetch(domain:example.com)``: that host and its subdomains, as WHATWG parses the URL (``domain.urls``); an
+  allow matches only a plain URL (no backslash, userinfo, odd port, IP literal, punycode…)
+
+No allow rule covers a call that sets a context flag (``toolcall.context_flags``: ``dangerouslyDisableSandbox``,
+``run_in_background``): no pattern names them. See ``docs/security.md``.
 
 Effects ``allow`` / ``ask`` / ``deny``, precedence deny > ask > allow. Allow rules cover a call only when
 EVERY command in it is covered; deny and ask rules catch a command wherever it hides (after ``&&``, in
@@ -49,6 +55,7 @@ Public API:
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import tomllib
@@ -56,9 +63,9 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from reviewer_app.domain.risk import Risk, assess
+from reviewer_app.domain.sensitive import real_path
 from reviewer_app.domain.shell import CommandScope, parse_command, scope_choices
 from reviewer_app.domain.shell_effects import command_effects, mentions, readings
 from reviewer_app.domain.toolcall import (
@@ -66,10 +73,12 @@ from reviewer_app.domain.toolcall import (
     NETWORK_TOOLS,
     ToolCall,
     command_of,
+    context_flags,
     is_shell_tool,
     mcp_parts,
     path_of,
 )
+from reviewer_app.domain.urls import plain_host, url_in_domain
 
 __all__ = [
     "EFFECTS",
@@ -89,6 +98,7 @@ __all__ = [
     "pattern_choices",
     "rules_from_toml",
     "rules_to_toml",
+    "wildcard_may_settle",
 ]
 
 Effect = Literal["allow", "ask", "deny"]
@@ -101,11 +111,21 @@ _DURATION_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _GLOB_SPECIALS = re.compile(r"[*?\[\]\\]")
 
 
-class _Unset:
-    """Marks an argument the caller did not pass (None is a meaningful value for ``command``)."""
+class _Facts:
+    """What every rule asks of one call, read once per evaluation: its shell command, whether it sets a context
+    flag, and the real paths (symlinks followed) resolved so far."""
 
+    __slots__ = ("_real", "command", "flagged")
 
-_UNSET = _Unset()
+    def __init__(self, call: ToolCall) -> None:
+        self.command = command_of(call.tool_name, call.arguments)
+        self.flagged = bool(context_flags(call))
+        self._real: dict[str, str | None] = {}
+
+    def real(self, path: str) -> str | None:
+        if path not in self._real:
+            self._real[path] = real_path(path)
+        return self._real[path]
 
 
 class RuleError(ValueError):
@@ -142,22 +162,22 @@ class RulePattern:
             return parts is not None and parts[0] == self.tool
         return tool_name == self.tool
 
-    def matches(self, call: ToolCall, *, restrictive: bool = False, command: str | _Unset | None = _UNSET) -> bool:
+    def matches(self, call: ToolCall, *, restrictive: bool = False, facts: _Facts | None = None) -> bool:
         """Whether the pattern matches the call.
 
         ``restrictive`` is for deny and ask rules, which must catch a command wherever it hides: a shell
         pattern then also matches when ANY command the call may run (after ``&&``, inside ``$(…)``, behind
         ``sudo``/``xargs``, in ``sh -c``…) matches it, an unparseable command that mentions its program, and
-        path patterns ignore case (``.ENV`` on a case-insensitive file system). ``command`` passes the call's
-        shell command when the caller has already read it (``evaluate`` reads it once for all rules).
+        path patterns ignore case (``.ENV`` on a case-insensitive file system). ``facts``: what the caller has
+        already read of the call (``evaluate`` reads it once for all rules).
         """
+        facts = facts or _Facts(call)
         if not self.concerns(call.tool_name):
             return False
         if self.kind in ("tool", "mcp_server"):
             return True
         if self.kind in ("command_exact", "command_prefix"):
-            if isinstance(command, _Unset):
-                command = command_of(call.tool_name, call.arguments)
+            command = facts.command
             if command is None or self.command is None:
                 return False
             if restrictive:
@@ -165,11 +185,12 @@ class RulePattern:
             # An allow rule settles only what the operator can read off it (see shell_effects).
             return (self.kind != "command_exact" or self.command.exact_settles) and self.command.covers(command)
         if self.kind == "path":
-            return self._path_matches(call, fold_case=restrictive)
+            return self._path_matches(call, facts, fold_case=restrictive)
         if self.kind == "domain":
             url = call.arguments.get("url") if isinstance(call.arguments, dict) else None
-            host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
-            return bool(host) and self.domain is not None and (host == self.domain or host.endswith("." + self.domain))
+            if not isinstance(url, str) or self.domain is None:
+                return False
+            return url_in_domain(url, self.domain, plain_only=not restrictive)
         return False
 
     def _hides_in(self, command: str) -> bool:
@@ -188,20 +209,98 @@ class RulePattern:
         prefix = self.kind == "command_prefix"
         return any(form == target or (prefix and form[: len(target)] == target) for form in readings(parsed.source))
 
-    def _path_matches(self, call: ToolCall, *, fold_case: bool = False) -> bool:
+    def _path_matches(self, call: ToolCall, facts: _Facts, *, fold_case: bool = False) -> bool:
+        """An allow (``fold_case`` False) matches only when the path as written AND the path the tool will really
+        open (symlinks followed, ``realpath`` on the actual tree) both match; a path that cannot be resolved, or
+        starts with ``~``, never does. A deny or ask (``fold_case``) matches when either does, ``~`` expanded."""
         path = path_of(call.tool_name, call.arguments)
+        if path is None and call.tool_name in _SEARCH_TOOLS and call.cwd:
+            path = call.cwd  # Glob and Grep without a path search the workspace
         if path is None or self._spec is None or self.glob is None:
             return False
-        relative, absolute = _locate(path, call.cwd)
-        target = absolute if self.absolute else relative
-        if target is None:
+        if fold_case:
+            if path.startswith("~"):
+                path = os.path.expanduser(path)
+            return any(self._target_matches(target, fold_case=True) for target in _targets(path, call.cwd, self, facts))
+        if path.startswith("~") or _escaping_search(call):
             return False
+        relative, absolute = _locate(path, call.cwd)
+        if self.glob == "**" and absolute is not None and call.cwd and _is_root(absolute, call.cwd):
+            return facts.real("/" + absolute) == facts.real(call.cwd)  # `**` covers a search of the workspace
+        lexical = absolute if self.absolute else relative
+        if lexical is None or not self._target_matches(lexical):
+            return False
+        # The host may normalise `..` before opening (Node's path.resolve) or leave it to the kernel, which
+        # follows `src/link/..` through the link: both real paths must match.
+        for candidate in (absolute, _joined(path, call.cwd)):
+            real = _real_target(candidate, call.cwd, facts, absolute_pattern=self.absolute)
+            if real is None or not self._target_matches(real):
+                return False
+        return True
+
+    def _target_matches(self, target: str, *, fold_case: bool = False) -> bool:
+        assert self.glob is not None
         if self.exact:  # a literal path matches itself only (a gitignore pattern would also match beneath it)
             literal = posixpath.normpath(self.glob.lstrip("/"))
             return target.casefold() == literal.casefold() if fold_case else target == literal
         if fold_case:
             return bool(self._folded_spec.match_file(target.casefold()))
         return bool(self._spec.match_file(target))
+
+
+_SEARCH_TOOLS = frozenset({"Glob", "Grep"})
+
+
+def _is_root(absolute: str, cwd: str) -> bool:
+    return "/" + absolute == posixpath.normpath(cwd.replace("\\", "/"))
+
+
+def _escaping_search(call: ToolCall) -> bool:
+    """A Glob whose pattern (or a Grep whose glob) leaves its directory: absolute, ``~`` or ``..``."""
+    if call.tool_name not in _SEARCH_TOOLS or not isinstance(call.arguments, dict):
+        return False
+    for key in ("pattern", "glob") if call.tool_name == "Glob" else ("glob",):
+        value = call.arguments.get(key)
+        if isinstance(value, str) and (
+            value.startswith(("/", "~", "\\")) or ".." in value.replace("\\", "/").split("/")
+        ):
+            return True
+    return False
+
+
+def _joined(path: str, cwd: str | None) -> str | None:
+    """The path joined to the workspace as the kernel sees it (``..`` not collapsed), without its leading '/'."""
+    path = path.replace("\\", "/")
+    if not path.startswith("/"):
+        if not cwd:
+            return None
+        path = cwd.replace("\\", "/").rstrip("/") + "/" + path
+    return path.lstrip("/")
+
+
+def _real_target(absolute: str | None, cwd: str | None, facts: _Facts, *, absolute_pattern: bool) -> str | None:
+    """The real path (symlinks followed) in the form a pattern matches: without its leading '/' for an absolute
+    pattern, else relative to the real workspace (None when outside it or unresolvable)."""
+    if absolute is None:
+        return None
+    real = facts.real("/" + absolute)
+    if real is None:
+        return None
+    if absolute_pattern:
+        return real.lstrip("/")
+    root = facts.real(posixpath.normpath(cwd.replace("\\", "/"))) if cwd else None
+    if root is None or not real.startswith(root.rstrip("/") + "/"):
+        return None
+    return real[len(root.rstrip("/")) + 1 :]
+
+
+def _targets(path: str, cwd: str | None, pattern: RulePattern, facts: _Facts) -> list[str]:
+    """Every form of ``path`` a deny or ask rule should catch: as written and with symlinks followed."""
+    relative, absolute = _locate(path, cwd)
+    found = [absolute if pattern.absolute else relative]
+    for candidate in (absolute, _joined(path, cwd)):
+        found.append(_real_target(candidate, cwd, facts, absolute_pattern=pattern.absolute))
+    return [target for target in found if target is not None]
 
 
 def _locate(path: str, cwd: str | None) -> tuple[str | None, str | None]:
@@ -442,11 +541,14 @@ class Rule:
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and now >= self.expires_at
 
-    def applies_to(self, call: ToolCall, now: float, *, command: str | _Unset | None = _UNSET) -> bool:
+    def applies_to(self, call: ToolCall, now: float, *, facts: _Facts | None = None) -> bool:
         """In force, in scope, and matching (deny and ask rules match restrictively, see RulePattern.matches)."""
         if not self.parsed.concerns(call.tool_name) or self.expired(now) or not _scope_applies(self.scope, call):
             return False
-        return self.parsed.matches(call, restrictive=self.effect != "allow", command=command)
+        facts = facts or _Facts(call)
+        if self.effect == "allow" and facts.flagged:  # no rule names dangerouslyDisableSandbox & co.
+            return False
+        return self.parsed.matches(call, restrictive=self.effect != "allow", facts=facts)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "effect": self.effect, "pattern": self.pattern, "scope": self.scope}
@@ -513,9 +615,9 @@ def evaluate(rules: Iterable[Rule], call: ToolCall, now: float, *, risk: Risk | 
     """
     best: dict[str, Rule] = {}
     wildcard_allows: list[Rule] = []
-    command = command_of(call.tool_name, call.arguments)  # read once for every rule
+    facts = _Facts(call)  # read once for every rule
     for rule in rules:
-        if not rule.applies_to(call, now, command=command):
+        if not rule.applies_to(call, now, facts=facts):
             continue
         if rule.effect == "allow" and not rule.parsed.exact:
             wildcard_allows.append(rule)
@@ -532,10 +634,18 @@ def evaluate(rules: Iterable[Rule], call: ToolCall, now: float, *, risk: Risk | 
     if not wildcard_allows:
         return None
     if risk is None:
-        risk = assess(call, scan_secrets=False)
+        risk = assess(call, scan_secrets=False, resolve=facts.real)
     if risk.high:
         return None
     return Verdict("allow", wildcard_allows[0], risk)
+
+
+def wildcard_may_settle(call: ToolCall, *, risk: Risk | None = None) -> bool:
+    """Whether a wildcard allow (a bare tool, prefix or glob rule, ``--allow-tools``) may settle this call: not
+    when it is high risk (a sensitive target, a destructive command) or sets a context flag no rule names."""
+    if context_flags(call):
+        return False
+    return not (risk or assess(call, scan_secrets=False)).high
 
 
 def overridden_by_risk(
@@ -575,6 +685,11 @@ def narrowest_pattern_for(call: ToolCall) -> str | None:
             candidate = f"{tool}(//{_escape_glob(absolute)})"
         else:
             return None
+    elif tool in NETWORK_TOOLS and _fetched_url(call) is not None:
+        host = plain_host(_fetched_url(call) or "")
+        if host is None:
+            return None  # where it goes is not plain: approve this call only
+        candidate = f"{tool}(domain:{host})"
     else:
         candidate = tool
     try:
@@ -582,6 +697,11 @@ def narrowest_pattern_for(call: ToolCall) -> str | None:
     except RuleError:
         return None
     return candidate if pattern.matches(call) else None
+
+
+def _fetched_url(call: ToolCall) -> str | None:
+    url = call.arguments.get("url") if isinstance(call.arguments, dict) else None
+    return url if isinstance(url, str) else None
 
 
 def pattern_choices(call: ToolCall) -> list[str]:
@@ -616,6 +736,10 @@ def pattern_choices(call: ToolCall) -> list[str]:
                 choices.append(f"{tool}({lead}{_escape_glob('/'.join(parts[:depth]))}/**)")
             if lead == "/":
                 choices.append(f"{tool}(**)")
+    elif tool in NETWORK_TOOLS:
+        host = plain_host(_fetched_url(call) or "")
+        labels = host.split(".") if host else []
+        choices += [f"{tool}(domain:{'.'.join(labels[i:])})" for i in range(max(len(labels) - 1, 0))]
     else:
         parts_mcp = mcp_parts(tool)
         if parts_mcp is not None:

@@ -13,13 +13,17 @@ Public API:
   (Codex's argv lists ``["bash", "-lc", "git status"]`` give ``git status``; other lists are ``shlex.join``-ed)
 - ``path_of(tool_name, arguments) -> str | None``: the file path a file tool touches
 - ``is_mcp_tool(name)`` and ``mcp_parts(name) -> (server, tool) | None`` for ``mcp__server__tool`` names
+- ``context_flags(call) -> frozenset[str]``: the flags that change what a call may do beyond its command or path
+  (Claude Code's ``dangerouslyDisableSandbox`` and ``run_in_background``); ``CONTEXT_FLAG_RISKS`` says why each
+  matters. A rule never names them, so an allow rule never covers a call that sets one; a session waiver covers
+  exactly the flags of the call it was granted for.
 """
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 # Reviewer's run_shell; Claude Code's Bash; Codex's shell, local_shell and exec_command; the legacy names
 # Reviewer's first policy treated as shells. ``mcp__*`` tools are never assumed to be shells by their name.
@@ -53,6 +57,12 @@ PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
 FILE_TOOLS = frozenset(PATH_ARGUMENTS)
 WRITING_FILE_TOOLS = frozenset({"write_file", "Write", "Edit", "MultiEdit", "NotebookEdit"})
 NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch", "web_fetch", "fetch_url"})
+
+CONTEXT_FLAG_RISKS: dict[str, tuple[Literal["medium", "high"], str]] = {
+    "dangerouslyDisableSandbox": ("high", "runs outside the sandbox (dangerouslyDisableSandbox)"),
+    "run_in_background": ("medium", "keeps running in the background (run_in_background)"),
+}
+"""Boolean arguments that widen what a call may do, with the risk level and the reason the window shows."""
 
 _SHELLS_WITH_SCRIPT = frozenset({"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
 _SCRIPT_FLAGS = frozenset({"-c", "-lc", "-ic", "-lic", "-ilc"})
@@ -118,6 +128,12 @@ def path_of(tool_name: str, arguments: Any) -> str | None:
         if isinstance(value, str):
             return value
     return None
+
+
+def context_flags(call: ToolCall) -> frozenset[str]:
+    """The widening flags this call sets (any value but an explicit ``false`` counts: the host may coerce it)."""
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    return frozenset(flag for flag in CONTEXT_FLAG_RISKS if arguments.get(flag) not in (None, False, "false", 0))
 
 
 def is_mcp_tool(tool_name: str) -> bool:

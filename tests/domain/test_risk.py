@@ -70,10 +70,10 @@ TABLE: list[tuple[str, dict[str, object], str, str]] = [
     ("Bash", {"command": "ssh deploy@prod uptime"}, "medium", "network"),
     ("Bash", {"command": "scp build.tar.gz host:/srv/"}, "medium", "network"),
     ("Bash", {"command": "rm notes.txt"}, "medium", "deletes"),
-    ("Bash", {"command": "cat ~/.aws/credentials"}, "medium", "credentials"),
+    ("Bash", {"command": "cat ~/.aws/credentials"}, "high", "credentials"),  # sensitive reads are high (issue 23)
     ("Bash", {"command": "npm install left-pad"}, "medium", "install"),
     ("WebFetch", {"url": "https://example.com"}, "medium", "network"),
-    ("Read", {"file_path": f"{WS}/.env"}, "medium", "credentials"),
+    ("Read", {"file_path": f"{WS}/.env"}, "high", "credentials"),
     ("read_file", {"path": "../../etc/passwd"}, "medium", "outside"),
     ("Bash", {"command": "export TOKEN=ghp_1234567890abcdefghijklmnopqrstuvwxyz12"}, "medium", "GitHub"),
     # file writes

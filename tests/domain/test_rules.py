@@ -262,7 +262,8 @@ def test_expired_rules_do_not_apply() -> None:
         (write("/etc/hosts"), "Write(//etc/hosts)"),
         (write("src/[x]*.py"), "Write(/src/\\[x\\]\\*.py)"),
         (ToolCall("mcp__github__list_issues", {"repo": "a/b"}), "mcp__github__list_issues"),
-        (ToolCall("WebFetch", {"url": "https://example.com"}), "WebFetch"),
+        (ToolCall("WebFetch", {"url": "https://example.com"}), "WebFetch(domain:example.com)"),
+        (ToolCall("WebFetch", {"url": "https://evil.com\\@example.com/"}), None),  # not plain: this call only
         (bash("git $(touch X)"), None),
         (bash("echo 'open"), None),
         (write("~/x"), None),
@@ -339,6 +340,9 @@ def test_pattern_choices_widen_step_by_step_and_all_cover_the_call() -> None:
     assert pattern_choices(bash("cd x && make")) == ["Bash(cd x && make)", "Bash"]  # no prefix for compounds
     assert pattern_choices(bash("ls > out.txt")) == ["Bash(ls > out.txt)", "Bash"]
     assert pattern_choices(bash("git $(id)")) == ["Bash"]
+    fetch = ToolCall("WebFetch", {"url": "https://docs.python.org/3/"})
+    assert pattern_choices(fetch) == ["WebFetch(domain:docs.python.org)", "WebFetch(domain:python.org)", "WebFetch"]
+    assert pattern_choices(ToolCall("WebFetch", {"url": "https://a@python.org/"})) == ["WebFetch"]
     assert pattern_choices(write("src/pkg/app.py")) == [
         "Write(/src/pkg/app.py)",
         "Write(/src/pkg/*.py)",

@@ -85,5 +85,12 @@ def die() -> str:
     os._exit(3)
 
 
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=True))
+def tidy_notes() -> str:
+    """Says it only reads, and that it destroys: it deletes every note (destructiveHint must win)."""
+    NOTES.unlink(missing_ok=True)
+    return "tidied"
+
+
 if __name__ == "__main__":
     server.run("stdio")

@@ -38,6 +38,18 @@ def _env(tmp_path: Path, api_url: str) -> dict[str, str]:
     return env
 
 
+async def start_claude(claude: Path, prompt: str, project: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``claude -p PROMPT`` in ``project``, started off the event loop."""
+    return await asyncio.to_thread(
+        subprocess.Popen,
+        [str(claude), "-p", prompt, "--output-format", "json"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
 def _reviewer(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(tmp_path / "home"), "PYTHONPATH": str(REPO_ROOT)}
     env.pop("REVIEWER_DB", None)
@@ -84,14 +96,7 @@ async def test_real_claude_code_runs_the_command_exactly_as_decided(
     assert installed.returncode == 0, installed.stderr
     command = "echo approved >> marker.txt"
     with FakeAnthropic("Bash", {"command": command, "description": "append a marker"}, thinking="Plan: append.") as api:
-        agent = await asyncio.to_thread(
-            subprocess.Popen,
-            [str(claude), "-p", PROMPT, "--output-format", "json"],
-            cwd=project,
-            env=_env(tmp_path, api.url),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        agent = await start_claude(claude, PROMPT, project, _env(tmp_path, api.url))
         try:
             [record] = await wait_pending(backend, timeout=90)
             assert record["tool_name"] == "Bash" and record["data"]["arguments"]["command"] == command

@@ -53,7 +53,7 @@ def _fields(name: str, suffix: str, *, title: str | None = "append a marker plea
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name", ["pretooluse.json", "permissionrequest.json"])
 async def test_fast_path_rows_equal_the_backend_rows(db_path: Path, backend: SQLHITLBackend, name: str) -> None:
-    verdict = RuleVerdict("rule:allow-tools", "allowed by the default rule for Bash (--allow-tools)")
+    verdict = RuleVerdict("rule:allow-tools", "allowed by --allow-tools in the hook command (Bash)")
     slow_fields, event = _fields(name, "slow")
     decided = await backend.write(lambda tx: settle_by_rule_tx(tx, slow_fields, ("Bash",), event.cwd))
     assert decided is not None and decided["status"] == "completed"
@@ -122,7 +122,7 @@ def test_the_rule_settled_hook_imports_no_orm(tmp_path: Path, db_path: Path) -> 
         "def _exit(code):\n"
         "    raise SystemExit(code)\n"
         "os._exit = _exit  # the hook ends with os._exit: keep this process alive to look at its modules\n"
-        "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1]]\n"
+        "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1], '--allow-tools', 'Read']\n"
         "try:\n"
         "    runpy.run_module('reviewer_app', run_name='__main__')\n"
         "except SystemExit:\n"

@@ -28,7 +28,7 @@ def _large_fields(suffix: str):
 
 @pytest.mark.asyncio
 async def test_fast_path_stores_large_shown_arguments_like_the_backend(db_path: Path, backend: SQLHITLBackend) -> None:
-    verdict = RuleVerdict("rule:allow-tools", "allowed by the default rule for Bash (--allow-tools)")
+    verdict = RuleVerdict("rule:allow-tools", "allowed by --allow-tools in the hook command (Bash)")
     slow_fields, event = _large_fields("slow")
     assert await backend.write(lambda tx: settle_by_rule_tx(tx, slow_fields, ("Bash",), event.cwd)) is not None
     fast_fields, _ = _large_fields("fast")

@@ -207,7 +207,7 @@ async def test_approve_for_session_waives_the_same_command_later(
     assert (await backend.verify_audit()).ok
 
 
-async def test_read_only_tools_pass_by_the_visible_default_rule(
+async def test_no_tool_passes_by_a_default_only_by_allow_tools_written_in_the_command(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend
 ) -> None:
     payload = {
@@ -216,16 +216,21 @@ async def test_read_only_tools_pass_by_the_visible_default_rule(
         "tool_input": {"pattern": "TODO"},
         "tool_use_id": "t1",
     }
-    code, answer, _ = run_hook(tmp_path, db_path, payload)
+    # No hidden default: a read-only tool waits for a reviewer like any other call.
+    process = start_hook(tmp_path, db_path, payload)
+    await decide_from_here(backend, DecisionKind.REJECT, message="not now")
+    assert decision_output(finish(process)[1], "PreToolUse")["permissionDecision"] == "deny"
+    # The operator wrote --allow-tools into the hook command (visible in the settings file).
+    code, answer, _ = run_hook(tmp_path, db_path, {**payload, "tool_use_id": "t2"}, "--allow-tools", "Grep,Read")
     output = decision_output(answer, "PreToolUse")
     assert code == 0 and output["permissionDecision"] == "allow"
     assert "--allow-tools" in output["permissionDecisionReason"]
-    [entry] = await backend.audit()
+    entry = (await backend.audit())[-1]
     assert entry.reviewer == "rule:allow-tools"
-    # The operator turned the default off: the same call waits for a reviewer.
-    process = start_hook(tmp_path, db_path, {**payload, "tool_use_id": "t2"}, "--allow-tools", "")
-    await decide_from_here(backend, DecisionKind.REJECT, message="not now")
-    assert decision_output(finish(process)[1], "PreToolUse")["permissionDecision"] == "deny"
+    # It is a wildcard: it never settles a private key.
+    key = {**payload, "tool_name": "Read", "tool_input": {"file_path": "/home/dev/.ssh/id_rsa"}, "tool_use_id": "t3"}
+    code, answer, _ = run_hook(tmp_path, db_path, key, "--allow-tools", "Grep,Read", "--timeout", "1")
+    assert decision_output(answer, "PreToolUse")["permissionDecision"] == "ask"
 
 
 @pytest.mark.parametrize("name", EVENTS)

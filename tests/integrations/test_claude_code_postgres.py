@@ -14,7 +14,7 @@ from tests.integrations.hook_helpers import finish, fixture, run_hook, start_hoo
 pytestmark = [pytest.mark.asyncio, pytest.mark.postgres]
 
 
-async def test_waiting_rules_and_the_read_only_default_on_postgres(tmp_path: Path, pg_url: str) -> None:
+async def test_waiting_rules_and_allow_tools_on_postgres(tmp_path: Path, pg_url: str) -> None:
     async with SQLHITLBackend(pg_url, reviewer="pg-tester") as backend:
         payload = fixture("pretooluse.json")
         process = start_hook(tmp_path, pg_url, payload)
@@ -29,7 +29,7 @@ async def test_waiting_rules_and_the_read_only_default_on_postgres(tmp_path: Pat
         code, answer, _ = run_hook(tmp_path, pg_url, again)
         assert code == 0 and "session-rule:" in answer["hookSpecificOutput"]["permissionDecisionReason"]
         read = {**payload, "tool_use_id": "toolu_pg_3", "tool_name": "Glob", "tool_input": {"pattern": "*.py"}}
-        code, answer, _ = run_hook(tmp_path, pg_url, read)
+        code, answer, _ = run_hook(tmp_path, pg_url, read, "--allow-tools", "Glob")  # written in the command
         assert answer["hookSpecificOutput"]["permissionDecision"] == "allow"
         reviewers = [e.reviewer for e in await backend.audit()]
         # Recorded under the database login of the process that decided (issue 12): the window's and the hook's.

@@ -75,3 +75,24 @@ async def test_reads_pass_and_writes_wait(
         assert result.is_error is True
         assert text_of(result) == "rejected by reviewer: keep the file"
         assert target.read_text() == "edited by reviewer"
+
+
+async def test_a_read_only_tool_never_reads_a_sensitive_target_unreviewed(
+    filesystem_server: list[str], root: Path, db_path: Path, subprocess_env: dict[str, str], backend: SQLHITLBackend
+) -> None:
+    """``readOnlyHint`` is a default the operator never wrote: it does not settle reading a key or ``.env`` (issue 23),
+    and neither does approve-for-session of that tool."""
+    (root / ".env").write_text("API_TOKEN=secret\n")
+    upstream = [*filesystem_server, str(root)]
+    async with connect(proxy_command(db_path, upstream, name="fs"), subprocess_env) as session:
+        read = await session.call_tool("read_text_file", {"path": str(root / "hello.txt")})
+        assert text_of(read) == "hello from disk\n"  # an ordinary file: the annotation still lets it through
+        secret = asyncio.ensure_future(session.call_tool("read_text_file", {"path": str(root / ".env")}))
+        (record,) = await pending_request(backend)
+        assert not secret.done() and record["tool_name"] == "mcp__fs__read_text_file"
+        await decide_first(backend, DecisionKind.APPROVE_FOR_SESSION)
+        assert "API_TOKEN" in text_of(await secret)
+        again = asyncio.ensure_future(session.call_tool("read_text_file", {"path": str(root / ".env")}))
+        await pending_request(backend)  # the waiver for the tool does not cover a sensitive target
+        assert not again.done()
+        again.cancel()

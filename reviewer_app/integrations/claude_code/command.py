@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 from reviewer_app.integrations.claude_code.events import Host, Verdict
-from reviewer_app.integrations.claude_code.schemas import READ_ONLY_TOOLS
 
 EXIT_USAGE = 2
 
@@ -49,11 +48,11 @@ def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
     parser.add_argument(
         "--on-timeout", choices=["ask", "deny"], default="ask", help="answer when nobody decides in time"
     )
-    default_tools = ",".join(READ_ONLY_TOOLS) if host is Host.CLAUDE_CODE else ""
     parser.add_argument(
         "--allow-tools",
-        default=default_tools,
-        help=f"comma-separated tools allowed without asking (default: {default_tools or 'none'}; '' for none)",
+        default="",
+        help="comma-separated tools allowed without asking, never for a high-risk call (default: none; "
+        "prefer rules, which the Rules tab lists)",
     )
     parser.add_argument("--state-dir", help="where transcript cursors are kept (default: beside the database)")
     parser.add_argument("--no-transcript", action="store_true", help="do not copy the agent's transcript")
@@ -92,6 +91,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     uninstall.add_argument("host", choices=[host.value for host in Host])
     uninstall.add_argument("--scope", choices=["user", "project", "local"], default="project")
     uninstall.add_argument("--project", default=".")
+    uninstall.add_argument("--db", help="also revoke the rules hook install seeded in this database")
     watch = sub.add_parser("_watch", help=argparse.SUPPRESS)
     watch.add_argument("--db", required=True)
     watch.add_argument("--hitl-id", required=True)
@@ -202,6 +202,7 @@ def _install(args: argparse.Namespace) -> int:
                 reviewer_command(), Host.CLAUDE_CODE, database, args.hook_timeout, _install_extra(args)
             )
             result = install(path, args.event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
+            seeded = _seed(args, database, path)
     except (SettingsError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_USAGE
@@ -209,9 +210,20 @@ def _install(args: argparse.Namespace) -> int:
     backup = f" (previous version kept as {result.backup})" if result.backup else ""
     _out(f"{state}: {result.path}{backup}")
     _out(f"command: {result.command}")
+    for line in seeded if args.host != Host.CODEX.value else []:
+        _out(f"seeded {line} (revoke with: reviewer-app rules revoke ID)")
     if args.host == Host.CODEX.value and result.changed:
         _out("Codex runs a new hook only once you trust it: open /hooks in Codex and trust this one.")
     return 0
+
+
+def _seed(args: argparse.Namespace, database: str, settings: Path) -> list[str]:
+    """PreToolUse: the allow rules for reading the project, as visible rules (PermissionRequest: none)."""
+    if args.event != "PreToolUse":
+        return []
+    from reviewer_app.integrations.claude_code.seeds import seed_rules, seed_scope
+
+    return seed_rules(database, seed_scope(args.scope, Path(args.project).resolve()), settings)
 
 
 def _uninstall(args: argparse.Namespace) -> int:
@@ -234,4 +246,9 @@ def _uninstall(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     backup = f" (previous version kept as {result.backup})" if result.backup else ""
     _out(f"{'removed from' if result.changed else 'not installed in'}: {result.path}{backup}")
+    if args.host == Host.CLAUDE_CODE.value and args.db:
+        from reviewer_app.integrations.claude_code.seeds import revoke_seeded, seed_scope
+
+        for rule_id in revoke_seeded(args.db, seed_scope(args.scope, Path(args.project).resolve())):
+            _out(f"revoked rule {rule_id} (seeded by hook install)")
     return 0

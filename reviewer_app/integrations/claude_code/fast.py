@@ -36,7 +36,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.rule_outcome import RULE_COLUMNS, rule_from_row, verdict_message
-from reviewer_app.domain.rules import Rule, evaluate
+from reviewer_app.domain.rules import Rule, evaluate, wildcard_may_settle
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
@@ -78,7 +78,8 @@ def rule_verdict(
 
     First the persistent rules (:func:`reviewer_app.domain.rules.evaluate`, the engine every path uses): deny
     settles it as denied, allow as allowed, and ask leaves it to a human whatever else would waive it. Then
-    ``allow_tools``, the operator's visible default rule (read-only tools), and the session's approve-for-session
+    ``allow_tools`` (only when the operator wrote ``--allow-tools`` into the hook command: there is no default), a
+    wildcard that never settles a high-risk call or one with a context flag, and the session's approve-for-session
     waivers, matched by :meth:`SessionRule.matches` — the one matcher the runtime uses too.
     """
     if policy_rules:
@@ -88,8 +89,8 @@ def rule_verdict(
             if verdict.effect == "ask":
                 return None
             return RuleVerdict(verdict.decided_by, verdict_message(verdict), verdict.effect == "allow", verdict.rule.id)
-    if tool_name in set(allow_tools):
-        return RuleVerdict("rule:allow-tools", f"allowed by the default rule for {tool_name} (--allow-tools)")
+    if tool_name in set(allow_tools) and wildcard_may_settle(ToolCall(tool_name, arguments, cwd=cwd)):
+        return RuleVerdict("rule:allow-tools", f"allowed by --allow-tools in the hook command ({tool_name})")
     for rule_id, rule in rules:
         if rule.matches(tool_name, arguments, cwd=cwd):
             return RuleVerdict(f"session-rule:{rule_id}", f"allowed by this session's rule: {rule.describe()}")

@@ -12,7 +12,8 @@ SHELL_TOOLS = ("Bash",)
 """Claude's shell tool: approve-for-session waives the same command (its parsed scope), not the whole tool."""
 
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite", "TodoRead", "BashOutput")
-"""Allowed without asking by the default rule (``--allow-tools``): they read, or only touch Claude's own state."""
+"""Tools that read, or only touch Claude's own state: ``hook install --event PreToolUse`` seeds visible allow rules
+for them (``install.seeded_rules``), never a hidden default."""
 
 CODEX_SHELL_TOOLS = ("Bash",)
 

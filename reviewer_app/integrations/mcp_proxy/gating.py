@@ -1,8 +1,9 @@
 """Which tool calls wait for a reviewer: the one decision point of the proxy.
 
-The default follows the tool's own annotations: only a tool the upstream marks ``readOnlyHint: true`` runs
-without review. ``--allow`` and ``--gate`` patterns (fnmatch, on the bare tool name or on Claude Code's
-``mcp__SERVER__TOOL`` name) refine it; a pattern in both lists gates. The persistent rules engine plugs in here.
+The default follows the tool's own annotations: only a tool the upstream marks ``readOnlyHint: true`` and not
+``destructiveHint: true`` runs without review (the more dangerous hint wins). ``--allow`` and ``--gate``
+patterns (fnmatch, on the bare tool name or on Claude Code's ``mcp__SERVER__TOOL`` name) refine it;
+a pattern in both lists gates. The persistent rules engine plugs in here.
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ def annotations_of(tool: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def is_read_only(tool: Mapping[str, Any] | None) -> bool:
-    """True only for an explicit JSON ``true`` (a string "true" or a missing hint gates)."""
-    return annotations_of(tool).get("readOnlyHint") is True
+    """True only for an explicit JSON ``true`` (a string "true" or a missing hint gates), and never for a tool
+    that also says it is destructive: ``destructiveHint`` outranks ``readOnlyHint``."""
+    annotations = annotations_of(tool)
+    return annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") not in (True, "true")
 
 
 def risk_of(tool: Mapping[str, Any] | None) -> list[str]:
     """The annotations a reviewer should weigh, in words (MCP's defaults apply to missing hints)."""
     annotations = annotations_of(tool)
-    if annotations.get("readOnlyHint") is True:
+    if is_read_only(tool):
         return ["read-only"]
     risks = []
     if annotations.get("destructiveHint", True) is not False:

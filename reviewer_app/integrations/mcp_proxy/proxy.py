@@ -22,6 +22,7 @@ from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLNotFound, HITLStatus, HITLType
+from reviewer_app.domain.risk import assess
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
@@ -341,7 +342,7 @@ class McpProxy:
         self._call_counter += 1
         block_id = f"{self.invocation_id}:tool:{self._call_counter}"
         tool = self._tools.get(tool_name)
-        if tool is not None and not self._gated(tool_name, tool, await self._rule_effect(params, tool)):
+        if tool is not None and not await self._gated(tool_name, tool, params):
             self._start_call(message, block_id, gated=False)
             self._in_flight[key] = _InFlight("tools/call", block_id)
             await self._forward(message)
@@ -356,24 +357,32 @@ class McpProxy:
         if held is not None and held.task is task:
             del table[key]
 
-    def _gated(self, tool_name: str, tool: Mapping[str, Any] | None, rule_effect: str | None = None) -> bool:
+    async def _gated(self, tool_name: str, tool: Mapping[str, Any] | None, params: Mapping[str, Any]) -> bool:
+        """Whether the call waits: a high-risk call always does (a sensitive target, a destructive tool), whatever
+        the read-only annotation, ``--allow`` or an approve-for-session waiver would let through."""
+        call = self._policy_call(params, tool)
+        if assess(call, scan_secrets=False).high:
+            return True
+        rule_effect = await self._rule_effect(call)
         if rule_effect is None and tool_name in self._session_allowed:  # a persistent rule beats the waiver
             return False
         return self.policy.needs_review(tool_name, tool, rule_effect=rule_effect)
 
-    async def _rule_effect(self, params: Mapping[str, Any], tool: Mapping[str, Any] | None) -> str | None:
-        """The persistent rule's effect on this call (None without a database or a rule that applies)."""
-        if self.client is None:
-            return None
+    def _policy_call(self, params: Mapping[str, Any], tool: Mapping[str, Any] | None) -> PolicyCall:
         arguments = params.get("arguments")
         annotations = annotations_of(tool)
-        call = PolicyCall(
+        return PolicyCall(
             qualified_name(self.name, params["name"]),
             dict(arguments) if isinstance(arguments, Mapping) else {},
             agent=self.host_name,
             session_id=self.session_id,
             metadata={"annotations": annotations} if annotations else {},
         )
+
+    async def _rule_effect(self, call: PolicyCall) -> str | None:
+        """The persistent rule's effect on this call (None without a database or a rule that applies)."""
+        if self.client is None:
+            return None
         return await rule_effect(self.client.backend, call)
 
     def _start_call(self, message: dict[str, Any], block_id: str, *, gated: bool) -> None:
@@ -407,7 +416,7 @@ class McpProxy:
         params: dict[str, Any] = message["params"]
         tool_name: str = params["name"]
         tool = self._tools.get(tool_name) or await self._look_up_tool(tool_name, params.get("_meta"))
-        if not self._gated(tool_name, tool, await self._rule_effect(params, tool)):
+        if not await self._gated(tool_name, tool, params):
             self._waiting.pop(key, None)
             self._start_call(message, block_id, gated=False)
             self._in_flight[key] = _InFlight("tools/call", block_id)
