@@ -64,6 +64,7 @@ class Triage(QObject):
         self.confirm.message.connect(lambda text, ms: window.statusBar().showMessage(text, ms))
 
         self.rules = RulesPanel(backend, window.live, window.tasks, window.dialogs, self.save_rule)
+        self.rules.known_scopes = self.known_scopes
         window.left_tabs.addTab(self.rules, "Rules")
         self.rules.failed.connect(window.show_error)
         self.rules.message.connect(lambda text: window.statusBar().showMessage(text, 4000))
@@ -289,6 +290,21 @@ class Triage(QObject):
             label += f" (settling {len(pending_ids)})"
         self.hold_and_commit(label, held, commit)
 
+    def known_scopes(self) -> dict[str, set[str]]:
+        """The agents, sessions and workspaces this window has seen: what a rule's scope may name."""
+        known: dict[str, set[str]] = {"agent": set(), "session": set(), "workspace": set()}
+        for summary in self.window.inbox.model.requests_in_scope():
+            if summary.agent:
+                known["agent"].add(summary.agent)
+            known["session"].add(summary.session_id)
+        for run in self.window.inbox.runs_model.all_runs():
+            if run.agent:
+                known["agent"].add(run.agent)
+            known["session"].add(run.session_id)
+            if run.workspace:
+                known["workspace"].add(run.workspace)
+        return known
+
     def open_make_rule(self) -> RuleEditorDialog | None:
         """Approve the shown request and save a rule, prefilled with the narrowest pattern that covers it."""
         window = self.window
@@ -332,6 +348,7 @@ class Triage(QObject):
             pattern_editable=False,
             scopes=scopes,
             notice=notice,
+            known=self.known_scopes(),
             parent=window,
         )
         approval = (hitl_id, Decision(DecisionKind.APPROVE, args_sha256=prepared.digest))

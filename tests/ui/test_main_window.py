@@ -282,6 +282,8 @@ def test_approve_for_session_waives_the_second_call(window: MainWindow, runtime:
     invocation_id = start(qtbot, runtime, script)
     wait_for_request(qtbot, window, "run_shell")
     assert "allow `echo one` exactly" in window.detail.approve_session_button.toolTip()
+    press(qtbot, window, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)  # the first press says what it waives
+    assert "allow `echo one` exactly" in window.statusBar().currentMessage()
     press(qtbot, window, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
     record = finish(qtbot, runtime, invocation_id)
     assert record.state == "done"

@@ -91,7 +91,7 @@ def test_the_confirm_key_expires_and_another_key_disarms_it(
     confirm.keyed("approve")
     assert status(qtbot, qt_backend, risky)[0] == "pending"
     assert confirm.armed == (risky, "approve")
-    confirm.keyed("approve_for_session")  # another key starts over
+    confirm.keyed("approve_for_session")  # another key starts over (and says what the waiver covers)
     assert confirm.armed == (risky, "approve_for_session")
     assert status(qtbot, qt_backend, risky)[0] == "pending"
 
