@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime
 
 INBOX_TAB, RUNS_TAB, HISTORY_TAB = 0, 1, 2
+DECISION_NEWS_MS = 20_000  # "someone else decided first", "your rejection was not sent": read, then gone
 
 
 class MainWindow(QMainWindow):
@@ -125,7 +126,6 @@ class MainWindow(QMainWindow):
         outer = QVBoxLayout(central)
         outer.setContentsMargins(6, 6, 6, 6)
         self.banner = Banner()
-        self.banner.overlay(central)  # floats over the top: never shifts the layout
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.setChildrenCollapsible(False)
@@ -135,6 +135,7 @@ class MainWindow(QMainWindow):
         self.left_tabs.addTab(self.inbox, "Inbox")
         self.left_tabs.addTab(self.runs, "Runs")
         self.left_tabs.addTab(self.history, "History")
+        self.banner.overlay(self.left_tabs, bottom=True)  # never shifts the lists, never covers the request
         self.splitter.addWidget(self.left_tabs)
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 2)
@@ -205,7 +206,7 @@ class MainWindow(QMainWindow):
         help_menu.addAction(about)
 
     def _shortcut(
-        self, keys: str, area: QWidget, what: str, slot: Callable[[], None], context: Qt.ShortcutContext | None = None
+        self, keys: str, area: QWidget, what: str, slot: Callable[[], object], context: Qt.ShortcutContext | None = None
     ) -> QShortcut:
         """A key with its description (whatsThis): the ``?`` keymap lists it from there."""
         shortcut = QShortcut(QKeySequence(keys), area)
@@ -246,8 +247,17 @@ class MainWindow(QMainWindow):
             Qt.ShortcutContext.WidgetShortcut,
         )
         self._shortcut(
-            "Escape", self.inbox.view, "in the inbox: clear the search and filters", self.inbox.clear_filters
+            "Escape",
+            self.inbox.view,
+            "in the inbox: close the message, else clear the search and filters",
+            self._escape_in_inbox,
         )
+        for area in (self.detail, self.runs.view):
+            self._shortcut("Escape", area, "close the message", self.banner.dismiss_if_shown)
+
+    def _escape_in_inbox(self) -> None:
+        if not self.banner.dismiss_if_shown():
+            self.inbox.clear_filters()
 
     def _keyed_decision(self, kind: str) -> None:
         self.triage.confirm.keyed(kind)  # a high-risk approval by key asks for the key again
@@ -270,7 +280,7 @@ class MainWindow(QMainWindow):
         for clock in (self.inbox.interacted, self.decisions.interacted, self.history.interacted):
             clock.connect(self._note_interaction)
         self.decisions.decided.connect(self.decided)
-        self.decisions.failed.connect(self.show_error)
+        self.decisions.failed.connect(lambda text: self.banner.show_message(text, timeout_ms=DECISION_NEWS_MS))
         self.decisions.noticed.connect(lambda text: self.banner.show_message(text, error=False, timeout_ms=10_000))
         self.detail.copied.connect(lambda text: self.statusBar().showMessage(text, 3000))
         self.decisions.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))

@@ -43,6 +43,7 @@ from reviewer_app.domain.policy import describe_session_approval
 from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
+from reviewer_app.ui.detail.headline import HeadlineView, headline_of
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
 from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, prepare_request
 from reviewer_app.ui.detail.risk_chip import RiskChip
@@ -50,7 +51,7 @@ from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
 from reviewer_app.ui.flow_layout import FlowLayout
-from reviewer_app.ui.texts import format_age, format_countdown
+from reviewer_app.ui.texts import format_age, format_countdown, tool_label
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 COUNTDOWN_SOON_S = 60  # the countdown turns amber under a minute...
@@ -182,6 +183,8 @@ class DetailPane(QWidget):
         header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.header_box)
+        self.headline = HeadlineView()  # the command (path, URL) itself, before any JSON
+        layout.addWidget(self.headline)
         layout.addWidget(self.state_label)
         self.empty_label = QLabel()
         self.empty_label.setObjectName("detailEmpty")
@@ -368,6 +371,7 @@ class DetailPane(QWidget):
         self.run_record = None
         self.header.clear()
         self.header_box.hide()
+        self.headline.set_headline(None)
         self.state_label.hide()
         self.splitter.hide()
         self.decision_bar.hide()
@@ -413,6 +417,7 @@ class DetailPane(QWidget):
         self.busy = False
         self._show_panes(tabs=True)
         self._render_header()
+        self.headline.set_headline(None)  # until the record is here: never the previous request's command
         self.args_panel.set_message("Loading…")
         self.risk_chip.set_risk(None)
         self.digest_label.clear()
@@ -443,6 +448,7 @@ class DetailPane(QWidget):
         self.prepared = None
         self.run_record = run
         self._show_panes(tabs=False)
+        self.headline.set_headline(None)
         self.state_label.hide()
         self.risk_chip.set_risk(None)
         self.update_run(run)
@@ -473,7 +479,7 @@ class DetailPane(QWidget):
         created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created_at))
         now = self.now()
         kind = "question" if s.hitl_type == HITLType.ASK_USER.value else s.hitl_type.replace("_", " ")
-        what = "ask_user" if s.hitl_type == HITLType.ASK_USER.value else (s.tool_name or s.hitl_type)
+        what = "ask_user" if s.hitl_type == HITLType.ASK_USER.value else (tool_label(s.tool_name) or s.hitl_type)
         expires = ""
         if s.expires_at is not None and s.status == HITLStatus.PENDING.value:
             countdown = html.escape(f"expires {format_countdown(s.expires_at, now)}")
@@ -550,6 +556,10 @@ class DetailPane(QWidget):
 
     def _apply(self, prepared: PreparedRequest) -> None:
         self.prepared = prepared
+        record = prepared.record
+        data = record.get("data") if isinstance(record.get("data"), dict) else None
+        if prepared.question is None:
+            self.headline.set_headline(headline_of(record.get("tool_name"), prepared.shown, data))
         self.risk_chip.set_risk(prepared.risk)
         self.args_panel.set_formatted(prepared.formatted)
         self.digest_label.setText(f"sha256 {prepared.digest[:12]}…")

@@ -23,7 +23,7 @@ from reviewer_app.ui import theme
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST, LEVEL_SESSION, Group, Grouping
 from reviewer_app.ui.inbox.risk import chip_icon, risk_text
-from reviewer_app.ui.texts import age_text_lasts, format_age, format_countdown, short_id
+from reviewer_app.ui.texts import age_text_lasts, format_age, format_countdown, short_id, tool_label
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -156,7 +156,8 @@ class InboxCells:
                     icon = theme.icon("decided")
                 else:
                     icon = theme.icon("question" if s.hitl_type == _ASK else "tool")
-                return ("question" if s.hitl_type == _ASK else s.tool_name or s.hitl_type, icon, None, None)
+                what = "question" if s.hitl_type == _ASK else tool_label(s.tool_name) or s.hitl_type
+                return (what, icon, None, None)
             if column == COL_SUMMARY:
                 return (s.summary, self._chip(self._risk(s)), None, None)
             if column == COL_AGENT:

@@ -1,0 +1,108 @@
+"""Issue 25, "the request first": the headline, MCP tools by their own names, banners that go away.
+
+A real window on a real SQLite file (no agent runtime).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, QSettings, Qt
+from PySide6.QtWidgets import QWidget
+
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.inbox.cells import COL_REQUEST
+from reviewer_app.ui.main_window import MainWindow
+from tests.ui.conftest import run_async
+from tests.ui.triage_helpers import WORKSPACE, open_window, shell, show
+
+
+@pytest.fixture
+def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
+    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    yield win
+    win.close()
+
+
+def mcp(qtbot: Any, backend: SQLHITLBackend, hitl_id: str, tool: str, arguments: dict[str, Any]) -> str:
+    run_async(
+        qtbot,
+        backend.create(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id="s1",
+            invocation_id="i1",
+            data={"arguments": arguments, "cwd": WORKSPACE, "agent": "claude-code"},
+            tool_name=tool,
+        ),
+    )
+    return hitl_id
+
+
+def on_window(widget: QWidget) -> QRect:
+    return QRect(widget.mapTo(widget.window(), QPoint(0, 0)), widget.size())
+
+
+def test_mcp_tools_by_their_own_names() -> None:
+    from reviewer_app.ui.detail.headline import tool_label
+
+    assert tool_label("mcp__fs__write_file") == "write_file · fs"
+    assert tool_label("mcp__github_enterprise__create_issue") == "create_issue · github_enterprise"
+    assert tool_label("Bash") == "Bash"
+    assert tool_label(None) == ""
+
+
+def test_the_headline_shows_the_command_and_the_agents_own_description(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    command = "git status && git diff --stat && git log --oneline -20 -- src/reviewer_app/ui/detail/headline.py"
+    hitl_id = shell(qtbot, qt_backend, "h1", command)
+    record = run_async(qtbot, qt_backend.get(hitl_id))
+    assert record is not None
+    described = mcp(
+        qtbot, qt_backend, "h2", "Bash", {"command": "npm run build", "description": "Build the site for release"}
+    )
+    show(qtbot, window, hitl_id)
+    headline = window.detail.headline
+    assert headline.isVisible()
+    assert headline.text_view.toPlainText() == command  # whole, never cut: the tail is what matters
+    assert headline.text_view.font().fixedPitch() or "mono" in headline.text_view.font().family().lower()
+    assert not headline.description.isVisible()
+    show(qtbot, window, described)
+    assert headline.text_view.toPlainText() == "npm run build"
+    assert headline.description.isVisible()
+    said = headline.description.text()
+    assert "Build the site for release" in said and "agent's" in said.lower()
+    assert window.detail.tabs.tabText(0) == "Arguments"  # the JSON, one tab away
+
+
+def test_an_mcp_request_reads_by_its_tool_and_server(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = mcp(qtbot, qt_backend, "h1", "mcp__fs__write_file", {"path": "/srv/site/index.html", "content": "x"})
+    show(qtbot, window, hitl_id)
+    assert window.inbox.model.index_for(hitl_id, COL_REQUEST).data() == "write_file · fs"
+    assert "write_file · fs" in window.detail.header.text()
+    assert window.detail.headline.text_view.toPlainText() == "/srv/site/index.html"
+
+
+def test_a_conflict_banner_never_covers_the_request_header_goes_with_esc_and_expires(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "make deploy")
+    show(qtbot, window, hitl_id)
+    window.resize(1024, 700)
+    window.decisions.failed.emit("Someone else decided first: was approved by alice; yours was not recorded.")
+    banner = window.banner
+    assert banner.isVisible()
+    assert not on_window(banner).intersects(on_window(window.detail.header_box))
+    assert not on_window(banner).intersects(on_window(window.detail.headline))
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_Escape)
+    assert not banner.isVisible()
+    window.decisions.failed.emit("Your rejection was not sent: it expired.")
+    assert banner.isVisible() and banner.expires  # a decision's news goes by itself
+    window.show_error("The database cannot be read")
+    assert not banner.expires  # an error that lasts stays until dismissed
