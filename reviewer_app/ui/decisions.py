@@ -224,7 +224,7 @@ class DecisionController(QObject):
 
     def send_decision(self, hitl_id: str, decision: Decision) -> None:
         """Commit ``decision`` (after the undo grace period, when there is one); the next request is shown now."""
-        next_id = self.inbox.model.next_after_removal(hitl_id)
+        next_id = self.inbox.next_after_removal(hitl_id)
         self._decided_here.add(hitl_id)
         shown = self.detail.summary
         self._what[hitl_id] = describe_request(shown) if shown is not None and shown.hitl_id == hitl_id else hitl_id

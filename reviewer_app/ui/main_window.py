@@ -39,6 +39,7 @@ from reviewer_app.ui.decisions import DecisionController
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.history.panel import HistoryPanel
 from reviewer_app.ui.inbox.panel import InboxPanel
+from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.keymap import KeymapDialog
 from reviewer_app.ui.live import LiveController
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.backend = backend
         self.runtime = runtime
+        self.settings = settings
         self.last_interaction = 0.0  # monotonic time of the last search, selection or decision
         self.setObjectName("mainWindow")
         self.setWindowIcon(theme.icon("app"))
@@ -111,6 +113,9 @@ class MainWindow(QMainWindow):
         )
         self.window_settings.restore()
         self.triage = Triage(self, settings)  # undo, risk chips, rules tab, bulk decisions (issue 14)
+        self.inbox.queue.set_risk_source(self.triage.risks.risk)
+        self.triage.risks.arrived.connect(self.inbox.queue.schedule)  # a high risk moves up the queue
+        self.inbox.set_flat(bool(settings.value(FLAT_QUEUE_KEY, False, type=bool)))
         self.triage.undo.changed.connect(self._show_pending_count)
         self.native_notifier = attach_native_notifier(self, settings, enabled=tray)  # Approve/Reject/Open
         self.view_menu.addAction(self.native_notifier.sound_action)
@@ -231,9 +236,12 @@ class MainWindow(QMainWindow):
             ("K", "previous request (previous run)", lambda: self.move_request(-1)),
             ("Ctrl+C", "copy the id, command or arguments", self.open_copy_menu),
         )
-        for area in (self.inbox.view, self.detail, self.runs.view):
+        reading: tuple[QWidget, ...] = (self.inbox.view, self.inbox.queue.view, self.detail)
+        for area in reading:
+            self._shortcut("Q", area, "the flat queue (most urgent first) or the grouped tree", self.toggle_flat)
+        for area in (*reading, self.runs.view):
             for keys, what, slot in bindings:
-                if area is self.inbox.view and keys in ("J", "K"):
+                if area in (self.inbox.view, self.inbox.queue.view) and keys in ("J", "K"):
                     continue  # the view handles them itself (keyPressEvent)
                 self._shortcut(keys, area, what, slot)
         window = Qt.ShortcutContext.WindowShortcut
@@ -300,7 +308,7 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """Begin following the database (call with the qasync loop running)."""
         self.live.start()
-        self.inbox.view.setFocus()
+        self.inbox.reading_view.setFocus()
 
     def set_runtime(self, runtime: Runtime | None) -> None:
         """Attach the agent runtime once it exists (the app builds it after the first screen)."""
@@ -350,7 +358,18 @@ class MainWindow(QMainWindow):
 
     def _focus_current_tab(self) -> None:
         current = self.left_tabs.currentWidget()
-        getattr(current, "view", current).setFocus()
+        getattr(current, "reading_view", getattr(current, "view", current)).setFocus()
+
+    def toggle_flat(self) -> None:
+        """Q: the flat queue or the grouped tree (remembered)."""
+        self.set_flat(not self.inbox.flat)
+
+    def set_flat(self, on: bool) -> None:
+        self.inbox.set_flat(on)
+        self.settings.setValue(FLAT_QUEUE_KEY, on)
+        self.statusBar().showMessage(
+            "Flat queue: most urgent first (Q: grouped)" if on else "Grouped by session and run (Q: flat queue)", 3000
+        )
 
     def _on_tab_changed(self, index: int) -> None:
         self.inbox.active = index == INBOX_TAB

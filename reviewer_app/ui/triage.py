@@ -163,7 +163,7 @@ class Triage(QObject):
             ),
         )
         self.shortcuts: list[QShortcut] = []
-        areas: Sequence[QWidget] = (window.inbox.view, window.detail)
+        areas: Sequence[QWidget] = (window.inbox.view, window.inbox.queue.view, window.detail)
         for area in areas:
             for keys, description, slot in bindings:
                 shortcut = QShortcut(QKeySequence(keys), area)

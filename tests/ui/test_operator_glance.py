@@ -5,6 +5,7 @@ A real window on a real SQLite file (no agent runtime).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,9 +15,10 @@ from PySide6.QtWidgets import QWidget
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_REQUEST
+from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
 from reviewer_app.ui.main_window import MainWindow
 from tests.ui.conftest import run_async
-from tests.ui.triage_helpers import WORKSPACE, open_window, shell, show
+from tests.ui.triage_helpers import WORKSPACE, open_window, shell, show, status
 
 
 @pytest.fixture
@@ -106,3 +108,58 @@ def test_a_conflict_banner_never_covers_the_request_header_goes_with_esc_and_exp
     assert banner.isVisible() and banner.expires  # a decision's news goes by itself
     window.show_error("The database cannot be read")
     assert not banner.expires  # an error that lasts stays until dismissed
+
+
+# -- the flat queue ------------------------------------------------------------------------------------------
+
+
+def test_the_flat_queue_is_one_row_per_request_most_urgent_first_and_remembered(
+    window: MainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+) -> None:
+    old = shell(qtbot, qt_backend, "h1", "ls -la", session="s1", invocation="i1")
+    risky = shell(qtbot, qt_backend, "h2", "rm -rf build", session="s2", invocation="i2")
+    long_command = "cd /srv/app && ./scripts/migrate.sh --all --verbose && systemctl restart the-service-that-matters"
+    expiring = shell(qtbot, qt_backend, "h3", long_command, session="s3", invocation="i3")
+    run_async(
+        qtbot,
+        qt_backend.create(
+            hitl_id="h4",
+            hitl_type="tool_approval",
+            session_id="s3",
+            invocation_id="i3",
+            tool_name="Bash",
+            data={"arguments": {"command": "make soon"}, "agent": "claude-code"},
+            expires_at=int(time.time()) + 90,
+        ),
+    )
+    qtbot.waitUntil(lambda: window.inbox.model.index_for("h4").isValid(), timeout=10_000)
+    window.resize(1024, 700)
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_Q)
+    queue = window.inbox.queue
+    assert window.inbox.flat and queue.view.isVisible() and not window.inbox.view.isVisible()
+    qtmodeltester.check(queue.model)
+    qtbot.waitUntil(lambda: window.triage.risks.risk(risky) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: [s.hitl_id for s in queue.model.rows] == ["h4", risky, old, expiring], timeout=10_000)
+    # One row per request, at the top level; the full command is in the row, elided in the middle by the view.
+    assert queue.model.rowCount() == 4 and not queue.model.hasChildren(queue.model.index(0, 0))
+    row = queue.model.row_of(expiring)
+    assert row is not None
+    assert long_command in queue.model.index(row, 0).data()
+    assert queue.view.textElideMode() == Qt.TextElideMode.ElideMiddle
+    # Keys act here as in the tree: j moves in queue order, a decides and the next in queue order follows.
+    queue.view.setFocus()
+    window.inbox.select_request("h4")
+    qtbot.waitUntil(lambda: window.detail.hitl_id == "h4" and window.detail.decidable(), timeout=10_000)
+    qtbot.keyClick(queue.view, Qt.Key.Key_J)
+    qtbot.waitUntil(lambda: window.detail.hitl_id == risky, timeout=5_000)
+    show(qtbot, window, old)
+    queue.view.setFocus()
+    qtbot.keyClick(queue.view, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: status(qtbot, qt_backend, old)[0] == "completed", timeout=10_000)
+    qtbot.waitUntil(lambda: window.detail.hitl_id == expiring, timeout=5_000)
+    assert ui_settings.value(FLAT_QUEUE_KEY, type=bool) is True
+    again = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
+    qtbot.addWidget(again)
+    assert again.inbox.flat  # remembered
+    again.close()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -43,6 +44,7 @@ from reviewer_app.ui.inbox.cells import (
 from reviewer_app.ui.inbox.filters import InboxFilter, Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION, Group
 from reviewer_app.ui.inbox.model import InboxModel
+from reviewer_app.ui.inbox.queue import FlatQueue
 from reviewer_app.ui.inbox.titles import RunTitles
 from reviewer_app.ui.inbox.view import InboxView
 from reviewer_app.ui.live import LiveController
@@ -134,7 +136,11 @@ class InboxPanel(QWidget):
         self.titles.changed.connect(self.view.viewport().update)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._on_context_menu)
-        layout.addWidget(self.view, 1)
+        self.queue = FlatQueue(self)  # the flat queue beside the tree (key Q)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(self.queue.view)
+        layout.addWidget(self.stack, 1)
         self.status_label = QLabel()
         self.status_label.setObjectName("inboxStatus")
         layout.addWidget(self.status_label)
@@ -293,13 +299,13 @@ class InboxPanel(QWidget):
             first = self.model.first_request()
             if first is not None:
                 self.select_request(first)
-        self.view.setFocus()
+        self.reading_view.setFocus()
 
     def leave_search(self) -> None:
         if self.search_box.text():
             self.search_box.clear()
             self.apply_filter()
-        self.view.setFocus()
+        self.reading_view.setFocus()
 
     # -- the feed's increments -----------------------------------------------------------------
     def on_requests_loaded(self, rows: list[RequestSummary], scope: str) -> None:
@@ -440,6 +446,30 @@ class InboxPanel(QWidget):
             self.detail.show_empty()
             self.live.watch_invocation(None)
 
+    # -- the flat queue or the grouped tree ------------------------------------------------------
+    @property
+    def flat(self) -> bool:
+        return self.queue.on
+
+    @property
+    def reading_view(self) -> QWidget:
+        """The list the operator reads and moves in: the flat queue or the tree."""
+        return self.queue.view if self.queue.on else self.view
+
+    def set_flat(self, on: bool) -> None:
+        """Show the flat queue (one row per request, most urgent first) or the grouped tree."""
+        had_focus = self.reading_view.hasFocus()
+        self.queue.on = on
+        if on:
+            self.queue.refresh()
+        self.stack.setCurrentWidget(self.reading_view)
+        if had_focus:
+            self.reading_view.setFocus()
+
+    def next_after_removal(self, hitl_id: str) -> str | None:
+        """What to select once ``hitl_id`` is decided: the next request in the order on screen."""
+        return self.queue.next_after_removal(hitl_id) if self.queue.on else self.model.next_after_removal(hitl_id)
+
     def _current_is(self, hitl_id: str) -> bool:
         return self.view.currentIndex().siblingAtColumn(0) == self.model.index_for(hitl_id)
 
@@ -455,6 +485,9 @@ class InboxPanel(QWidget):
 
     def move_request(self, step: int) -> None:
         """j/k: the next (+1) or previous (-1) request in display order."""
+        if self.queue.on:
+            self.queue.move(step)
+            return
         current = self.detail.hitl_id
         target = self.model.neighbour(current, step) if current else None
         if target is None and current is None:
@@ -514,6 +547,8 @@ class InboxPanel(QWidget):
         if summary is None:
             return
         self.interacted.emit()
+        if self.queue.on:
+            self.queue.follow(summary.hitl_id)
         self.detail.show_request(summary)
         self.live.watch_invocation(summary.invocation_id)
 
