@@ -229,7 +229,7 @@ class DecisionController(QObject):
         shown = self.detail.summary
         self._what[hitl_id] = describe_request(shown) if shown is not None and shown.hitl_id == hitl_id else hitl_id
         undo = self.undo
-        if undo is None or undo.grace_s <= 0:
+        if undo is None or not undo.holds(decision.kind.value):
             if self.detail.hitl_id == hitl_id:
                 self.detail.set_busy(True)
             self.tasks.spawn(self._decide(hitl_id, decision, next_id))

@@ -28,7 +28,13 @@ from reviewer_app.ui.inbox.risk import RiskCache
 from reviewer_app.ui.risk_confirm import HighRiskConfirm
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.panel import RulesPanel
-from reviewer_app.ui.settings import UNDO_GRACE_CHOICES, set_undo_grace_seconds, undo_grace_seconds
+from reviewer_app.ui.settings import (
+    UNDO_GRACE_CHOICES,
+    hold_approvals,
+    set_hold_approvals,
+    set_undo_grace_seconds,
+    undo_grace_seconds,
+)
 from reviewer_app.ui.undo import UndoBar, UndoQueue
 
 if TYPE_CHECKING:
@@ -52,6 +58,7 @@ class Triage(QObject):
         backend = window.backend
 
         self.undo = UndoQueue(undo_grace_seconds(settings), self)
+        self.undo.hold_approvals = hold_approvals(settings)
         window.decisions.undo = self.undo
         self.undo_bar = UndoBar(self.undo)
         window.statusBar().insertPermanentWidget(0, self.undo_bar)
@@ -133,6 +140,11 @@ class Triage(QObject):
             group.addAction(action)
             grace.addAction(action)
             self.grace_actions[seconds] = action
+        grace.addSeparator()
+        self.hold_approvals_action = QAction("Hold &approvals too (the agent waits)", window, checkable=True)
+        self.hold_approvals_action.setChecked(self.undo.hold_approvals)
+        self.hold_approvals_action.toggled.connect(self.set_hold_approvals)
+        grace.addAction(self.hold_approvals_action)
         decide.addSeparator()
         # Letter keys live on the inbox and the detail pane (below); the menu names them after a tab.
         for text, slot in (
@@ -194,6 +206,13 @@ class Triage(QObject):
         set_undo_grace_seconds(self.settings, seconds)
         for value, action in self.grace_actions.items():
             action.setChecked(abs(value - seconds) < 1e-9)
+
+    def set_hold_approvals(self, hold: bool) -> None:
+        """Whether plain approvals wait out the grace period too (a setting; off: they reach the agent at once)."""
+        self.undo.hold_approvals = hold
+        set_hold_approvals(self.settings, hold)
+        if self.hold_approvals_action.isChecked() != hold:
+            self.hold_approvals_action.setChecked(hold)
 
     def hold_and_commit(
         self, label: str, hitl_ids: Sequence[str], commit: Callable[[], Coroutine[Any, Any, set[str]]]
