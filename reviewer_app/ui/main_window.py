@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -46,6 +46,7 @@ from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.notifications import attach_native_notifier
 from reviewer_app.ui.ops_views import OpsViews
 from reviewer_app.ui.runs.panel import RunsPanel
+from reviewer_app.ui.screen_fit import fit_to_screen
 from reviewer_app.ui.settings import WindowSettings
 from reviewer_app.ui.tray import TrayNotifier
 from reviewer_app.ui.triage import Triage
@@ -155,17 +156,7 @@ class MainWindow(QMainWindow):
 
     def fit_to_screen(self, margin: int = 48) -> None:
         """The first start on a small screen: the default size (or a remembered one) never exceeds the screen."""
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        if screen is None:
-            return
-        available = screen.availableGeometry()
-        width = min(self.width(), max(self.minimumWidth(), available.width() - margin))
-        height = min(self.height(), max(self.minimumHeight(), available.height() - margin))
-        if (width, height) != (self.width(), self.height()):
-            self.resize(width, height)
-            self.move(
-                available.x() + (available.width() - width) // 2, available.y() + (available.height() - height) // 2
-            )
+        fit_to_screen(self, margin)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -497,4 +488,5 @@ class MainWindow(QMainWindow):
             self.inbox.model.refresh_theme()
             self.detail.args_view.highlighter.refresh_theme()
             self.detail.diff_highlighter.rehighlight()
+            self.history.detail.diff_highlighter.rehighlight()  # History's diff too (seen: light after dark)
         super().changeEvent(event)

@@ -54,20 +54,13 @@ from reviewer_app.ui.flow_layout import FlowLayout
 from reviewer_app.ui.texts import format_age, format_countdown, tool_label
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
-COUNTDOWN_SOON_S = 60  # the countdown turns amber under a minute...
-COUNTDOWN_URGENT_S = 10  # ... and red under ten seconds
 COMMAND_KEYS = ("command", "cmd")
 
 
 def countdown_color(expires_at: int, now: float) -> str | None:
-    """The colour of an expiry countdown as it nears zero (None while there is time)."""
-    left = expires_at - now
-    colors = theme.current()
-    if left < COUNTDOWN_URGENT_S:
-        return colors.danger.name()
-    if left < COUNTDOWN_SOON_S:
-        return colors.warning.name()
-    return None
+    """The colour of an expiry countdown as it nears zero (None while there is time), as a name."""
+    color = theme.countdown_qcolor(expires_at, now)
+    return color.name() if color is not None else None
 
 
 def command_of(arguments: Any) -> str | None:

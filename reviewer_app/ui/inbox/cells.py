@@ -171,7 +171,8 @@ class InboxCells:
                 left = s.expires_at - now
                 if left > 0:  # counts down every second
                     self._age_due = min(self._age_due, now + 1.0 - (now % 1.0))
-                return (format_countdown(s.expires_at, now), None, self._colors.danger if left < 120 else None, None)
+                color = theme.countdown_qcolor(s.expires_at, now)  # the same thresholds as the detail header
+                return (format_countdown(s.expires_at, now), None, color, None)
             if column == COL_DECIDED:
                 if s.status == _PENDING:
                     return _BLANK

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from itertools import pairwise
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -137,6 +137,7 @@ class InboxPanel(QWidget):
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._on_context_menu)
         self.queue = FlatQueue(self)  # the flat queue beside the tree (key Q)
+        self.view.empty_text = self.queue.view.empty_text = self.empty_text
         self.stack = QStackedWidget()
         self.stack.addWidget(self.view)
         self.stack.addWidget(self.queue.view)
@@ -446,6 +447,16 @@ class InboxPanel(QWidget):
             self.detail.show_empty()
             self.live.watch_invocation(None)
 
+    def empty_text(self) -> str:
+        """What the empty list says: still loading, nothing matches (and how to see everything), or nothing waits."""
+        if self.loading:
+            return "Loading…"
+        if self.model.source_count and self.filtering:
+            return f"Nothing here matches the search or filters ({self.model.source_count:,} in all). Esc clears them."
+        return {
+            Scope.PENDING: "No pending requests. New ones appear here as agents ask.",
+        }.get(self._scope, "No requests here.")
+
     # -- the flat queue or the grouped tree ------------------------------------------------------
     @property
     def flat(self) -> bool:
@@ -478,7 +489,8 @@ class InboxPanel(QWidget):
         if not index.isValid():
             return False
         self.view.scrollTo(index)
-        self.view.setCurrentIndex(index)
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        self.view.selectionModel().setCurrentIndex(index, flags)  # one row selected, whatever was before (undo)
         if self.detail.hitl_id != hitl_id:  # currentChanged did not fire (same index object)
             self.show_summary(self.model.summary(hitl_id))
         return True

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
 
 from reviewer_app.ui.inbox.cells import LEVEL_ROLE
@@ -22,6 +24,22 @@ class CommandListView(QTreeView):
     """
 
     moveRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.empty_text: Callable[[], str] = lambda: ""  # what an empty list says (the panel knows why it is empty)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        model = self.model()
+        if model is not None and model.rowCount() == 0 and (text := self.empty_text()):
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().placeholderText().color())
+            area = self.viewport().rect().adjusted(12, 24, -12, -12)
+            painter.drawText(
+                area, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap), text
+            )
+            painter.end()
 
     def keyboardSearch(self, search: str) -> None:
         """Single letters are commands here (a, e, r, s...), never type-ahead search."""
