@@ -5,9 +5,10 @@ requests that will be decided (their command or path, their risk); each is then 
 with the hash of its own shown arguments and the compare-and-set, so one decided elsewhere meanwhile is
 reported, never overwritten. Like every decision made in the window the batch waits out the undo grace period.
 
-"Similar" means the same tool and the same parsed scope (:func:`similar_to`): for shell tools the same parsed
-command (``shell.CommandScope.exact``: ``'git' status`` is ``git status``, ``git status; rm x`` is not), for file
-tools the same path, for any other tool identical arguments.
+"Similar" means the same agent, the same tool and the same parsed scope (:func:`similar_to`): for shell tools the
+same parsed command (``shell.CommandScope.exact``: ``'git' status`` is ``git status``, ``git status; rm x`` is
+not), for file tools the same path and the same content (every other argument equal: two writes to one file with
+different text are not alike), for any other tool identical arguments.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from PySide6.QtWidgets import (
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLRecord, HITLStatus, HITLType, shown_arguments
 from reviewer_app.domain.records import RequestQuery
+from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.shell import CommandScope, parse_command
-from reviewer_app.domain.toolcall import command_of, is_file_tool, is_shell_tool, path_of
+from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_tool, is_shell_tool, path_of
 from reviewer_app.ui import theme
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
@@ -50,6 +52,19 @@ if TYPE_CHECKING:  # the window builds the controller: no import at run time
 BULK_LIMIT = 2_000
 
 
+def _agent(record: HITLRecord) -> str | None:
+    call = call_of_record(record)
+    return call.agent if call is not None else None
+
+
+def _besides_path(tool: str, args: Any) -> Any:
+    """A file call's arguments without its path (its content, its edits): what must be equal besides the path."""
+    if not isinstance(args, dict):
+        return args
+    keys = set(PATH_ARGUMENTS.get(tool, ()))
+    return {key: value for key, value in args.items() if key not in keys}
+
+
 def _cwd(record: HITLRecord) -> str | None:
     data = record.get("data") if isinstance(record.get("data"), dict) else {}
     cwd = (data or {}).get("cwd")
@@ -59,10 +74,12 @@ def _cwd(record: HITLRecord) -> str | None:
 def similar_to(base: HITLRecord) -> Callable[[HITLRecord], bool]:
     """A test for "the same tool and the same parsed scope" as ``base`` (see the module docstring)."""
     tool = base.get("tool_name")
+    agent = _agent(base)
     base_args = shown_arguments(base)
     digest = args_digest(base_args)
     scope: CommandScope | None = None
     base_path: str | None = None
+    base_rest = ""
     if tool and is_shell_tool(tool):
         command = command_of(tool, base_args)
         if command is not None and parse_command(command).waivable:
@@ -71,9 +88,12 @@ def similar_to(base: HITLRecord) -> Callable[[HITLRecord], bool]:
         path = path_of(tool, base_args)
         if path is not None:
             base_path = posixpath.normpath(posixpath.join(_cwd(base) or "", path))
+            base_rest = args_digest(_besides_path(tool, base_args))
 
     def test(record: HITLRecord) -> bool:
         if record.get("tool_name") != tool or record.get("hitl_type") != base.get("hitl_type"):
+            return False
+        if _agent(record) != agent:
             return False
         args = shown_arguments(record)
         if args_digest(args) == digest:
@@ -83,7 +103,9 @@ def similar_to(base: HITLRecord) -> Callable[[HITLRecord], bool]:
             return command is not None and scope.covers(command)
         if base_path is not None:
             path = path_of(str(tool), args)
-            return path is not None and posixpath.normpath(posixpath.join(_cwd(record) or "", path)) == base_path
+            if path is None or posixpath.normpath(posixpath.join(_cwd(record) or "", path)) != base_path:
+                return False
+            return args_digest(_besides_path(str(tool), args)) == base_rest
         return False
 
     return test
@@ -295,7 +317,9 @@ class BulkController(QObject):
             test = similar_to(base)
             return await asyncio.to_thread(lambda: [r for r in records if test(r)])
 
-        what = f"the same tool ({tool}) and the same parsed command or path as the request shown"
+        what = (
+            f"the same agent, the same tool ({tool}) and the same parsed command, or path and content, as the one shown"
+        )
         return self._open("Decide the similar requests", f"Pending requests with {what}:", load)
 
     def decide_run(self) -> BulkDialog | None:

@@ -158,3 +158,48 @@ def test_a_rule_scope_that_can_match_nothing_is_refused_and_alt_n_is_never_typed
     assert dialog.scope_combo.currentText() == "agent:claude-code"  # not "agent:claude-coden"
     labels = {label.text(): label.buddy() for label in dialog.findChildren(QLabel)}
     assert labels["&Note:"] is dialog.note_edit  # Alt+N is the note's mnemonic
+
+
+# -- "similar" means the same agent and the same content ---------------------------------------------------------
+
+
+def test_similar_requests_share_the_agent_and_a_write_shares_its_content(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    base = shell(qtbot, qt_backend, "h1", "git status")
+    same = shell(qtbot, qt_backend, "h2", "git status", session="s2", invocation="i2")
+    other_agent = shell(qtbot, qt_backend, "h3", "git status", session="s3", invocation="i3", agent="codex")
+    show(qtbot, window, base)
+    press(qtbot, window, Qt.Key.Key_L, Qt.KeyboardModifier.ShiftModifier)
+    dialog = dialog_of(qtbot, window, BulkDialog)
+    qtbot.waitUntil(dialog.approve_button.isEnabled, timeout=10_000)
+    assert set(dialog.model.hitl_ids()) == {base, same}
+    assert other_agent not in dialog.model.hitl_ids()
+    dialog.reject()
+
+    def write(hitl_id: str, content: str) -> str:
+        run_async(
+            qtbot,
+            qt_backend.create(
+                hitl_id=hitl_id,
+                hitl_type="tool_approval",
+                session_id="s9",
+                invocation_id="i9",
+                tool_name="Write",
+                data={"arguments": {"file_path": "/work/proj/a.txt", "content": content}, "agent": "claude-code"},
+            ),
+        )
+        return hitl_id
+
+    first = write("w1", "hello\n")
+    twin = write("w2", "hello\n")
+    different = write("w3", "rm -rf /\n")
+    show(qtbot, window, first)
+    window.activateWindow()  # offscreen gives the window no activation back when a dialog closes; a WM does
+    qtbot.waitUntil(window.isActiveWindow)
+    press(qtbot, window, Qt.Key.Key_L, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: any(isinstance(d, BulkDialog) and d.isVisible() for d in window.dialogs.open_dialogs))
+    dialog = next(d for d in window.dialogs.open_dialogs if isinstance(d, BulkDialog) and d.isVisible())
+    qtbot.waitUntil(dialog.approve_button.isEnabled, timeout=10_000)
+    assert set(dialog.model.hitl_ids()) == {first, twin}
+    assert different not in dialog.model.hitl_ids()
