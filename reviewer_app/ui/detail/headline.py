@@ -69,9 +69,13 @@ class _Block(QPlainTextEdit):
     """Read-only monospace text as tall as its wrapped lines (up to ``MAX_LINES_SHOWN``)."""
 
     def sizeHint(self) -> QSize:
-        lines = max(1, min(MAX_LINES_SHOWN, self.document().size().toSize().height() or 1))
-        height = self.fontMetrics().lineSpacing() * lines + 2 * self.frameWidth() + 8
-        return QSize(super().sizeHint().width(), height)
+        lines = max(1, self.document().size().toSize().height())  # a plain-text layout counts wrapped lines
+        shown = min(MAX_LINES_SHOWN, lines)
+        margins = 2 * self.document().documentMargin() + 2 * self.frameWidth() + 2
+        self.setVerticalScrollBarPolicy(
+            Qt.ScrollBarPolicy.ScrollBarAsNeeded if lines > shown else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        )
+        return QSize(super().sizeHint().width(), int(self.fontMetrics().lineSpacing() * shown + margins))
 
 
 class HeadlineView(QWidget):

@@ -28,8 +28,8 @@ from reviewer_app.ui.texts import format_age, format_countdown, tool_label
 if TYPE_CHECKING:
     from reviewer_app.ui.inbox.panel import InboxPanel
 
-COL_WHAT, COL_AGENT, COL_SESSION, COL_WAITING = range(4)
-HEADERS = ("Request", "Agent", "Session", "Waiting")
+COL_WHAT, COL_WHO, COL_WAITING = range(3)
+HEADERS = ("Request", "Agent · session", "Waiting")
 FLAT_QUEUE_KEY = "inbox/flatQueue"
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -95,13 +95,11 @@ class QueueModel(FlatTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if column == COL_WHAT:
                 return request_text(s)
-            if column == COL_AGENT:
-                return s.agent or ""
-            if column == COL_SESSION:
-                return self.title_of(s) or s.session_id
-            if column == COL_WAITING:
+            if column == COL_WHO:
+                return f"{s.agent or '?'} · {self.title_of(s) or s.session_id}"
+            if column == COL_WAITING:  # an expiry's countdown ("in 1:32"), else how long it has waited
                 if s.expires_at is not None:
-                    return f"expires {format_countdown(s.expires_at, self.now())}"
+                    return format_countdown(s.expires_at, self.now())
                 return format_age(self.now() - s.created_at)
         if role == Qt.ItemDataRole.ToolTipRole:
             risk = self.risk_of(s.hitl_id)
@@ -112,6 +110,8 @@ class QueueModel(FlatTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and column == COL_WHAT:
             risk = self.risk_of(s.hitl_id)
             return theme.current().danger if risk is not None and risk.high else None
+        if role == Qt.ItemDataRole.ForegroundRole and column == COL_WAITING and s.expires_at is not None:
+            return theme.countdown_qcolor(s.expires_at, self.now())
         if role == HITL_ID_ROLE:
             return s.hitl_id
         return None
@@ -135,7 +135,7 @@ class QueueView(CommandListView):
         header = self.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((COL_AGENT, 80), (COL_SESSION, 110), (COL_WAITING, 70)):
+        for column, width in ((COL_WHO, 120), (COL_WAITING, 52)):  # the command keeps the room
             header.resizeSection(column, width)
 
 
