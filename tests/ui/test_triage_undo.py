@@ -55,6 +55,7 @@ def test_undo_before_the_countdown_ends_decides_nothing(
     assert undo_grace_seconds(ui_settings) == 5  # the menu's choice is the setting
     first = shell(qtbot, qt_backend, "h1", "git status")
     second = shell(qtbot, qt_backend, "h2", "git log")
+    qtbot.waitUntil(lambda: window.inbox.model.index_for(second).isValid(), timeout=10_000)  # loaded under load too
     show(qtbot, window, first)
     window.inbox.view.setFocus()
     qtbot.keyClick(window.inbox.view, Qt.Key.Key_A)
