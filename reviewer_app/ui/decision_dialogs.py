@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSettings, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -281,11 +281,14 @@ class EditArgumentsDialog(_SubmitDialog):
         return self.fields[name]
 
     def _focus_first_editor(self) -> None:
+        """The caret at the end of the longest text value (or of the JSON): typing appends, as one expects."""
         if self.tabs.currentIndex() == self.FIELDS_TAB and self.fields:
-            longest = max(self.fields.values(), key=lambda f: len(f.toPlainText()) if f.is_text else -1)
-            longest.setFocus()
+            target: QPlainTextEdit = max(self.fields.values(), key=lambda f: len(f.toPlainText()) if f.is_text else -1)
         else:
-            self.editor.setFocus()
+            target = self.editor
+        target.moveCursor(QTextCursor.MoveOperation.End)
+        target.ensureCursorVisible()
+        target.setFocus()
 
     def show_json(self) -> None:
         self.tabs.setCurrentIndex(self.JSON_TAB)

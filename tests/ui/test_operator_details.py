@@ -139,3 +139,16 @@ def test_undo_leaves_one_row_selected_and_the_empty_inbox_says_so(
         qtbot.waitUntil(lambda h=hitl_id: status(qtbot, qt_backend, h)[0] == "completed", timeout=10_000)
     qtbot.waitUntil(lambda: window.inbox.model.visible_count == 0, timeout=10_000)
     assert "No pending requests" in window.inbox.empty_text()
+
+
+def test_after_e_the_caret_waits_at_the_end_of_the_value(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "npm run build")
+    show(qtbot, window, hitl_id)
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    field = dialog.field_editor("command")
+    assert field.textCursor().position() == len("npm run build")  # typing appends, it does not prepend
+    qtbot.keyClicks(field, " -- --prod")
+    assert field.toPlainText() == "npm run build -- --prod"
