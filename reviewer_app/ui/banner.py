@@ -1,8 +1,10 @@
 """The message line above everything: errors and conflicts are said there, never in a modal box.
 
-It floats over the top of the window's content (an overlay), so showing or hiding it never moves
-the inbox under the operator's pointer. A message tied to a condition (``key``: the database could
-not be read) is cleared by whoever sees the condition end (:meth:`Banner.clear`).
+It floats over the bottom of the request lists (an overlay), so showing or hiding it never moves the inbox
+under the operator's pointer, and it never covers the request being read (its header, risk chip and command
+sit in the detail pane beside it). Esc dismisses it; news about one decision goes by itself (``timeout_ms``).
+A message tied to a condition (``key``: the database could not be read) is cleared by whoever sees the
+condition end (:meth:`Banner.clear`).
 """
 
 from __future__ import annotations
@@ -44,12 +46,14 @@ class Banner(QFrame):
         self.history: list[str] = []
         self.key: str | None = None  # the condition the message shown is about (None: stays until dismissed)
         self._host: QWidget | None = None
+        self._bottom = False
         self.hide()
 
-    def overlay(self, host: QWidget, margin: int = 6) -> None:
-        """Float over the top of ``host`` instead of taking room in a layout."""
+    def overlay(self, host: QWidget, margin: int = 6, *, bottom: bool = False) -> None:
+        """Float over the top (or the bottom) of ``host`` instead of taking room in a layout."""
         self._host = host
         self._margin = margin
+        self._bottom = bottom
         self.setParent(host)
         host.installEventFilter(self)
         self._place()
@@ -65,7 +69,9 @@ class Banner(QFrame):
             return
         width = max(0, host.width() - 2 * self._margin)
         height = self.heightForWidth(width) if self.hasHeightForWidth() else -1
-        self.setGeometry(self._margin, self._margin, width, height if height > 0 else self.sizeHint().height())
+        height = height if height > 0 else self.sizeHint().height()
+        top = host.height() - height - self._margin if self._bottom else self._margin
+        self.setGeometry(self._margin, max(0, top), width, height)
         self.raise_()
 
     def show_message(
@@ -89,10 +95,22 @@ class Banner(QFrame):
         else:
             self._timer.stop()
 
+    @property
+    def expires(self) -> bool:
+        """Whether the message shown goes by itself."""
+        return self.isVisible() and self._timer.isActive()
+
     def clear(self, key: str) -> None:
         """The condition ``key`` is over: hide its message (a message about something else stays)."""
         if self.key == key and self.isVisible():
             self.dismiss()
+
+    def dismiss_if_shown(self) -> bool:
+        """Esc: close the message if one is shown; False when there was none (the key means something else)."""
+        if not self.isVisible():
+            return False
+        self.dismiss()
+        return True
 
     def dismiss(self) -> None:
         self.key = None

@@ -5,20 +5,23 @@ requests that will be decided (their command or path, their risk); each is then 
 with the hash of its own shown arguments and the compare-and-set, so one decided elsewhere meanwhile is
 reported, never overwritten. Like every decision made in the window the batch waits out the undo grace period.
 
-"Similar" means the same tool and the same parsed scope (:func:`similar_to`): for shell tools the same parsed
-command (``shell.CommandScope.exact``: ``'git' status`` is ``git status``, ``git status; rm x`` is not), for file
-tools the same path, for any other tool identical arguments.
+"Similar" means the same agent, the same tool and the same parsed scope (:func:`similar_to`): for shell tools the
+same parsed command (``shell.CommandScope.exact``: ``'git' status`` is ``git status``, ``git status; rm x`` is
+not), for file tools the same path and the same content (every other argument equal: two writes to one file with
+different text are not alike), for any other tool identical arguments.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import posixpath
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -35,16 +38,31 @@ from PySide6.QtWidgets import (
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLRecord, HITLStatus, HITLType, shown_arguments
 from reviewer_app.domain.records import RequestQuery
+from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.shell import CommandScope, parse_command
-from reviewer_app.domain.toolcall import command_of, is_file_tool, is_shell_tool, path_of
+from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_tool, is_shell_tool, path_of
+from reviewer_app.ui import theme
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
-from reviewer_app.ui.request_list import COL_WHAT, RequestListModel
+from reviewer_app.ui.request_list import COL_WHAT, RequestListModel, describe_call
 
 if TYPE_CHECKING:  # the window builds the controller: no import at run time
     from reviewer_app.ui.main_window import MainWindow
 
 BULK_LIMIT = 2_000
+
+
+def _agent(record: HITLRecord) -> str | None:
+    call = call_of_record(record)
+    return call.agent if call is not None else None
+
+
+def _besides_path(tool: str, args: Any) -> Any:
+    """A file call's arguments without its path (its content, its edits): what must be equal besides the path."""
+    if not isinstance(args, dict):
+        return args
+    keys = set(PATH_ARGUMENTS.get(tool, ()))
+    return {key: value for key, value in args.items() if key not in keys}
 
 
 def _cwd(record: HITLRecord) -> str | None:
@@ -56,10 +74,12 @@ def _cwd(record: HITLRecord) -> str | None:
 def similar_to(base: HITLRecord) -> Callable[[HITLRecord], bool]:
     """A test for "the same tool and the same parsed scope" as ``base`` (see the module docstring)."""
     tool = base.get("tool_name")
+    agent = _agent(base)
     base_args = shown_arguments(base)
     digest = args_digest(base_args)
     scope: CommandScope | None = None
     base_path: str | None = None
+    base_rest = ""
     if tool and is_shell_tool(tool):
         command = command_of(tool, base_args)
         if command is not None and parse_command(command).waivable:
@@ -68,9 +88,12 @@ def similar_to(base: HITLRecord) -> Callable[[HITLRecord], bool]:
         path = path_of(tool, base_args)
         if path is not None:
             base_path = posixpath.normpath(posixpath.join(_cwd(base) or "", path))
+            base_rest = args_digest(_besides_path(tool, base_args))
 
     def test(record: HITLRecord) -> bool:
         if record.get("tool_name") != tool or record.get("hitl_type") != base.get("hitl_type"):
+            return False
+        if _agent(record) != agent:
             return False
         args = shown_arguments(record)
         if args_digest(args) == digest:
@@ -80,7 +103,9 @@ def similar_to(base: HITLRecord) -> Callable[[HITLRecord], bool]:
             return command is not None and scope.covers(command)
         if base_path is not None:
             path = path_of(str(tool), args)
-            return path is not None and posixpath.normpath(posixpath.join(_cwd(record) or "", path)) == base_path
+            if path is None or posixpath.normpath(posixpath.join(_cwd(record) or "", path)) != base_path:
+                return False
+            return args_digest(_besides_path(str(tool), args)) == base_rest
         return False
 
     return test
@@ -88,6 +113,9 @@ def similar_to(base: HITLRecord) -> Callable[[HITLRecord], bool]:
 
 class BulkDialog(QDialog):
     """The preview of a bulk action: exactly the requests it decides, then Approve N / Reject N / Cancel.
+
+    Keys: Return approves (when high-risk requests are among them, the first Return only names them and a
+    second one approves: the bulk form of ``a a``); typing goes into the reason, where Return rejects.
 
     Signals:
         chosen(str, str): "approve" or "reject", and the reason typed (reject only; may be empty).
@@ -116,32 +144,91 @@ class BulkDialog(QDialog):
         self.view.setModel(self.model)
         self.view.header().setStretchLastSection(False)
         self.view.header().setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
+        self.view.installEventFilter(self)
         layout.addWidget(self.view, 1)
+        self.confirm_label = QLabel()
+        self.confirm_label.setObjectName("bulkConfirm")
+        self.confirm_label.setWordWrap(True)
+        self.confirm_label.setTextFormat(Qt.TextFormat.RichText)
+        self.confirm_label.hide()
+        layout.addWidget(self.confirm_label)
         self.reason = QLineEdit()
         self.reason.setObjectName("bulkReason")
         self.reason.setAccessibleName("Reason for rejecting (optional; the agents see it)")
-        self.reason.setPlaceholderText("Reason for rejecting (optional; the agents see it)")
+        self.reason.setPlaceholderText("Reason for rejecting (type; Return rejects them all)")
         layout.addWidget(self.reason)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.approve_button = QPushButton("Approve")
         self.approve_button.setObjectName("bulkApproveButton")
         self.reject_button = QPushButton("Reject")
         self.reject_button.setObjectName("bulkRejectButton")
+        for button in (self.approve_button, self.reject_button):
+            button.setAutoDefault(False)  # Return is handled below: never a blind default button
         self.buttons.addButton(self.approve_button, QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.addButton(self.reject_button, QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.rejected.connect(self.reject)
-        self.approve_button.clicked.connect(lambda: self._choose("approve"))
+        self.approve_button.clicked.connect(self.approve)
         self.reject_button.clicked.connect(lambda: self._choose("reject"))
         layout.addWidget(self.buttons)
+        self.high_risk: list[tuple[HITLRecord, Any]] = []
+        self.confirming = False
         self.resize(900, 480)
+        self.view.setFocus()  # Return approves, typing goes into the reason: never a focused Cancel button
 
     def set_records(self, records: Sequence[HITLRecord], risks: dict[str, Any]) -> None:
         self.model.set_records(records, risks)
-        approvable = sum(1 for r in records if r.get("hitl_type") != HITLType.ASK_USER.value)
-        self.approve_button.setText(f"Approve {approvable}")
-        self.approve_button.setEnabled(approvable > 0)
+        approvable = [r for r in records if r.get("hitl_type") != HITLType.ASK_USER.value]
+        self.high_risk = [
+            (r, risk) for r in approvable if (risk := risks.get(str(r["hitl_id"]))) is not None and risk.high
+        ]
+        self.confirming = False
+        self.confirm_label.hide()
+        self.approve_button.setText(f"Approve {len(approvable)}")
+        self.approve_button.setEnabled(bool(approvable))
         self.reject_button.setText(f"Reject {len(records)}")
         self.reject_button.setEnabled(bool(records))
+
+    def approve(self) -> None:
+        """Approve them all; with high-risk requests among them, the first press names those and arms."""
+        if not self.approve_button.isEnabled():
+            return
+        if self.high_risk and not self.confirming:
+            self.confirming = True
+            items = "".join(
+                f"<li><code>{html.escape(describe_call(record)[:160])}</code>"
+                f" — {html.escape('; '.join(risk.reasons[:2]))}</li>"
+                for record, risk in self.high_risk[:8]
+            )
+            more = f"<li>… and {len(self.high_risk) - 8} more</li>" if len(self.high_risk) > 8 else ""
+            color = theme.current().danger.name()
+            self.confirm_label.setText(
+                f"<b style='color:{color}'>{len(self.high_risk)} HIGH RISK among them:</b><ul>{items}{more}</ul>"
+                "Press Return or the button again to approve them too; Esc cancels."
+            )
+            self.confirm_label.show()
+            self.approve_button.setText(f"Confirm: approve incl. {len(self.high_risk)} high risk")
+            return
+        self._choose("approve")
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Typing in the list goes into the reason (the list has no type-ahead worth keeping)."""
+        if watched is self.view and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            plain = not event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
+            if plain and event.text() and event.text().isprintable():
+                self.reason.setFocus()
+                self.reason.insert(event.text())
+                return True
+        return super().eventFilter(watched, event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if self.reason.hasFocus():
+                if self.reject_button.isEnabled():
+                    self.reject_button.click()
+            else:
+                self.approve()
+            return
+        super().keyPressEvent(event)
 
     def _choose(self, kind: str) -> None:
         self.chosen.emit(kind, self.reason.text().strip())
@@ -230,7 +317,9 @@ class BulkController(QObject):
             test = similar_to(base)
             return await asyncio.to_thread(lambda: [r for r in records if test(r)])
 
-        what = f"the same tool ({tool}) and the same parsed command or path as the request shown"
+        what = (
+            f"the same agent, the same tool ({tool}) and the same parsed command, or path and content, as the one shown"
+        )
         return self._open("Decide the similar requests", f"Pending requests with {what}:", load)
 
     def decide_run(self) -> BulkDialog | None:

@@ -7,10 +7,11 @@ which would spin a nested event loop inside the qasync loop's callbacks.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSettings, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent, QTextCursor
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -280,11 +281,14 @@ class EditArgumentsDialog(_SubmitDialog):
         return self.fields[name]
 
     def _focus_first_editor(self) -> None:
+        """The caret at the end of the longest text value (or of the JSON): typing appends, as one expects."""
         if self.tabs.currentIndex() == self.FIELDS_TAB and self.fields:
-            longest = max(self.fields.values(), key=lambda f: len(f.toPlainText()) if f.is_text else -1)
-            longest.setFocus()
+            target: QPlainTextEdit = max(self.fields.values(), key=lambda f: len(f.toPlainText()) if f.is_text else -1)
         else:
-            self.editor.setFocus()
+            target = self.editor
+        target.moveCursor(QTextCursor.MoveOperation.End)
+        target.ensureCursorVisible()
+        target.setFocus()
 
     def show_json(self) -> None:
         self.tabs.setCurrentIndex(self.JSON_TAB)
@@ -530,8 +534,23 @@ class _ReasonList(QListWidget):
         """No type-ahead: letters are forwarded to the text box by the dialog."""
 
 
+def numbered_reasons(recent: Sequence[str]) -> list[tuple[str, bool]]:
+    """(reason, is recent) in key order: the stock reasons always hold 1-5, the recent ones of one's own follow.
+
+    Why stable: an operator learns "4 is *not now*"; numbering the recent reasons first moved every stock
+    reason each time a new one was typed, and ``r 4`` sent a different reason than yesterday.
+    """
+    own = [r for r in recent if r not in CANNED_REJECT_REASONS]
+    return [(r, False) for r in CANNED_REJECT_REASONS] + [(r, True) for r in own][
+        : MAX_REASONS_SHOWN - len(CANNED_REJECT_REASONS)
+    ]
+
+
 class RejectDialog(TextDialog):
-    """Reject: an optional reason, typed or picked by number from recent and canned reasons.
+    """Reject: an optional reason, typed or picked by number (stock reasons 1-5, recent ones 6-9).
+
+    A digit in the list picks and never types: the list keeps the focus, so a second digit replaces the first.
+    Any other letter goes on into the text box.
 
     Signals:
         submitted(str): the reason (may be empty).
@@ -551,15 +570,13 @@ class RejectDialog(TextDialog):
         self.reasons = _ReasonList()
         self.reasons.setObjectName("rejectReasons")
         self.reasons.setAccessibleName("Reasons: press a number")
-        recent = recent_reject_reasons(settings)
-        texts = [*recent, *(r for r in CANNED_REJECT_REASONS if r not in recent)][:MAX_REASONS_SHOWN]
-        for number, text in enumerate(texts, start=1):
-            item = QListWidgetItem(f"{number}   {text}" + ("   (recent)" if text in recent else ""))
+        for number, (text, recent) in enumerate(numbered_reasons(recent_reject_reasons(settings)), start=1):
+            item = QListWidgetItem(f"{number}   {text}" + ("   (recent)" if recent else ""))
             item.setData(Qt.ItemDataRole.UserRole, text)
             self.reasons.addItem(item)
         rows = max(1, self.reasons.count())
         self.reasons.setFixedHeight(self.reasons.sizeHintForRow(0) * rows + 2 * self.reasons.frameWidth() + 4)
-        self.reasons.itemActivated.connect(lambda item: self.pick(self.reasons.row(item) + 1))
+        self.reasons.itemActivated.connect(lambda item: self.pick(self.reasons.row(item) + 1, focus_text=True))
         self.reasons.installEventFilter(self)
         self.layout_.insertWidget(1, self.reasons)
         self.resize(600, 380)
@@ -568,14 +585,15 @@ class RejectDialog(TextDialog):
     def reason_texts(self) -> list[str]:
         return [str(self.reasons.item(row).data(Qt.ItemDataRole.UserRole)) for row in range(self.reasons.count())]
 
-    def pick(self, number: int) -> None:
-        """Put reason ``number`` (1-based) in the text box, ready to amend or send with Ctrl+Enter."""
+    def pick(self, number: int, *, focus_text: bool = False) -> None:
+        """Put reason ``number`` (1-based) in the text box, ready to send with Ctrl+Enter (or amend: Return)."""
         texts = self.reason_texts()
         if 1 <= number <= len(texts):
             self.reasons.setCurrentRow(number - 1)
             self.editor.setPlainText(texts[number - 1])
             self.editor.moveCursor(self.editor.textCursor().MoveOperation.End)
-            self.editor.setFocus()
+            if focus_text:
+                self.editor.setFocus()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         reasons = getattr(self, "reasons", None)  # events reach the filter while the base class builds itself

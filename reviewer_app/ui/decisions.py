@@ -22,7 +22,7 @@ from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, RejectDialog, TextDialog
 from reviewer_app.ui.detail.pane import DetailPane
-from reviewer_app.ui.detail.settled import conflict_phrase, describe_request, settled_phrase
+from reviewer_app.ui.detail.settled import conflict_phrase, describe_edit, describe_request, settled_phrase
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.live import LiveController
@@ -224,19 +224,21 @@ class DecisionController(QObject):
 
     def send_decision(self, hitl_id: str, decision: Decision) -> None:
         """Commit ``decision`` (after the undo grace period, when there is one); the next request is shown now."""
-        next_id = self.inbox.model.next_after_removal(hitl_id)
+        next_id = self.inbox.next_after_removal(hitl_id)
         self._decided_here.add(hitl_id)
         shown = self.detail.summary
-        self._what[hitl_id] = describe_request(shown) if shown is not None and shown.hitl_id == hitl_id else hitl_id
+        what = describe_request(shown) if shown is not None and shown.hitl_id == hitl_id else hitl_id
+        prepared = self.detail.prepared
+        if decision.kind is DecisionKind.EDIT and shown is not None and prepared is not None and what != hitl_id:
+            what = describe_edit(shown, prepared.shown, decision.edited_args)  # what ran, and what was shown
+        self._what[hitl_id] = what
         undo = self.undo
-        if undo is None or undo.grace_s <= 0:
+        if undo is None or not undo.holds(decision.kind.value):
             if self.detail.hitl_id == hitl_id:
                 self.detail.set_busy(True)
             self.tasks.spawn(self._decide(hitl_id, decision, next_id))
             return
-        summary = self.inbox.model.summary(hitl_id)
         verb = DECISION_VERBS.get(decision.kind.value, decision.kind.value)
-        what = f"{summary.tool_name or summary.hitl_type} {summary.summary[:60]}" if summary is not None else hitl_id
         self.inbox.hold([hitl_id])
         self.show_next(hitl_id, next_id)
         undo.hold(

@@ -34,17 +34,36 @@ def _belongs_to(widget: QWidget | None, window: QWidget) -> bool:
     return widget is not None and widget.window() is window
 
 
+def as_typed(keys: str) -> str:
+    """A key as the operator types it: ``a`` for A (Qt names letters in capitals), ``Shift+A`` stays."""
+    return keys.lower() if len(keys) == 1 and keys.isalpha() else keys
+
+
+def _order(entry: tuple[str, str]) -> tuple[int, str, str]:
+    """Letters first (a, then Shift+A), then other keys, then Ctrl and Alt combinations: the order one learns."""
+    keys = entry[0]
+    modifiers = keys.split("+")[:-1] if len(keys) > 1 else []
+    base = keys.split("+")[-1] if keys not in ("+",) else keys
+    rank = 0 if base.isalpha() and len(base) == 1 else 1
+    return (rank * 10 + len(modifiers) + (4 if "Ctrl" in modifiers or "Alt" in modifiers else 0), base.lower(), keys)
+
+
 def keymap_entries(window: QWidget) -> list[tuple[str, str]]:
-    """(keys, what they do) for every key of ``window``, in the order they were made, each pair once."""
+    """(keys, what they do) for every key of ``window`` itself (not of the side windows it opened), each pair
+    once, letters first as typed (``a``, ``Shift+A``), then the other keys, then Ctrl/Alt combinations."""
     seen: set[tuple[str, str]] = set()
     entries: list[tuple[str, str]] = []
 
     def add(keys: str, what: str) -> None:
+        keys = as_typed(keys)
         if keys and (keys, what) not in seen:
             seen.add((keys, what))
             entries.append((keys, what))
 
     for action in window.findChildren(QAction):
+        owner = action.parent()
+        if isinstance(owner, QWidget) and not _belongs_to(owner, window):
+            continue  # a side window's own keys (the audit window's Esc) are not this window's
         what = action.whatsThis() or describe(action.text())
         for sequence in action.shortcuts():
             if not sequence.isEmpty():
@@ -54,7 +73,7 @@ def keymap_entries(window: QWidget) -> list[tuple[str, str]]:
         if shortcut.key().isEmpty() or not _belongs_to(parent if isinstance(parent, QWidget) else None, window):
             continue
         add(shortcut.key().toString(NATIVE), shortcut.whatsThis() or "(no description)")
-    return entries
+    return sorted(entries, key=_order)
 
 
 class KeymapDialog(QDialog):

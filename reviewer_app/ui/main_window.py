@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -39,12 +39,14 @@ from reviewer_app.ui.decisions import DecisionController
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.history.panel import HistoryPanel
 from reviewer_app.ui.inbox.panel import InboxPanel
+from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.keymap import KeymapDialog
 from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.notifications import attach_native_notifier
 from reviewer_app.ui.ops_views import OpsViews
 from reviewer_app.ui.runs.panel import RunsPanel
+from reviewer_app.ui.screen_fit import fit_to_screen
 from reviewer_app.ui.settings import WindowSettings
 from reviewer_app.ui.tray import TrayNotifier
 from reviewer_app.ui.triage import Triage
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime
 
 INBOX_TAB, RUNS_TAB, HISTORY_TAB = 0, 1, 2
+DECISION_NEWS_MS = 20_000  # "someone else decided first", "your rejection was not sent": read, then gone
 
 
 class MainWindow(QMainWindow):
@@ -79,6 +82,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.backend = backend
         self.runtime = runtime
+        self.settings = settings
         self.last_interaction = 0.0  # monotonic time of the last search, selection or decision
         self.setObjectName("mainWindow")
         self.setWindowIcon(theme.icon("app"))
@@ -110,6 +114,9 @@ class MainWindow(QMainWindow):
         )
         self.window_settings.restore()
         self.triage = Triage(self, settings)  # undo, risk chips, rules tab, bulk decisions (issue 14)
+        self.inbox.queue.set_risk_source(self.triage.risks.risk)
+        self.triage.risks.arrived.connect(self.inbox.queue.schedule)  # a high risk moves up the queue
+        self.inbox.set_flat(bool(settings.value(FLAT_QUEUE_KEY, False, type=bool)))
         self.triage.undo.changed.connect(self._show_pending_count)
         self.native_notifier = attach_native_notifier(self, settings, enabled=tray)  # Approve/Reject/Open
         self.view_menu.addAction(self.native_notifier.sound_action)
@@ -125,7 +132,6 @@ class MainWindow(QMainWindow):
         outer = QVBoxLayout(central)
         outer.setContentsMargins(6, 6, 6, 6)
         self.banner = Banner()
-        self.banner.overlay(central)  # floats over the top: never shifts the layout
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("mainSplitter")
         self.splitter.setChildrenCollapsible(False)
@@ -135,6 +141,7 @@ class MainWindow(QMainWindow):
         self.left_tabs.addTab(self.inbox, "Inbox")
         self.left_tabs.addTab(self.runs, "Runs")
         self.left_tabs.addTab(self.history, "History")
+        self.banner.overlay(self.left_tabs, bottom=True)  # never shifts the lists, never covers the request
         self.splitter.addWidget(self.left_tabs)
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 2)
@@ -149,17 +156,7 @@ class MainWindow(QMainWindow):
 
     def fit_to_screen(self, margin: int = 48) -> None:
         """The first start on a small screen: the default size (or a remembered one) never exceeds the screen."""
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        if screen is None:
-            return
-        available = screen.availableGeometry()
-        width = min(self.width(), max(self.minimumWidth(), available.width() - margin))
-        height = min(self.height(), max(self.minimumHeight(), available.height() - margin))
-        if (width, height) != (self.width(), self.height()):
-            self.resize(width, height)
-            self.move(
-                available.x() + (available.width() - width) // 2, available.y() + (available.height() - height) // 2
-            )
+        fit_to_screen(self, margin)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -205,7 +202,7 @@ class MainWindow(QMainWindow):
         help_menu.addAction(about)
 
     def _shortcut(
-        self, keys: str, area: QWidget, what: str, slot: Callable[[], None], context: Qt.ShortcutContext | None = None
+        self, keys: str, area: QWidget, what: str, slot: Callable[[], object], context: Qt.ShortcutContext | None = None
     ) -> QShortcut:
         """A key with its description (whatsThis): the ``?`` keymap lists it from there."""
         shortcut = QShortcut(QKeySequence(keys), area)
@@ -230,9 +227,12 @@ class MainWindow(QMainWindow):
             ("K", "previous request (previous run)", lambda: self.move_request(-1)),
             ("Ctrl+C", "copy the id, command or arguments", self.open_copy_menu),
         )
-        for area in (self.inbox.view, self.detail, self.runs.view):
+        reading: tuple[QWidget, ...] = (self.inbox.view, self.inbox.queue.view, self.detail)
+        for area in reading:
+            self._shortcut("Q", area, "the flat queue (most urgent first) or the grouped tree", self.toggle_flat)
+        for area in (*reading, self.runs.view):
             for keys, what, slot in bindings:
-                if area is self.inbox.view and keys in ("J", "K"):
+                if area in (self.inbox.view, self.inbox.queue.view) and keys in ("J", "K"):
                     continue  # the view handles them itself (keyPressEvent)
                 self._shortcut(keys, area, what, slot)
         window = Qt.ShortcutContext.WindowShortcut
@@ -246,8 +246,17 @@ class MainWindow(QMainWindow):
             Qt.ShortcutContext.WidgetShortcut,
         )
         self._shortcut(
-            "Escape", self.inbox.view, "in the inbox: clear the search and filters", self.inbox.clear_filters
+            "Escape",
+            self.inbox.view,
+            "in the inbox: close the message, else clear the search and filters",
+            self._escape_in_inbox,
         )
+        for area in (self.detail, self.runs.view):
+            self._shortcut("Escape", area, "close the message", self.banner.dismiss_if_shown)
+
+    def _escape_in_inbox(self) -> None:
+        if not self.banner.dismiss_if_shown():
+            self.inbox.clear_filters()
 
     def _keyed_decision(self, kind: str) -> None:
         self.triage.confirm.keyed(kind)  # a high-risk approval by key asks for the key again
@@ -270,7 +279,7 @@ class MainWindow(QMainWindow):
         for clock in (self.inbox.interacted, self.decisions.interacted, self.history.interacted):
             clock.connect(self._note_interaction)
         self.decisions.decided.connect(self.decided)
-        self.decisions.failed.connect(self.show_error)
+        self.decisions.failed.connect(lambda text: self.banner.show_message(text, timeout_ms=DECISION_NEWS_MS))
         self.decisions.noticed.connect(lambda text: self.banner.show_message(text, error=False, timeout_ms=10_000))
         self.detail.copied.connect(lambda text: self.statusBar().showMessage(text, 3000))
         self.decisions.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
@@ -290,7 +299,7 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """Begin following the database (call with the qasync loop running)."""
         self.live.start()
-        self.inbox.view.setFocus()
+        self.inbox.reading_view.setFocus()
 
     def set_runtime(self, runtime: Runtime | None) -> None:
         """Attach the agent runtime once it exists (the app builds it after the first screen)."""
@@ -340,7 +349,18 @@ class MainWindow(QMainWindow):
 
     def _focus_current_tab(self) -> None:
         current = self.left_tabs.currentWidget()
-        getattr(current, "view", current).setFocus()
+        getattr(current, "reading_view", getattr(current, "view", current)).setFocus()
+
+    def toggle_flat(self) -> None:
+        """Q: the flat queue or the grouped tree (remembered)."""
+        self.set_flat(not self.inbox.flat)
+
+    def set_flat(self, on: bool) -> None:
+        self.inbox.set_flat(on)
+        self.settings.setValue(FLAT_QUEUE_KEY, on)
+        self.statusBar().showMessage(
+            "Flat queue: most urgent first (Q: grouped)" if on else "Grouped by session and run (Q: flat queue)", 3000
+        )
 
     def _on_tab_changed(self, index: int) -> None:
         self.inbox.active = index == INBOX_TAB
@@ -468,4 +488,5 @@ class MainWindow(QMainWindow):
             self.inbox.model.refresh_theme()
             self.detail.args_view.highlighter.refresh_theme()
             self.detail.diff_highlighter.rehighlight()
+            self.history.detail.diff_highlighter.rehighlight()  # History's diff too (seen: light after dark)
         super().changeEvent(event)

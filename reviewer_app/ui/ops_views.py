@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QWidget
 
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.screen_fit import fit_to_screen
 
 
 class OpsViews:
@@ -31,6 +32,7 @@ class OpsViews:
             from reviewer_app.ui.audit.window import AuditWindow
 
             self.audit_window = AuditWindow(self._backend, self._window)
+            fit_to_screen(self.audit_window)
             self._keys_for(self.audit_window)
         return _raise(self.audit_window)
 
@@ -39,6 +41,7 @@ class OpsViews:
             from reviewer_app.ui.stats.window import StatsWindow  # QtCharts loads only when asked for
 
             self.stats_window = StatsWindow(self._backend, self._window)
+            fit_to_screen(self.stats_window)
             self._keys_for(self.stats_window)
         return _raise(self.stats_window)
 

@@ -17,6 +17,7 @@ from reviewer_app.domain.risk import Risk
 from reviewer_app.domain.toolcall import command_of, path_of
 from reviewer_app.ui import theme
 from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
+from reviewer_app.ui.texts import tool_label
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_STATUS, COL_TOOL, COL_WHAT, COL_RISK, COL_CREATED = range(5)
@@ -85,7 +86,7 @@ class RequestListModel(FlatTableModel):
             if column == COL_STATUS:
                 return status_text(record)
             if column == COL_TOOL:
-                return str(record.get("tool_name") or record.get("hitl_type") or "")
+                return tool_label(record.get("tool_name")) or str(record.get("hitl_type") or "")
             if column == COL_WHAT:
                 return self._texts[index.row()]
             if column == COL_RISK:

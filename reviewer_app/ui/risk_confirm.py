@@ -4,6 +4,9 @@ Why: at triage speed ``a`` is pressed by reflex. For a call the risk module rate
 a write to ``.env``…) the first press shows the reasons in the status bar and arms the key for a few seconds;
 only a second press of the same key on the same request approves it. Buttons are deliberate clicks and act
 at once; other keys and other requests disarm it.
+
+Shift+A (approve for the session) always takes two presses, whatever the risk: the first says exactly what the
+session waiver will cover (``policy.describe_session_approval``), so nothing is waived that was not read.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
+from reviewer_app.domain.policy import describe_session_approval
 from reviewer_app.ui.detail.pane import DetailPane
 
 CONFIRM_WINDOW_S = 4.0
@@ -48,7 +52,9 @@ class HighRiskConfirm(QObject):
         detail = self.detail
         risk = detail.prepared.risk if detail.prepared is not None else None
         hitl_id = detail.hitl_id
-        if kind in CONFIRMED_KINDS and hitl_id is not None and risk is not None and risk.high and detail.allowed(kind):
+        high = risk is not None and risk.high
+        waiver = kind == "approve_for_session"
+        if kind in CONFIRMED_KINDS and hitl_id is not None and (high or waiver) and detail.allowed(kind):
             if self.armed == (hitl_id, kind):
                 self._armed = None
                 self.decide(kind)
@@ -56,11 +62,20 @@ class HighRiskConfirm(QObject):
             self._armed = (hitl_id, kind)
             self._armed_at = self.clock()
             key = CONFIRMED_KINDS[kind]
-            reasons = "; ".join(risk.reasons[:3])
+            parts = [f"HIGH RISK ({'; '.join(risk.reasons[:3])})"] if high and risk is not None else []
+            if waiver:
+                parts.append(f"Approve for the session waives: {self._grant()}")
+            verb = "grant it" if waiver else "approve"
             self.message.emit(
-                f"HIGH RISK ({reasons}): press {key} again within {CONFIRM_WINDOW_S:.0f} s to approve",
+                f"{' · '.join(parts)} — press {key} again within {CONFIRM_WINDOW_S:.0f} s to {verb}",
                 int(CONFIRM_WINDOW_S * 1000),
             )
             return
         self._armed = None
         self.decide(kind)
+
+    def _grant(self) -> str:
+        prepared = self.detail.prepared
+        tool = self.detail.summary.tool_name if self.detail.summary is not None else None
+        args = prepared.shown if prepared is not None else None
+        return describe_session_approval(tool or "", args if isinstance(args, dict) else {})

@@ -33,6 +33,19 @@ def set_undo_grace_seconds(settings: QSettings, seconds: float) -> None:
     settings.sync()
 
 
+HOLD_APPROVALS_KEY = "decisions/holdApprovals"
+
+
+def hold_approvals(settings: QSettings) -> bool:
+    """Whether plain approvals wait out the grace period too (default no: the agent waits on every ``a``)."""
+    return bool(settings.value(HOLD_APPROVALS_KEY, False, type=bool))
+
+
+def set_hold_approvals(settings: QSettings, hold: bool) -> None:
+    settings.setValue(HOLD_APPROVALS_KEY, bool(hold))
+    settings.sync()
+
+
 def _bytes(value: object) -> QByteArray | None:
     return QByteArray(value) if isinstance(value, QByteArray | bytes) else None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from reviewer_app.domain.toolcall import mcp_parts
+
 
 def short_id(value: str, keep: int = 10) -> str:
     """``value`` elided in the middle to about ``keep`` characters: the prefix says what it is, the tail tells apart."""
@@ -49,3 +51,14 @@ def format_countdown(expires_at: int | None, now: float) -> str:
     if left < 3600:
         return f"in {left // 60}:{left % 60:02d}"
     return f"in {format_age(left)}"
+
+
+def tool_label(tool_name: str | None) -> str:
+    """A tool as the operator reads it: MCP tools by their own name and server (``write_file · fs``)."""
+    if not tool_name:
+        return ""
+    parts = mcp_parts(tool_name)
+    if parts is None:
+        return tool_name
+    server, tool = parts
+    return f"{tool} · {server}"

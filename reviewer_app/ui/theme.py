@@ -163,6 +163,18 @@ def dark_palette() -> QPalette:
 
 
 PREFERENCES = ("system", "light", "dark")
+COUNTDOWN_SOON_S = 60  # an expiry countdown turns amber under a minute...
+COUNTDOWN_URGENT_S = 10  # ... and red under ten seconds (the detail header and the inbox column alike)
+
+
+def countdown_qcolor(expires_at: float, now: float) -> QColor | None:
+    """The colour of an expiry countdown as it nears zero (None while there is time)."""
+    left = expires_at - now
+    if left < COUNTDOWN_URGENT_S:
+        return current().danger
+    if left < COUNTDOWN_SOON_S:
+        return current().warning
+    return None
 
 
 class ThemeWatcher(QObject):

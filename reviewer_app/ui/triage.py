@@ -28,7 +28,13 @@ from reviewer_app.ui.inbox.risk import RiskCache
 from reviewer_app.ui.risk_confirm import HighRiskConfirm
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.panel import RulesPanel
-from reviewer_app.ui.settings import UNDO_GRACE_CHOICES, set_undo_grace_seconds, undo_grace_seconds
+from reviewer_app.ui.settings import (
+    UNDO_GRACE_CHOICES,
+    hold_approvals,
+    set_hold_approvals,
+    set_undo_grace_seconds,
+    undo_grace_seconds,
+)
 from reviewer_app.ui.undo import UndoBar, UndoQueue
 
 if TYPE_CHECKING:
@@ -52,6 +58,7 @@ class Triage(QObject):
         backend = window.backend
 
         self.undo = UndoQueue(undo_grace_seconds(settings), self)
+        self.undo.hold_approvals = hold_approvals(settings)
         window.decisions.undo = self.undo
         self.undo_bar = UndoBar(self.undo)
         window.statusBar().insertPermanentWidget(0, self.undo_bar)
@@ -64,6 +71,7 @@ class Triage(QObject):
         self.confirm.message.connect(lambda text, ms: window.statusBar().showMessage(text, ms))
 
         self.rules = RulesPanel(backend, window.live, window.tasks, window.dialogs, self.save_rule)
+        self.rules.known_scopes = self.known_scopes
         window.left_tabs.addTab(self.rules, "Rules")
         self.rules.failed.connect(window.show_error)
         self.rules.message.connect(lambda text: window.statusBar().showMessage(text, 4000))
@@ -132,6 +140,11 @@ class Triage(QObject):
             group.addAction(action)
             grace.addAction(action)
             self.grace_actions[seconds] = action
+        grace.addSeparator()
+        self.hold_approvals_action = QAction("Hold &approvals too (the agent waits)", window, checkable=True)
+        self.hold_approvals_action.setChecked(self.undo.hold_approvals)
+        self.hold_approvals_action.toggled.connect(self.set_hold_approvals)
+        grace.addAction(self.hold_approvals_action)
         decide.addSeparator()
         # Letter keys live on the inbox and the detail pane (below); the menu names them after a tab.
         for text, slot in (
@@ -162,7 +175,7 @@ class Triage(QObject):
             ),
         )
         self.shortcuts: list[QShortcut] = []
-        areas: Sequence[QWidget] = (window.inbox.view, window.detail)
+        areas: Sequence[QWidget] = (window.inbox.view, window.inbox.queue.view, window.detail)
         for area in areas:
             for keys, description, slot in bindings:
                 shortcut = QShortcut(QKeySequence(keys), area)
@@ -193,6 +206,13 @@ class Triage(QObject):
         set_undo_grace_seconds(self.settings, seconds)
         for value, action in self.grace_actions.items():
             action.setChecked(abs(value - seconds) < 1e-9)
+
+    def set_hold_approvals(self, hold: bool) -> None:
+        """Whether plain approvals wait out the grace period too (a setting; off: they reach the agent at once)."""
+        self.undo.hold_approvals = hold
+        set_hold_approvals(self.settings, hold)
+        if self.hold_approvals_action.isChecked() != hold:
+            self.hold_approvals_action.setChecked(hold)
 
     def hold_and_commit(
         self, label: str, hitl_ids: Sequence[str], commit: Callable[[], Coroutine[Any, Any, set[str]]]
@@ -289,6 +309,21 @@ class Triage(QObject):
             label += f" (settling {len(pending_ids)})"
         self.hold_and_commit(label, held, commit)
 
+    def known_scopes(self) -> dict[str, set[str]]:
+        """The agents, sessions and workspaces this window has seen: what a rule's scope may name."""
+        known: dict[str, set[str]] = {"agent": set(), "session": set(), "workspace": set()}
+        for summary in self.window.inbox.model.requests_in_scope():
+            if summary.agent:
+                known["agent"].add(summary.agent)
+            known["session"].add(summary.session_id)
+        for run in self.window.inbox.runs_model.all_runs():
+            if run.agent:
+                known["agent"].add(run.agent)
+            known["session"].add(run.session_id)
+            if run.workspace:
+                known["workspace"].add(run.workspace)
+        return known
+
     def open_make_rule(self) -> RuleEditorDialog | None:
         """Approve the shown request and save a rule, prefilled with the narrowest pattern that covers it."""
         window = self.window
@@ -332,6 +367,7 @@ class Triage(QObject):
             pattern_editable=False,
             scopes=scopes,
             notice=notice,
+            known=self.known_scopes(),
             parent=window,
         )
         approval = (hitl_id, Decision(DecisionKind.APPROVE, args_sha256=prepared.digest))

@@ -2,7 +2,12 @@
 
 Why: at triage speed a wrong key happens. A decision is held for ``grace_s`` seconds (a setting; 0 commits at
 once) with a visible countdown and an Undo button (Ctrl+Z undoes the newest); only when the countdown ends is
-it written to the database, so nothing (no run, no hook) ever acts on a decision that was undone. The held
+it written to the database, so nothing (no run, no hook) ever acts on a decision that was undone.
+
+Plain approvals (``a``) are not held unless ``hold_approvals`` is set: every held approval kept its agent
+waiting the whole grace period (5 s measured, ``bench/keypress_to_agent.py``), while a reflexive ``a`` on
+anything risky is already stopped by the high-risk confirmation (``ui/risk_confirm.py``). Rejections, steers,
+edits, session approvals, bulk and rule actions are held: their text or their reach is what goes wrong. The held
 request leaves the inbox at once and the next one is shown, so triage never waits. Closing the window commits
 whatever is still held (:meth:`UndoQueue.flush`, then :meth:`UndoQueue.drain` before the backend closes).
 """
@@ -59,6 +64,7 @@ class UndoQueue(QObject):
     def __init__(self, grace_s: float = DEFAULT_UNDO_GRACE_S, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.grace_s = grace_s
+        self.hold_approvals = False  # plain approvals commit at once unless the operator asks otherwise
         self.clock: Callable[[], float] = time.monotonic
         self._held: list[HeldDecision] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -76,6 +82,10 @@ class UndoQueue(QObject):
     @property
     def committing(self) -> bool:
         return bool(self._tasks)
+
+    def holds(self, kind: str) -> bool:
+        """Whether a decision of ``kind`` made in the window waits out the grace period."""
+        return self.grace_s > 0 and (kind != "approve" or self.hold_approvals)
 
     def hold(
         self,

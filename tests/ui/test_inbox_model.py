@@ -138,7 +138,10 @@ def test_ages_and_expiry_countdown() -> None:
     model.set_requests([make_summary(0, expires_at=1_700_000_000 + 200), make_summary(1)])
     assert model.index_for("h000000", COL_AGE).data() == "2m"
     assert model.index_for("h000000", COL_EXPIRES).data() == "in 1:15"
-    assert model.index_for("h000000", COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole) is not None
+    # 1:15 left is calm, as in the detail header (issue 25: the column was red at 1:41, the header not)
+    assert model.index_for("h000000", COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole) is None
+    model.now = lambda: 1_700_000_000 + 195.0
+    assert model.index_for("h000000", COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole) is not None  # 5 s: red
     assert model.index_for("h000001", COL_EXPIRES).data() == ""
     model.now = lambda: 1_700_000_000 + 300.0
     assert model.index_for("h000000", COL_EXPIRES).data() == "expired"

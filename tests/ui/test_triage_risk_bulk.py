@@ -91,7 +91,7 @@ def test_the_confirm_key_expires_and_another_key_disarms_it(
     confirm.keyed("approve")
     assert status(qtbot, qt_backend, risky)[0] == "pending"
     assert confirm.armed == (risky, "approve")
-    confirm.keyed("approve_for_session")  # another key starts over
+    confirm.keyed("approve_for_session")  # another key starts over (and says what the waiver covers)
     assert confirm.armed == (risky, "approve_for_session")
     assert status(qtbot, qt_backend, risky)[0] == "pending"
 
@@ -195,6 +195,8 @@ def test_decide_the_whole_run_and_the_whole_session(window: MainWindow, qt_backe
 def test_a_bulk_decision_can_be_undone_as_a_whole(window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any) -> None:
     window.triage.set_grace(30)
     ids = [shell(qtbot, qt_backend, f"h{n}", f"echo {n}", invocation="ia") for n in range(3)]
+    # All three in the inbox first (under load the feed may bring them one by one): undo puts back what it held.
+    qtbot.waitUntil(lambda: all(window.inbox.model.index_for(h).isValid() for h in ids), timeout=10_000)
     show(qtbot, window, ids[0])
     dialog = window.triage.bulk.decide_run()
     assert dialog is not None

@@ -160,7 +160,9 @@ def test_approve_and_make_a_rule_narrowest_first_widening_preview_and_settle(
     assert not dialog.pattern_combo.isEditable() and not dialog.effect_combo.isEnabled()
     assert dialog.effect_combo.currentText() == "allow"
     scopes = [dialog.scope_combo.itemText(i) for i in range(dialog.scope_combo.count())]
-    assert scopes == ["global", "agent:claude-code", "workspace:/work/proj", "session:s1"]
+    # The request's own scopes first, then every other agent, session and workspace the window knows.
+    assert scopes[:4] == ["global", "agent:claude-code", "workspace:/work/proj", "session:s1"]
+    assert all(scope.partition(":")[0] in ("agent", "session", "workspace") for scope in scopes[4:])
 
     wait_preview(qtbot, dialog)
     assert preview_ids(dialog) == {shown, twin, past}  # the exact command: past and pending, never the chain

@@ -9,8 +9,9 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.decision_dialogs import RejectDialog
 from reviewer_app.ui.main_window import MainWindow
-from reviewer_app.ui.settings import DEFAULT_UNDO_GRACE_S, UNDO_GRACE_KEY, undo_grace_seconds
+from reviewer_app.ui.settings import DEFAULT_UNDO_GRACE_S, HOLD_APPROVALS_KEY, UNDO_GRACE_KEY, undo_grace_seconds
 from tests.ui.conftest import run_async
 from tests.ui.triage_helpers import open_window, shell, show, status
 
@@ -34,6 +35,7 @@ def with_grace(win: MainWindow, seconds: float) -> FakeClock:
     clock = FakeClock()
     win.triage.undo.clock = clock
     win.triage.set_grace(seconds)
+    win.triage.set_hold_approvals(True)  # these tests undo approvals: held only when the operator asks for it
     return clock
 
 
@@ -53,6 +55,7 @@ def test_undo_before_the_countdown_ends_decides_nothing(
     assert undo_grace_seconds(ui_settings) == 5  # the menu's choice is the setting
     first = shell(qtbot, qt_backend, "h1", "git status")
     second = shell(qtbot, qt_backend, "h2", "git log")
+    qtbot.waitUntil(lambda: window.inbox.model.index_for(second).isValid(), timeout=10_000)  # loaded under load too
     show(qtbot, window, first)
     window.inbox.view.setFocus()
     qtbot.keyClick(window.inbox.view, Qt.Key.Key_A)
@@ -122,7 +125,8 @@ def test_closing_the_window_commits_what_is_still_held(
     win.inbox.view.setFocus()
     qtbot.keyClick(win.inbox.view, Qt.Key.Key_A)
     show(qtbot, win, second)
-    qtbot.keyClick(win.inbox.view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
+    for _ in range(2):  # Shift+A twice: the first press says what the waiver covers
+        qtbot.keyClick(win.inbox.view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
     assert win.triage.undo.held_ids == {first, second}
     assert status(qtbot, qt_backend, first)[0] == "pending"
     win.close()
@@ -139,7 +143,8 @@ def test_approve_for_session_from_the_window_settles_the_identical_siblings(
     other = shell(qtbot, qt_backend, "h3", "npm publish", invocation="i2")
     show(qtbot, window, first)
     window.inbox.view.setFocus()
-    qtbot.keyClick(window.inbox.view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
+    for _ in range(2):  # Shift+A twice: the first press says what the waiver covers
+        qtbot.keyClick(window.inbox.view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: status(qtbot, qt_backend, twin)[0] == "completed", timeout=10_000)
     assert status(qtbot, qt_backend, first)[:2] == ("completed", "approve_for_session")
     assert status(qtbot, qt_backend, twin)[:2] == ("completed", "approve")
@@ -163,3 +168,35 @@ def test_the_title_counts_what_the_inbox_lists_while_a_decision_is_held(
     assert window.windowTitle() == "Reviewer (1 pending)"
     qtbot.keyClick(window.inbox.view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert window.windowTitle() == "Reviewer (2 pending)"
+
+
+def test_an_approval_reaches_the_agent_at_once_while_a_rejection_waits_out_its_grace(
+    qt_backend: SQLHITLBackend, tmp_path: Any, qtbot: Any, qtmodeltester: Any
+) -> None:
+    """Issue 25: the shipped settings. ``a`` is the key an agent waits on most; a wrong ``a`` on anything risky is
+    already stopped by ``a a``, so approvals are not held. A rejection (its reason may be the wrong one) is."""
+    settings = QSettings(str(tmp_path / "shipped.ini"), QSettings.Format.IniFormat)
+    win = open_window(qt_backend, settings, qtbot, qtmodeltester)
+    try:
+        assert win.triage.undo.grace_s == DEFAULT_UNDO_GRACE_S and not win.triage.undo.hold_approvals
+        win.triage.undo.clock = FakeClock()
+        approved = shell(qtbot, qt_backend, "h1", "git status")
+        rejected = shell(qtbot, qt_backend, "h2", "git log")
+        show(qtbot, win, approved)
+        win.inbox.view.setFocus()
+        qtbot.keyClick(win.inbox.view, Qt.Key.Key_A)
+        qtbot.waitUntil(lambda: status(qtbot, qt_backend, approved)[0] == "completed", timeout=5_000)
+        assert not win.triage.undo.held  # nothing to wait for
+        show(qtbot, win, rejected)
+        qtbot.keyClick(win.inbox.view, Qt.Key.Key_R)
+        dialog = next(d for d in win.dialogs.open_dialogs if isinstance(d, RejectDialog))
+        qtbot.keyClick(dialog.reasons, Qt.Key.Key_1)
+        qtbot.keyClick(dialog.reasons, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+        assert win.triage.undo.held_ids == {rejected}
+        assert status(qtbot, qt_backend, rejected)[0] == "pending"
+        win.triage.undo_last()
+        assert status(qtbot, qt_backend, rejected)[0] == "pending"
+        win.triage.set_hold_approvals(True)  # the menu's choice, remembered
+        assert settings.value(HOLD_APPROVALS_KEY, type=bool) is True
+    finally:
+        win.close()

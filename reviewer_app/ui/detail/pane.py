@@ -44,6 +44,7 @@ from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
 from reviewer_app.ui.detail.explain import ExplainSection
+from reviewer_app.ui.detail.headline import HeadlineView, headline_of
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
 from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, prepare_request
 from reviewer_app.ui.detail.risk_chip import RiskChip
@@ -51,23 +52,16 @@ from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
 from reviewer_app.ui.flow_layout import FlowLayout
-from reviewer_app.ui.texts import format_age, format_countdown
+from reviewer_app.ui.texts import format_age, format_countdown, tool_label
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
-COUNTDOWN_SOON_S = 60  # the countdown turns amber under a minute...
-COUNTDOWN_URGENT_S = 10  # ... and red under ten seconds
 COMMAND_KEYS = ("command", "cmd")
 
 
 def countdown_color(expires_at: int, now: float) -> str | None:
-    """The colour of an expiry countdown as it nears zero (None while there is time)."""
-    left = expires_at - now
-    colors = theme.current()
-    if left < COUNTDOWN_URGENT_S:
-        return colors.danger.name()
-    if left < COUNTDOWN_SOON_S:
-        return colors.warning.name()
-    return None
+    """The colour of an expiry countdown as it nears zero (None while there is time), as a name."""
+    color = theme.countdown_qcolor(expires_at, now)
+    return color.name() if color is not None else None
 
 
 def command_of(arguments: Any) -> str | None:
@@ -183,6 +177,8 @@ class DetailPane(QWidget):
         header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.header_box)
+        self.headline = HeadlineView()  # the command (path, URL) itself, before any JSON
+        layout.addWidget(self.headline)
         self.explain = ExplainSection(backend, spawn)  # why, what it does, what it will touch (issue 26)
         layout.addWidget(self.explain.why_label)
         layout.addWidget(self.state_label)
@@ -374,6 +370,7 @@ class DetailPane(QWidget):
         self.run_record = None
         self.header.clear()
         self.header_box.hide()
+        self.headline.set_headline(None)
         self.state_label.hide()
         self.splitter.hide()
         self.decision_bar.hide()
@@ -421,6 +418,7 @@ class DetailPane(QWidget):
         self.explain.keep_only(summary.hitl_id)
         self._show_panes(tabs=True)
         self._render_header()
+        self.headline.set_headline(None)  # until the record is here: never the previous request's command
         self.args_panel.set_message("Loading…")
         self.risk_chip.set_risk(None)
         self.digest_label.clear()
@@ -452,6 +450,7 @@ class DetailPane(QWidget):
         self.run_record = run
         self.explain.keep_only(None)
         self._show_panes(tabs=False)
+        self.headline.set_headline(None)
         self.state_label.hide()
         self.risk_chip.set_risk(None)
         self.update_run(run)
@@ -482,7 +481,7 @@ class DetailPane(QWidget):
         created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created_at))
         now = self.now()
         kind = "question" if s.hitl_type == HITLType.ASK_USER.value else s.hitl_type.replace("_", " ")
-        what = "ask_user" if s.hitl_type == HITLType.ASK_USER.value else (s.tool_name or s.hitl_type)
+        what = "ask_user" if s.hitl_type == HITLType.ASK_USER.value else (tool_label(s.tool_name) or s.hitl_type)
         expires = ""
         if s.expires_at is not None and s.status == HITLStatus.PENDING.value:
             countdown = html.escape(f"expires {format_countdown(s.expires_at, now)}")
@@ -559,6 +558,10 @@ class DetailPane(QWidget):
 
     def _apply(self, prepared: PreparedRequest) -> None:
         self.prepared = prepared
+        record = prepared.record
+        data = record.get("data") if isinstance(record.get("data"), dict) else None
+        if prepared.question is None:
+            self.headline.set_headline(headline_of(record.get("tool_name"), prepared.shown, data))
         self.risk_chip.set_risk(prepared.risk)
         self.explain.show_request(prepared.record["hitl_id"], prepared.digest)
         self.args_panel.set_formatted(prepared.formatted)

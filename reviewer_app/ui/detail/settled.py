@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.records import RequestSummary
+from reviewer_app.domain.toolcall import command_of, path_of
 from reviewer_app.ui.texts import format_age
 
 DECISION_PAST = {
@@ -41,11 +43,29 @@ def describe_request(summary: RequestSummary) -> str:
     return f"{what} “{text}”" if text else what
 
 
+def struck(text: str) -> str:
+    """``text`` struck through in plain text (a combining stroke after each character): the status bar is plain."""
+    return "".join(ch + "\u0336" for ch in text)
+
+
+def _call_text(tool: str, arguments: Any) -> str:
+    text = command_of(tool, arguments) or path_of(tool, arguments) or summarize_arguments(arguments)
+    text = " ".join(text.split())
+    return text if len(text) <= WHAT_CHARS else text[: WHAT_CHARS - 1] + "…"
+
+
+def describe_edit(summary: RequestSummary, shown: Any, edited: Any) -> str:
+    """What ran after an edit, and what was shown struck through: ``Bash “rm -r build/tmp” (shown: r̶m̶…)``."""
+    tool = summary.tool_name or summary.hitl_type
+    return f"{tool} “{_call_text(tool, edited)}” (shown: {struck(_call_text(tool, shown))})"
+
+
 def settled_phrase(summary: RequestSummary, now: float) -> str:
     """``was rejected by alice at 14:02:11 (5s ago)``; an expiry says so and names the default it got."""
     when = human_time(summary.updated_at_ms / 1000, now)
     if summary.status == "expired":
-        default = DECISION_PAST.get(summary.decision or "", summary.decision or "")
+        # What the expiry defaulted to, in words; "expire" itself (no default recorded) says nothing more.
+        default = DECISION_PAST.get(summary.decision or "", "")
         return f"expired at {when} without a decision" + (f" (so it was {default})" if default else "")
     how = DECISION_PAST.get(summary.decision or "", summary.decision or summary.status)
     who = f" by {summary.decided_by}" if summary.decided_by else ""

@@ -60,6 +60,10 @@ DECISION_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+def decisions_shown(rows: int) -> str:
+    return f"{rows:,} decision{'' if rows == 1 else 's'} shown"
+
+
 class HistoryDetail(QWidget):
     """One decision: a header in words, then the diff (shown -> edited), the arguments as shown, as edited."""
 
@@ -331,7 +335,7 @@ class HistoryPanel(QWidget):
             )
         else:
             more = ", more as you scroll" if self.model.has_more else ""
-            text = f"{rows:,} decisions shown{more}"
+            text = decisions_shown(rows) + more
         self.status_label.setText(text)
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:

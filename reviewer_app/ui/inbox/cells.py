@@ -23,7 +23,7 @@ from reviewer_app.ui import theme
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST, LEVEL_SESSION, Group, Grouping
 from reviewer_app.ui.inbox.risk import chip_icon, risk_text
-from reviewer_app.ui.texts import age_text_lasts, format_age, format_countdown, short_id
+from reviewer_app.ui.texts import age_text_lasts, format_age, format_countdown, short_id, tool_label
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -156,7 +156,8 @@ class InboxCells:
                     icon = theme.icon("decided")
                 else:
                     icon = theme.icon("question" if s.hitl_type == _ASK else "tool")
-                return ("question" if s.hitl_type == _ASK else s.tool_name or s.hitl_type, icon, None, None)
+                what = "question" if s.hitl_type == _ASK else tool_label(s.tool_name) or s.hitl_type
+                return (what, icon, None, None)
             if column == COL_SUMMARY:
                 return (s.summary, self._chip(self._risk(s)), None, None)
             if column == COL_AGENT:
@@ -170,7 +171,8 @@ class InboxCells:
                 left = s.expires_at - now
                 if left > 0:  # counts down every second
                     self._age_due = min(self._age_due, now + 1.0 - (now % 1.0))
-                return (format_countdown(s.expires_at, now), None, self._colors.danger if left < 120 else None, None)
+                color = theme.countdown_qcolor(s.expires_at, now)  # the same thresholds as the detail header
+                return (format_countdown(s.expires_at, now), None, color, None)
             if column == COL_DECIDED:
                 if s.status == _PENDING:
                     return _BLANK

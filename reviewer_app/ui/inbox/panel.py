@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from itertools import pairwise
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -43,6 +44,7 @@ from reviewer_app.ui.inbox.cells import (
 from reviewer_app.ui.inbox.filters import InboxFilter, Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION, Group
 from reviewer_app.ui.inbox.model import InboxModel
+from reviewer_app.ui.inbox.queue import FlatQueue
 from reviewer_app.ui.inbox.titles import RunTitles
 from reviewer_app.ui.inbox.view import InboxView
 from reviewer_app.ui.live import LiveController
@@ -134,7 +136,12 @@ class InboxPanel(QWidget):
         self.titles.changed.connect(self.view.viewport().update)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._on_context_menu)
-        layout.addWidget(self.view, 1)
+        self.queue = FlatQueue(self)  # the flat queue beside the tree (key Q)
+        self.view.empty_text = self.queue.view.empty_text = self.empty_text
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.view)
+        self.stack.addWidget(self.queue.view)
+        layout.addWidget(self.stack, 1)
         self.status_label = QLabel()
         self.status_label.setObjectName("inboxStatus")
         layout.addWidget(self.status_label)
@@ -293,13 +300,13 @@ class InboxPanel(QWidget):
             first = self.model.first_request()
             if first is not None:
                 self.select_request(first)
-        self.view.setFocus()
+        self.reading_view.setFocus()
 
     def leave_search(self) -> None:
         if self.search_box.text():
             self.search_box.clear()
             self.apply_filter()
-        self.view.setFocus()
+        self.reading_view.setFocus()
 
     # -- the feed's increments -----------------------------------------------------------------
     def on_requests_loaded(self, rows: list[RequestSummary], scope: str) -> None:
@@ -440,6 +447,40 @@ class InboxPanel(QWidget):
             self.detail.show_empty()
             self.live.watch_invocation(None)
 
+    def empty_text(self) -> str:
+        """What the empty list says: still loading, nothing matches (and how to see everything), or nothing waits."""
+        if self.loading:
+            return "Loading…"
+        if self.model.source_count and self.filtering:
+            return f"Nothing here matches the search or filters ({self.model.source_count:,} in all). Esc clears them."
+        return {
+            Scope.PENDING: "No pending requests. New ones appear here as agents ask.",
+        }.get(self._scope, "No requests here.")
+
+    # -- the flat queue or the grouped tree ------------------------------------------------------
+    @property
+    def flat(self) -> bool:
+        return self.queue.on
+
+    @property
+    def reading_view(self) -> QWidget:
+        """The list the operator reads and moves in: the flat queue or the tree."""
+        return self.queue.view if self.queue.on else self.view
+
+    def set_flat(self, on: bool) -> None:
+        """Show the flat queue (one row per request, most urgent first) or the grouped tree."""
+        had_focus = self.reading_view.hasFocus()
+        self.queue.on = on
+        if on:
+            self.queue.refresh()
+        self.stack.setCurrentWidget(self.reading_view)
+        if had_focus:
+            self.reading_view.setFocus()
+
+    def next_after_removal(self, hitl_id: str) -> str | None:
+        """What to select once ``hitl_id`` is decided: the next request in the order on screen."""
+        return self.queue.next_after_removal(hitl_id) if self.queue.on else self.model.next_after_removal(hitl_id)
+
     def _current_is(self, hitl_id: str) -> bool:
         return self.view.currentIndex().siblingAtColumn(0) == self.model.index_for(hitl_id)
 
@@ -448,13 +489,17 @@ class InboxPanel(QWidget):
         if not index.isValid():
             return False
         self.view.scrollTo(index)
-        self.view.setCurrentIndex(index)
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        self.view.selectionModel().setCurrentIndex(index, flags)  # one row selected, whatever was before (undo)
         if self.detail.hitl_id != hitl_id:  # currentChanged did not fire (same index object)
             self.show_summary(self.model.summary(hitl_id))
         return True
 
     def move_request(self, step: int) -> None:
         """j/k: the next (+1) or previous (-1) request in display order."""
+        if self.queue.on:
+            self.queue.move(step)
+            return
         current = self.detail.hitl_id
         target = self.model.neighbour(current, step) if current else None
         if target is None and current is None:
@@ -514,6 +559,8 @@ class InboxPanel(QWidget):
         if summary is None:
             return
         self.interacted.emit()
+        if self.queue.on:
+            self.queue.follow(summary.hitl_id)
         self.detail.show_request(summary)
         self.live.watch_invocation(summary.invocation_id)
 

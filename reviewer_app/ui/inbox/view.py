@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
 
 from reviewer_app.ui.inbox.cells import LEVEL_ROLE
@@ -14,14 +16,47 @@ EXPAND_ALL_GROUPS = 1_500  # above this many session + invocation rows only the 
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
 
 
-class InboxView(QTreeView):
-    """The inbox tree: j/k move between requests, letters are never type-ahead.
+class CommandListView(QTreeView):
+    """A list where letters are commands: j/k move between requests, no type-ahead (the tree and the queue).
 
     Signals:
         moveRequested(int): +1 for the next request (j), -1 for the previous one (k).
     """
 
     moveRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.empty_text: Callable[[], str] = lambda: ""  # what an empty list says (the panel knows why it is empty)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        model = self.model()
+        if model is not None and model.rowCount() == 0 and (text := self.empty_text()):
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().placeholderText().color())
+            area = self.viewport().rect().adjusted(12, 24, -12, -12)
+            painter.drawText(
+                area, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap), text
+            )
+            painter.end()
+
+    def keyboardSearch(self, search: str) -> None:
+        """Single letters are commands here (a, e, r, s...), never type-ahead search."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.modifiers() in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier):
+            if event.key() == Qt.Key.Key_J:
+                self.moveRequested.emit(1)
+                return
+            if event.key() == Qt.Key.Key_K:
+                self.moveRequested.emit(-1)
+                return
+        super().keyPressEvent(event)
+
+
+class InboxView(CommandListView):
+    """The inbox tree: j/k move between requests, letters are never type-ahead; groups open as they come."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -39,19 +74,6 @@ class InboxView(QTreeView):
         if model is not None:
             model.modelReset.connect(self.expand_default)
             model.rowsInserted.connect(self._expand_inserted)
-
-    def keyboardSearch(self, search: str) -> None:
-        """Single letters are commands here (a, e, r, s...), never type-ahead search."""
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.modifiers() in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier):
-            if event.key() == Qt.Key.Key_J:
-                self.moveRequested.emit(1)
-                return
-            if event.key() == Qt.Key.Key_K:
-                self.moveRequested.emit(-1)
-                return
-        super().keyPressEvent(event)
 
     def _expand_group(self, session: QModelIndex) -> None:
         model = self.model()

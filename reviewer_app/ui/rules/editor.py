@@ -8,12 +8,12 @@ once. Used for "Add rule…", "Edit rule…" (revoke + add) and "Approve and mak
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -40,6 +40,7 @@ PREVIEW_LIMIT = 200
 NEVER = "never"
 AS_BEFORE = "as before"
 EXPIRY_CHOICES = (NEVER, "1h", "1d", "1w", "30d")
+SCOPE_KINDS = ("agent", "session", "workspace")
 
 
 class RuleEditorDialog(QDialog):
@@ -69,10 +70,16 @@ class RuleEditorDialog(QDialog):
         note: str = "",
         expires_at: float | None = None,
         notice: str = "",
+        known: Mapping[str, Collection[str]] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("ruleEditorDialog")
+        # What a scope may name: the agents, sessions and workspaces this window has seen (None: not checked).
+        self.known = {kind: set(values) for kind, values in known.items()} if known is not None else None
+        if self.known is not None and ":" in scope:  # editing a rule: its own scope stays acceptable
+            kind, _, value = scope.partition(":")
+            self.known.setdefault(kind, set()).add(value)
         self.setWindowTitle(title)
         self.setWindowModality(Qt.WindowModality.WindowModal)
         self.backend = backend
@@ -101,7 +108,11 @@ class RuleEditorDialog(QDialog):
         self.scope_combo.setObjectName("ruleScope")
         self.scope_combo.setAccessibleName("Scope")
         self.scope_combo.setEditable(True)
-        self.scope_combo.addItems(list(dict.fromkeys([scope, *scopes])))
+        self.scope_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        known_now = self.known or {}
+        known_choices = [f"{kind}:{value}" for kind in SCOPE_KINDS for value in sorted(known_now.get(kind, ()))]
+        self.scope_combo.addItems(list(dict.fromkeys([scope, *scopes, *known_choices])))
+        self.scope_combo.setToolTip("global, or pick an agent, session or workspace this window has seen")
         self.scope_combo.setCurrentText(scope)
         self.expires_combo = QComboBox()
         self.expires_combo.setObjectName("ruleExpires")
@@ -117,7 +128,11 @@ class RuleEditorDialog(QDialog):
         form.addRow("&Pattern:", self.pattern_combo)
         form.addRow("S&cope:", self.scope_combo)
         form.addRow("E&xpires:", self.expires_combo)
-        form.addRow("N&ote:", self.note_edit)
+        form.addRow("&Note:", self.note_edit)
+        for combo in (self.pattern_combo, self.scope_combo, self.expires_combo):
+            line = combo.lineEdit()
+            if line is not None:
+                line.installEventFilter(self)  # an Alt+letter no mnemonic took is not typed
 
         left = QVBoxLayout()
         left.addLayout(form)
@@ -186,6 +201,20 @@ class RuleEditorDialog(QDialog):
         self.pattern_combo.currentTextChanged.connect(lambda _t: self._changed())
         self.scope_combo.currentTextChanged.connect(lambda _t: self._changed())
         self.refresh_preview()
+        if self.known is not None:
+            self._spawn(self._learn_agents())
+
+    async def _learn_agents(self) -> None:
+        """Agents recorded in the database but not on screen now are known too (a rule for them is not refused)."""
+        try:
+            stats = await self.backend.decision_stats(since_s=None)
+        except Exception:
+            return  # the window's own list stays the check
+        if self.known is None or not shiboken6.isValid(self):
+            return
+        self.known.setdefault("agent", set()).update(name for name, _ in stats.per_agent if name != "(unknown)")
+        if self.error_label.isVisible():
+            self.refresh_preview()
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -206,7 +235,31 @@ class RuleEditorDialog(QDialog):
             expires_at = None
         else:
             expires_at = now + parse_duration(expires)
-        return Rule(effect, pattern, scope, expires_at, note, new_rule_id(), now).checked()  # type: ignore[arg-type]
+        rule = Rule(effect, pattern, scope, expires_at, note, new_rule_id(), now).checked()  # type: ignore[arg-type]
+        self._check_scope(rule.scope)
+        return rule
+
+    def _check_scope(self, scope: str) -> None:
+        """Refuse a scope that can match nothing: a name no request ever carried, or text with control characters."""
+        if any(not ch.isprintable() for ch in scope):
+            raise RuleError(f"scope {scope!r}: contains control characters (a stray key?)")
+        kind, _, value = scope.partition(":")
+        if self.known is None or kind not in ("agent", "session"):
+            return
+        known = self.known.get(kind, set())
+        if value not in known:
+            names = ", ".join(sorted(known)[:6]) or "none yet"
+            raise RuleError(
+                f"no {kind} named {value!r} has asked here (known: {names}): a rule scoped to it would match nothing"
+            )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            mods = event.modifiers()
+            alt = mods & Qt.KeyboardModifier.AltModifier and not mods & Qt.KeyboardModifier.ControlModifier
+            if alt and event.text() and event.text().isprintable():
+                return True
+        return super().eventFilter(watched, event)
 
     def _changed(self) -> None:
         self._generation += 1  # what the preview shows no longer matches the form

@@ -71,6 +71,7 @@ class RulesPanel(QWidget):
         self.tasks = tasks
         self.dialogs = dialogs
         self.save_rule = save_rule
+        self.known_scopes: Callable[[], dict[str, set[str]]] | None = None  # what a scope may name (the window)
         self.model = RulesModel(self)
         self._loading = False
         self._again = False
@@ -175,7 +176,16 @@ class RulesPanel(QWidget):
 
     # -- add, edit, revoke -------------------------------------------------------------------
     def _editor(self, title: str, ok_text: str, **kwargs: object) -> RuleEditorDialog:
-        dialog = RuleEditorDialog(self.backend, self.tasks.spawn, title=title, ok_text=ok_text, parent=self, **kwargs)  # type: ignore[arg-type]
+        known = self.known_scopes() if self.known_scopes is not None else None
+        dialog = RuleEditorDialog(
+            self.backend,
+            self.tasks.spawn,
+            title=title,
+            ok_text=ok_text,
+            known=known,
+            parent=self,
+            **kwargs,  # type: ignore[arg-type]
+        )
         return dialog
 
     def open_add(self) -> RuleEditorDialog:

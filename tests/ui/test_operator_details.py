@@ -1,0 +1,154 @@
+"""Issue 25, the smaller items an operator met in half an hour of triage, each through the real window."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
+
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui import theme
+from reviewer_app.ui.decision_dialogs import EditArgumentsDialog
+from reviewer_app.ui.detail.pane import countdown_color
+from reviewer_app.ui.detail.settled import settled_phrase
+from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
+from reviewer_app.ui.keymap import keymap_entries
+from reviewer_app.ui.main_window import MainWindow
+from tests.ui.conftest import make_summary
+from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
+
+
+@pytest.fixture
+def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
+    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    yield win
+    win.close()
+
+
+def press(qtbot: Any, win: MainWindow, key: Any) -> None:
+    win.inbox.view.setFocus()
+    qtbot.keyClick(win.inbox.view, key)
+
+
+def test_after_an_edit_the_status_line_names_what_ran_and_strikes_what_was_shown(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "rm -r build")
+    show(qtbot, window, hitl_id)
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    field = dialog.field_editor("command")
+    assert field.hasFocus() or dialog.focusWidget() is field  # the caret is in the value, ready to type
+    field.setPlainText("rm -r build/tmp")
+    qtbot.waitUntil(dialog.ok_button.isEnabled)
+    qtbot.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(dialog.diff_view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: status(qtbot, qt_backend, hitl_id)[0] == "completed", timeout=10_000)
+    said = window.statusBar().currentMessage()
+    assert "rm -r build/tmp" in said
+    assert "r\u0336m\u0336" in said  # what was shown, struck through
+
+
+def test_an_expiry_says_what_it_defaulted_to_in_words() -> None:
+    now = time.time()
+    expired = make_summary(1, status="expired", decision="expire", decided_by="system:expiry")
+    expired = dataclasses.replace(expired, updated_at_ms=int((now - 5) * 1000))
+    said = settled_phrase(expired, now)
+    assert "so it was expire)" not in said and "expired at" in said
+
+
+def test_the_expires_column_and_the_header_agree_on_the_colour(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "make deploy")
+    qtbot.waitUntil(lambda: window.inbox.model.index_for(hitl_id).isValid(), timeout=10_000)
+    summary = window.inbox.model.summary(hitl_id)
+    assert summary is not None
+    now = time.time()
+    for left in (101, 45, 5):  # 1:41 is calm in the header: so it is in the column
+        moved = dataclasses.replace(summary, expires_at=int(now + left))
+        window.inbox.model.apply_changes([moved])
+        cell = window.inbox.model.index_for(hitl_id, COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole)
+        header = countdown_color(int(now + left), now)
+        assert (cell.name() if cell is not None else None) == header
+
+
+def test_the_keymap_is_sorted_by_area_and_shows_keys_as_typed(window: MainWindow) -> None:
+    entries = keymap_entries(window)
+    keys = [k for k, _ in entries]
+    assert "a" in keys and "A" not in keys and "Shift+A" in keys
+    assert keys.index("a") < keys.index("Shift+A")  # a letter, then its shifted form
+    assert all(what for _, what in entries)
+
+
+def test_the_audit_and_statistics_windows_fit_the_screen(window: MainWindow) -> None:
+    available = (window.screen() or QApplication.primaryScreen()).availableGeometry()
+    for side in (window.ops.show_audit(), window.ops.show_stats()):
+        assert side.width() <= available.width() and side.height() <= available.height()
+        side.close()
+
+
+def test_a_diff_follows_the_theme(window: MainWindow, qtbot: Any) -> None:
+    window.history.detail.diff_view.setPlainText("+added line\n-removed line\n")
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    light = theme.current().diff_add_bg.name()
+    window.set_theme("dark")
+    try:
+        qtbot.waitUntil(lambda: theme.current().dark)
+
+        def added_background() -> str:
+            formats = window.history.detail.diff_view.document().firstBlock().layout().formats()
+            return formats[0].format.background().color().name() if formats else ""
+
+        qtbot.waitUntil(lambda: added_background() not in ("", light), timeout=3_000)
+    finally:
+        window.set_theme("light")
+
+
+def test_the_history_counts_in_words(window: MainWindow) -> None:
+    from reviewer_app.ui.history.panel import decisions_shown
+
+    assert decisions_shown(1) == "1 decision shown"
+    assert decisions_shown(2) == "2 decisions shown"
+
+
+def test_undo_leaves_one_row_selected_and_the_empty_inbox_says_so(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    window.triage.set_grace(5)
+    window.triage.set_hold_approvals(True)
+    first = shell(qtbot, qt_backend, "h1", "git status")
+    second = shell(qtbot, qt_backend, "h2", "git log")
+    qtbot.waitUntil(lambda: window.inbox.model.index_for(second).isValid(), timeout=10_000)
+    show(qtbot, window, first)
+    press(qtbot, window, Qt.Key.Key_A)
+    assert window.detail.hitl_id == second
+    window.triage.undo_last()
+    selected = window.inbox.view.selectionModel().selectedRows(COL_REQUEST)
+    assert len(selected) == 1 and window.inbox.model.request_at(selected[0]).hitl_id == first  # type: ignore[union-attr]
+    window.triage.set_grace(0)
+    for hitl_id in (first, second):
+        show(qtbot, window, hitl_id)
+        press(qtbot, window, Qt.Key.Key_A)
+        qtbot.waitUntil(lambda h=hitl_id: status(qtbot, qt_backend, h)[0] == "completed", timeout=10_000)
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == 0, timeout=10_000)
+    assert "No pending requests" in window.inbox.empty_text()
+
+
+def test_after_e_the_caret_waits_at_the_end_of_the_value(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "npm run build")
+    show(qtbot, window, hitl_id)
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    field = dialog.field_editor("command")
+    assert field.textCursor().position() == len("npm run build")  # typing appends, it does not prepend
+    qtbot.keyClicks(field, " -- --prod")
+    assert field.toPlainText() == "npm run build -- --prod"
