@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 from reviewer_app.integrations.claude_code.events import Host, Verdict
-from reviewer_app.integrations.claude_code.schemas import READ_ONLY_TOOLS
 
 EXIT_USAGE = 2
 
@@ -27,8 +26,8 @@ class _FixedWidthHelp(argparse.HelpFormatter):
 
 def add_hook_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """``hook`` in ``reviewer-app``'s parser (for its help); the work is done by :func:`main`."""
-    parser = sub.add_parser("hook", help="Claude Code / Codex permission hooks: the hook, install, uninstall")
-    parser.add_argument("hook_args", nargs=argparse.REMAINDER, help="claude-code | codex | install … | uninstall …")
+    parser = sub.add_parser("hook", help="coding agents' permission hooks: the hook, install, uninstall")
+    parser.add_argument("hook_args", nargs=argparse.REMAINDER, help="<agent> | install <agent> | uninstall <agent>")
     return parser
 
 
@@ -49,7 +48,9 @@ def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
     parser.add_argument(
         "--on-timeout", choices=["ask", "deny"], default="ask", help="answer when nobody decides in time"
     )
-    default_tools = ",".join(READ_ONLY_TOOLS) if host is Host.CLAUDE_CODE else ""
+    from reviewer_app.integrations.hosts.registry import profile_for
+
+    default_tools = ",".join(profile_for(host).read_only_tools)
     parser.add_argument(
         "--allow-tools",
         default=default_tools,
@@ -68,7 +69,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Agent permission hooks that ask Reviewer.",
         formatter_class=_FixedWidthHelp,
     )
-    sub = parser.add_subparsers(dest="action", required=True, metavar="{claude-code,codex,install,uninstall}")
+    hosts = ",".join(host.value for host in Host)
+    sub = parser.add_subparsers(dest="action", required=True, metavar=f"{{{hosts},install,uninstall}}")
     if only is not None:
         _hook_options(sub.add_parser(only, formatter_class=_FixedWidthHelp), Host(only))
         return parser
@@ -77,9 +79,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         _hook_options(hook, host)
     install = sub.add_parser("install", help="merge the hook into the agent's settings (with a backup)")
     install.add_argument("host", choices=[host.value for host in Host])
-    install.add_argument("--scope", choices=["user", "project", "local"], default="project", help="Claude Code only")
     install.add_argument(
-        "--event", choices=["PermissionRequest", "PreToolUse"], default="PermissionRequest", help="Claude Code only"
+        "--scope",
+        choices=["user", "project", "local"],
+        default=None,
+        help="Claude Code: project (default), user or local; the others: user (default) or project",
+    )
+    install.add_argument(
+        "--event",
+        choices=["PermissionRequest", "PreToolUse"],
+        default=None,
+        help="Claude Code (default PermissionRequest), Qwen Code and Factory (default PreToolUse)",
     )
     install.add_argument("--matcher", default="*", help="tool-name pattern the hook fires for (Claude Code; default *)")
     install.add_argument("--project", default=".", help="project directory for --scope project/local (default: cwd)")
@@ -90,7 +100,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     install.add_argument("--allow-tools", default=None, help="written into the hook command when given")
     uninstall = sub.add_parser("uninstall", help="remove Reviewer's hook from the agent's settings")
     uninstall.add_argument("host", choices=[host.value for host in Host])
-    uninstall.add_argument("--scope", choices=["user", "project", "local"], default="project")
+    uninstall.add_argument("--scope", choices=["user", "project", "local"], default=None)
     uninstall.add_argument("--project", default=".")
     watch = sub.add_parser("_watch", help=argparse.SUPPRESS)
     watch.add_argument("--db", required=True)
@@ -138,7 +148,7 @@ def main(argv: list[str]) -> int:
     hosts = {host.value for host in Host}
     parser = build_parser(argv[0] if argv and argv[0] in hosts and "-h" not in argv and "--help" not in argv else None)
     args = parser.parse_args(argv)
-    if args.action in (Host.CLAUDE_CODE.value, Host.CODEX.value):
+    if args.action in hosts:
         return _run(Host(args.action), args)
     if args.action == "_watch":
         from reviewer_app.integrations.claude_code.watchdog import watch
@@ -190,18 +200,27 @@ def _install(args: argparse.Namespace) -> int:
     if "://" not in database:
         database = str(Path(database).expanduser().resolve())
     try:
-        if args.host == Host.CODEX.value:
+        if args.host not in (Host.CLAUDE_CODE.value, Host.CODEX.value):
+            from reviewer_app.integrations.hosts.install import install_host, settings_path
+
+            path = settings_path(args.host, args.scope or "user", Path(args.project).resolve())
+            command = hook_command(
+                reviewer_command(), Host(args.host), database, args.hook_timeout, _install_extra(args)
+            )
+            result = install_host(args.host, path, command, event=args.event, hook_timeout=args.hook_timeout)
+        elif args.host == Host.CODEX.value:
             from reviewer_app.integrations.codex import install_codex
 
             result = install_codex(
                 reviewer_command(), database, hook_timeout=args.hook_timeout, extra=_install_extra(args)
             )
         else:
-            path = claude_settings_path(args.scope, Path(args.project).resolve())
+            path = claude_settings_path(args.scope or "project", Path(args.project).resolve())
             command = hook_command(
                 reviewer_command(), Host.CLAUDE_CODE, database, args.hook_timeout, _install_extra(args)
             )
-            result = install(path, args.event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
+            event = args.event or "PermissionRequest"
+            result = install(path, event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
     except (SettingsError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_USAGE
@@ -211,6 +230,9 @@ def _install(args: argparse.Namespace) -> int:
     _out(f"command: {result.command}")
     if args.host == Host.CODEX.value and result.changed:
         _out("Codex runs a new hook only once you trust it: open /hooks in Codex and trust this one.")
+    if args.host in ("gemini", "qwen"):
+        _out(f"{args.host} still applies its own approval mode after an allow: with --approval-mode yolo Reviewer")
+        _out("is the only gate; otherwise a call Reviewer allows may still be refused or asked about by the agent.")
     return 0
 
 
@@ -222,13 +244,19 @@ def _uninstall(args: argparse.Namespace) -> int:
         uninstall,
     )
 
-    path = (
-        codex_hooks_path()
-        if args.host == Host.CODEX.value
-        else claude_settings_path(args.scope, Path(args.project).resolve())
-    )
+    project = Path(args.project).resolve()
     try:
-        result = uninstall(path)
+        if args.host not in (Host.CLAUDE_CODE.value, Host.CODEX.value):
+            from reviewer_app.integrations.hosts.install import settings_path, uninstall_host
+
+            result = uninstall_host(args.host, settings_path(args.host, args.scope or "user", project))
+        else:
+            path = (
+                codex_hooks_path()
+                if args.host == Host.CODEX.value
+                else claude_settings_path(args.scope or "project", project)
+            )
+            result = uninstall(path)
     except (SettingsError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_USAGE
