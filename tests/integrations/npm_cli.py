@@ -77,3 +77,25 @@ def codex_binary() -> Path:
         f"@openai/codex-linux-x64@npm:@openai/codex@{CODEX_VERSION}-linux-x64",
     ]
     return _install(directory, packages, binary)
+
+
+GEMINI_CLI_VERSION = "0.61.0"
+QWEN_CODE_VERSION = "0.24.4"
+COPILOT_VERSION = "1.0.102"
+FACTORY_VERSION = "0.225.1"
+OPENCODE_VERSION = "1.18.33"
+
+
+def gemini_binary() -> Path:
+    """Gemini CLI is plain JavaScript: node runs ``.bin/gemini``."""
+    directory = cache_root() / f"gemini-cli-{GEMINI_CLI_VERSION}"
+    return _install(
+        directory, [f"@google/gemini-cli@{GEMINI_CLI_VERSION}"], directory / "node_modules" / ".bin" / "gemini"
+    )
+
+
+def qwen_binary() -> Path:
+    directory = cache_root() / f"qwen-code-{QWEN_CODE_VERSION}"
+    return _install(
+        directory, [f"@qwen-code/qwen-code@{QWEN_CODE_VERSION}"], directory / "node_modules" / ".bin" / "qwen"
+    )

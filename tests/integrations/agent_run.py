@@ -1,0 +1,82 @@
+"""Driving a real agent CLI end to end: ``hook install`` into a temp home, the agent against a fake model API,
+one request decided with ``reviewer-app decide``, and what the agent did afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviewer_app.hitl import SQLHITLBackend
+from tests.integrations.hook_helpers import REPO_ROOT, wait_pending
+
+
+def reviewer(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reviewer_app", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+
+
+def agent_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO_ROOT), **extra}
+    env.pop("REVIEWER_DB", None)
+    return env
+
+
+def install_hook(env: dict[str, str], host: str, db_path: Path, *args: str) -> str:
+    installed = reviewer(env, "hook", "install", host, "--db", str(db_path), "--hook-timeout", "60", *args)
+    assert installed.returncode == 0, installed.stderr
+    return installed.stdout
+
+
+def merge_json(path: Path, values: dict[str, Any]) -> None:
+    """Add the host's offline settings next to what ``hook install`` wrote (whose entry must survive)."""
+    settings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    settings.update(values)
+    path.write_text(json.dumps(settings), encoding="utf-8")
+
+
+@dataclass
+class AgentResult:
+    record: dict[str, Any]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+async def run_and_decide(
+    backend: SQLHITLBackend,
+    db_path: Path,
+    env: dict[str, str],
+    command: list[str],
+    cwd: Path,
+    decision: str,
+    *extra: str,
+) -> AgentResult:
+    """Start the agent, wait for its one request, decide it, and wait for the agent to finish."""
+    agent = await asyncio.to_thread(
+        subprocess.Popen,
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        [record] = await wait_pending(backend, timeout=60)
+        decided = await asyncio.to_thread(
+            reviewer, env, "decide", record["hitl_id"], decision, *extra, "--db", str(db_path)
+        )
+        assert decided.returncode == 0, decided.stderr
+        out, err = await asyncio.to_thread(agent.communicate, timeout=90)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+    return AgentResult(record, agent.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
