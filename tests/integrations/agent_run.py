@@ -57,6 +57,7 @@ async def run_and_decide(
     cwd: Path,
     decision: str,
     *extra: str,
+    start_within: float = 60,
 ) -> AgentResult:
     """Start the agent, wait for its one request, decide it, and wait for the agent to finish."""
     agent = await asyncio.to_thread(
@@ -69,7 +70,7 @@ async def run_and_decide(
         stderr=subprocess.PIPE,
     )
     try:
-        [record] = await wait_pending(backend, timeout=60)
+        [record] = await wait_pending(backend, timeout=start_within)
         decided = await asyncio.to_thread(
             reviewer, env, "decide", record["hitl_id"], decision, *extra, "--db", str(db_path)
         )

@@ -99,3 +99,10 @@ def qwen_binary() -> Path:
     return _install(
         directory, [f"@qwen-code/qwen-code@{QWEN_CODE_VERSION}"], directory / "node_modules" / ".bin" / "qwen"
     )
+
+
+def opencode_binary() -> Path:
+    directory = cache_root() / f"opencode-ai-{OPENCODE_VERSION}"
+    binary = directory / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
+    packages = [f"opencode-ai@{OPENCODE_VERSION}", f"opencode-linux-x64@{OPENCODE_VERSION}"]
+    return _install(directory, packages, binary)
