@@ -106,3 +106,10 @@ def opencode_binary() -> Path:
     binary = directory / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
     packages = [f"opencode-ai@{OPENCODE_VERSION}", f"opencode-linux-x64@{OPENCODE_VERSION}"]
     return _install(directory, packages, binary)
+
+
+def copilot_binary() -> Path:
+    directory = cache_root() / f"copilot-{COPILOT_VERSION}"
+    binary = directory / "node_modules" / "@github" / "copilot-linux-x64" / "copilot"
+    packages = [f"@github/copilot@{COPILOT_VERSION}", f"@github/copilot-linux-x64@{COPILOT_VERSION}"]
+    return _install(directory, packages, binary)

@@ -1,8 +1,8 @@
 """Every host's hook payload × every decision, in that host's answer format, through the real hook process.
 
-Gemini's and Qwen's payloads were captured from the real CLIs (0.61.0, 0.24.4); Copilot's, Cursor's and
-Factory's follow their published hook references (those CLIs cannot run offline here, see docs/hosts.md);
-OpenCode's is what Reviewer's own plugin sends.
+Gemini's, Qwen's and Copilot's payloads were captured from the real CLIs (0.61.0, 0.24.4, 1.0.102); Cursor's
+and Factory's follow their published hook references (no offline run here, see docs/hosts.md); OpenCode's is
+what Reviewer's own plugin sends.
 """
 
 from __future__ import annotations
@@ -79,17 +79,12 @@ FACTORY = HostCase(
 )
 COPILOT = HostCase(
     "copilot",
-    {
-        "timestamp": 1795740049242,
-        "cwd": "/home/user/project",
-        "toolName": "bash",
-        "toolArgs": json.dumps({"command": "rm -rf build", "description": "clean"}),
-    },
+    _data("copilot_pretooluse.json"),
     "bash",
     verdict=lambda answer: str(answer["permissionDecision"]),
     reason=lambda answer: str(answer.get("permissionDecisionReason", "")),
     edited=lambda answer: answer["modifiedArgs"],
-    edit={"command": "rm -rf build/cache", "description": "clean"},
+    edit={"command": "touch edited.txt", "description": "clean"},
 )
 CURSOR = HostCase(
     "cursor",
