@@ -82,7 +82,8 @@ def codex_binary() -> Path:
 GEMINI_CLI_VERSION = "0.61.0"
 QWEN_CODE_VERSION = "0.24.4"
 COPILOT_VERSION = "1.0.102"
-FACTORY_VERSION = "0.225.1"
+FACTORY_VERSION = "0.225.2"
+"""@factory/cli 0.225.1 names @factory/cli-linux-x64 0.225.1, which was never published; 0.225.2 was."""
 OPENCODE_VERSION = "1.18.33"
 
 
@@ -113,3 +114,10 @@ def copilot_binary() -> Path:
     binary = directory / "node_modules" / "@github" / "copilot-linux-x64" / "copilot"
     packages = [f"@github/copilot@{COPILOT_VERSION}", f"@github/copilot-linux-x64@{COPILOT_VERSION}"]
     return _install(directory, packages, binary)
+
+
+def droid_binary() -> Path:
+    """Factory's droid: the platform package holds the whole binary (the ``@factory/cli`` shim only finds it)."""
+    directory = cache_root() / f"factory-cli-{FACTORY_VERSION}"
+    binary = directory / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"
+    return _install(directory, [f"@factory/cli-linux-x64@{FACTORY_VERSION}"], binary)

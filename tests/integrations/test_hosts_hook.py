@@ -1,8 +1,8 @@
 """Every host's hook payload × every decision, in that host's answer format, through the real hook process.
 
-Gemini's, Qwen's and Copilot's payloads were captured from the real CLIs (0.61.0, 0.24.4, 1.0.102); Cursor's
-and Factory's follow their published hook references (no offline run here, see docs/hosts.md); OpenCode's is
-what Reviewer's own plugin sends.
+Gemini's, Qwen's, Copilot's and Factory's payloads were captured from the real CLIs (0.61.0, 0.24.4, 1.0.102,
+droid 0.225.2); Cursor's follows its published hook reference (its CLI is not on npm); OpenCode's is what
+Reviewer's own plugin sends.
 """
 
 from __future__ import annotations
@@ -63,19 +63,12 @@ GEMINI = HostCase(
 QWEN = HostCase("qwen", _data("qwen_pretooluse.json"), "edit", _claude_verdict, _claude_reason, None)
 FACTORY = HostCase(
     "factory",
-    {
-        "session_id": "f-session",
-        "transcript_path": "/home/user/.factory/sessions/f-session.jsonl",
-        "cwd": "/home/user/project",
-        "permission_mode": "default",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Execute",
-        "tool_input": {"command": "make test"},
-    },
+    _data("factory_pretooluse.json"),
     "Execute",
     _claude_verdict,
     _claude_reason,
-    None,
+    edited=lambda answer: answer["hookSpecificOutput"]["updatedInput"],
+    edit={"command": "touch edited.txt", "riskLevelReason": "creates a file", "riskLevel": "low"},
 )
 COPILOT = HostCase(
     "copilot",

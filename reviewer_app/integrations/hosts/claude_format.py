@@ -2,8 +2,8 @@
 
 Qwen Code and Factory accept Claude's ``PreToolUse``/``PermissionRequest`` payloads and answers nearly byte for
 byte; they differ in their tool names and in which answers carry edited input: Qwen reads ``updatedInput`` only
-from a ``PermissionRequest`` decision (its ``PreToolUse`` answer has no such field), Factory's is not documented,
-so Reviewer offers no edit there.
+from a ``PermissionRequest`` decision (its ``PreToolUse`` answer has no such field); Factory's droid runs the
+``updatedInput`` of a PreToolUse allow (seen with droid 0.225.2).
 """
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ FACTORY_SCHEMAS: dict[str, dict[str, Any]] = {
 FACTORY = ClaudeFormat(
     Host.FACTORY,
     HookEventName.PRE_TOOL_USE,
+    edit_events=frozenset(CLAUDE_EVENTS),
     shell_tools=("Execute",),
     read_only_tools=("Read", "LS", "Grep", "Glob", "TodoWrite"),
     schemas=FACTORY_SCHEMAS,
