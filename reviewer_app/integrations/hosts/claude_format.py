@@ -111,3 +111,4 @@ FACTORY = ClaudeFormat(
     read_only_tools=("Read", "LS", "Grep", "Glob", "TodoWrite"),
     schemas=FACTORY_SCHEMAS,
 )
+CLAUDE_FORMAT = {profile.host: profile for profile in (CLAUDE_CODE, CODEX, QWEN, FACTORY)}
