@@ -81,3 +81,24 @@ async def run_and_decide(
             agent.kill()
             agent.communicate()
     return AgentResult(record, agent.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+async def session_recorded(backend: SQLHITLBackend, record: dict[str, Any]) -> tuple[str | None, list[Any]]:
+    """The request's run state and the tool results on its session's timelines, once the host's last lifecycle
+    hook has had its moment (hosts may fire the session's end as they exit)."""
+    run_state = None
+    results: list[Any] = []
+    for _ in range(100):
+        run = await backend.get_run(record["invocation_id"])
+        run_state = run.state if run is not None else None
+        runs = [run for run in await backend.list_runs() if run.session_id == record["session_id"]]
+        results = [
+            event.data.get("result")
+            for run in runs
+            for event in await backend.events(run.id)
+            if event.kind.value == "tool_use" and event.op.value == "patch"
+        ]
+        if run_state == "done" and results:
+            break
+        await asyncio.sleep(0.1)
+    return run_state, results

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import agent_env, install_hook, merge_json, run_and_decide
+from tests.integrations.agent_run import agent_env, install_hook, merge_json, run_and_decide, session_recorded
 from tests.integrations.fake_gemini import FakeGemini
 from tests.integrations.npm_cli import gemini_binary
 
@@ -58,6 +58,9 @@ async def test_real_gemini_runs_the_command_exactly_as_decided(
     assert result.returncode == 0, result.stderr[-2000:]
     if decision == "approve":
         assert (project / "marker.txt").exists()
+        # Whole sessions: the tool's result is on the run's timeline and the session's end finished the run.
+        state, results = await session_recorded(backend, record)
+        assert results and state == "done", (state, results)
     elif decision == "edit":
         assert (project / "edited.txt").exists() and not (project / "marker.txt").exists()
     else:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import agent_env, install_hook, run_and_decide
+from tests.integrations.agent_run import agent_env, install_hook, run_and_decide, session_recorded
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import opencode_binary
 
@@ -66,6 +66,8 @@ async def test_real_opencode_runs_the_command_exactly_as_decided(
     assert result.returncode == 0, result.stderr[-2000:]
     if decision == "approve":
         assert (project / "marker.txt").exists()
+        _, results = await session_recorded(backend, record)  # OpenCode has no session end a hook sees
+        assert results, results
     elif decision == "edit":
         assert (project / "edited.txt").exists() and not (project / "marker.txt").exists()
     else:

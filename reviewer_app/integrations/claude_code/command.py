@@ -58,6 +58,9 @@ def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
     )
     parser.add_argument("--state-dir", help="where transcript cursors are kept (default: beside the database)")
     parser.add_argument("--no-transcript", action="store_true", help="do not copy the agent's transcript")
+    parser.add_argument(
+        "--event", default=None, help="a lifecycle event to record (tool result, session end), as install writes it"
+    )
     parser.add_argument("--no-fast-path", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-watchdog", action="store_true", help=argparse.SUPPRESS)
 
@@ -163,6 +166,12 @@ def _run(host: Host, args: argparse.Namespace) -> int:
     from reviewer_app.integrations.claude_code.hook import DEFAULT_TIMEOUT_S, HookOptions, run_hook
 
     database = _database(args.db)
+    if args.event:  # a tool result or a session end: recorded, never gating
+        from reviewer_app.integrations.hosts.session import run_lifecycle
+
+        code = run_lifecycle(host, args.event, database, sys.stdin.buffer, sys.stderr)
+        sys.stderr.flush()
+        os._exit(code)
     options = HookOptions(
         host=host,
         database=database,

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
 from reviewer_app.integrations.claude_code.install import (
     InstallResult,
     SettingsError,
-    install,
     is_ours,
     load_settings,
     uninstall,
@@ -53,16 +53,38 @@ def settings_path(host: str, scope: str, project: Path, home: Path | None = None
     raise ValueError(f"no install target for {host!r}")
 
 
+LIFECYCLE_TIMEOUT_S = 30
+"""Recording a tool result or a session end takes well under a second; the host waits at most this long."""
+
+
+def _lifecycle(host: str) -> list[str]:
+    from reviewer_app.integrations.claude_code.events import Host
+    from reviewer_app.integrations.hosts.session import LIFECYCLE_EVENTS
+
+    return list(LIFECYCLE_EVENTS.get(Host(host), {}))
+
+
+def with_event(command: str, event: str) -> str:
+    return f"{command} --event {shlex.quote(event)}"
+
+
 def install_host(host: str, path: Path, command: str, *, event: str | None, hook_timeout: int) -> InstallResult:
-    """Merge Reviewer's hook for ``host`` into ``path``."""
-    if host == "gemini":
-        # Gemini's hook timeout is in milliseconds.
-        return install(path, "BeforeTool", command, matcher=".*", timeout=hook_timeout * 1000)
-    if host in ("qwen", "factory"):
-        return install(path, event or "PreToolUse", command, matcher="*", timeout=hook_timeout)
+    """Merge Reviewer's hook for ``host`` into ``path``: the gating event and the lifecycle ones."""
+    if host in ("gemini", "qwen", "factory"):
+        gate = "BeforeTool" if host == "gemini" else event or "PreToolUse"
+        unit = 1000 if host == "gemini" else 1  # Gemini's hook timeouts are in milliseconds
+        matcher = ".*" if host == "gemini" else "*"
+        groups: list[tuple[str, str | None, str, int]] = [(gate, matcher, command, hook_timeout * unit)]
+        groups += [
+            (name, matcher if "Tool" in name else None, with_event(command, name), LIFECYCLE_TIMEOUT_S * unit)
+            for name in _lifecycle(host)
+        ]
+        return _install_nested(path, groups, command)
     if host == "copilot":
-        entry = {"type": "command", "bash": command, "timeoutSec": hook_timeout}
-        return _install_flat(path, {"preToolUse": entry}, command)
+        entries = {"preToolUse": {"type": "command", "bash": command, "timeoutSec": hook_timeout}}
+        for name in _lifecycle(host):
+            entries[name] = {"type": "command", "bash": with_event(command, name), "timeoutSec": LIFECYCLE_TIMEOUT_S}
+        return _install_flat(path, entries, command)
     if host == "cursor":
         entry = {"command": command, "timeout": hook_timeout}
         return _install_flat(path, {"beforeShellExecution": entry, "beforeMCPExecution": dict(entry)}, command)
@@ -80,6 +102,37 @@ def uninstall_host(host: str, path: Path) -> InstallResult:
             return InstallResult(path, True, None, "")
         return InstallResult(path, False, None, "")
     return _uninstall_flat(path)
+
+
+def _install_nested(path: Path, groups: list[tuple[str, str | None, str, int]], command: str) -> InstallResult:
+    """Claude-format files: ``hooks.<event>`` lists of ``{matcher, hooks: [{type, command, timeout}]}``."""
+    original = path.read_text(encoding="utf-8") if path.exists() else None
+    settings = load_settings(path)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise SettingsError(f"'hooks' in {path} is not an object; nothing was changed")
+    for name in list(hooks):  # Reviewer's earlier entries go, wherever they were; everything else stays
+        if not isinstance(hooks[name], list):
+            raise SettingsError(f"hooks.{name} in {path} is not a list; nothing was changed")
+        kept = []
+        for existing in hooks[name]:
+            inner = existing.get("hooks") if isinstance(existing, dict) else None
+            if isinstance(inner, list) and inner:
+                left = [entry for entry in inner if not is_ours(entry)]
+                if left:
+                    kept.append({**existing, "hooks": left})
+            else:
+                kept.append(existing)
+        if kept:
+            hooks[name] = kept
+        else:
+            del hooks[name]
+    for name, matcher, entry_command, timeout in groups:
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [{"type": "command", "command": entry_command, "timeout": timeout}]
+        hooks.setdefault(name, []).append(group)
+    changed, backup = write_settings(path, settings, original)
+    return InstallResult(path, changed, backup, command)
 
 
 def _install_flat(path: Path, entries: dict[str, dict[str, Any]], command: str) -> InstallResult:
@@ -128,12 +181,14 @@ import { spawn } from "node:child_process";
 const COMMAND = COMMAND_JSON;
 const TIMEOUT_MS = TIMEOUT_VALUE;
 
-function ask(payload) {
+const AFTER = COMMAND + " --event tool.execute.after";
+
+function ask(payload, command = COMMAND) {
   return new Promise((resolve) => {
     let out = "";
     let done = false;
     const finish = (answer) => { if (!done) { done = true; resolve(answer); } };
-    const child = spawn("/bin/sh", ["-c", COMMAND], { stdio: ["pipe", "pipe", "inherit"] });
+    const child = spawn("/bin/sh", ["-c", command], { stdio: ["pipe", "pipe", "inherit"] });
     const timer = setTimeout(() => {
       child.kill("SIGTERM");
       finish({ decision: "deny", reason: "Reviewer did not answer in time" });
@@ -169,6 +224,11 @@ export const ReviewerPlugin = async ({ directory }) => ({
       return;
     }
     throw new Error((answer && answer.reason) || "denied in Reviewer");
+  },
+  "tool.execute.after": async (input, output) => {
+    // The result onto the run's timeline; recorded, never gating (any failure is ignored here).
+    const result = { session_id: input.sessionID, call_id: input.callID, tool: input.tool };
+    await ask({ ...result, output: output?.output ?? "" }, AFTER);
   },
 });
 """
