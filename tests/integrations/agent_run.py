@@ -102,3 +102,46 @@ async def session_recorded(backend: SQLHITLBackend, record: dict[str, Any]) -> t
             break
         await asyncio.sleep(0.1)
     return run_state, results
+
+
+MARKER = "touch marker.txt"
+EDITED = "touch edited.txt"
+
+
+def decisions(edited_arguments: dict[str, Any] | None) -> list[tuple[str, list[str]]]:
+    """approve, reject with a reason, and edit (to ``touch edited.txt``) where the host runs edited arguments."""
+    cases: list[tuple[str, list[str]]] = [("approve", []), ("reject", ["--message", "not here"])]
+    if edited_arguments is not None:
+        cases.append(("edit", ["--args", json.dumps(edited_arguments)]))
+    return cases
+
+
+async def check_decided(
+    backend: SQLHITLBackend,
+    result: AgentResult,
+    project: Path,
+    decision: str,
+    model_saw: list[str],
+    *,
+    host: str,
+    tool: str,
+    edits: bool,
+    session_end: bool = True,
+) -> None:
+    """The request as the host asked it, and the agent's deeds as decided: approve → the command ran (and the
+    session's tool result and end are on its run), reject → it did not and the model read the reason, edit → the
+    edited command ran instead."""
+    record = result.record
+    assert record["metadata"]["agent"] == host and record["tool_name"] == tool
+    assert record["data"]["arguments"]["command"] == MARKER
+    assert ("edit" in record["data"]["allowed_decisions"]) == edits
+    assert result.returncode == 0, result.stderr[-2000:]
+    if decision == "approve":
+        assert (project / "marker.txt").exists()
+        state, results = await session_recorded(backend, record)
+        assert results and (state == "done" or not session_end), (state, results)
+    elif decision == "edit":
+        assert (project / "edited.txt").exists() and not (project / "marker.txt").exists()
+    else:
+        assert not (project / "marker.txt").exists()
+        assert any("rejected by reviewer: not here" in text for text in model_saw), model_saw

@@ -13,21 +13,22 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import agent_env, install_hook, run_and_decide, session_recorded
+from tests.integrations.agent_run import (
+    EDITED,
+    MARKER,
+    agent_env,
+    check_decided,
+    decisions,
+    install_hook,
+    run_and_decide,
+)
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import copilot_binary
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
 
-@pytest.mark.parametrize(
-    ("decision", "extra"),
-    [
-        ("approve", []),
-        ("reject", ["--message", "not here"]),
-        ("edit", ["--args", json.dumps({"command": "touch edited.txt", "description": "edited"})]),
-    ],
-)
+@pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, "description": "edited"}))
 async def test_real_copilot_runs_the_command_exactly_as_decided(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
 ) -> None:
@@ -40,22 +41,11 @@ async def test_real_copilot_runs_the_command_exactly_as_decided(
         env.pop(key, None)
     install_hook(env, "copilot", db_path)
     assert json.loads((home / ".copilot" / "hooks" / "reviewer.json").read_text())["hooks"]["preToolUse"]
-    with FakeChat("bash", {"command": "touch marker.txt", "description": "a marker"}) as api:
+    with FakeChat("bash", {"command": MARKER, "description": "a marker"}) as api:
         env.update(COPILOT_PROVIDER_BASE_URL=api.url, COPILOT_MODEL="fake-model", COPILOT_PROVIDER_API_KEY="dummy")
         command = [str(copilot), "-p", "touch a marker", "--allow-all-tools"]
         result = await run_and_decide(backend, db_path, env, command, project, decision, *extra)
         results = api.tool_results()
-    record = result.record
-    assert record["metadata"]["agent"] == "copilot" and record["tool_name"] == "bash"
-    assert record["data"]["arguments"]["command"] == "touch marker.txt"
-    assert result.returncode == 0, result.stderr[-2000:]
-    if decision == "approve":
-        assert (project / "marker.txt").exists()
-        # Whole sessions: the tool's result is on the run's timeline and the session's end finished the run.
-        state, results = await session_recorded(backend, record)
-        assert results and state == "done", (state, results)
-    elif decision == "edit":
-        assert (project / "edited.txt").exists() and not (project / "marker.txt").exists()
-    else:
-        assert not (project / "marker.txt").exists()
-        assert any("rejected by reviewer: not here" in text for text in results), results
+    await check_decided(
+        backend, result, project, decision, results, host="copilot", tool="bash", edits=True, session_end=True
+    )

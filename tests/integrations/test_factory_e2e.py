@@ -13,7 +13,16 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import agent_env, install_hook, merge_json, run_and_decide, session_recorded
+from tests.integrations.agent_run import (
+    EDITED,
+    MARKER,
+    agent_env,
+    check_decided,
+    decisions,
+    install_hook,
+    merge_json,
+    run_and_decide,
+)
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import droid_binary
 
@@ -23,14 +32,7 @@ RISK = {"riskLevelReason": "creates a file", "riskLevel": "low"}
 """droid's Execute refuses a call without its risk fields."""
 
 
-@pytest.mark.parametrize(
-    ("decision", "extra"),
-    [
-        ("approve", []),
-        ("reject", ["--message", "not here"]),
-        ("edit", ["--args", json.dumps({"command": "touch edited.txt", **RISK})]),
-    ],
-)
+@pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, **RISK}))
 async def test_real_droid_runs_the_command_exactly_as_decided(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
 ) -> None:
@@ -42,23 +44,12 @@ async def test_real_droid_runs_the_command_exactly_as_decided(
     install_hook(env, "factory", db_path)
     settings = home / ".factory" / "settings.json"
     assert json.loads(settings.read_text())["hooks"]["PreToolUse"]
-    with FakeChat("Execute", {"command": "touch marker.txt", **RISK}) as api:
+    with FakeChat("Execute", {"command": MARKER, **RISK}) as api:
         model = {"model": "fake-model", "displayName": "Fake", "baseUrl": api.url, "apiKey": "dummy"}
         merge_json(settings, {"customModels": [{**model, "provider": "generic-chat-completion-api"}]})
         command = [str(droid), "exec", "--auto", "high", "-m", "custom:fake-model", "touch a marker"]
         result = await run_and_decide(backend, db_path, env, command, project, decision, *extra)
         results = api.tool_results()
-    record = result.record
-    assert record["metadata"]["agent"] == "factory" and record["tool_name"] == "Execute"
-    assert record["data"]["arguments"]["command"] == "touch marker.txt"
-    assert result.returncode == 0, result.stderr[-2000:]
-    if decision == "approve":
-        assert (project / "marker.txt").exists()
-        # Whole sessions: the tool's result is on the run's timeline and the session's end finished the run.
-        state, results = await session_recorded(backend, record)
-        assert results and state == "done", (state, results)
-    elif decision == "edit":
-        assert (project / "edited.txt").exists() and not (project / "marker.txt").exists()
-    else:
-        assert not (project / "marker.txt").exists()
-        assert any("rejected by reviewer: not here" in text for text in results), results
+    await check_decided(
+        backend, result, project, decision, results, host="factory", tool="Execute", edits=True, session_end=True
+    )

@@ -13,7 +13,16 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import agent_env, install_hook, merge_json, run_and_decide, session_recorded
+from tests.integrations.agent_run import (
+    EDITED,
+    MARKER,
+    agent_env,
+    check_decided,
+    decisions,
+    install_hook,
+    merge_json,
+    run_and_decide,
+)
 from tests.integrations.fake_gemini import FakeGemini
 from tests.integrations.npm_cli import gemini_binary
 
@@ -26,14 +35,7 @@ OFFLINE = {
 }
 
 
-@pytest.mark.parametrize(
-    ("decision", "extra"),
-    [
-        ("approve", []),
-        ("reject", ["--message", "not here"]),
-        ("edit", ["--args", json.dumps({"command": "touch edited.txt", "description": "edited"})]),
-    ],
-)
+@pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, "description": "edited"}))
 async def test_real_gemini_runs_the_command_exactly_as_decided(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
 ) -> None:
@@ -46,23 +48,19 @@ async def test_real_gemini_runs_the_command_exactly_as_decided(
     settings = home / ".gemini" / "settings.json"
     assert json.loads(settings.read_text())["hooks"]["BeforeTool"]
     merge_json(settings, OFFLINE)
-    with FakeGemini("run_shell_command", {"command": "touch marker.txt", "description": "a marker"}) as api:
+    with FakeGemini("run_shell_command", {"command": MARKER, "description": "a marker"}) as api:
         env["GOOGLE_GEMINI_BASE_URL"] = api.url
         command = [str(gemini), "--approval-mode", "yolo", "-p", "touch a marker"]
         result = await run_and_decide(backend, db_path, env, command, project, decision, *extra)
         responses = api.function_responses()
-    record = result.record
-    assert record["metadata"]["agent"] == "gemini" and record["tool_name"] == "run_shell_command"
-    assert record["data"]["arguments"]["command"] == "touch marker.txt"
-    assert "edit" in record["data"]["allowed_decisions"]
-    assert result.returncode == 0, result.stderr[-2000:]
-    if decision == "approve":
-        assert (project / "marker.txt").exists()
-        # Whole sessions: the tool's result is on the run's timeline and the session's end finished the run.
-        state, results = await session_recorded(backend, record)
-        assert results and state == "done", (state, results)
-    elif decision == "edit":
-        assert (project / "edited.txt").exists() and not (project / "marker.txt").exists()
-    else:
-        assert not (project / "marker.txt").exists()
-        assert any("rejected by reviewer: not here" in text for text in responses), responses
+    await check_decided(
+        backend,
+        result,
+        project,
+        decision,
+        responses,
+        host="gemini",
+        tool="run_shell_command",
+        edits=True,
+        session_end=True,
+    )

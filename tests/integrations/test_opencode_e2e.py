@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import agent_env, install_hook, run_and_decide, session_recorded
+from tests.integrations.agent_run import (
+    EDITED,
+    MARKER,
+    agent_env,
+    check_decided,
+    decisions,
+    install_hook,
+    run_and_decide,
+)
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import opencode_binary
 
@@ -29,14 +37,7 @@ QUIET = {
 }
 
 
-@pytest.mark.parametrize(
-    ("decision", "extra"),
-    [
-        ("approve", []),
-        ("reject", ["--message", "not here"]),
-        ("edit", ["--args", json.dumps({"command": "touch edited.txt", "description": "edited"})]),
-    ],
-)
+@pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, "description": "edited"}))
 async def test_real_opencode_runs_the_command_exactly_as_decided(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
 ) -> None:
@@ -48,7 +49,7 @@ async def test_real_opencode_runs_the_command_exactly_as_decided(
     for key in [key for key in env if key.startswith("XDG_")]:
         del env[key]
     install_hook(env, "opencode", db_path)
-    with FakeChat("bash", {"command": "touch marker.txt", "description": "a marker"}) as api:
+    with FakeChat("bash", {"command": MARKER, "description": "a marker"}) as api:
         provider = {
             "npm": "@ai-sdk/openai-compatible",
             "name": "Fake",
@@ -60,16 +61,6 @@ async def test_real_opencode_runs_the_command_exactly_as_decided(
         command = [str(opencode), "run", "touch a marker"]
         result = await run_and_decide(backend, db_path, env, command, project, decision, *extra, start_within=120)
         results = api.tool_results()
-    record = result.record
-    assert record["metadata"]["agent"] == "opencode" and record["tool_name"] == "bash"
-    assert record["data"]["arguments"]["command"] == "touch marker.txt"
-    assert result.returncode == 0, result.stderr[-2000:]
-    if decision == "approve":
-        assert (project / "marker.txt").exists()
-        _, results = await session_recorded(backend, record)  # OpenCode has no session end a hook sees
-        assert results, results
-    elif decision == "edit":
-        assert (project / "edited.txt").exists() and not (project / "marker.txt").exists()
-    else:
-        assert not (project / "marker.txt").exists()
-        assert any("rejected by reviewer: not here" in text for text in results), results
+    await check_decided(
+        backend, result, project, decision, results, host="opencode", tool="bash", edits=True, session_end=False
+    )

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import agent_env, install_hook, merge_json, run_and_decide, session_recorded
+from tests.integrations.agent_run import (
+    MARKER,
+    agent_env,
+    check_decided,
+    decisions,
+    install_hook,
+    merge_json,
+    run_and_decide,
+)
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import qwen_binary
 
@@ -27,7 +35,7 @@ OFFLINE = {
 }
 
 
-@pytest.mark.parametrize(("decision", "extra"), [("approve", []), ("reject", ["--message", "not here"])])
+@pytest.mark.parametrize(("decision", "extra"), decisions(None))
 async def test_real_qwen_runs_the_command_exactly_as_decided(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
 ) -> None:
@@ -40,21 +48,19 @@ async def test_real_qwen_runs_the_command_exactly_as_decided(
     settings = home / ".qwen" / "settings.json"
     assert json.loads(settings.read_text())["hooks"]["PreToolUse"]
     merge_json(settings, OFFLINE)
-    with FakeChat("run_shell_command", {"command": "touch marker.txt", "description": "a marker"}) as api:
+    with FakeChat("run_shell_command", {"command": MARKER, "description": "a marker"}) as api:
         env["OPENAI_BASE_URL"] = api.url
         command = [str(qwen), "--approval-mode", "yolo", "-p", "touch a marker"]
         result = await run_and_decide(backend, db_path, env, command, project, decision, *extra)
         results = api.tool_results()
-    record = result.record
-    assert record["metadata"]["agent"] == "qwen" and record["tool_name"] == "run_shell_command"
-    assert record["data"]["arguments"]["command"] == "touch marker.txt"
-    assert "edit" not in record["data"]["allowed_decisions"]
-    assert result.returncode == 0, result.stderr[-2000:]
-    if decision == "approve":
-        assert (project / "marker.txt").exists()
-        # Whole sessions: the tool's result is on the run's timeline and the session's end finished the run.
-        state, results = await session_recorded(backend, record)
-        assert results and state == "done", (state, results)
-    else:
-        assert not (project / "marker.txt").exists()
-        assert any("rejected by reviewer: not here" in text for text in results), results
+    await check_decided(
+        backend,
+        result,
+        project,
+        decision,
+        results,
+        host="qwen",
+        tool="run_shell_command",
+        edits=False,
+        session_end=True,
+    )
