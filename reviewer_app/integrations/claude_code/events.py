@@ -104,18 +104,24 @@ def _text(raw: dict[str, Any], key: str, *, required: bool, limit: int | None = 
     return value
 
 
-text_field = _text
-"""A checked string field of an event (for the other hosts' profiles)."""
-
-
-def parse_event(payload: bytes, host: Host) -> HookEvent:
-    """Check and read one event; :class:`HookInputError` says what is wrong."""
+def load_object(payload: bytes) -> dict[str, Any]:
+    """The payload as a JSON object, or :class:`HookInputError`."""
     try:
         raw = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HookInputError(f"the hook event is not JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise HookInputError("the hook event must be a JSON object")
+    return raw
+
+
+text_field = _text
+"""A checked string field of an event (for the other hosts' profiles)."""
+
+
+def parse_event(payload: bytes, host: Host) -> HookEvent:
+    """Check and read one event; :class:`HookInputError` says what is wrong."""
+    raw = load_object(payload)
     name = _text(raw, "hook_event_name", required=True) or ""
     if name not in CLAUDE_EVENTS:
         raise HookInputError(f"this hook answers PreToolUse and PermissionRequest, not {name!r}")

@@ -23,30 +23,32 @@ from reviewer_app.integrations.claude_code.events import (
 from reviewer_app.integrations.claude_code.schemas import (
     CODEX_SCHEMAS,
     CODEX_SHELL_TOOLS,
+    NON_EMPTY,
     READ_ONLY_TOOLS,
     SHELL_TOOLS,
+    STRING,
     TOOL_SCHEMAS,
     object_schema,
 )
 from reviewer_app.integrations.hosts.profile import HostProfile, Reply
 
-_STRING = {"type": "string"}
-_PATH = {"type": "string", "minLength": 1}
-
 GEMINI_STYLE_SCHEMAS: dict[str, dict[str, Any]] = {
-    "run_shell_command": object_schema(
-        {"command": {"type": "string", "minLength": 1}, "description": _STRING, "directory": _STRING}, ["command"]
-    ),
-    "write_file": object_schema({"file_path": _PATH, "content": _STRING}, ["file_path", "content"]),
+    "run_shell_command": object_schema({"command": NON_EMPTY, "description": STRING, "directory": STRING}, ["command"]),
+    "write_file": object_schema({"file_path": NON_EMPTY, "content": STRING}, ["file_path", "content"]),
     "replace": object_schema(
-        {"file_path": _PATH, "old_string": _STRING, "new_string": _STRING, "expected_replacements": {"type": "number"}},
+        {
+            "file_path": NON_EMPTY,
+            "old_string": STRING,
+            "new_string": STRING,
+            "expected_replacements": {"type": "number"},
+        },
         ["file_path", "old_string", "new_string"],
     ),
     "edit": object_schema(
-        {"file_path": _PATH, "old_string": _STRING, "new_string": _STRING, "replace_all": {"type": "boolean"}},
+        {"file_path": NON_EMPTY, "old_string": STRING, "new_string": STRING, "replace_all": {"type": "boolean"}},
         ["file_path", "old_string", "new_string"],
     ),
-    "web_fetch": object_schema({"prompt": _STRING, "url": _STRING}, []),
+    "web_fetch": object_schema({"prompt": STRING, "url": STRING}, []),
 }
 """Gemini CLI's and Qwen Code's tools (Qwen is a Gemini CLI fork): shell, file writes and edits, fetch."""
 
@@ -97,10 +99,10 @@ QWEN = ClaudeFormat(
     schemas=GEMINI_STYLE_SCHEMAS,
 )
 FACTORY_SCHEMAS: dict[str, dict[str, Any]] = {
-    "Execute": object_schema({"command": {"type": "string", "minLength": 1}}, ["command"]),
-    "Create": object_schema({"file_path": _PATH, "content": _STRING}, ["file_path", "content"]),
+    "Execute": object_schema({"command": NON_EMPTY}, ["command"]),
+    "Create": object_schema({"file_path": NON_EMPTY, "content": STRING}, ["file_path", "content"]),
     "Edit": object_schema(
-        {"file_path": _PATH, "old_str": _STRING, "new_str": _STRING}, ["file_path", "old_str", "new_str"]
+        {"file_path": NON_EMPTY, "old_str": STRING, "new_str": STRING}, ["file_path", "old_str", "new_str"]
     ),
 }
 FACTORY = ClaudeFormat(

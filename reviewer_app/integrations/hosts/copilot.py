@@ -21,17 +21,16 @@ from reviewer_app.integrations.claude_code.events import (
     HookInputError,
     Host,
     Verdict,
+    load_object,
     text_field,
 )
-from reviewer_app.integrations.claude_code.schemas import object_schema
-from reviewer_app.integrations.hosts.profile import HostProfile, Reply, dumps, load_object, object_field, required_text
+from reviewer_app.integrations.claude_code.schemas import NON_EMPTY, SHELL_SCHEMA, STRING, object_schema
+from reviewer_app.integrations.hosts.profile import HostProfile, Reply, dumps, object_field, required_text
 
-_STRING = {"type": "string"}
-_PATH = {"type": "string", "minLength": 1}
 COPILOT_SCHEMAS: dict[str, dict[str, Any]] = {
-    "bash": object_schema({"command": {"type": "string", "minLength": 1}, "description": _STRING}, ["command"]),
-    "create": object_schema({"path": _PATH, "file_text": _STRING}, ["path", "file_text"]),
-    "edit": object_schema({"path": _PATH, "old_str": _STRING, "new_str": _STRING}, ["path"]),
+    "bash": SHELL_SCHEMA,
+    "create": object_schema({"path": NON_EMPTY, "file_text": STRING}, ["path", "file_text"]),
+    "edit": object_schema({"path": NON_EMPTY, "old_str": STRING, "new_str": STRING}, ["path"]),
 }
 
 

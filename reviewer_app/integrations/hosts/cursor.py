@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reviewer_app.integrations.claude_code.events import Answer, HookEvent, HookEventName, Host, text_field
+from reviewer_app.integrations.claude_code.events import Answer, HookEvent, HookEventName, Host, load_object, text_field
 from reviewer_app.integrations.hosts.profile import (
     HostProfile,
     Reply,
     dumps,
     expect_event,
-    load_object,
     named_event,
     object_field,
     required_text,

@@ -21,6 +21,7 @@ from reviewer_app.integrations.claude_code.events import (
     HookEventName,
     Host,
     Verdict,
+    load_object,
     text_field,
 )
 from reviewer_app.integrations.hosts.claude_format import GEMINI_STYLE_READ_ONLY, GEMINI_STYLE_SCHEMAS
@@ -29,7 +30,6 @@ from reviewer_app.integrations.hosts.profile import (
     Reply,
     dumps,
     expect_event,
-    load_object,
     object_field,
     required_text,
 )

@@ -23,34 +23,29 @@ from reviewer_app.integrations.claude_code.install import (
     write_settings,
 )
 
-
-def _home(home: Path | None) -> Path:
-    return home or Path.home()
+USER_FILES = {
+    "gemini": ".gemini/settings.json",
+    "qwen": ".qwen/settings.json",
+    "factory": ".factory/settings.json",
+    "cursor": ".cursor/hooks.json",
+}
+"""Hosts whose user file sits under the home directory and whose project file is the same path in the project."""
+PROJECT_FILES = {"copilot": ".github/hooks/reviewer.json", "opencode": ".opencode/plugin/reviewer.js"}
 
 
 def settings_path(host: str, scope: str, project: Path, home: Path | None = None) -> Path:
     """The file ``hook install <host>`` writes (``scope`` user or project where the host has both)."""
-    if host == "gemini":
-        return (project if scope == "project" else _home(home)) / ".gemini" / "settings.json"
-    if host == "qwen":
-        return (project if scope == "project" else _home(home)) / ".qwen" / "settings.json"
-    if host == "factory":
-        return (project if scope == "project" else _home(home)) / ".factory" / "settings.json"
+    if host in USER_FILES:
+        return (project if scope == "project" else home or Path.home()) / USER_FILES[host]
+    if host not in PROJECT_FILES:
+        raise ValueError(f"no install target for {host!r}")
+    if scope == "project":
+        return project / PROJECT_FILES[host]
     if host == "copilot":
-        if scope == "project":
-            return project / ".github" / "hooks" / "reviewer.json"
         copilot_home = os.environ.get("COPILOT_HOME")
-        base = Path(copilot_home) if copilot_home else _home(home) / ".copilot"
-        return base / "hooks" / "reviewer.json"
-    if host == "cursor":
-        return (project if scope == "project" else _home(home)) / ".cursor" / "hooks.json"
-    if host == "opencode":
-        if scope == "project":
-            return project / ".opencode" / "plugin" / "reviewer.js"
-        config = os.environ.get("XDG_CONFIG_HOME")
-        base = Path(config) if config else _home(home) / ".config"
-        return base / "opencode" / "plugin" / "reviewer.js"
-    raise ValueError(f"no install target for {host!r}")
+        return (Path(copilot_home) if copilot_home else (home or Path.home()) / ".copilot") / "hooks" / "reviewer.json"
+    config = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(config) if config else (home or Path.home()) / ".config") / "opencode" / "plugin" / "reviewer.js"
 
 
 LIFECYCLE_TIMEOUT_S = 30

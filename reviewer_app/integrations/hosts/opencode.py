@@ -11,25 +11,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reviewer_app.integrations.claude_code.events import Answer, HookEvent, HookEventName, Host, Verdict, text_field
-from reviewer_app.integrations.claude_code.schemas import object_schema
+from reviewer_app.integrations.claude_code.events import (
+    Answer,
+    HookEvent,
+    HookEventName,
+    Host,
+    Verdict,
+    load_object,
+    text_field,
+)
+from reviewer_app.integrations.claude_code.schemas import NON_EMPTY, SHELL_SCHEMA, STRING, object_schema
 from reviewer_app.integrations.hosts.profile import (
     HostProfile,
     Reply,
     dumps,
     expect_event,
-    load_object,
     object_field,
     required_text,
 )
 
-_STRING = {"type": "string"}
-_PATH = {"type": "string", "minLength": 1}
 OPENCODE_SCHEMAS: dict[str, dict[str, Any]] = {
-    "bash": object_schema({"command": {"type": "string", "minLength": 1}, "description": _STRING}, ["command"]),
-    "write": object_schema({"filePath": _PATH, "content": _STRING}, ["filePath", "content"]),
+    "bash": SHELL_SCHEMA,
+    "write": object_schema({"filePath": NON_EMPTY, "content": STRING}, ["filePath", "content"]),
     "edit": object_schema(
-        {"filePath": _PATH, "oldString": _STRING, "newString": _STRING, "replaceAll": {"type": "boolean"}},
+        {"filePath": NON_EMPTY, "oldString": STRING, "newString": STRING, "replaceAll": {"type": "boolean"}},
         ["filePath", "oldString", "newString"],
     ),
 }

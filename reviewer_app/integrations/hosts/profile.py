@@ -64,17 +64,6 @@ class HostProfile:
         return self.schemas.get(tool_name)
 
 
-def load_object(payload: bytes) -> dict[str, Any]:
-    """The payload as a JSON object, or :class:`HookInputError`."""
-    try:
-        raw = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise HookInputError(f"the hook event is not JSON: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise HookInputError("the hook event must be a JSON object")
-    return raw
-
-
 def required_text(raw: dict[str, Any], key: str) -> str:
     value = text_field(raw, key, required=True)
     assert value is not None

@@ -15,8 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from reviewer_app.integrations.claude_code.events import HookInputError, Host, text_field
-from reviewer_app.integrations.hosts.profile import load_object
+from reviewer_app.integrations.claude_code.events import HookInputError, Host, load_object, text_field
 
 TOOL_RESULT = "tool_result"
 RUN_END = "run_end"
