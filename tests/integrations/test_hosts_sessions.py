@@ -118,3 +118,27 @@ async def test_lifecycle_failures_stay_out_of_the_agents_way(tmp_path: Path, hos
         tmp_path, tmp_path / "ok.db", json.dumps(payload).encode(), "--event", "Nope", host=host
     )
     assert code == 0 and answer is None and "does not follow 'Nope'" in err
+
+
+async def test_claude_code_turns_finish_on_stop(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> None:
+    """``hook install claude-code --sessions`` adds Stop and SessionEnd; a Stop finishes the session's prompt runs."""
+    from tests.integrations.agent_run import agent_env, reviewer
+
+    project = tmp_path / "project"
+    project.mkdir()
+    env = agent_env(tmp_path / "home")
+    installed = reviewer(
+        env, "hook", "install", "claude-code", "--project", str(project), "--db", str(db_path), "--sessions"
+    )
+    assert installed.returncode == 0, installed.stderr
+    hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    assert {"PermissionRequest", "Stop", "SessionEnd"} <= set(hooks)
+    assert hooks["Stop"][0]["hooks"][0]["command"].endswith("--event Stop")
+
+    await backend.register_run(session_id=SESSION, invocation_id="prompt-1", agent="claude-code", external=True)
+    stop = {"session_id": SESSION, "transcript_path": "/x.jsonl", "hook_event_name": "Stop", "stop_hook_active": False}
+    code, answer, err = run_hook(tmp_path, db_path, stop, "--event", "Stop")
+    finished = await backend.get_run("prompt-1")
+    assert code == 0 and answer is None and finished is not None and finished.state == "done", err
+    assert reviewer(env, "hook", "uninstall", "claude-code", "--project", str(project)).returncode == 0
+    assert "hooks" not in json.loads((project / ".claude" / "settings.json").read_text())

@@ -101,6 +101,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     install.add_argument("--on-error", choices=["ask", "deny"], default="ask")
     install.add_argument("--on-timeout", choices=["ask", "deny"], default="ask")
     install.add_argument("--allow-tools", default=None, help="written into the hook command when given")
+    install.add_argument(
+        "--sessions",
+        action="store_true",
+        help="Claude Code: also follow Stop and SessionEnd, so finished turns leave the runs board's active columns",
+    )
     uninstall = sub.add_parser("uninstall", help="remove Reviewer's hook from the agent's settings")
     uninstall.add_argument("host", choices=[host.value for host in Host])
     uninstall.add_argument("--scope", choices=["user", "project", "local"], default=None)
@@ -229,7 +234,12 @@ def _install(args: argparse.Namespace) -> int:
                 reviewer_command(), Host.CLAUDE_CODE, database, args.hook_timeout, _install_extra(args)
             )
             event = args.event or "PermissionRequest"
-            result = install(path, event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
+            if args.sessions:
+                from reviewer_app.integrations.hosts.install import install_with_sessions
+
+                result = install_with_sessions(path, event, command, args.matcher or None, args.hook_timeout)
+            else:
+                result = install(path, event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
     except (SettingsError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_USAGE

@@ -23,6 +23,8 @@ SESSION_END = "session_end"
 MAX_RESULT_CHARS = 20_000
 
 LIFECYCLE_EVENTS: dict[Host, dict[str, str]] = {
+    # Claude's transcript already gives the tool results; its Stop ends the turn: every prompt run of the session.
+    Host.CLAUDE_CODE: {"Stop": SESSION_END, "SessionEnd": SESSION_END},
     Host.GEMINI: {"AfterTool": TOOL_RESULT, "SessionEnd": SESSION_END},
     Host.QWEN: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
     Host.FACTORY: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
