@@ -5,6 +5,8 @@
   references: a ``/bin/sh -c true`` hook and a bare ``python -c pass``; also the ``reviewer-app`` console script.
 - request visible: from starting the hook on a call that must wait to the pending request being readable by
   another process (what an open window's poll sees), p50 over several hooks.
+- every other host (Gemini CLI, Copilot CLI, Qwen Code, Factory, Cursor, OpenCode): ``hook <host>`` answering
+  its own payload that the default ``--allow-tools`` rule settles, the same fast path in that host's format.
 
 Sides alternate call by call so they meet the same machine load.
 """
@@ -44,6 +46,56 @@ def payload(index: int, command: str = "echo bench") -> bytes:
             "tool_use_id": f"toolu_bench_{index}_{time.time_ns()}",
         }
     ).encode()
+
+
+SHELL = {"command": "echo bench", "description": "bench"}
+HOST_CALLS: dict[str, tuple[str, dict[str, object]]] = {
+    "gemini": (
+        "run_shell_command",
+        {"session_id": SESSION, "cwd": "/tmp", "hook_event_name": "BeforeTool", "tool_name": "run_shell_command"},
+    ),
+    "qwen": (
+        "run_shell_command",
+        {"session_id": SESSION, "cwd": "/tmp", "hook_event_name": "PreToolUse", "tool_name": "run_shell_command"},
+    ),
+    "factory": (
+        "Execute",
+        {"session_id": SESSION, "cwd": "/tmp", "hook_event_name": "PreToolUse", "tool_name": "Execute"},
+    ),
+    "copilot": ("bash", {"sessionId": SESSION, "timestamp": 1, "cwd": "/tmp", "toolName": "bash"}),
+    "cursor": (
+        "Shell",
+        {"conversation_id": SESSION, "hook_event_name": "beforeShellExecution", "command": "echo bench", "cwd": "/tmp"},
+    ),
+    "opencode": ("bash", {"hook_event_name": "tool.execute.before", "session_id": SESSION, "tool": "bash"}),
+}
+
+
+def host_payload(host: str, index: int) -> bytes:
+    """One shell call in ``host``'s own event format, with a fresh call id where the host sends one."""
+    _, event = HOST_CALLS[host]
+    call = dict(event)
+    if host in ("gemini", "qwen", "factory"):
+        call["tool_input"] = SHELL
+    elif host == "copilot":
+        call["toolArgs"] = json.dumps(SHELL)
+    elif host == "opencode":
+        call.update(args=SHELL, call_id=f"call_{index}_{time.time_ns()}")
+    if host in ("qwen", "factory"):
+        call["tool_use_id"] = f"toolu_{index}_{time.time_ns()}"
+    return json.dumps(call).encode()
+
+
+def measure_hosts(db: Path, calls: int) -> dict[str, dict[str, float]]:
+    """Each host's rule-settled answer (the default --allow-tools rule), interleaved host by host."""
+    sides: dict[str, list[float]] = {host: [] for host in HOST_CALLS}
+    for index in range(calls):
+        for host, (tool, _) in HOST_CALLS.items():
+            command = [sys.executable, "-m", "reviewer_app", "hook", host, "--db", str(db), "--allow-tools", tool]
+            took, out = timed(command, host_payload(host, index))
+            assert b"allow" in out and b"--allow-tools" in out, (host, out)
+            sides[host].append(took)
+    return {host: describe_ms(values) for host, values in sides.items()}
 
 
 async def seed_rule(db: Path) -> None:
@@ -99,6 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--waits", type=int, default=12)
+    parser.add_argument("--host-calls", type=int, default=15, help="calls per other host (0: skip them)")
     options = parser.parse_args()
     env_python = sys.executable
     script = Path(env_python).with_name("reviewer-app")
@@ -149,11 +202,21 @@ def main() -> None:
             wait_withdrawn(db, f"touch {index}", time.perf_counter() + 30)  # the next hook starts on a quiet machine
         shown = describe_ms(visible)
         print(f"visible: p50 {shown['p50_ms']:.1f} ms  p90 {shown['p90_ms']:.1f} ms  max {shown['max_ms']:.1f} ms")
+        hosts = measure_hosts(db, options.host_calls) if options.host_calls > 0 else {}
+        for host, figures in hosts.items():
+            print(
+                f"{host:>8}: p50 {figures['p50_ms']:.1f} ms  p90 {figures['p90_ms']:.1f} ms"
+                f"  max {figures['max_ms']:.1f} ms"
+            )
     goals = [
         Goal("hook_rule_settled_p50", stats["hook"]["p50_ms"], 100, "ms", at_least=False),
         Goal("hook_request_visible_p50", shown["p50_ms"], 200, "ms", at_least=False),
     ]
-    report(goals, {"sides": stats, "visible": shown}, bench="hook_latency")
+    goals += [
+        Goal(f"hook_{host}_rule_settled_p50", figures["p50_ms"], 100, "ms", at_least=False)
+        for host, figures in hosts.items()
+    ]
+    report(goals, {"sides": stats, "visible": shown, "hosts": hosts}, bench="hook_latency")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,12 @@ from typing import Any, Literal
 
 # Reviewer's run_shell; Claude Code's Bash; Codex's shell, local_shell and exec_command; the legacy names
 # Reviewer's first policy treated as shells. ``mcp__*`` tools are never assumed to be shells by their name.
-SHELL_TOOLS = frozenset({"run_shell", "Bash", "bash", "shell", "local_shell", "exec_command", "exec"})
+# Other hosts: Gemini CLI's and Qwen Code's run_shell_command, Factory's Execute, Cursor's shell event (recorded as
+# Shell); Copilot's and OpenCode's bash is already here.
+SHELL_TOOLS = frozenset(
+    {"run_shell", "Bash", "bash", "shell", "local_shell", "exec_command", "exec"}
+    | {"run_shell_command", "Execute", "Shell"}
+)
 
 COMMAND_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "run_shell": ("command",),
@@ -37,13 +42,27 @@ COMMAND_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "local_shell": ("command",),
     "exec_command": ("cmd", "command"),
     "exec": ("command",),
+    "run_shell_command": ("command",),
+    "Execute": ("command",),
+    "Shell": ("command",),
 }
 
-# Reviewer's file tools, Claude Code's file tools. Writers and readers are told apart for the risk module.
+# Reviewer's file tools, Claude Code's file tools, then the other hosts': Gemini CLI / Qwen Code (write_file,
+# read_file with file_path; replace, edit), Copilot (create, edit, view with path), Factory (Create), OpenCode
+# (write, edit, read with filePath). Writers and readers are told apart for the risk module. A tool with several
+# keys is read by whichever is present; two that disagree give no path (see ``path_of``).
 PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
-    "write_file": ("path",),
-    "read_file": ("path",),
+    "write_file": ("path", "file_path"),
+    "read_file": ("path", "file_path"),
     "list_dir": ("path",),
+    "replace": ("file_path",),
+    "edit": ("file_path", "path", "filePath"),
+    "create": ("path",),
+    "view": ("path",),
+    "list_directory": ("path", "dir_path"),
+    "Create": ("file_path",),
+    "write": ("filePath",),
+    "read": ("filePath",),
     "Write": ("file_path",),
     "Edit": ("file_path",),
     "MultiEdit": ("file_path",),
@@ -55,8 +74,12 @@ PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "LS": ("path",),
 }
 FILE_TOOLS = frozenset(PATH_ARGUMENTS)
-WRITING_FILE_TOOLS = frozenset({"write_file", "Write", "Edit", "MultiEdit", "NotebookEdit"})
-NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch", "web_fetch", "fetch_url"})
+WRITING_FILE_TOOLS = frozenset(
+    {"write_file", "Write", "Edit", "MultiEdit", "NotebookEdit", "replace", "edit", "create", "Create", "write"}
+)
+NETWORK_TOOLS = frozenset(
+    {"WebFetch", "WebSearch", "web_fetch", "fetch_url", "webfetch", "FetchUrl", "google_web_search"}
+)
 
 CONTEXT_FLAG_RISKS: dict[str, tuple[Literal["medium", "high"], str]] = {
     "dangerouslyDisableSandbox": ("high", "runs outside the sandbox (dangerouslyDisableSandbox)"),
@@ -123,11 +146,10 @@ def path_of(tool_name: str, arguments: Any) -> str | None:
     """The file path a file tool touches, or None."""
     if tool_name not in PATH_ARGUMENTS or not isinstance(arguments, dict):
         return None
-    for key in PATH_ARGUMENTS[tool_name]:
-        value = arguments.get(key)
-        if isinstance(value, str):
-            return value
-    return None
+    values: set[str] = {arguments[key] for key in PATH_ARGUMENTS[tool_name] if isinstance(arguments.get(key), str)}
+    if len(values) != 1:  # none, or two keys naming different files: which one the host opens is not ours to guess
+        return None
+    return values.pop()
 
 
 def context_flags(call: ToolCall) -> frozenset[str]:

@@ -50,3 +50,33 @@ def test_paths_and_families() -> None:
     assert mcp_parts("mcp__github") is None and mcp_parts("mcp____x") is None and not is_mcp_tool("github")
     call = ToolCall("Bash", {"command": "ls"}, cwd="/w")
     assert call.command == "ls" and call.path is None
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "command"),
+    [
+        ("run_shell_command", {"command": "git status", "description": "status"}, "git status"),  # Gemini, Qwen
+        ("Execute", {"command": "make", "riskLevel": "low"}, "make"),  # Factory
+        ("Shell", {"command": "ls", "cwd": "/w"}, "ls"),  # Cursor's shell event
+        ("bash", {"command": "npm test"}, "npm test"),  # Copilot, OpenCode
+    ],
+)
+def test_other_hosts_shells(tool: str, arguments: dict[str, object], command: str) -> None:
+    assert is_shell_tool(tool) and command_of(tool, arguments) == command
+
+
+def test_other_hosts_file_tools_and_ambiguous_paths() -> None:
+    from reviewer_app.domain.toolcall import NETWORK_TOOLS, WRITING_FILE_TOOLS
+
+    assert path_of("write_file", {"file_path": "notes.txt", "content": "x"}) == "notes.txt"  # Gemini, Qwen
+    assert path_of("replace", {"file_path": "a.py", "old_string": "a", "new_string": "b"}) == "a.py"
+    assert path_of("edit", {"path": "a.py", "old_str": "a"}) == "a.py"  # Copilot
+    assert path_of("edit", {"filePath": "a.py"}) == "a.py"  # OpenCode
+    assert path_of("create", {"path": "n.txt", "file_text": ""}) == "n.txt"
+    assert path_of("write", {"filePath": "n.txt"}) == "n.txt" and path_of("read", {"filePath": "r.txt"}) == "r.txt"
+    # Two keys naming different files: the host reads one of them, which is not ours to guess.
+    assert path_of("edit", {"file_path": "/w/safe.txt", "path": "/etc/passwd"}) is None
+    assert path_of("edit", {"file_path": "/w/a.txt", "path": "/w/a.txt"}) == "/w/a.txt"
+    assert {"replace", "edit", "create", "Create", "write"} <= WRITING_FILE_TOOLS
+    assert {"webfetch", "FetchUrl", "web_fetch"} <= NETWORK_TOOLS
+    assert "read_file" not in WRITING_FILE_TOOLS and "view" not in WRITING_FILE_TOOLS

@@ -77,3 +77,47 @@ def codex_binary() -> Path:
         f"@openai/codex-linux-x64@npm:@openai/codex@{CODEX_VERSION}-linux-x64",
     ]
     return _install(directory, packages, binary)
+
+
+GEMINI_CLI_VERSION = "0.61.0"
+QWEN_CODE_VERSION = "0.24.4"
+COPILOT_VERSION = "1.0.102"
+FACTORY_VERSION = "0.225.2"
+"""@factory/cli 0.225.1 names @factory/cli-linux-x64 0.225.1, which was never published; 0.225.2 was."""
+OPENCODE_VERSION = "1.18.33"
+
+
+def gemini_binary() -> Path:
+    """Gemini CLI is plain JavaScript: node runs ``.bin/gemini``."""
+    directory = cache_root() / f"gemini-cli-{GEMINI_CLI_VERSION}"
+    return _install(
+        directory, [f"@google/gemini-cli@{GEMINI_CLI_VERSION}"], directory / "node_modules" / ".bin" / "gemini"
+    )
+
+
+def qwen_binary() -> Path:
+    directory = cache_root() / f"qwen-code-{QWEN_CODE_VERSION}"
+    return _install(
+        directory, [f"@qwen-code/qwen-code@{QWEN_CODE_VERSION}"], directory / "node_modules" / ".bin" / "qwen"
+    )
+
+
+def opencode_binary() -> Path:
+    directory = cache_root() / f"opencode-ai-{OPENCODE_VERSION}"
+    binary = directory / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
+    packages = [f"opencode-ai@{OPENCODE_VERSION}", f"opencode-linux-x64@{OPENCODE_VERSION}"]
+    return _install(directory, packages, binary)
+
+
+def copilot_binary() -> Path:
+    directory = cache_root() / f"copilot-{COPILOT_VERSION}"
+    binary = directory / "node_modules" / "@github" / "copilot-linux-x64" / "copilot"
+    packages = [f"@github/copilot@{COPILOT_VERSION}", f"@github/copilot-linux-x64@{COPILOT_VERSION}"]
+    return _install(directory, packages, binary)
+
+
+def droid_binary() -> Path:
+    """Factory's droid: the platform package holds the whole binary (the ``@factory/cli`` shim only finds it)."""
+    directory = cache_root() / f"factory-cli-{FACTORY_VERSION}"
+    binary = directory / "node_modules" / "@factory" / "cli-linux-x64" / "bin" / "droid"
+    return _install(directory, [f"@factory/cli-linux-x64@{FACTORY_VERSION}"], binary)

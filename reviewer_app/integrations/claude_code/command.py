@@ -26,8 +26,8 @@ class _FixedWidthHelp(argparse.HelpFormatter):
 
 def add_hook_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """``hook`` in ``reviewer-app``'s parser (for its help); the work is done by :func:`main`."""
-    parser = sub.add_parser("hook", help="Claude Code / Codex permission hooks: the hook, install, uninstall")
-    parser.add_argument("hook_args", nargs=argparse.REMAINDER, help="claude-code | codex | install … | uninstall …")
+    parser = sub.add_parser("hook", help="coding agents' permission hooks: the hook, install, uninstall")
+    parser.add_argument("hook_args", nargs=argparse.REMAINDER, help="<agent> | install <agent> | uninstall <agent>")
     return parser
 
 
@@ -56,6 +56,9 @@ def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
     )
     parser.add_argument("--state-dir", help="where transcript cursors are kept (default: beside the database)")
     parser.add_argument("--no-transcript", action="store_true", help="do not copy the agent's transcript")
+    parser.add_argument(
+        "--event", default=None, help="a lifecycle event to record (tool result, session end), as install writes it"
+    )
     parser.add_argument("--no-fast-path", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-watchdog", action="store_true", help=argparse.SUPPRESS)
 
@@ -67,7 +70,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Agent permission hooks that ask Reviewer.",
         formatter_class=_FixedWidthHelp,
     )
-    sub = parser.add_subparsers(dest="action", required=True, metavar="{claude-code,codex,install,uninstall}")
+    hosts = ",".join(host.value for host in Host)
+    sub = parser.add_subparsers(dest="action", required=True, metavar=f"{{{hosts},install,uninstall}}")
     if only is not None:
         _hook_options(sub.add_parser(only, formatter_class=_FixedWidthHelp), Host(only))
         return parser
@@ -76,9 +80,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         _hook_options(hook, host)
     install = sub.add_parser("install", help="merge the hook into the agent's settings (with a backup)")
     install.add_argument("host", choices=[host.value for host in Host])
-    install.add_argument("--scope", choices=["user", "project", "local"], default="project", help="Claude Code only")
     install.add_argument(
-        "--event", choices=["PermissionRequest", "PreToolUse"], default="PermissionRequest", help="Claude Code only"
+        "--scope",
+        choices=["user", "project", "local"],
+        default=None,
+        help="Claude Code: project (default), user or local; the others: user (default) or project",
+    )
+    install.add_argument(
+        "--event",
+        choices=["PermissionRequest", "PreToolUse"],
+        default=None,
+        help="Claude Code (default PermissionRequest), Qwen Code and Factory (default PreToolUse)",
     )
     install.add_argument("--matcher", default="*", help="tool-name pattern the hook fires for (Claude Code; default *)")
     install.add_argument("--project", default=".", help="project directory for --scope project/local (default: cwd)")
@@ -87,9 +99,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     install.add_argument("--on-error", choices=["ask", "deny"], default="ask")
     install.add_argument("--on-timeout", choices=["ask", "deny"], default="ask")
     install.add_argument("--allow-tools", default=None, help="written into the hook command when given")
+    install.add_argument(
+        "--sessions",
+        action="store_true",
+        help="Claude Code: also follow Stop and SessionEnd, so finished turns leave the runs board's active columns",
+    )
     uninstall = sub.add_parser("uninstall", help="remove Reviewer's hook from the agent's settings")
     uninstall.add_argument("host", choices=[host.value for host in Host])
-    uninstall.add_argument("--scope", choices=["user", "project", "local"], default="project")
+    uninstall.add_argument("--scope", choices=["user", "project", "local"], default=None)
     uninstall.add_argument("--project", default=".")
     uninstall.add_argument("--db", help="also revoke the rules hook install seeded in this database")
     watch = sub.add_parser("_watch", help=argparse.SUPPRESS)
@@ -138,7 +155,7 @@ def main(argv: list[str]) -> int:
     hosts = {host.value for host in Host}
     parser = build_parser(argv[0] if argv and argv[0] in hosts and "-h" not in argv and "--help" not in argv else None)
     args = parser.parse_args(argv)
-    if args.action in (Host.CLAUDE_CODE.value, Host.CODEX.value):
+    if args.action in hosts:
         return _run(Host(args.action), args)
     if args.action == "_watch":
         from reviewer_app.integrations.claude_code.watchdog import watch
@@ -153,6 +170,12 @@ def _run(host: Host, args: argparse.Namespace) -> int:
     from reviewer_app.integrations.claude_code.hook import DEFAULT_TIMEOUT_S, HookOptions, run_hook
 
     database = _database(args.db)
+    if args.event:  # a tool result or a session end: recorded, never gating
+        from reviewer_app.integrations.hosts.session import run_lifecycle
+
+        code = run_lifecycle(host, args.event, database, sys.stdin.buffer, sys.stderr)
+        sys.stderr.flush()
+        os._exit(code)
     options = HookOptions(
         host=host,
         database=database,
@@ -189,20 +212,37 @@ def _install(args: argparse.Namespace) -> int:
     database = _database(args.db)
     if "://" not in database:
         database = str(Path(database).expanduser().resolve())
+    project = Path(args.project).resolve()
+    seeded: list[str] = []
     try:
-        if args.host == Host.CODEX.value:
+        if args.host not in (Host.CLAUDE_CODE.value, Host.CODEX.value):
+            from reviewer_app.integrations.hosts.install import install_host, settings_path
+
+            path = settings_path(args.host, args.scope or "user", Path(args.project).resolve())
+            command = hook_command(
+                reviewer_command(), Host(args.host), database, args.hook_timeout, _install_extra(args)
+            )
+            result = install_host(args.host, path, command, event=args.event, hook_timeout=args.hook_timeout)
+            seeded = _seed(args.event, args.scope, project, database, path, Host(args.host))
+        elif args.host == Host.CODEX.value:
             from reviewer_app.integrations.codex import install_codex
 
             result = install_codex(
                 reviewer_command(), database, hook_timeout=args.hook_timeout, extra=_install_extra(args)
             )
         else:
-            path = claude_settings_path(args.scope, Path(args.project).resolve())
+            path = claude_settings_path(args.scope or "project", Path(args.project).resolve())
             command = hook_command(
                 reviewer_command(), Host.CLAUDE_CODE, database, args.hook_timeout, _install_extra(args)
             )
-            result = install(path, args.event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
-            seeded = _seed(args, database, path)
+            event = args.event or "PermissionRequest"
+            if args.sessions:
+                from reviewer_app.integrations.hosts.install import install_with_sessions
+
+                result = install_with_sessions(path, event, command, args.matcher or None, args.hook_timeout)
+            else:
+                result = install(path, event, command, matcher=args.matcher or None, timeout=args.hook_timeout)
+            seeded = _seed(event, args.scope, project, database, path, Host.CLAUDE_CODE)
     except (SettingsError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_USAGE
@@ -214,16 +254,22 @@ def _install(args: argparse.Namespace) -> int:
         _out(f"seeded {line} (revoke with: reviewer-app rules revoke ID)")
     if args.host == Host.CODEX.value and result.changed:
         _out("Codex runs a new hook only once you trust it: open /hooks in Codex and trust this one.")
+    if args.host in ("gemini", "qwen"):
+        _out(f"{args.host} still applies its own approval mode after an allow: with --approval-mode yolo Reviewer")
+        _out("is the only gate; otherwise a call Reviewer allows may still be refused or asked about by the agent.")
     return 0
 
 
-def _seed(args: argparse.Namespace, database: str, settings: Path) -> list[str]:
-    """PreToolUse: the allow rules for reading the project, as visible rules (PermissionRequest: none)."""
-    if args.event != "PreToolUse":
-        return []
-    from reviewer_app.integrations.claude_code.seeds import seed_rules, seed_scope
+def _seed(event: str | None, scope: str | None, project: Path, database: str, settings: Path, host: Host) -> list[str]:
+    """An event the host sends for every call (PreToolUse and its kin): the allow rules for reading the project,
+    as visible rules. PermissionRequest: none, the host already asked and answered itself what it allows."""
+    from reviewer_app.integrations.claude_code.seeds import seed_rules, seeded_patterns, seeded_scope
 
-    return seed_rules(database, seed_scope(args.scope, Path(args.project).resolve()), settings)
+    every_call = event == "PreToolUse" if host is Host.CLAUDE_CODE else event != "PermissionRequest"
+    patterns = seeded_patterns(host)
+    if not every_call or not patterns:
+        return []
+    return seed_rules(database, seeded_scope(host, scope, project), settings, patterns, event or "every call")
 
 
 def _uninstall(args: argparse.Namespace) -> int:
@@ -234,21 +280,27 @@ def _uninstall(args: argparse.Namespace) -> int:
         uninstall,
     )
 
-    path = (
-        codex_hooks_path()
-        if args.host == Host.CODEX.value
-        else claude_settings_path(args.scope, Path(args.project).resolve())
-    )
+    project = Path(args.project).resolve()
     try:
-        result = uninstall(path)
+        if args.host not in (Host.CLAUDE_CODE.value, Host.CODEX.value):
+            from reviewer_app.integrations.hosts.install import settings_path, uninstall_host
+
+            result = uninstall_host(args.host, settings_path(args.host, args.scope or "user", project))
+        else:
+            path = (
+                codex_hooks_path()
+                if args.host == Host.CODEX.value
+                else claude_settings_path(args.scope or "project", project)
+            )
+            result = uninstall(path)
     except (SettingsError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_USAGE
     backup = f" (previous version kept as {result.backup})" if result.backup else ""
     _out(f"{'removed from' if result.changed else 'not installed in'}: {result.path}{backup}")
-    if args.host == Host.CLAUDE_CODE.value and args.db:
-        from reviewer_app.integrations.claude_code.seeds import revoke_seeded, seed_scope
+    if args.host != Host.CODEX.value and args.db:
+        from reviewer_app.integrations.claude_code.seeds import revoke_seeded, seeded_scope
 
-        for rule_id in revoke_seeded(args.db, seed_scope(args.scope, Path(args.project).resolve())):
+        for rule_id in revoke_seeded(args.db, seeded_scope(Host(args.host), args.scope, project)):
             _out(f"revoked rule {rule_id} (seeded by hook install)")
     return 0

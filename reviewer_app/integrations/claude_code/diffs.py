@@ -1,4 +1,5 @@
-"""Write, Edit and MultiEdit as a unified diff against the file as it is now, for the reviewer to read.
+"""File writes and edits of every host (Claude's Write, Edit, MultiEdit and the other agents' likes) as a unified
+diff against the file as it is now, for the reviewer to read.
 
 Only files inside the session's working directory are read (the path is the model's choice: never follow it
 out of the project); others are compared with nothing and say so.
@@ -47,14 +48,30 @@ def _apply_edit(text: str, old: str, new: str, replace_all: bool) -> str | None:
     return text.replace(old, new) if replace_all else text.replace(old, new, 1)
 
 
+WRITE_TOOLS = frozenset({"Write", "write_file", "create", "Create", "write"})
+"""Whole-file writers of every host: Claude, Gemini/Qwen, Copilot, Factory, OpenCode."""
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "replace", "edit"})
+_PATH_KEYS = ("file_path", "path", "filePath")
+_CONTENT_KEYS = ("content", "file_text")
+_OLD_KEYS = ("old_string", "old_str", "oldString")
+_NEW_KEYS = ("new_string", "new_str", "newString")
+
+
+def _first(values: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The one of ``keys`` present; None when none is, or when two disagree (which one the host reads is not
+    ours to guess)."""
+    present = [values[key] for key in keys if values.get(key) is not None]
+    return present[0] if len(present) == 1 or (present and all(v == present[0] for v in present)) else None
+
+
 def diff_for(tool_name: str, tool_input: dict[str, Any], cwd: str | None) -> dict[str, str] | None:
     """``{"path", "diff", "note"}`` for file-writing tools; None for others."""
-    path = tool_input.get("file_path")
-    if tool_name not in ("Write", "Edit", "MultiEdit") or not isinstance(path, str) or not path:
+    path = _first(tool_input, _PATH_KEYS)
+    if tool_name not in WRITE_TOOLS | EDIT_TOOLS or not isinstance(path, str) or not path:
         return None
     before, note = _current(path, cwd)
-    if tool_name == "Write":
-        content = tool_input.get("content")
+    if tool_name in WRITE_TOOLS:
+        content = _first(tool_input, _CONTENT_KEYS)
         if not isinstance(content, str):
             return None
         after: str | None = content
@@ -66,13 +83,13 @@ def diff_for(tool_name: str, tool_input: dict[str, Any], cwd: str | None) -> dic
         for edit in edits if isinstance(edits, list) else []:
             if after is None or not isinstance(edit, dict):
                 break
-            old, new = edit.get("old_string"), edit.get("new_string")
+            old, new = _first(edit, _OLD_KEYS), _first(edit, _NEW_KEYS)
             if not isinstance(old, str) or not isinstance(new, str):
                 after = None
                 break
-            after = _apply_edit(after, old, new, bool(edit.get("replace_all")))
+            after = _apply_edit(after, old, new, bool(edit.get("replace_all") or edit.get("replaceAll")))
             if after is None:
-                note = note or "old_string is not in the file as it is now: Claude Code will refuse this edit"
+                note = note or "old_string is not in the file as it is now: the agent will refuse this edit"
         if after is None:
             return {"path": path, "diff": "", "note": note or "no diff"}
     if after is None:

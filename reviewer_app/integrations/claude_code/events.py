@@ -21,11 +21,31 @@ class Host(StrEnum):
 
     CLAUDE_CODE = "claude-code"
     CODEX = "codex"
+    GEMINI = "gemini"
+    COPILOT = "copilot"
+    QWEN = "qwen"
+    FACTORY = "factory"
+    OPENCODE = "opencode"
+    CURSOR = "cursor"
 
 
 class HookEventName(StrEnum):
     PRE_TOOL_USE = "PreToolUse"
     PERMISSION_REQUEST = "PermissionRequest"
+    BEFORE_TOOL = "BeforeTool"
+    """Gemini CLI."""
+    COPILOT_PRE_TOOL_USE = "preToolUse"
+    """GitHub Copilot CLI (camelCase)."""
+    BEFORE_SHELL_EXECUTION = "beforeShellExecution"
+    BEFORE_MCP_EXECUTION = "beforeMCPExecution"
+    """Cursor's two gating events."""
+    TOOL_EXECUTE_BEFORE = "tool.execute.before"
+    """OpenCode's plugin event, relayed by Reviewer's plugin."""
+
+
+CLAUDE_EVENTS = (HookEventName.PRE_TOOL_USE, HookEventName.PERMISSION_REQUEST)
+HOSTS_WITHOUT_EDIT = frozenset({Host.CODEX})
+"""Hosts whose PermissionRequest answer carries no ``updatedInput``."""
 
 
 class Verdict(StrEnum):
@@ -84,19 +104,28 @@ def _text(raw: dict[str, Any], key: str, *, required: bool, limit: int | None = 
     return value
 
 
-def parse_event(payload: bytes, host: Host) -> HookEvent:
-    """Check and read one event; :class:`HookInputError` says what is wrong."""
+def load_object(payload: bytes) -> dict[str, Any]:
+    """The payload as a JSON object, or :class:`HookInputError`."""
     try:
         raw = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HookInputError(f"the hook event is not JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise HookInputError("the hook event must be a JSON object")
+    return raw
+
+
+text_field = _text
+"""A checked string field of an event (for the other hosts' profiles)."""
+
+
+def parse_event(payload: bytes, host: Host) -> HookEvent:
+    """Check and read one event; :class:`HookInputError` says what is wrong."""
+    raw = load_object(payload)
     name = _text(raw, "hook_event_name", required=True) or ""
-    try:
-        event = HookEventName(name)
-    except ValueError as exc:
-        raise HookInputError(f"this hook answers PreToolUse and PermissionRequest, not {name!r}") from exc
+    if name not in CLAUDE_EVENTS:
+        raise HookInputError(f"this hook answers PreToolUse and PermissionRequest, not {name!r}")
+    event = HookEventName(name)
     if host is Host.CODEX and event is not HookEventName.PERMISSION_REQUEST:
         raise HookInputError(f"the Codex hook answers PermissionRequest, not {name!r}")
     session_id = _text(raw, "session_id", required=True)
@@ -148,7 +177,7 @@ class Answer:
             return None  # no decision: the host shows its own permission prompt
         decision: dict[str, Any] = {"behavior": self.verdict.value}
         if self.verdict is Verdict.ALLOW:
-            if self.updated_input is not None and host is Host.CLAUDE_CODE:
+            if self.updated_input is not None and host not in HOSTS_WITHOUT_EDIT:
                 decision["updatedInput"] = self.updated_input
         else:
             decision["message"] = self.reason or "denied in Reviewer"

@@ -19,12 +19,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 from reviewer_app.integrations.claude_code.events import (
     Answer,
     HookEvent,
-    HookEventName,
     HookInputError,
     Host,
     Verdict,
-    event_name_in,
-    parse_event,
     read_stdin_bytes,
 )
 from reviewer_app.integrations.claude_code.request import RequestFields, hook_process_metadata, request_fields
@@ -69,13 +66,15 @@ def fallback(verdict: Verdict, reason: str) -> Answer:
 
 
 def run_hook(options: HookOptions, stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
-    """The whole hook: always exits 0 with an answer (or, for PermissionRequest ``ask``, none)."""
-    event_name = HookEventName.PRE_TOOL_USE if options.host is Host.CLAUDE_CODE else HookEventName.PERMISSION_REQUEST
+    """The whole hook: an answer in the host's format (its profile's), or none for PermissionRequest ``ask``."""
+    from reviewer_app.integrations.hosts.registry import profile_for
+
+    profile = profile_for(options.host)
+    event_name = profile.default_event
     try:
         payload = read_stdin_bytes(stdin)
-        if options.host is Host.CLAUDE_CODE:  # Codex's hook answers only PermissionRequest, in that format
-            event_name = event_name_in(payload)
-        event = parse_event(payload, options.host)
+        event_name = profile.event_name_in(payload)
+        event = profile.parse(payload)
         answer = answer_event(event, options, stderr)
     except HookInputError as exc:
         _say(stderr, f"reviewer-app hook: bad event: {exc}")
@@ -83,14 +82,14 @@ def run_hook(options: HookOptions, stdin: BinaryIO, stdout: TextIO, stderr: Text
     except BaseException as exc:  # the one place every failure ends: never a crash into "proceed"
         _say(stderr, f"reviewer-app hook: {type(exc).__name__}: {exc}")
         answer = fallback(options.on_error, f"{type(exc).__name__}: {exc}")
-    text = answer.render(options.host, event_name)
+    reply = profile.render(answer, event_name)
     try:
-        if text is not None:
-            stdout.write(text + "\n")
+        if reply.stdout is not None:
+            stdout.write(reply.stdout + "\n")
         stdout.flush()
     except (BrokenPipeError, OSError):  # the host stopped listening: nothing left to tell it
         pass
-    return 0
+    return reply.exit_code
 
 
 def _say(stderr: TextIO, message: str) -> None:
@@ -121,13 +120,12 @@ class Prepared:
 
 
 def _waiting_fields(event: HookEvent, options: HookOptions, title: str | None) -> tuple[RequestFields, int]:
-    extra: dict[str, Any] = {}
-    if event.host is Host.CLAUDE_CODE:
-        from reviewer_app.integrations.claude_code.diffs import diff_for
+    from reviewer_app.integrations.claude_code.diffs import diff_for
 
-        diff = diff_for(event.tool_name, event.tool_input, event.cwd)
-        if diff is not None:
-            extra["diff"] = diff
+    extra: dict[str, Any] = {}
+    diff = diff_for(event.tool_name, event.tool_input, event.cwd)
+    if diff is not None:
+        extra["diff"] = diff
     expires_at = int(time.time() + options.timeout) + EXPIRY_GRACE_S
     fields = request_fields(event, title=title, extra=extra, metadata=hook_process_metadata(), expires_at=expires_at)
     return fields, expires_at
@@ -417,7 +415,7 @@ def answer_for(outcome: Outcome, event: HookEvent) -> Answer:
         scope = " for this session" if kind is DecisionKind.APPROVE_FOR_SESSION else ""
         return Answer(Verdict.ALLOW, reason or f"approved in Reviewer{who}{scope}")
     if kind is DecisionKind.EDIT:
-        if event.host is Host.CODEX or not isinstance(outcome.arguments, dict):
+        if "edit" not in _decisions(event) or not isinstance(outcome.arguments, dict):
             return Answer(Verdict.DENY, "the reviewer edited the call, which this agent cannot run; not run")
         return Answer(Verdict.ALLOW, f"approved in Reviewer{who} with edited input", updated_input=outcome.arguments)
     if outcome.record.get("status") == HITLStatus.EXPIRED.value and kind is DecisionKind.EXPIRE:
@@ -428,3 +426,9 @@ def answer_for(outcome: Outcome, event: HookEvent) -> Answer:
     if kind is DecisionKind.RESPOND:
         text = f"the reviewer answered instead of approving: {outcome.message or ''}"
     return Answer(Verdict.DENY, text)
+
+
+def _decisions(event: HookEvent) -> tuple[str, ...]:
+    from reviewer_app.integrations.hosts.registry import profile_for
+
+    return profile_for(event.host).decisions(event.event)

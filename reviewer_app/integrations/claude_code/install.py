@@ -24,7 +24,9 @@ from reviewer_app.integrations.claude_code.events import Host
 DEFAULT_HOOK_TIMEOUT_S = 600
 """Claude Code kills a hook after its ``timeout`` (default 60 s); a reviewer needs longer."""
 TIMEOUT_MARGIN_S = 5
-_OURS = re.compile(r"(reviewer[-_]app|reviewer_app)\S*\s+hook\s+(claude-code|codex)(\s|$)")
+_OURS = re.compile(
+    r"(reviewer[-_]app|reviewer_app)\S*\s+hook\s+(claude-code|codex|gemini|copilot|qwen|factory|opencode|cursor)(\s|$)"
+)
 
 
 class SettingsError(ValueError):
@@ -63,7 +65,10 @@ def hook_command(base: list[str], host: Host, database: str, hook_timeout: int, 
 
 
 def is_ours(entry: Any) -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get("command"), str) and bool(_OURS.search(entry["command"]))
+    """Reviewer's hook entry (its command under ``command``, or ``bash`` in Copilot's files)."""
+    if not isinstance(entry, dict):
+        return False
+    return any(isinstance(entry.get(key), str) and bool(_OURS.search(entry[key])) for key in ("command", "bash"))
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -129,6 +134,16 @@ def _write(path: Path, settings: dict[str, Any], original: str | None) -> tuple[
         Path(temp).unlink(missing_ok=True)
         raise
     return True, backup
+
+
+def load_settings(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path`` ({} when missing or empty); :class:`SettingsError` when it is not one."""
+    return _load(path)
+
+
+def write_settings(path: Path, settings: dict[str, Any], original: str | None) -> tuple[bool, Path | None]:
+    """Write ``settings`` atomically with a backup of ``original``; (changed, backup)."""
+    return _write(path, settings, original)
 
 
 def install(path: Path, event: str, command: str, *, matcher: str | None, timeout: int) -> InstallResult:

@@ -12,8 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reviewer_app.integrations.claude_code.events import HookEvent, Host
-from reviewer_app.integrations.claude_code.schemas import CODEX_SHELL_TOOLS, SHELL_TOOLS, schema_for
+from reviewer_app.integrations.claude_code.events import HookEvent
 
 if TYPE_CHECKING:
     from reviewer_app.integrations.core import ExternalCall
@@ -119,12 +118,11 @@ def request_fields(
     expires_at: int | None = None,
 ) -> RequestFields:
     """The request for ``event``; ``extra`` adds data keys (a diff), ``metadata`` the hook's process."""
-    codex = event.host is Host.CODEX
+    from reviewer_app.integrations.hosts.registry import profile_for
+
+    profile = profile_for(event.host)
     description = event.tool_input.get("description")
-    extra_data: dict[str, Any] = {
-        "hook_event": event.event.value,
-        "shell_tools": list(CODEX_SHELL_TOOLS if codex else SHELL_TOOLS),
-    }
+    extra_data: dict[str, Any] = {"hook_event": event.event.value, "shell_tools": list(profile.shell_tools)}
     if event.permission_mode:
         extra_data["permission_mode"] = event.permission_mode
     if event.transcript_path:
@@ -142,8 +140,8 @@ def request_fields(
         tool_call_id=event.tool_use_id,
         arguments=event.tool_input,
         description=description if isinstance(description, str) else None,
-        schema=schema_for(event.tool_name, codex=codex),
-        allowed_decisions=CODEX_DECISIONS if codex else CLAUDE_DECISIONS,
+        schema=profile.schema_for(event.tool_name),
+        allowed_decisions=profile.decisions(event.event),
         cwd=event.cwd,
         title=title,
         extra_data=extra_data,

@@ -71,3 +71,11 @@ CODEX_SCHEMAS: dict[str, dict[str, Any]] = {
 def schema_for(tool_name: str, *, codex: bool = False) -> dict[str, Any] | None:
     """The input schema of a known tool; None for MCP and other tools (their edits are not checked)."""
     return (CODEX_SCHEMAS if codex else TOOL_SCHEMAS).get(tool_name)
+
+
+object_schema = _object
+"""A JSON schema of an object with these properties (for the other hosts' tool schemas)."""
+STRING = _STRING
+NON_EMPTY = {"type": "string", "minLength": 1}
+SHELL_SCHEMA = _object({"command": NON_EMPTY, "description": _STRING}, ["command"])
+"""A shell tool taking ``command`` (and a ``description``): Copilot's and OpenCode's ``bash``."""

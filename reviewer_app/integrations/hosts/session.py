@@ -1,0 +1,163 @@
+"""Whole sessions, not single calls: a host's tool results and session ends written onto its runs.
+
+``hook install`` adds these events next to the gating one, running ``reviewer-app hook <host> --event <name>``:
+a tool result (Gemini ``AfterTool``, Qwen/Factory ``PostToolUse``, Copilot ``postToolUse``, OpenCode's plugin
+``tool.execute.after``) becomes the call's ``tool_use`` block and its result on the run's timeline; a turn end
+(``Stop``) finishes the run it names, a session end (``SessionEnd``, Copilot ``sessionEnd``) finishes every run of
+the session still open, so they leave the Runs board's active columns. These events never gate anything: the hook
+prints nothing, always exits 0, and a failure is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from reviewer_app.integrations.claude_code.events import HookInputError, Host, load_object, text_field
+
+TOOL_RESULT = "tool_result"
+RUN_END = "run_end"
+SESSION_END = "session_end"
+MAX_RESULT_CHARS = 20_000
+
+LIFECYCLE_EVENTS: dict[Host, dict[str, str]] = {
+    # Claude's transcript already gives the tool results; its Stop ends the turn: every prompt run of the session.
+    Host.CLAUDE_CODE: {"Stop": SESSION_END, "SessionEnd": SESSION_END},
+    Host.GEMINI: {"AfterTool": TOOL_RESULT, "SessionEnd": SESSION_END},
+    Host.QWEN: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
+    Host.FACTORY: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
+    Host.COPILOT: {"postToolUse": TOOL_RESULT, "sessionEnd": SESSION_END},
+    Host.OPENCODE: {"tool.execute.after": TOOL_RESULT},
+}
+"""Per host, the lifecycle events Reviewer follows and what each means."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lifecycle:
+    kind: str
+    session_id: str
+    run_id: str | None
+    tool_name: str | None = None
+    call_id: str | None = None
+    arguments: Any = None
+    result: str = ""
+    ok: bool = True
+
+
+def _result_text(value: Any) -> str:
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, dict):  # Gemini {llmContent, returnDisplay, error}; Copilot {resultType, textResultForLlm}
+        for key in ("textResultForLlm", "llmContent", "output", "returnDisplay", "stdout"):
+            if isinstance(value.get(key), str):
+                return _result_text(value[key])
+        text = json.dumps(value, ensure_ascii=False)
+    else:
+        text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "\n… (cut)"
+
+
+def _failed(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    return bool(value.get("error")) or value.get("resultType") in ("failure", "denied", "error")
+
+
+def parse_lifecycle(host: Host, name: str, payload: bytes) -> Lifecycle:
+    """Read one lifecycle event of ``host``; :class:`HookInputError` when it is not one Reviewer follows."""
+    kind = LIFECYCLE_EVENTS.get(host, {}).get(name)
+    if kind is None:
+        raise HookInputError(f"the {host.value} hook does not follow {name!r}")
+    raw = load_object(payload)
+    session = (
+        text_field(raw, "session_id", required=False)
+        or text_field(raw, "sessionId", required=False)
+        or (f"copilot:{raw.get('cwd') or '?'}" if host is Host.COPILOT else None)
+    )
+    if session is None:
+        raise HookInputError("the event names no session")
+    run = text_field(raw, "prompt_id", required=False) if host in (Host.QWEN, Host.FACTORY) else session
+    if kind != TOOL_RESULT:
+        return Lifecycle(kind, session, run)
+    if host is Host.COPILOT:
+        tool, arguments, response = raw.get("toolName"), raw.get("toolArgs"), raw.get("toolResult")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                pass
+    elif host is Host.OPENCODE:
+        tool, arguments, response = raw.get("tool"), raw.get("args"), raw.get("output")
+    else:
+        tool, arguments, response = raw.get("tool_name"), raw.get("tool_input"), raw.get("tool_response")
+    call_id = (
+        text_field(raw, "tool_use_id", required=False)
+        or text_field(raw, "call_id", required=False)
+        or text_field(raw, "toolCallId", required=False)
+    )
+    if call_id is None:  # Gemini and Copilot name no call: the call's content and time do
+        seed = json.dumps([tool, arguments, raw.get("timestamp")], sort_keys=True, default=str)
+        call_id = "call_" + hashlib.sha256(seed.encode()).hexdigest()[:16]
+    return Lifecycle(
+        kind,
+        session,
+        run,
+        tool_name=tool if isinstance(tool, str) else None,
+        call_id=call_id,
+        arguments=arguments,
+        result=_result_text(response),
+        ok=not _failed(response),
+    )
+
+
+async def record(host: Host, event: Lifecycle, database: str) -> None:
+    """Write ``event`` onto its session's runs (a tool result on its run's timeline, or the runs finished)."""
+    from reviewer_app.domain.runs import RunState
+    from reviewer_app.hitl import SQLHITLBackend
+    from reviewer_app.integrations.core import ReviewClient, ToolCalled, ToolReturned
+
+    backend = SQLHITLBackend(database)
+    try:
+        client = ReviewClient(backend, agent=host.value)
+        if event.kind == TOOL_RESULT:
+            run = event.run_id or event.session_id
+            await client.register_run(session_id=event.session_id, invocation_id=run)
+            assert event.call_id is not None
+            entries: list[ToolCalled | ToolReturned] = [
+                ToolCalled(event.call_id, event.tool_name or "tool", event.arguments),
+                ToolReturned(event.call_id, event.result, event.ok),
+            ]
+            await client.narrate_transcript(event.session_id, run, entries)
+            return
+        if event.kind == RUN_END:
+            runs = [event.run_id] if event.run_id else []
+        else:
+            open_states = [RunState.QUEUED.value, RunState.RUNNING.value, RunState.WAITING.value]
+            runs = [run.id for run in await backend.list_runs(states=open_states) if run.session_id == event.session_id]
+        for run_id in runs:
+            current = await backend.get_run(run_id)
+            if current is None or current.state in (RunState.DONE.value, RunState.CANCELLED.value):
+                continue
+            await client.set_run_state(run_id, RunState.RUNNING)  # a run waiting on nothing more may finish
+            await client.finish_run(event.session_id, run_id)
+    finally:
+        await backend.aclose()
+
+
+def run_lifecycle(host: Host, name: str, database: str, stdin: Any, stderr: TextIO) -> int:
+    """The hook process for a lifecycle event: record it, print nothing, exit 0 whatever happens."""
+    import asyncio
+
+    from reviewer_app.integrations.claude_code.events import read_stdin_bytes
+
+    try:
+        event = parse_lifecycle(host, name, read_stdin_bytes(stdin))
+        asyncio.run(record(host, event, database))
+    except BaseException as exc:  # never in the agent's way: these events decide nothing
+        try:
+            stderr.write(f"reviewer-app hook: {name} not recorded: {type(exc).__name__}: {exc}\n")
+        except (OSError, ValueError):
+            pass
+    return 0

@@ -1,0 +1,68 @@
+"""A small OpenAI chat-completions API on 127.0.0.1 for driving real agent CLIs (Qwen Code, Copilot, Factory,
+OpenCode) in tests.
+
+The first turn asks for one tool call; once a tool message arrives it answers with text quoting it. Streaming
+(``stream: true``) and plain answers are both served. Tool results the CLI sent back are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from tests.integrations.fake_server import FakeServer
+
+USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+class FakeChat(FakeServer):
+    url_path = "/v1"
+
+    def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
+        super().__init__()
+        self.tool = tool
+        self.arguments = arguments
+
+    def tool_results(self) -> list[str]:
+        seen: list[str] = []
+        for body in self.bodies():
+            for message in body.get("messages") or []:
+                if isinstance(message, dict) and message.get("role") == "tool":
+                    content = message.get("content")
+                    text = content if isinstance(content, str) else json.dumps(content)
+                    if text not in seen:
+                        seen.append(text)
+        return seen
+
+    def _message(self, body: dict[str, Any]) -> dict[str, Any]:
+        results = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"]
+        if results:
+            return {"role": "assistant", "content": f"The tool said: {json.dumps(results[-1].get('content'))[:500]}"}
+        call = {
+            "id": f"call_{len(self.requests)}",
+            "type": "function",
+            "function": {"name": self.tool, "arguments": json.dumps(self.arguments)},
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+        self.keep(body)
+        message = self._message(body)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body.get("model", "fake-model")}
+        if not body.get("stream"):
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            return "application/json", json.dumps(
+                {**base, "object": "chat.completion", "choices": [choice], "usage": USAGE}
+            ).encode()
+        delta = dict(message)
+        if delta.get("tool_calls"):
+            delta["tool_calls"] = [{"index": 0, **call} for call in delta["tool_calls"]]
+        chunk = {**base, "object": "chat.completion.chunk"}
+        chunks = [
+            {**chunk, "choices": [{"index": 0, "delta": delta}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": USAGE},
+        ]
+        data = b"".join(f"data: {json.dumps(item)}\n\n".encode() for item in chunks) + b"data: [DONE]\n\n"
+        return "text/event-stream", data

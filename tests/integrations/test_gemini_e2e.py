@@ -1,0 +1,66 @@
+"""End to end with the real Gemini CLI (npm ``@google/gemini-cli``) against a fake Gemini API on 127.0.0.1, the
+BeforeTool hook installed by ``hook install gemini``, decisions from ``reviewer-app decide``.
+
+Gemini applies its own approval mode after a hook's allow: the runs use ``--approval-mode yolo`` so Reviewer is
+the gate (documented in docs/hosts.md).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reviewer_app.hitl import SQLHITLBackend
+from tests.integrations.agent_run import (
+    EDITED,
+    MARKER,
+    agent_env,
+    check_decided,
+    decisions,
+    install_hook,
+    merge_json,
+    run_and_decide,
+)
+from tests.integrations.fake_gemini import FakeGemini
+from tests.integrations.npm_cli import gemini_binary
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
+
+OFFLINE = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+}
+
+
+@pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, "description": "edited"}))
+async def test_real_gemini_runs_the_command_exactly_as_decided(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
+) -> None:
+    gemini = gemini_binary()
+    project = tmp_path / "project"
+    project.mkdir()
+    home = tmp_path / "home"
+    env = agent_env(home, GEMINI_API_KEY="dummy")
+    install_hook(env, "gemini", db_path)
+    settings = home / ".gemini" / "settings.json"
+    assert json.loads(settings.read_text())["hooks"]["BeforeTool"]
+    merge_json(settings, OFFLINE)
+    with FakeGemini("run_shell_command", {"command": MARKER, "description": "a marker"}) as api:
+        env["GOOGLE_GEMINI_BASE_URL"] = api.url
+        command = [str(gemini), "--approval-mode", "yolo", "-p", "touch a marker"]
+        result = await run_and_decide(backend, db_path, env, command, project, decision, *extra)
+        responses = api.function_responses()
+    await check_decided(
+        backend,
+        result,
+        project,
+        decision,
+        responses,
+        host="gemini",
+        tool="run_shell_command",
+        edits=True,
+        session_end=True,
+    )

@@ -1,0 +1,144 @@
+"""Whole sessions: each host's tool-result and session-end events, recorded on its runs by ``hook <host> --event``.
+
+Payload shapes: Gemini's, Qwen's and Copilot's as their CLIs send them (0.61.0, 0.24.4, 1.0.102), OpenCode's as
+Reviewer's plugin sends them. These events never gate: the hook prints nothing and exits 0, even when it fails.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewer_app.domain.runs import RunState
+from reviewer_app.hitl import SQLHITLBackend
+from tests.integrations.hook_helpers import run_hook
+
+pytestmark = pytest.mark.asyncio
+
+SESSION = "s-1"
+TOOL_RESULTS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "gemini": (
+        "AfterTool",
+        {
+            "session_id": SESSION,
+            "cwd": "/p",
+            "hook_event_name": "AfterTool",
+            "timestamp": "2026-11-27T00:40:41.770Z",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "ls"},
+            "tool_response": {"llmContent": "a.txt\nb.txt", "returnDisplay": "a.txt\nb.txt"},
+        },
+        "a.txt\nb.txt",
+    ),
+    "qwen": (
+        "PostToolUse",
+        {
+            "session_id": SESSION,
+            "prompt_id": f"{SESSION}########0",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "ls"},
+            "tool_response": "a.txt",
+            "tool_use_id": "toolu_1",
+        },
+        "a.txt",
+    ),
+    "copilot": (
+        "postToolUse",
+        {
+            "sessionId": SESSION,
+            "timestamp": 1795741098694,
+            "cwd": "/p",
+            "toolName": "bash",
+            "toolArgs": {"command": "ls"},
+            "toolResult": {"resultType": "success", "textResultForLlm": "a.txt"},
+        },
+        "a.txt",
+    ),
+    "opencode": (
+        "tool.execute.after",
+        {"session_id": SESSION, "call_id": "call_1", "tool": "bash", "output": "a.txt"},
+        "a.txt",
+    ),
+}
+ENDS = {
+    "gemini": ("SessionEnd", {"session_id": SESSION, "hook_event_name": "SessionEnd", "reason": "exit"}),
+    "qwen": ("SessionEnd", {"session_id": SESSION, "hook_event_name": "SessionEnd"}),
+    "factory": ("SessionEnd", {"session_id": SESSION, "hook_event_name": "SessionEnd"}),
+    "copilot": ("sessionEnd", {"sessionId": SESSION, "timestamp": 1, "cwd": "/p", "reason": "complete"}),
+}
+
+
+@pytest.mark.parametrize("host", list(TOOL_RESULTS))
+async def test_a_tool_result_lands_on_the_run_and_the_session_end_finishes_it(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, host: str
+) -> None:
+    event, payload, text = TOOL_RESULTS[host]
+    code, answer, err = run_hook(tmp_path, db_path, payload, "--event", event, host=host)
+    assert code == 0 and answer is None, err
+    [run] = [run for run in await backend.list_runs() if run.session_id == SESSION]
+    assert run.agent == host
+    blocks = [(event.kind.value, event.op.value, event.data) for event in await backend.events(run.id)]
+    [(_, _, call)] = [block for block in blocks if block[1] == "apply"]
+    [(_, _, result)] = [block for block in blocks if block[1] == "patch"]
+    assert call["arguments"] in ({"command": "ls"}, None) and result == {"status": "success", "result": text}
+    code, _, _ = run_hook(tmp_path, db_path, payload, "--event", event, host=host)  # the same call again: once
+    assert len(await backend.events(run.id)) == len(blocks)
+
+    if host in ENDS:
+        name, end = ENDS[host]
+        code, answer, err = run_hook(tmp_path, db_path, end, "--event", name, host=host)
+        assert code == 0 and answer is None, err
+        finished = await backend.get_run(run.id)
+        assert finished is not None and finished.state == RunState.DONE.value
+
+
+async def test_a_turn_end_finishes_the_prompt_it_names(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> None:
+    _, payload, _ = TOOL_RESULTS["qwen"]
+    run_hook(tmp_path, db_path, payload, "--event", "PostToolUse", host="qwen")
+    stop = {"session_id": SESSION, "prompt_id": payload["prompt_id"], "hook_event_name": "Stop"}
+    code, answer, _ = run_hook(tmp_path, db_path, stop, "--event", "Stop", host="qwen")
+    finished = await backend.get_run(payload["prompt_id"])
+    assert code == 0 and answer is None and finished is not None and finished.state == "done"
+
+
+@pytest.mark.parametrize("host", list(TOOL_RESULTS))
+async def test_lifecycle_failures_stay_out_of_the_agents_way(tmp_path: Path, host: str) -> None:
+    event, payload, _ = TOOL_RESULTS[host]
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"not a database" * 100)
+    code, answer, err = run_hook(tmp_path, broken, payload, "--event", event, host=host)
+    assert code == 0 and answer is None and "not recorded" in err
+    code, answer, err = run_hook(tmp_path, tmp_path / "ok.db", b"{", "--event", event, host=host)
+    assert code == 0 and answer is None and "not JSON" in err
+    code, answer, err = run_hook(
+        tmp_path, tmp_path / "ok.db", json.dumps(payload).encode(), "--event", "Nope", host=host
+    )
+    assert code == 0 and answer is None and "does not follow 'Nope'" in err
+
+
+async def test_claude_code_turns_finish_on_stop(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> None:
+    """``hook install claude-code --sessions`` adds Stop and SessionEnd; a Stop finishes the session's prompt runs."""
+    from tests.integrations.agent_run import agent_env, reviewer
+
+    project = tmp_path / "project"
+    project.mkdir()
+    env = agent_env(tmp_path / "home")
+    installed = reviewer(
+        env, "hook", "install", "claude-code", "--project", str(project), "--db", str(db_path), "--sessions"
+    )
+    assert installed.returncode == 0, installed.stderr
+    hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+    assert {"PermissionRequest", "Stop", "SessionEnd"} <= set(hooks)
+    assert hooks["Stop"][0]["hooks"][0]["command"].endswith("--event Stop")
+
+    await backend.register_run(session_id=SESSION, invocation_id="prompt-1", agent="claude-code", external=True)
+    stop = {"session_id": SESSION, "transcript_path": "/x.jsonl", "hook_event_name": "Stop", "stop_hook_active": False}
+    code, answer, err = run_hook(tmp_path, db_path, stop, "--event", "Stop")
+    finished = await backend.get_run("prompt-1")
+    assert code == 0 and answer is None and finished is not None and finished.state == "done", err
+    assert reviewer(env, "hook", "uninstall", "claude-code", "--project", str(project)).returncode == 0
+    assert "hooks" not in json.loads((project / ".claude" / "settings.json").read_text())
