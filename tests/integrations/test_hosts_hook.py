@@ -86,7 +86,7 @@ CURSOR = HostCase(
         "generation_id": "c-gen",
         "hook_event_name": "beforeShellExecution",
         "workspace_roots": ["/home/user/project"],
-        "command": "git push --force",
+        "command": "git push origin main",
         "cwd": "/home/user/project",
     },
     "Shell",
@@ -236,3 +236,11 @@ async def test_a_rule_settles_on_the_fast_path(
     assert "--allow-tools" in case.reason(answer)
     [record] = await backend.list_records(RequestQuery(statuses=("completed",)))
     assert record["metadata"]["agent"] == case.host and record["user_response"]["reviewer"] == "rule:allow-tools"
+
+
+async def test_allow_tools_never_settles_a_high_risk_call(tmp_path: Path, db_path: Path) -> None:
+    """``--allow-tools`` is a wildcard: a force push through Cursor's shell event still waits for a person."""
+    payload = {**CURSOR.payload, "command": "git push --force"}
+    process = start_hook(tmp_path, db_path, payload, "--allow-tools", "Shell", "--timeout", "2", host="cursor")
+    code, answer, _ = finish(process)
+    assert code == 0 and answer is not None and answer["permission"] == "ask"
