@@ -33,3 +33,15 @@ async def every_request(reviewer: SQLHITLBackend) -> list[HITLRecord]:
 
 def by_tool(records: list[HITLRecord]) -> dict[str, HITLRecord]:
     return {str(record["tool_name"]): record for record in records}
+
+
+async def decide_elsewhere(db: object, hitl_id: str, kind: str, *extra: str, env: dict[str, str]) -> None:
+    """``reviewer-app decide`` in its own process, as an operator at a terminal would decide."""
+    import sys
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "reviewer_app", "decide", hitl_id, kind, *extra, "--db", str(db), "--reviewer", "rita",
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await process.communicate()
+    assert process.returncode == 0, (out + err).decode()
