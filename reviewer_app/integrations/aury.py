@@ -89,25 +89,20 @@ def _call_of(tool: Any, params: dict[str, Any], agent_name: str) -> ExternalCall
     call_id = str(getattr(ctx, "tool_call_id", None) or "") if ctx is not None else ""
     hitl_id = stable_id("aury", session_id, invocation_id, call_id or f"{tool.name}:{params!r}")
     name = str(tool.name)
+    ids: dict[str, Any] = {
+        "hitl_id": hitl_id,
+        "agent": agent_name,
+        "session_id": session_id,
+        "invocation_id": invocation_id,
+    }
     if name in QUESTION_TOOLS:
-        options = params.get("options")
-        return ExternalCall(
-            hitl_id=hitl_id,
-            agent=agent_name,
-            session_id=session_id,
-            invocation_id=invocation_id,
-            tool_name=name,
-            arguments={"question": str(params.get("question", "")), "options": list(options or [])},
-            hitl_type=HITLType.ASK_USER.value,
-            tool_call_id=call_id or None,
-            description=params.get("context"),
-        )
+        question = {"question": str(params.get("question", "")), "options": list(params.get("options") or [])}
+        hitl_type = HITLType.ASK_USER.value
+        return ExternalCall(**ids, tool_name=name, arguments=question, hitl_type=hitl_type,
+                            tool_call_id=call_id or None, description=params.get("context"))  # fmt: skip
     allowed = (DecisionKind.APPROVE, DecisionKind.REJECT, DecisionKind.STEER) if name in CONFIRM_TOOLS else None
     return ExternalCall(
-        hitl_id=hitl_id,
-        agent=agent_name,
-        session_id=session_id,
-        invocation_id=invocation_id,
+        **ids,
         tool_name=name,
         arguments=dict(params),
         tool_call_id=call_id or None,
