@@ -25,6 +25,7 @@ from aury.agents.hitl.ask_user import AskUserTool, ConfirmTool
 from aury.agents.llm import MockLLMProvider
 from aury.agents.llm.provider import Capabilities, LLMEvent, ToolCall
 from aury.agents.tool import tool
+from notes_folder import write_note_into
 
 from reviewer_app.config import resolve_database
 from reviewer_app.integrations.aury import reviewer_middleware
@@ -79,13 +80,10 @@ async def main() -> None:
     @tool
     def write_note(path: str, text: str) -> str:
         """Write a note into the agent's folder."""
-        target = (args.workdir / path).resolve()
-        if not target.is_relative_to(args.workdir.resolve()):
-            return f"refused: {path} is outside the folder"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        written.append((path, text))
-        return f"wrote {path}"
+        result = write_note_into(args.workdir, path, text)
+        if result.startswith("wrote"):
+            written.append((path, text))
+        return result
 
     model = ScriptedModel(PLAN)
     agent = ReactAgent.create(
