@@ -25,18 +25,13 @@ from aury.agents.hitl.ask_user import AskUserTool, ConfirmTool
 from aury.agents.llm import MockLLMProvider
 from aury.agents.llm.provider import Capabilities, LLMEvent, ToolCall
 from aury.agents.tool import tool
-from notes_folder import write_note_into
+from notes_folder import NOTE_PLAN, write_note_into
 
 from reviewer_app.config import resolve_database
 from reviewer_app.integrations.aury import reviewer_middleware
 
 PLAN: list[tuple[str, dict[str, Any]]] = [
-    ("write_note", {"path": "a.txt", "text": "one"}),
-    ("write_note", {"path": "b.txt", "text": "two"}),
-    ("write_note", {"path": "c.txt", "text": "three"}),
-    ("write_note", {"path": "d.txt", "text": "four"}),
-    ("write_note", {"path": "s.txt", "text": "same"}),
-    ("write_note", {"path": "s.txt", "text": "same"}),
+    *(("write_note", note) for note in NOTE_PLAN),
     ("ask_user", {"question": "Which folder should the notes go to?", "options": ["notes", "inbox"]}),
     ("confirm", {"action": "delete the cache", "risk_level": "high"}),
 ]

@@ -14,13 +14,11 @@ result the model read.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
-from notes_folder import write_note_into
+from notes_folder import NOTE_PLAN, ONE_NOTE, example_parser, write_note_into
 from power_loop import StatefulAgentLoop
 from power_loop._vendor.llm_client.interface import LLMResponse
 from power_loop.contracts.tools import ToolDefinition
@@ -28,16 +26,6 @@ from power_loop.tools.registry import ToolRegistry
 
 from reviewer_app.config import resolve_database
 from reviewer_app.integrations.power_loop import pause_for_review, review_gate, settle_and_resume
-
-GATE_PLAN = [
-    {"path": "a.txt", "text": "one"},
-    {"path": "b.txt", "text": "two"},
-    {"path": "c.txt", "text": "three"},
-    {"path": "d.txt", "text": "four"},
-    {"path": "s.txt", "text": "same"},
-    {"path": "s.txt", "text": "same"},
-]
-PAUSE_PLAN = [{"path": "notes.txt", "text": "Buy milk.\n"}]
 
 
 class ScriptedModel:
@@ -67,10 +55,7 @@ class ScriptedModel:
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", default=None, help="Reviewer's database (default: $REVIEWER_DB or the user's)")
-    parser.add_argument("--state", type=Path, required=True, help="power-loop's own session store (SQLite)")
-    parser.add_argument("--workdir", type=Path, default=Path.cwd() / "agent-scratch")
+    parser = example_parser(__doc__, "power-loop's own session store (SQLite)")
     parser.add_argument("--pause", action="store_true", help="the durable pause instead of the inline gate")
     parser.add_argument("--resume", action="store_true", help="settle the paused round of the last run")
     args = parser.parse_args()
@@ -86,7 +71,7 @@ async def main() -> None:
     schema = {"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}}}
     tools.register(ToolDefinition(name="write_note", description="Write a note.", input_schema=schema), write_note)
     durable = args.pause or args.resume
-    model = ScriptedModel(PAUSE_PLAN if durable else GATE_PLAN)
+    model = ScriptedModel(ONE_NOTE if durable else NOTE_PLAN)
     loop = StatefulAgentLoop(llm=model, dsn=str(args.state), tool_registry=tools)
     db = resolve_database(args.db)
     session_file = args.state.with_suffix(".session")

@@ -24,6 +24,15 @@ from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import RequestQuery, SQLHITLBackend
 from reviewer_app.integrations.policy import settle_by_policy, settle_by_waiver
 
+TOOL_DECISIONS = (
+    DecisionKind.APPROVE,
+    DecisionKind.APPROVE_FOR_SESSION,
+    DecisionKind.EDIT,
+    DecisionKind.REJECT,
+    DecisionKind.STEER,
+)
+"""Every decision on a tool call but "answer instead of the tool", which most hosts cannot carry."""
+
 ANSWERED_ELSEWHERE = "answered elsewhere"
 """The cancel reason recorded when the host settled the call itself (its own prompt, Esc, a time-out)."""
 

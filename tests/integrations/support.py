@@ -88,3 +88,13 @@ async def assert_one_waiver_on_record(db: object, total: int) -> None:
         waived = [r for r in every if (r["user_response"] or {}).get("reviewer", "").startswith("session-rule:")]
         assert len(waived) == 1 and len(await reviewer.audit(waived[0]["hitl_id"])) == 1
         assert all(r["status"] == "completed" for r in every) and len(every) == total
+
+
+async def report_of(agent: asyncio.subprocess.Process) -> dict[str, list[object]]:
+    """The JSON line a framework example prints last, once it exited 0."""
+    import json
+
+    out, err = await asyncio.wait_for(agent.communicate(), 60)
+    assert agent.returncode == 0, err.decode()
+    result: dict[str, list[object]] = json.loads(out.decode().strip().splitlines()[-1])
+    return result

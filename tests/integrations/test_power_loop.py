@@ -5,7 +5,6 @@ come from ``reviewer-app decide`` in another process, as an operator would make 
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from tests.integrations.support import (
     decide_elsewhere,
     decide_in_turn,
     pending,
+    report_of,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -36,13 +36,6 @@ async def start(db: Path, tmp: Path, env: dict[str, str], *mode: str) -> asyncio
         "--workdir", str(tmp / "work"), *mode,
         env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-
-
-async def report_of(agent: asyncio.subprocess.Process) -> dict[str, list[object]]:
-    out, err = await asyncio.wait_for(agent.communicate(), 60)
-    assert agent.returncode == 0, err.decode()
-    result: dict[str, list[object]] = json.loads(out.decode().strip().splitlines()[-1])
-    return result
 
 
 @pytest.mark.asyncio
