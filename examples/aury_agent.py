@@ -25,7 +25,7 @@ from aury.agents.hitl.ask_user import AskUserTool, ConfirmTool
 from aury.agents.llm import MockLLMProvider
 from aury.agents.llm.provider import Capabilities, LLMEvent, ToolCall
 from aury.agents.tool import tool
-from notes_folder import NOTE_PLAN, write_note_into
+from notes_folder import NOTE_PLAN, NotesFolder
 
 from reviewer_app.config import resolve_database
 from reviewer_app.integrations.aury import reviewer_middleware
@@ -70,15 +70,12 @@ async def main() -> None:
     parser.add_argument("--db", default=None, help="database path or URL (default: $REVIEWER_DB or the user's)")
     parser.add_argument("--workdir", type=Path, default=Path.cwd() / "agent-scratch")
     args = parser.parse_args()
-    written: list[tuple[str, str]] = []
+    notes = NotesFolder(args.workdir)
 
     @tool
     def write_note(path: str, text: str) -> str:
         """Write a note into the agent's folder."""
-        result = write_note_into(args.workdir, path, text)
-        if result.startswith("wrote"):
-            written.append((path, text))
-        return result
+        return notes.write(path, text)
 
     model = ScriptedModel(PLAN)
     agent = ReactAgent.create(
@@ -88,7 +85,7 @@ async def main() -> None:
     )
     async for _event in agent.run("Tidy my notes"):
         pass
-    print(json.dumps({"written": written, "model_read": model.read}))
+    print(json.dumps({"written": notes.written, "model_read": model.read}))
 
 
 if __name__ == "__main__":

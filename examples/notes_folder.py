@@ -35,3 +35,17 @@ def example_parser(doc: str, state_help: str) -> argparse.ArgumentParser:
     parser.add_argument("--state", type=Path, required=True, help=state_help)
     parser.add_argument("--workdir", type=Path, default=Path.cwd() / "agent-scratch")
     return parser
+
+
+class NotesFolder:
+    """The agent's folder and every note written into it (the side effects a test counts)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.written: list[tuple[str, str]] = []
+
+    def write(self, path: str, text: str) -> str:
+        result = write_note_into(self.folder, path, text)
+        if result.startswith("wrote"):
+            self.written.append((path, text))
+        return result

@@ -18,7 +18,7 @@ import asyncio
 import json
 from typing import Any
 
-from notes_folder import NOTE_PLAN, ONE_NOTE, example_parser, write_note_into
+from notes_folder import NOTE_PLAN, ONE_NOTE, NotesFolder, example_parser
 from power_loop import StatefulAgentLoop
 from power_loop._vendor.llm_client.interface import LLMResponse
 from power_loop.contracts.tools import ToolDefinition
@@ -59,13 +59,10 @@ async def main() -> None:
     parser.add_argument("--pause", action="store_true", help="the durable pause instead of the inline gate")
     parser.add_argument("--resume", action="store_true", help="settle the paused round of the last run")
     args = parser.parse_args()
-    written: list[tuple[str, str]] = []
+    notes = NotesFolder(args.workdir)
 
     def write_note(path: str, text: str) -> str:
-        result = write_note_into(args.workdir, path, text)
-        if result.startswith("wrote"):
-            written.append((path, text))
-        return result
+        return notes.write(path, text)
 
     tools = ToolRegistry()
     schema = {"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}}}
@@ -89,7 +86,7 @@ async def main() -> None:
         print("paused", flush=True)
         await settle_and_resume(loop, session_id, db=db, agent_name="notes-agent", wait=True)
     await loop.aclose()
-    print(json.dumps({"written": written, "model_read": model.read}))
+    print(json.dumps({"written": notes.written, "model_read": model.read}))
 
 
 if __name__ == "__main__":

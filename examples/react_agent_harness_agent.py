@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 from agents.base import AgentConfig
@@ -23,7 +22,7 @@ from harness.checkpoint import FileCheckpointStore
 from harness.runtime import AgentRegistry, AgentRuntime, ToolRegistry
 from memory.manager import MemoryManager
 from memory.stores import InMemoryEpisodicStore, InMemorySemanticStore
-from notes_folder import NOTE_PLAN, ONE_NOTE, example_parser, write_note_into
+from notes_folder import NOTE_PLAN, ONE_NOTE, NotesFolder, example_parser
 
 from reviewer_app.config import resolve_database
 from reviewer_app.integrations.react_agent_harness import install_approver, last_resume_key
@@ -53,15 +52,11 @@ class WriteNote:
     description = "Write a note into the agent's folder. Args: path, text."
     cacheable = False
 
-    def __init__(self, folder: Path, written: list[tuple[str, str]]) -> None:
-        self.folder = folder
-        self.written = written
+    def __init__(self, notes: NotesFolder) -> None:
+        self.notes = notes
 
     async def execute(self, path: str, text: str) -> str:
-        result = write_note_into(self.folder, path, text)
-        if result.startswith("wrote"):
-            self.written.append((path, text))
-        return result
+        return self.notes.write(path, text)
 
 
 async def main() -> None:
@@ -69,7 +64,7 @@ async def main() -> None:
     parser.add_argument("--short", action="store_true", help="one note only")
     parser.add_argument("--resume", action="store_true", help="continue the last run from its checkpoint")
     args = parser.parse_args()
-    written: list[tuple[str, str]] = []
+    notes = NotesFolder(args.workdir)
     model = ScriptedModel(ONE_NOTE if args.short or args.resume else NOTE_PLAN)
     config = AgentConfig(
         agent_id="notes",
@@ -81,7 +76,7 @@ async def main() -> None:
     )
     runtime = AgentRuntime(
         agent_registry=AgentRegistry().register(config),
-        tool_registry=ToolRegistry().register(WriteNote(args.workdir, written)),
+        tool_registry=ToolRegistry().register(WriteNote(notes)),
         memory=MemoryManager(InMemorySemanticStore(), InMemoryEpisodicStore(), llm=model),
         llm=model,
         checkpoint_store=FileCheckpointStore(args.state),
@@ -94,7 +89,7 @@ async def main() -> None:
         await runtime.resume(key)
     else:
         await runtime.run_agent("notes", "Tidy my notes")
-    print(json.dumps({"written": written, "model_read": model.read}))
+    print(json.dumps({"written": notes.written, "model_read": model.read}))
 
 
 if __name__ == "__main__":

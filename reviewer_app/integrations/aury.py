@@ -30,7 +30,7 @@ from typing import Any
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.integrations.core import ExternalCall, Outcome, ReviewClient, stable_id
+from reviewer_app.integrations.core import ExternalCall, LazyClient, Outcome, stable_id
 from reviewer_app.integrations.versions import require_version
 
 DISTRIBUTION = "aury-agent"
@@ -62,19 +62,13 @@ def reviewer_middleware(
 
         def __init__(self) -> None:
             super().__init__()
-            self._client: ReviewClient | None = None
+            self.client = LazyClient(db, agent=agent_name).get
 
         async def on_tool_call(self, tool: Any, params: dict[str, Any]) -> Any:
             if tools is not None and tool.name not in tools:
                 return _hook("proceed")
             outcome = await self.client().review(_call_of(tool, params, agent_name), timeout=timeout)
             return _hook_for(tool.name, outcome)
-
-        def client(self) -> ReviewClient:
-            if self._client is None:
-                backend = db if isinstance(db, SQLHITLBackend) else SQLHITLBackend(db)
-                self._client = ReviewClient(backend, agent=agent_name)
-            return self._client
 
     return ReviewerMiddleware()
 

@@ -428,6 +428,25 @@ def saved_state(host: str, round_: int, index: int, state: Any) -> dict[str, Any
     return saved
 
 
+class LazyClient:
+    """A :class:`ReviewClient` opened on first use, in the event loop of whoever uses it first.
+
+    For hooks and middlewares a framework calls from its own loop: ``db`` is an open backend (borrowed) or a
+    path or URL (opened then, and kept for the process's life).
+    """
+
+    def __init__(self, db: SQLHITLBackend | str | os.PathLike[str], *, agent: str) -> None:
+        self.db = db
+        self.agent = agent
+        self._client: ReviewClient | None = None
+
+    def get(self) -> ReviewClient:
+        if self._client is None:
+            backend = self.db if isinstance(self.db, SQLHITLBackend) else SQLHITLBackend(self.db)
+            self._client = ReviewClient(backend, agent=self.agent)
+        return self._client
+
+
 @asynccontextmanager
 async def open_client(db: SQLHITLBackend | str | os.PathLike[str], *, agent: str) -> AsyncIterator[ReviewClient]:
     """A client on ``db``: an open backend is borrowed, a path or URL is opened here and closed after."""

@@ -33,7 +33,7 @@ from typing import Any
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.integrations.core import ExternalCall, Outcome, ReviewClient, stable_id
+from reviewer_app.integrations.core import ExternalCall, LazyClient, Outcome, stable_id
 from reviewer_app.integrations.versions import require_version
 
 DISTRIBUTION = "power-loop"
@@ -48,21 +48,6 @@ Database = SQLHITLBackend | str | os.PathLike[str]
 
 class MixedDecisions(RuntimeError):
     """A paused round whose calls were decided differently: power-loop resumes or aborts a round as a whole."""
-
-
-class _Client:
-    """One :class:`ReviewClient` per hook, opened on first use in the loop's event loop."""
-
-    def __init__(self, db: Database, agent_name: str) -> None:
-        self.db = db
-        self.agent_name = agent_name
-        self._client: ReviewClient | None = None
-
-    def get(self) -> ReviewClient:
-        if self._client is None:
-            backend = self.db if isinstance(self.db, SQLHITLBackend) else SQLHITLBackend(self.db)
-            self._client = ReviewClient(backend, agent=self.agent_name)
-        return self._client
 
 
 def review_gate(
@@ -80,7 +65,7 @@ def review_gate(
     require_version(DISTRIBUTION, *SUPPORTED)
     from power_loop.contracts.hooks import HookDirective, HookPoint
 
-    client = _Client(db, agent_name)
+    client = LazyClient(db, agent=agent_name)
 
     async def gate(ctx: Any) -> Any:
         if tools is not None and ctx.tool_name not in tools:
@@ -110,7 +95,7 @@ def pause_for_review(
     require_version(DISTRIBUTION, *SUPPORTED)
     from power_loop.contracts.hooks import HookDirective, HookPoint
 
-    client = _Client(db, agent_name)
+    client = LazyClient(db, agent=agent_name)
 
     async def decide(ctx: Any) -> Any:
         session_id = _session_id()
@@ -145,7 +130,7 @@ async def settle_and_resume(
     calls = [call for call in (pending or {}).get("tool_calls") or [] if isinstance(call, Mapping)]
     if not calls:
         return None
-    client = _Client(db, agent_name).get()
+    client = LazyClient(db, agent=agent_name).get()
     outcomes: list[Outcome] = []
     for call in calls:
         hitl_id = _hitl_id(session_id, call)

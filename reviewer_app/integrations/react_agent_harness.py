@@ -34,7 +34,7 @@ from typing import Any
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.hitl import RequestQuery, SQLHITLBackend
-from reviewer_app.integrations.core import TOOL_DECISIONS, ExternalCall, Outcome, ReviewClient, open_client, stable_id
+from reviewer_app.integrations.core import TOOL_DECISIONS, ExternalCall, LazyClient, Outcome, open_client, stable_id
 from reviewer_app.integrations.versions import require_version
 
 DISTRIBUTION = "react-agent-harness"
@@ -54,13 +54,7 @@ def install_approver(
     from harness import hitl
 
     terminal_prompt = hitl.request_approval
-    clients: list[ReviewClient] = []
-
-    def client() -> ReviewClient:
-        if not clients:  # opened on first use, in the agent's event loop
-            backend = db if isinstance(db, SQLHITLBackend) else SQLHITLBackend(db)
-            clients.append(ReviewClient(backend, agent=agent_name))
-        return clients[0]
+    client = LazyClient(db, agent=agent_name).get
 
     async def request_approval(req: Any, guard: Any) -> Any:
         guard.suspend()  # the budget clock does not run while a human decides, as with the terminal prompt
