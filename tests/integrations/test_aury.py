@@ -19,12 +19,12 @@ from tests.integrations.support import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-AURY = "aury-agent==0.0.23"
+RELEASES = ["0.0.23", "0.0.13"]  # the newest, and the release the reference design is from
 
 
-@pytest.fixture(scope="session")
-def aury_python() -> str:
-    return framework_python("aury", [AURY], minor="3.13")
+@pytest.fixture(scope="session", params=RELEASES)
+def aury_python(request: pytest.FixtureRequest) -> str:
+    return framework_python("aury", [f"aury-agent=={request.param}"], minor="3.13")
 
 
 @pytest.mark.timeout(300)
