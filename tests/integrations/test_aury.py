@@ -15,6 +15,7 @@ from tests.integrations.support import (
     NOTES_READ,
     NOTES_WRITTEN,
     assert_one_waiver_on_record,
+    decide_elsewhere,
     decide_in_turn,
 )
 
@@ -68,3 +69,36 @@ def test_an_unknown_aury_release_is_refused_with_a_clear_message(
     )
     done = subprocess.run([aury_python, "-c", script], env=subprocess_env, capture_output=True, text=True, check=True)
     assert "supports aury-agent >=0.0.13,<0.0.24; 0.9.0 is installed" in done.stdout
+
+
+@pytest.mark.asyncio
+async def test_the_backend_fills_aurys_hitl_slot_and_a_decision_from_elsewhere_reads_back(
+    aury_python: str, db_path: Path, subprocess_env: dict[str, str]
+) -> None:
+    script = (
+        "import asyncio, dataclasses, json, sys\n"
+        "from aury.agents.backends import Backends\n"
+        "from aury.agents.backends.hitl import HITLBackend\n"
+        "from reviewer_app.hitl import SQLHITLBackend\n"
+        "async def main():\n"
+        "    backend = SQLHITLBackend(sys.argv[1])\n"
+        "    assert isinstance(backend, HITLBackend)\n"
+        "    slots = dataclasses.replace(Backends.create_default(), hitl=backend)\n"
+        "    await slots.hitl.create(hitl_id='h-aury', hitl_type='ask_user', session_id='s', invocation_id='i',\n"
+        "                            data={'question': 'Which folder?'}, tool_name='ask_user')\n"
+        "    print('created', flush=True)\n"
+        "    record = await slots.hitl.wait_for_response('h-aury', timeout=60)\n"
+        "    print(json.dumps(record['user_response']))\n"
+        "    await backend.aclose()\n"
+        "asyncio.run(main())\n"
+    )
+    aury = await asyncio.create_subprocess_exec(
+        aury_python, "-c", script, str(db_path),
+        env=subprocess_env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert aury.stdout is not None
+    assert (await asyncio.wait_for(aury.stdout.readline(), 60)).strip() == b"created"
+    await decide_elsewhere(db_path, "h-aury", "respond", "--message", "notes", env=subprocess_env)
+    out, err = await asyncio.wait_for(aury.communicate(), 60)
+    assert aury.returncode == 0, err.decode()
+    assert json.loads(out)["message"] == "notes"
