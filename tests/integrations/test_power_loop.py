@@ -5,6 +5,7 @@ come from ``reviewer-app decide`` in another process, as an operator would make 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 from pathlib import Path
@@ -94,3 +95,50 @@ def test_a_release_outside_the_known_range_is_refused_by_name() -> None:
         require_version("power-loop", "0.2.0", "8")
     with pytest.raises(UnsupportedFrameworkVersion, match="not installed"):
         require_version("no-such-framework-here", "1", "2")
+
+
+@pytest.mark.asyncio
+async def test_a_round_decided_both_ways_is_refused_and_nothing_runs(db_path: Path, tmp_path: Path) -> None:
+    from power_loop import StatefulAgentLoop
+    from power_loop._vendor.llm_client.interface import LLMResponse
+    from power_loop.contracts.tools import ToolDefinition
+    from power_loop.tools.registry import ToolRegistry
+
+    from reviewer_app.domain.decisions import DecisionKind
+    from reviewer_app.integrations.power_loop import MixedDecisions, pause_for_review, settle_and_resume
+    from tests.integrations.support import decision
+
+    ran: list[str] = []
+
+    class TwoCalls:
+        async def complete(self, request: object, **_: object) -> LLMResponse:
+            calls = [
+                {"id": f"c{i}", "type": "function", "function": {"name": "touch", "arguments": json.dumps({"name": n})}}
+                for i, n in enumerate(("a", "b"))
+            ]
+            return LLMResponse(raw_text="", tool_calls=calls)
+
+        async def close(self) -> None:
+            return None
+
+    tools = ToolRegistry()
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+    def touch(name: str) -> str:
+        ran.append(name)
+        return f"touched {name}"
+
+    tools.register(ToolDefinition(name="touch", description="t", input_schema=schema), touch)
+    loop = StatefulAgentLoop(llm=TwoCalls(), dsn=str(tmp_path / "agent.db"), tool_registry=tools)
+    async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
+        pause_for_review(loop, db=reviewer)
+        session_id = await loop.new_session()
+        await loop.send("touch two", session_id=session_id)
+        first, second = await pending(reviewer, 2)
+        await reviewer.decide(first["hitl_id"], decision(first, DecisionKind.APPROVE))
+        assert await settle_and_resume(loop, session_id, db=reviewer) is None  # one still undecided
+        await reviewer.decide(second["hitl_id"], decision(second, DecisionKind.REJECT, message="not b"))
+        with pytest.raises(MixedDecisions, match="use review_gate"):
+            await settle_and_resume(loop, session_id, db=reviewer)
+    await loop.aclose()
+    assert ran == []
