@@ -714,6 +714,49 @@ class SQLHITLBackend:
 
         return await self.write(work)
 
+    async def settle_by_waiver(
+        self, request: NewRequest, call: PolicyCall, *, title: str | None = None
+    ) -> HITLRecord | None:
+        """Settle a new call an approve-for-session waiver of its session covers, on the record; None: ask a human.
+
+        The request is created already approved by ``session-rule:<id>`` with its audit row, in one transaction,
+        as the runtime's gate does. The waiver is matched by :meth:`SessionRule.matches` (a changed or compound
+        shell command is not covered); questions and an existing request with this id give None.
+        """
+        if request.hitl_type != HITLType.TOOL_APPROVAL.value or not request.tool_name:
+            return None
+        check_request(dataclasses.asdict(request))
+        arguments = call.arguments
+
+        def covering(rules: Iterable[tuple[int, SessionRule]]) -> tuple[int, SessionRule] | None:
+            return next(
+                (
+                    (rule_id, rule)
+                    for rule_id, rule in rules
+                    if rule.matches(call.tool_name, arguments, cwd=call.cwd, metadata=dict(call.metadata))
+                ),
+                None,
+            )
+
+        # a plain read first: most calls have no waiver and need no write lock
+        if covering(await self.run(self.store.session_rule_entries, request.session_id)) is None:
+            return None
+
+        def work(tx: StoreTx) -> HITLRecord | None:  # again under the write lock: the waiver is read where it is used
+            if tx.get_request(request.hitl_id) is not None:
+                return None
+            waiver = covering(tx.session_rule_entries(request.session_id))
+            if waiver is None:
+                return None
+            agent = request.agent_name
+            tx.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
+            tx.ensure_invocation(
+                request.invocation_id, request.session_id, agent=agent, prompt=title, external=request.external
+            )
+            return tx.settle_by_waiver(request, waiver[0], waiver[1], arguments, ensure_parents=False)
+
+        return await self.write(work)
+
     async def stale_owned_runs(self, states: Sequence[str], *, stale_after_ms: int) -> list[RunRecord]:
         """Runs in ``states`` whose owner has not sent a heartbeat for ``stale_after_ms`` (liveness sweeps)."""
         before = now_ms() - stale_after_ms

@@ -11,6 +11,7 @@ Public API:
 - ``verdict_message(verdict) -> str``: "allowed by rule <id>: <pattern>" / "denied by rule …"
 - ``verdict_decision(verdict, arguments) -> Decision``: approve for allow, reject for deny (ask decides nothing)
 - ``call_of_record(record) -> ToolCall | None``: a stored request as the call a rule judges (for previews)
+- ``waiver_decision(rule_id, rule, arguments) -> Decision``: the approval an approve-for-session waiver records
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLType
+from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.rules import Rule, RuleError, Verdict
 from reviewer_app.domain.toolcall import ToolCall
 
@@ -81,3 +83,13 @@ def call_of_record(record: Mapping[str, Any]) -> ToolCall | None:
         cwd=cwd if isinstance(cwd, str) else None,
         metadata={"annotations": annotations} if isinstance(annotations, dict) else {},
     )
+
+
+def waiver_decision(rule_id: int, rule: SessionRule, arguments: Any) -> Decision:
+    """The approval a session's waiver records for a call it covers, decided by ``session-rule:<id>``.
+
+    One wording for the runtime's gate and for every outside call (``ReviewClient.submit``).
+    """
+    label = f"session-rule:{rule_id}"
+    message = f"waived by this session's rule: {rule.describe()}"
+    return Decision(DecisionKind.APPROVE, message=message, args_sha256=args_digest(arguments), reviewer=label)

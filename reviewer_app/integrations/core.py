@@ -22,7 +22,16 @@ from reviewer_app.domain.hitl import HITLConflict, HITLRecord, HITLStatus, HITLT
 from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import RequestQuery, SQLHITLBackend
-from reviewer_app.integrations.policy import settle_by_policy
+from reviewer_app.integrations.policy import settle_by_policy, settle_by_waiver
+
+TOOL_DECISIONS = (
+    DecisionKind.APPROVE,
+    DecisionKind.APPROVE_FOR_SESSION,
+    DecisionKind.EDIT,
+    DecisionKind.REJECT,
+    DecisionKind.STEER,
+)
+"""Every decision on a tool call but "answer instead of the tool", which most hosts cannot carry."""
 
 ANSWERED_ELSEWHERE = "answered elsewhere"
 """The cancel reason recorded when the host settled the call itself (its own prompt, Esc, a time-out)."""
@@ -149,7 +158,8 @@ class ReviewClient:
         """Create the request unless it exists already; returns the stored record either way.
 
         A persistent allow or deny rule settles a new call here (:func:`.policy.settle_by_policy`): the record
-        returned is then already decided by ``rule:<id>``.
+        returned is then already decided by ``rule:<id>``. Else an approve-for-session waiver of the session that
+        covers it approves it, by ``session-rule:<id>`` (:meth:`_settle_by_waiver`).
         """
         existing = await self.backend.get(call.hitl_id)
         if existing is not None:
@@ -157,6 +167,9 @@ class ReviewClient:
         settled = await settle_by_policy(self.backend, call)  # a persistent allow/deny rule decides, on the record
         if settled is not None:
             return settled
+        waived = await self._settle_by_waiver(call)
+        if waived is not None:
+            return waived
         await self.register_run(session_id=call.session_id, invocation_id=call.invocation_id, title=call.title)
         try:
             await self.backend.create(
@@ -177,6 +190,13 @@ class ReviewClient:
         record = await self.backend.get(call.hitl_id)
         assert record is not None
         return record
+
+    async def _settle_by_waiver(self, call: ExternalCall) -> HITLRecord | None:
+        """A new call the session's approve-for-session waiver covers, settled on the record (else None).
+
+        Its own step of :meth:`submit` so every adapter, hook and proxy honours waivers as the runtime does.
+        """
+        return await settle_by_waiver(self.backend, call)
 
     async def wait(self, hitl_id: str, timeout: float | None = None) -> Outcome:
         """The outcome once decided by anyone; :class:`TimeoutError` after ``timeout`` seconds."""
@@ -406,6 +426,25 @@ def saved_state(host: str, round_: int, index: int, state: Any) -> dict[str, Any
     if index == 0:
         saved["state"] = state
     return saved
+
+
+class LazyClient:
+    """A :class:`ReviewClient` opened on first use, in the event loop of whoever uses it first.
+
+    For hooks and middlewares a framework calls from its own loop: ``db`` is an open backend (borrowed) or a
+    path or URL (opened then, and kept for the process's life).
+    """
+
+    def __init__(self, db: SQLHITLBackend | str | os.PathLike[str], *, agent: str) -> None:
+        self.db = db
+        self.agent = agent
+        self._client: ReviewClient | None = None
+
+    def get(self) -> ReviewClient:
+        if self._client is None:
+            backend = self.db if isinstance(self.db, SQLHITLBackend) else SQLHITLBackend(self.db)
+            self._client = ReviewClient(backend, agent=self.agent)
+        return self._client
 
 
 @asynccontextmanager

@@ -40,16 +40,9 @@ from reviewer_app.integrations.core import (
     open_client,
     stable_id,
 )
+from reviewer_app.integrations.langchain_hitl import LANGCHAIN_TO_REVIEWER, langchain_decision, reviewer_kinds
 
 AGENT = "langgraph"
-
-LANGCHAIN_TO_REVIEWER: Mapping[str, tuple[DecisionKind, ...]] = {
-    "approve": (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION),
-    "edit": (DecisionKind.EDIT,),
-    "reject": (DecisionKind.REJECT, DecisionKind.STEER),
-    "respond": (DecisionKind.RESPOND,),
-}
-"""What a reviewer may do for each decision LangChain allows: steering is a reject that carries guidance."""
 
 Database = SQLHITLBackend | str | os.PathLike[str]
 
@@ -240,9 +233,9 @@ class _Ask:
     def answer(self, outcomes: Sequence[Outcome]) -> Any:
         if self.mode == "batched":
             decisions = zip(outcomes, self.names, self.allowed, strict=True)
-            return {"decisions": [_langchain_decision(*decision) for decision in decisions]}
+            return {"decisions": [langchain_decision(*decision) for decision in decisions]}
         if self.mode == "per_call":
-            return _langchain_decision(outcomes[0], self.names[0], self.allowed[0])
+            return langchain_decision(outcomes[0], self.names[0], self.allowed[0])
         outcome = outcomes[0]
         return outcome.message or "" if outcome.kind is DecisionKind.RESPOND else outcome.text_for_model()
 
@@ -257,7 +250,7 @@ def _tool_call(
     allowed_here: Iterable[str],
     common: dict[str, Any],
 ) -> ExternalCall:
-    kinds = tuple(kind for name_ in allowed_here for kind in LANGCHAIN_TO_REVIEWER.get(name_, ()))
+    kinds = reviewer_kinds(allowed_here)
     invocation_id = common["invocation_id"]
     return ExternalCall(
         hitl_id=hitl_id,
@@ -270,33 +263,6 @@ def _tool_call(
         block_id=block_id_for(invocation_id, tool_call_id) if tool_call_id else None,
         **common,
     )
-
-
-def _langchain_decision(outcome: Outcome, name: str, allowed_here: Sequence[str]) -> dict[str, Any]:
-    """Reviewer's decision in HumanInTheLoopMiddleware's words.
-
-    A request cancelled or expired in Reviewer is a reject; where the tool allows no reject, an answer saying
-    the call was not run; where it allows neither, the graph cannot be told, and this raises.
-    """
-    kind = outcome.kind
-    if kind in (DecisionKind.CANCEL, DecisionKind.EXPIRE) and "reject" not in allowed_here:
-        if "respond" not in allowed_here:
-            raise RuntimeError(
-                f"request {outcome.hitl_id} is {outcome.record.get('status')}, but LangChain lets {name} only be "
-                f"{', '.join(allowed_here)}: the graph stays paused"
-            )
-        return {"type": "respond", "message": outcome.text_for_model()}
-    if kind in (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION):
-        return {"type": "approve"}
-    if kind is DecisionKind.EDIT:
-        return {"type": "edit", "edited_action": {"name": name, "args": outcome.arguments}}
-    if kind is DecisionKind.RESPOND:
-        return {"type": "respond", "message": outcome.message or ""}
-    if kind is DecisionKind.REJECT and not outcome.message:
-        return {"type": "reject"}
-    if kind is DecisionKind.REJECT:
-        return {"type": "reject", "message": outcome.message}
-    return {"type": "reject", "message": outcome.text_for_model()}  # steer, cancel, expire
 
 
 def _is_batch(value: Any) -> bool:

@@ -38,13 +38,9 @@ def policy_call(call: ExternalCall) -> ToolCall | None:
     )
 
 
-async def settle_by_policy(backend: SQLHITLBackend, call: ExternalCall) -> HITLRecord | None:
-    """Settle ``call`` by the persistent rules (allow or deny, on the record); None: a human decides."""
-    target = policy_call(call)
-    if target is None:
-        return None
+def _new_request(call: ExternalCall) -> NewRequest:
     tool_state: dict[str, Any] | None = dict(call.tool_state) if call.tool_state is not None else None
-    request = NewRequest(
+    return NewRequest(
         hitl_id=call.hitl_id,
         hitl_type=call.hitl_type,
         session_id=call.session_id,
@@ -58,7 +54,24 @@ async def settle_by_policy(backend: SQLHITLBackend, call: ExternalCall) -> HITLR
         expires_at=call.expires_at,
         external=True,
     )
-    return await backend.settle_by_rules(request, target, title=call.title)
+
+
+async def settle_by_policy(backend: SQLHITLBackend, call: ExternalCall) -> HITLRecord | None:
+    """Settle ``call`` by the persistent rules (allow or deny, on the record); None: a human decides."""
+    target = policy_call(call)
+    if target is None:
+        return None
+    return await backend.settle_by_rules(_new_request(call), target, title=call.title)
+
+
+async def settle_by_waiver(backend: SQLHITLBackend, call: ExternalCall) -> HITLRecord | None:
+    """Settle ``call`` by an approve-for-session waiver of its session (approved by ``session-rule:<id>``, on the
+    record, with its audit row); None when no waiver covers it. Asked after the persistent rules, as the
+    runtime's gate asks: a deny or ask rule beats a waiver."""
+    target = policy_call(call)
+    if target is None:
+        return None
+    return await backend.settle_by_waiver(_new_request(call), target, title=call.title)
 
 
 async def rule_effect(backend: SQLHITLBackend, call: ToolCall) -> str | None:

@@ -32,6 +32,7 @@ from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import (
+    TOOL_DECISIONS,
     ExternalCall,
     Outcome,
     ReviewClient,
@@ -46,13 +47,7 @@ from reviewer_app.integrations.core import (
 )
 
 HOST = "pydantic-ai"
-ALLOWED = (
-    DecisionKind.APPROVE,
-    DecisionKind.APPROVE_FOR_SESSION,
-    DecisionKind.EDIT,
-    DecisionKind.REJECT,
-    DecisionKind.STEER,
-)
+ALLOWED = TOOL_DECISIONS
 """What a reviewer may decide on an approval: Pydantic AI has no "answer instead of the tool" for approvals."""
 
 Database = SQLHITLBackend | str | os.PathLike[str]

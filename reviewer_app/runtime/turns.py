@@ -17,7 +17,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.limits import scrub_text
 from reviewer_app.domain.records import NewRequest
@@ -548,11 +547,5 @@ def _record_waiver(tx: StoreTx, result: GateResult) -> str | None:
     if result.waiver is None or result.waived_by is None:
         return None
     rule_id, rule = result.waived_by
-    label = f"session-rule:{rule_id}"
-    message = f"waived by this session's rule: {rule.describe()}"
-    decision = Decision(
-        DecisionKind.APPROVE, message=message, args_sha256=args_digest(result.call.arguments), reviewer=label
-    )
-    tx.create_request(result.waiver, ensure_parents=False)  # the run exists: its session does too
-    tx.settle(result.waiver.hitl_id, decision.to_user_response(), reviewer=label, message=message)
-    return label
+    tx.settle_by_waiver(result.waiver, rule_id, rule, result.call.arguments, ensure_parents=False)
+    return f"session-rule:{rule_id}"

@@ -14,8 +14,9 @@ from typing import Any
 from sqlalchemy import bindparam, or_, select, update
 
 from reviewer_app.domain.hitl import HITLRecord
+from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.records import NewRequest
-from reviewer_app.domain.rule_outcome import rule_from_row, verdict_decision
+from reviewer_app.domain.rule_outcome import rule_from_row, verdict_decision, waiver_decision
 from reviewer_app.domain.rules import Rule, Verdict
 from reviewer_app.persistence.store.base import ReadsBase
 from reviewer_app.persistence.store.requests import RequestWrites
@@ -123,6 +124,18 @@ class PolicyWrites(RequestWrites):
         )
         self.record_rule_hit(verdict.rule.id)
         return record
+
+    def settle_by_waiver(
+        self, request: NewRequest, rule_id: int, rule: SessionRule, arguments: Any, *, ensure_parents: bool = True
+    ) -> HITLRecord:
+        """Record a call a session's waiver let through: the request, approved by ``session-rule:<id>`` with its
+        audit row, in this transaction. Raises HITLConflict if the request exists already."""
+        decision = waiver_decision(rule_id, rule, arguments)
+        assert decision.reviewer is not None
+        self.create_request(request, ensure_parents=ensure_parents)
+        return self.settle(
+            request.hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message
+        )
 
 
 class PolicyReads(ReadsBase):

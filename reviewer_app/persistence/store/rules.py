@@ -53,4 +53,7 @@ class RuleReads(ReadsBase):
     """Session-rule reads."""
 
     def session_rules(self, session_id: str) -> list[SessionRule]:
-        return [rule for _, rule in _session_rules(self._read(_SELECT_SESSION_RULES, {"match_id": session_id}))]
+        return [rule for _, rule in self.session_rule_entries(session_id)]
+
+    def session_rule_entries(self, session_id: str) -> list[tuple[int, SessionRule]]:
+        return _session_rules(self._read(_SELECT_SESSION_RULES, {"match_id": session_id}))
