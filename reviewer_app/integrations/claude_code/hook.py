@@ -295,6 +295,10 @@ async def _wait_for_decision(
     call = fields.external_call()
     started = time.monotonic()
     record = await client.submit(call)
+    if record["hitl_id"] != fields.hitl_id:  # its tool_use id was used by another call: asked as a new request
+        import dataclasses
+
+        fields = dataclasses.replace(fields, hitl_id=str(record["hitl_id"]))
     from reviewer_app.integrations.claude_code.timeline import TimelineWriter
 
     # The timeline is written even when a reviewer was quicker than this process: the fast path showed the
