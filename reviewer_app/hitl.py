@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.domain.hitl import (
+    DecisionNotOnRecord,
     HITLConflict,
     HITLError,
     HITLNotFound,
@@ -358,8 +359,8 @@ class SQLHITLBackend:
     async def wait_for_response(self, hitl_id: str, timeout: float | None = None) -> HITLRecord:
         """Return the record once it is no longer pending, whichever process decided it.
 
-        Raises :class:`HITLNotFound` for an unknown id and :class:`TimeoutError`
-        when ``timeout`` seconds pass first.
+        Raises :class:`HITLNotFound` for an unknown id, :class:`TimeoutError` when ``timeout`` seconds pass first,
+        and :class:`DecisionNotOnRecord` when the decided record is not what its audit row signed.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -368,7 +369,7 @@ class SQLHITLBackend:
             if record is None:
                 raise HITLNotFound(hitl_id)
             if record["status"] != HITLStatus.PENDING.value:
-                return record
+                return await self.signed(record)
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
@@ -520,6 +521,19 @@ class SQLHITLBackend:
 
     async def verify_audit(self) -> AuditReport:
         return await self.run(self.store.verify_audit)
+
+    async def unsigned_decisions(self, records: Iterable[HITLRecord]) -> dict[str, str]:
+        """Of these records, the decided ones that are not what their audit rows signed: ``hitl_id`` → why."""
+        return await self.run(self.store.decision_audit_problems, list(records))
+
+    async def signed(self, record: HITLRecord) -> HITLRecord:
+        """``record`` once its decision is checked against its audit row (edit, message, shown arguments), so an
+        agent runs what the chain signed; :class:`DecisionNotOnRecord` when someone changed it afterwards."""
+        problem = (await self.unsigned_decisions([record])).get(str(record["hitl_id"]))
+        if problem is not None:
+            log.error("%s", problem)
+            raise DecisionNotOnRecord(str(record["hitl_id"]), problem)
+        return record
 
     async def append_blocks(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
         """Append timeline events (from this or another process); returns them with their ``seq``."""

@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
-from reviewer_app.domain.hitl import HITLConflict, HITLRecord, HITLStatus, HITLType, shown_arguments
+from reviewer_app.domain.hitl import (
+    DecisionNotOnRecord,
+    HITLConflict,
+    HITLRecord,
+    HITLStatus,
+    HITLType,
+    shown_arguments,
+)
 from reviewer_app.domain.limits import check_request
 from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
@@ -227,14 +234,37 @@ class ReviewClient:
         return call, existing
 
     async def wait(self, hitl_id: str, timeout: float | None = None) -> Outcome:
-        """The outcome once decided by anyone; :class:`TimeoutError` after ``timeout`` seconds."""
-        return Outcome.from_record(await self.backend.wait_for_response(hitl_id, timeout=timeout))
+        """The outcome once decided by anyone; :class:`TimeoutError` after ``timeout`` seconds.
+
+        :class:`DecisionNotOnRecord` (also on the run's timeline) when the decided record is not what its audit
+        row signed: the call must not run on it.
+        """
+        try:
+            record = await self.backend.wait_for_response(hitl_id, timeout=timeout)
+        except DecisionNotOnRecord as exc:
+            await self._report_unsigned(hitl_id, exc)
+            raise
+        return Outcome.from_record(record)
+
+    async def outcome_of(self, record: HITLRecord) -> Outcome:
+        """The outcome of a decided ``record`` once checked against its audit row (see :meth:`wait`)."""
+        try:
+            return Outcome.from_record(await self.backend.signed(record))
+        except DecisionNotOnRecord as exc:
+            await self._report_unsigned(str(record["hitl_id"]), exc)
+            raise
+
+    async def _report_unsigned(self, hitl_id: str, error: DecisionNotOnRecord) -> None:
+        record = await self.backend.get(hitl_id)
+        if record is not None:
+            ids = (str(record["session_id"]), str(record["invocation_id"]))
+            await self.narrate(ids, BlockKind.ERROR, {"message": str(error), "hitl_id": hitl_id})
 
     async def review(self, call: ExternalCall, *, timeout: float | None = None) -> Outcome:
         """Submit ``call`` (or find it) and wait for its decision."""
         record = await self.submit(call)
         if record["status"] != HITLStatus.PENDING.value:
-            return Outcome.from_record(record)
+            return await self.outcome_of(record)
         return await self.wait(str(record["hitl_id"]), timeout=timeout)
 
     async def abandon(self, hitl_id: str, reason: str = ANSWERED_ELSEWHERE) -> bool:

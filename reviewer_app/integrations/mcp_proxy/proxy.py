@@ -487,7 +487,7 @@ class McpProxy:
             if block_id is not None:
                 self._block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.APPLY, self._hitl_block(call))
             outcome = (
-                Outcome.from_record(record)
+                await self.client.outcome_of(record)
                 if record["status"] != HITLStatus.PENDING.value
                 else await self.client.wait(call.hitl_id)
             )
