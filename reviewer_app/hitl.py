@@ -49,7 +49,7 @@ from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
-from reviewer_app.domain.rules import Rule, evaluate
+from reviewer_app.domain.rules import Rule, Verdict, evaluate, prevailing_verdict
 from reviewer_app.domain.stats import DecisionStats
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
@@ -650,14 +650,28 @@ class SQLHITLBackend:
             offset += page_size
         return matches
 
+    async def prevailing_rules(self, rule: Rule, records: Iterable[HITLRecord]) -> dict[str, Verdict]:
+        """For the records ``rule`` matches: ``hitl_id`` → the verdict of another rule in force that prevails over
+        it (a deny or ask rule where ``rule`` allows, a deny where it asks). Absent: ``rule``'s effect stands."""
+        in_force = await self.active_rules()
+        now = time.time()
+        held = {}
+        for record in records:
+            call = call_of_record(record)
+            verdict = prevailing_verdict(rule, in_force, call, now) if call is not None else None
+            if verdict is not None:
+                held[str(record["hitl_id"])] = verdict
+        return held
+
     async def settle_pending_by_rule(
         self, rule_id: str, *, limit: int = 1000, only: Collection[str] | None = None
     ) -> list[HITLRecord]:
         """Settle now the pending requests an allow or deny rule in force matches (the preview's "settle these").
 
         Each request is decided in its own compare-and-set transaction, by ``rule:<id>`` with its audit row and a
-        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing. ``only``: settle no
-        request outside these ids (the window settles exactly what its preview showed).
+        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing, and nor does a rule
+        another deny or ask rule in force prevails over for that request (:func:`prevailing_verdict`). ``only``:
+        settle no request outside these ids (the window settles exactly what its preview showed).
         :class:`HITLNotFound` when no rule with this id is in force.
         """
         rule = next((entry.rule for entry in await self.list_rules() if entry.rule.id == rule_id), None)
@@ -675,9 +689,13 @@ class SQLHITLBackend:
             if current is None or current["status"] != HITLStatus.PENDING.value:
                 return None
             call = call_of_record(current)
-            verdict = evaluate([rule], call, time.time()) if call is not None else None
+            now = time.time()
+            verdict = evaluate([rule], call, now) if call is not None else None
             if verdict is None or verdict.effect == "ask":
                 return None
+            assert call is not None
+            if prevailing_verdict(rule, tx.active_policy_rules(now), call, now) is not None:
+                return None  # another deny or ask rule in force covers it: the policy as a whole does not settle it
             decision = verdict_decision(verdict, shown_arguments(current))
             assert decision.reviewer is not None
             decided = tx.settle(
