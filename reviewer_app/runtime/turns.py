@@ -60,10 +60,12 @@ class RunDriver(RuntimeCore):
     def _spawn(self, run: _Run) -> None:
         task = asyncio.get_running_loop().create_task(self._drive(run), name=f"run-{run.invocation_id}")
         self._tasks[run.invocation_id] = task
+        self._driven[run.invocation_id] = run
 
         def forget(done: asyncio.Task[None]) -> None:
             if self._tasks.get(run.invocation_id) is done:
                 del self._tasks[run.invocation_id]
+                self._driven.pop(run.invocation_id, None)
                 self._process_groups.pop(run.invocation_id, None)
 
         task.add_done_callback(forget)
