@@ -177,3 +177,23 @@ async def test_the_runtime_refuses_an_approval_of_arguments_changed_before_the_d
         done = await runtime.wait_for_run(inv, timeout=20)
     assert not (Path(done.workspace) / "notes.txt").exists()
     assert "not run" in tool_results(await messages(backend, inv))["call_0_0"]
+
+
+async def test_an_agent_without_the_audit_key_still_refuses_a_rewritten_edit(
+    backend: SQLHITLBackend, db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Agents' machines do not hold the audit key: they compare the record with its audit row's fields (and create no
+    key of their own); the chain's own hashes are checked by ``audit verify`` where the key is."""
+    await _edited(backend)
+    missing = tmp_path / "agent-home" / "audit.key"
+    monkeypatch.setenv("REVIEWER_AUDIT_KEY_FILE", str(missing))
+    agent = SQLHITLBackend(db_path)
+    try:
+        client = ReviewClient(agent, agent="outside")
+        assert (await client.review(CALL)).arguments == {"command": "ls -la"}
+        await asyncio.to_thread(_other_process, db_path, TAMPER, json.dumps({"command": "rm -rf ~"}))
+        with pytest.raises(DecisionNotOnRecord):
+            await client.review(CALL)
+    finally:
+        await agent.aclose()
+    assert not missing.exists()

@@ -26,6 +26,7 @@ from reviewer_app.domain.audit import (
     AuditKeyMismatch,
     audit_fields,
     chain_meta_defaults,
+    key_id,
     next_chain_step,
     record_audit_problem,
     row_hash_matches,
@@ -189,10 +190,13 @@ class AuditReads(ReadsBase):
         query = select(*_SIGNED_COLUMNS).where(audit_t.c.hitl_id.in_(ids)).order_by(audit_t.c.id)
         with self._reading() as connection:
             meta = {str(k): str(v) for k, v in connection.execute(_SELECT_CHAIN_META)}
+            key = self.audit_seal.existing_key()
+            if key is not None and key_id(key) != meta.get(AUDIT_KEY_ID_KEY):
+                key = None  # not the chain's key: the rows' own hashes cannot be checked here
             rows: dict[str, list[dict[str, Any]]] = {}
             for row in connection.execute(query):
                 fields = dict(row._mapping)
-                if self._row_signed(connection, fields, meta):
+                if key is None or self._row_signed(connection, fields, meta, key):
                     rows.setdefault(str(fields["hitl_id"]), []).append(fields)
         problems = {}
         for record in decided:
@@ -201,14 +205,15 @@ class AuditReads(ReadsBase):
                 problems[str(record["hitl_id"])] = problem
         return problems
 
-    def _row_signed(self, connection: Any, row: Mapping[str, Any], meta: Mapping[str, str]) -> bool:
-        """Whether this audit row's hash is its HMAC under this database's key (plain SHA-256 only for the rows
-        that predate keying): a row rewritten without the key does not count."""
+    def _row_signed(self, connection: Any, row: Mapping[str, Any], meta: Mapping[str, str], key: bytes) -> bool:
+        """Whether this audit row's hash is its HMAC under the chain's ``key`` (plain SHA-256 only for the rows that
+        predate keying): a row rewritten without the key does not count. A process without the key (an agent's
+        machine) compares the fields only; ``audit verify``, run with the key, checks the chain itself."""
         fields = audit_fields(
             row["hitl_id"], row["decision"], row["reviewer"], row["at_ms"], row["shown_args_sha256"],
             row["edited_args"], row["message"],
         )  # fmt: skip
-        if row_hash_matches(row["prev_hash"], fields, self.audit_seal.key, row["row_hash"]):
+        if row_hash_matches(row["prev_hash"], fields, key, row["row_hash"]):
             return True
         keyed_from = int(meta.get(AUDIT_KEYED_FROM_KEY) or 0)
         if keyed_from <= 1:
