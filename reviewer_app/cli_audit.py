@@ -2,7 +2,8 @@
 
 The listing used to read every audit row (with its shown arguments) into one list and then a second copy as
 text: at 100,000 decisions 455 MB. It now reads keyset pages of the log (``audit_page``) and writes each row as
-it comes, so memory is one page whatever the log's length.
+it comes, so memory is one page whatever the log's length. Credentials in reasons and edits are redacted as the
+exports redact them (:func:`reviewer_app.domain.audit_export.exported_row`): a terminal is an output too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ PAGE = 1_000
 
 async def print_audit(backend: Any, as_json: bool, out: TextIO) -> int:
     """Write the whole decision log to ``out`` (oldest first), as a JSON list or one line per row."""
+    from reviewer_app.domain.audit_export import exported_row
     from reviewer_app.domain.sanitize import json_terminal_safe, terminal_safe
 
     after = 0
@@ -24,11 +26,13 @@ async def print_audit(backend: Any, as_json: bool, out: TextIO) -> int:
         if not page:
             break
         for entry in page:
+            redacted = exported_row(entry)
             if as_json:
-                text = json.dumps(entry.to_dict(), indent=2, ensure_ascii=False, default=str)
+                row = {**entry.to_dict(), "edited_args": redacted["edited_args"], "message": redacted["message"]}
+                text = json.dumps(row, indent=2, ensure_ascii=False, default=str)
                 out.write(("[\n  " if first else ",\n  ") + json_terminal_safe(text.replace("\n", "\n  ")))
             else:
-                message = f"  {entry.message}" if entry.message else ""
+                message = f"  {redacted['message']}" if redacted["message"] else ""
                 line = f"{entry.id:>6}  {entry.at_ms / 1000:.3f}  {entry.hitl_id}  {entry.decision:<20} "
                 out.write(terminal_safe(line + f"{entry.reviewer}{message}") + "\n")
             first = False

@@ -1,8 +1,10 @@
 """``reviewer-app rules``: persistent allow / ask / deny rules from the command line.
 
 ``add`` prints the rule with its id, ``list`` shows hit counts, ``preview`` shows the past and pending requests a
-pattern would have matched (read a page at a time), ``revoke`` ends a rule (it stays on the record), and
-``export`` / ``import`` write and read a TOML policy file teams can share (all or nothing on import).
+pattern would have matched (read a page at a time) and, for each, a deny or ask rule in force that keeps it from the
+new rule (a rule is judged with every rule in force, as are the requests ``add --settle-pending`` settles),
+``revoke`` ends a rule (it stays on the record), and ``export`` / ``import`` write and read a TOML policy file teams
+can share (all or nothing on import).
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ def _rule_line(entry: Any) -> str:
     return "  ".join(parts)
 
 
-def _preview_item(record: dict[str, Any]) -> dict[str, Any]:
+def _preview_item(record: dict[str, Any], held: Any = None) -> dict[str, Any]:
+    """One previewed request; ``held``: the verdict of another rule in force that keeps it from this rule."""
     response = record.get("user_response") if isinstance(record.get("user_response"), dict) else {}
     data = record.get("data") if isinstance(record.get("data"), dict) else {}
     assert isinstance(response, dict) and isinstance(data, dict)
@@ -103,6 +106,9 @@ def _preview_item(record: dict[str, Any]) -> dict[str, Any]:
         "session_id": record.get("session_id"),
         "arguments": data.get("arguments"),
         "created_at": record.get("created_at"),
+        "held_by": None
+        if held is None
+        else {"rule": held.rule.id, "effect": held.effect, "pattern": held.rule.pattern},
     }
 
 
@@ -173,7 +179,9 @@ async def run_rules(backend: Any, args: argparse.Namespace, *, out: Printer, err
                 err("error: --limit must be a positive number")
                 return EXIT_USAGE
             probe = Rule(args.effect, args.pattern, args.scope, None, "", "rule_preview", time.time())
-            items = [_preview_item(record) for record in await backend.preview_rule(probe, limit=args.limit)]
+            records = await backend.preview_rule(probe, limit=args.limit)
+            held = await backend.prevailing_rules(probe, records)  # judged with every rule in force
+            items = [_preview_item(record, held.get(str(record["hitl_id"]))) for record in records]
             if args.json:
                 dump(items)
             elif not items:
@@ -182,6 +190,9 @@ async def run_rules(backend: Any, args: argparse.Namespace, *, out: Printer, err
                 for item in items:
                     decided = f"{item['decision']} by {item['decided_by']}" if item["decision"] else "-"
                     line = f"{item['hitl_id']}  {item['status']:<9}  {decided:<30}  {item['tool_name']}"
+                    keeper = item["held_by"]
+                    if keeper is not None:
+                        line += f"  held: {keeper['effect']} rule {keeper['rule']} {keeper['pattern']}"
                     out(f"{line}  {item['arguments']}")
             return 0
         if action == "revoke":

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.domain.hitl import (
+    DecisionNotOnRecord,
     HITLConflict,
     HITLError,
     HITLNotFound,
@@ -48,7 +49,7 @@ from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
-from reviewer_app.domain.rules import Rule, evaluate
+from reviewer_app.domain.rules import Rule, Verdict, evaluate, prevailing_verdict
 from reviewer_app.domain.stats import DecisionStats
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
@@ -359,8 +360,8 @@ class SQLHITLBackend:
     async def wait_for_response(self, hitl_id: str, timeout: float | None = None) -> HITLRecord:
         """Return the record once it is no longer pending, whichever process decided it.
 
-        Raises :class:`HITLNotFound` for an unknown id and :class:`TimeoutError`
-        when ``timeout`` seconds pass first.
+        Raises :class:`HITLNotFound` for an unknown id, :class:`TimeoutError` when ``timeout`` seconds pass first,
+        and :class:`DecisionNotOnRecord` when the decided record is not what its audit row signed.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -369,7 +370,7 @@ class SQLHITLBackend:
             if record is None:
                 raise HITLNotFound(hitl_id)
             if record["status"] != HITLStatus.PENDING.value:
-                return record
+                return await self.signed(record)
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
@@ -522,6 +523,19 @@ class SQLHITLBackend:
     async def verify_audit(self) -> AuditReport:
         return await self.run(self.store.verify_audit)
 
+    async def unsigned_decisions(self, records: Iterable[HITLRecord]) -> dict[str, str]:
+        """Of these records, the decided ones that are not what their audit rows signed: ``hitl_id`` → why."""
+        return await self.run(self.store.decision_audit_problems, list(records))
+
+    async def signed(self, record: HITLRecord) -> HITLRecord:
+        """``record`` once its decision is checked against its audit row (edit, message, shown arguments), so an
+        agent runs what the chain signed; :class:`DecisionNotOnRecord` when someone changed it afterwards."""
+        problem = (await self.unsigned_decisions([record])).get(str(record["hitl_id"]))
+        if problem is not None:
+            log.error("%s", problem)
+            raise DecisionNotOnRecord(str(record["hitl_id"]), problem)
+        return record
+
     async def append_blocks(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
         """Append timeline events (from this or another process); returns them with their ``seq``."""
         batch = list(events)
@@ -637,14 +651,28 @@ class SQLHITLBackend:
             offset += page_size
         return matches
 
+    async def prevailing_rules(self, rule: Rule, records: Iterable[HITLRecord]) -> dict[str, Verdict]:
+        """For the records ``rule`` matches: ``hitl_id`` → the verdict of another rule in force that prevails over
+        it (a deny or ask rule where ``rule`` allows, a deny where it asks). Absent: ``rule``'s effect stands."""
+        in_force = await self.active_rules()
+        now = time.time()
+        held = {}
+        for record in records:
+            call = call_of_record(record)
+            verdict = prevailing_verdict(rule, in_force, call, now) if call is not None else None
+            if verdict is not None:
+                held[str(record["hitl_id"])] = verdict
+        return held
+
     async def settle_pending_by_rule(
         self, rule_id: str, *, limit: int = 1000, only: Collection[str] | None = None
     ) -> list[HITLRecord]:
         """Settle now the pending requests an allow or deny rule in force matches (the preview's "settle these").
 
         Each request is decided in its own compare-and-set transaction, by ``rule:<id>`` with its audit row and a
-        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing. ``only``: settle no
-        request outside these ids (the window settles exactly what its preview showed).
+        hit: one a reviewer decided meanwhile keeps that decision. An ask rule settles nothing, and nor does a rule
+        another deny or ask rule in force prevails over for that request (:func:`prevailing_verdict`). ``only``:
+        settle no request outside these ids (the window settles exactly what its preview showed).
         :class:`HITLNotFound` when no rule with this id is in force.
         """
         rule = next((entry.rule for entry in await self.list_rules() if entry.rule.id == rule_id), None)
@@ -662,9 +690,13 @@ class SQLHITLBackend:
             if current is None or current["status"] != HITLStatus.PENDING.value:
                 return None
             call = call_of_record(current)
-            verdict = evaluate([rule], call, time.time()) if call is not None else None
+            now = time.time()
+            verdict = evaluate([rule], call, now) if call is not None else None
             if verdict is None or verdict.effect == "ask":
                 return None
+            assert call is not None
+            if prevailing_verdict(rule, tx.active_policy_rules(now), call, now) is not None:
+                return None  # another deny or ask rule in force covers it: the policy as a whole does not settle it
             decision = verdict_decision(verdict, shown_arguments(current))
             assert decision.reviewer is not None
             decided = tx.settle(

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reviewer_app.domain.decisions import canonical_json
+from reviewer_app.domain.decisions import args_digest, canonical_json
+from reviewer_app.domain.hitl import HITLStatus, shown_arguments
 
 AUDIT_HEAD_KEY = "audit_head"
 AUDIT_KEY_ID_KEY = "audit_key_id"
@@ -171,3 +172,37 @@ def row_hash_matches(prev_hash: str, fields: dict[str, Any], key: bytes | None, 
         if digest == row_hash:
             return True
     return audit_row_hash(prev_hash, fields, key) == row_hash
+
+
+# -- what a reader hands an agent is what the chain signed ---------------------------------------------------------
+def record_audit_problem(record: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why a decided request's record is not what its audit rows sign, or None when one row signs all of it.
+
+    An agent acts on the record (``user_response``: the decision, edited arguments, message; ``data``: the
+    arguments shown), but only the audit row is chained: the record counts only when one of ``rows`` (this
+    request's audit rows, as dicts of their columns) states the same decision, the same edit, the same message
+    and the SHA-256 of the same shown arguments.
+    """
+    hitl_id = record.get("hitl_id")
+    if not rows:
+        return f"request {hitl_id} is decided but no audit row records its decision"
+    response = record.get("user_response")
+    stated = response.get("decision") if isinstance(response, dict) else None
+    if stated is None and record.get("status") == HITLStatus.CANCELLED.value:
+        stated = "cancel"
+    edited = response.get("args") if isinstance(response, dict) else None
+    message = response.get("message") if isinstance(response, dict) else None
+    shown = shown_arguments(dict(record))
+    shown_sha = None if shown is None else args_digest(shown)
+    for row in rows:
+        if stated is not None and row.get("decision") != stated:
+            continue
+        if row.get("edited_args") != edited or row.get("shown_args_sha256") != shown_sha:
+            continue
+        if isinstance(response, dict) and row.get("message") != (message if isinstance(message, str) else None):
+            continue
+        return None
+    return (
+        f"request {hitl_id}'s decision, edited arguments, message or shown arguments differ from what its audit "
+        "row signed (changed in hitl_requests after the decision)"
+    )

@@ -107,6 +107,15 @@ class HITLConflict(HITLError):
         return conflict
 
 
+class DecisionNotOnRecord(HITLError):
+    """A decided request whose record is not what its audit row signed: nothing may act on it as decided."""
+
+    def __init__(self, hitl_id: str, problem: str) -> None:
+        super().__init__(f"{problem}; the decision is not acted on")
+        self.hitl_id = hitl_id
+        self.problem = problem
+
+
 class SchemaError(Exception):
     """The database cannot be used by this version of the app."""
 

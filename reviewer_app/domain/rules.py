@@ -648,6 +648,16 @@ def wildcard_may_settle(call: ToolCall, *, risk: Risk | None = None) -> bool:
     return not (risk or assess(call, scan_secrets=False)).high
 
 
+def prevailing_verdict(rule: Rule, in_force: Iterable[Rule], call: ToolCall, now: float) -> Verdict | None:
+    """The whole policy's verdict on ``call`` when it is not ``rule``'s effect, else None.
+
+    A new rule is judged with every rule in force (``in_force``; ``rule`` itself may be among them): a call another
+    deny or ask rule covers is not settled by a new allow rule, and the preview says which rule keeps it.
+    """
+    whole = evaluate([*(other for other in in_force if other.id != rule.id), rule], call, now)
+    return whole if whole is not None and whole.effect != rule.effect else None
+
+
 def overridden_by_risk(
     rules: Iterable[Rule], call: ToolCall, now: float, *, risk: Risk | None = None
 ) -> tuple[Rule, ...]:

@@ -4,12 +4,15 @@ An integration turns what its host sends (a Claude Code hook event, an MCP ``too
 interrupt) into an :class:`ExternalCall`, hands it to :meth:`ReviewClient.review`, and turns the
 :class:`Outcome` back into its host's answer. Requests are keyed by a stable ``hitl_id`` chosen by the
 integration (an interrupt id, a tool-use id), so asking again after a crash finds the same request instead of
-raising a duplicate: a decided one returns at once, a pending one is waited on.
+raising a duplicate: a decided one returns at once, a pending one is waited on. A decision belongs to the
+arguments it was made on: the same id with other arguments (a host or model endpoint repeating a call id) is a
+new request under an id derived from both, never the old decision (:func:`rebound_call`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -17,8 +20,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer_app.domain.decisions import Decision, DecisionKind
-from reviewer_app.domain.hitl import HITLConflict, HITLRecord, HITLStatus, HITLType, shown_arguments
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.hitl import (
+    DecisionNotOnRecord,
+    HITLConflict,
+    HITLRecord,
+    HITLStatus,
+    HITLType,
+    shown_arguments,
+)
+from reviewer_app.domain.limits import check_request
 from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import RequestQuery, SQLHITLBackend
@@ -35,6 +46,8 @@ TOOL_DECISIONS = (
 
 ANSWERED_ELSEWHERE = "answered elsewhere"
 """The cancel reason recorded when the host settled the call itself (its own prompt, Esc, a time-out)."""
+REPEATED_CALL_ID = "a repeated call id came with different arguments"
+"""The timeline's words for a call whose id an earlier, different call already used."""
 
 
 def stable_id(*parts: str) -> str:
@@ -88,6 +101,20 @@ class ExternalCall:
 
     def request_metadata(self) -> dict[str, Any]:
         return {**self.metadata, "agent": self.agent, "external": True}
+
+    def shown_digest(self) -> str:
+        """The SHA-256 of the arguments a reviewer will see (and an approval names) for this call."""
+        return args_digest(shown_arguments({"hitl_type": self.hitl_type, "data": self.request_data()}))
+
+
+def rebound_call(call: ExternalCall, existing: HITLRecord) -> ExternalCall | None:
+    """None when ``existing`` (the request stored under ``call.hitl_id``) was asked for this very call: the same
+    tool and byte-identical shown arguments, so its decision (or its wait) is this call's. Otherwise the call under
+    an id of its own, derived from the old id and its argument hash: asking again after a crash finds it."""
+    digest = call.shown_digest()
+    if existing.get("tool_name") == call.tool_name and args_digest(shown_arguments(existing)) == digest:
+        return None
+    return dataclasses.replace(call, hitl_id=stable_id(call.hitl_id, digest))
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +186,10 @@ class ReviewClient:
 
         A persistent allow or deny rule settles a new call here (:func:`.policy.settle_by_policy`): the record
         returned is then already decided by ``rule:<id>``. Else an approve-for-session waiver of the session that
-        covers it approves it, by ``session-rule:<id>`` (:meth:`_settle_by_waiver`).
+        covers it approves it, by ``session-rule:<id>`` (:meth:`_settle_by_waiver`). A stored request is
+        returned only for the same call (:func:`rebound_call`); its ``hitl_id`` is the one to wait on.
         """
-        existing = await self.backend.get(call.hitl_id)
+        call, existing = await self._stored_for(call)
         if existing is not None:
             return existing
         settled = await settle_by_policy(self.backend, call)  # a persistent allow/deny rule decides, on the record
@@ -189,6 +217,8 @@ class ReviewClient:
             pass  # created by another process between the look-up and the insert: same call, same request
         record = await self.backend.get(call.hitl_id)
         assert record is not None
+        if rebound_call(call, record) is not None:  # another process stored another call under this id meanwhile
+            raise HITLConflict(f"request {call.hitl_id} holds other arguments than the call it is named for")
         return record
 
     async def _settle_by_waiver(self, call: ExternalCall) -> HITLRecord | None:
@@ -198,16 +228,64 @@ class ReviewClient:
         """
         return await settle_by_waiver(self.backend, call)
 
+    async def _stored_for(self, call: ExternalCall) -> tuple[ExternalCall, HITLRecord | None]:
+        """The call as it will be asked (under its own id when its id was used by another call) and the request
+        already stored for it, if any: checked at the door like a new one."""
+        existing = await self.backend.get(call.hitl_id)
+        if existing is not None:
+            rebound = rebound_call(call, existing)
+            if rebound is not None:
+                await self.register_run(session_id=call.session_id, invocation_id=call.invocation_id, title=call.title)
+                await self.narrate(
+                    call,
+                    BlockKind.ERROR,
+                    {
+                        "message": f"{REPEATED_CALL_ID}: asked again as a new request",
+                        "hitl_id": call.hitl_id,
+                        "new_hitl_id": rebound.hitl_id,
+                        "tool_name": call.tool_name,
+                    },
+                )
+                call, existing = rebound, await self.backend.get(rebound.hitl_id)
+                if existing is not None and rebound_call(call, existing) is not None:
+                    raise HITLConflict(f"request {call.hitl_id} holds other arguments than the call it is named for")
+        if existing is not None:
+            check_request(existing)
+        return call, existing
+
     async def wait(self, hitl_id: str, timeout: float | None = None) -> Outcome:
-        """The outcome once decided by anyone; :class:`TimeoutError` after ``timeout`` seconds."""
-        return Outcome.from_record(await self.backend.wait_for_response(hitl_id, timeout=timeout))
+        """The outcome once decided by anyone; :class:`TimeoutError` after ``timeout`` seconds.
+
+        :class:`DecisionNotOnRecord` (also on the run's timeline) when the decided record is not what its audit
+        row signed: the call must not run on it.
+        """
+        try:
+            record = await self.backend.wait_for_response(hitl_id, timeout=timeout)
+        except DecisionNotOnRecord as exc:
+            await self._report_unsigned(hitl_id, exc)
+            raise
+        return Outcome.from_record(record)
+
+    async def outcome_of(self, record: HITLRecord) -> Outcome:
+        """The outcome of a decided ``record`` once checked against its audit row (see :meth:`wait`)."""
+        try:
+            return Outcome.from_record(await self.backend.signed(record))
+        except DecisionNotOnRecord as exc:
+            await self._report_unsigned(str(record["hitl_id"]), exc)
+            raise
+
+    async def _report_unsigned(self, hitl_id: str, error: DecisionNotOnRecord) -> None:
+        record = await self.backend.get(hitl_id)
+        if record is not None:
+            ids = (str(record["session_id"]), str(record["invocation_id"]))
+            await self.narrate(ids, BlockKind.ERROR, {"message": str(error), "hitl_id": hitl_id})
 
     async def review(self, call: ExternalCall, *, timeout: float | None = None) -> Outcome:
         """Submit ``call`` (or find it) and wait for its decision."""
         record = await self.submit(call)
         if record["status"] != HITLStatus.PENDING.value:
-            return Outcome.from_record(record)
-        return await self.wait(call.hitl_id, timeout=timeout)
+            return await self.outcome_of(record)
+        return await self.wait(str(record["hitl_id"]), timeout=timeout)
 
     async def abandon(self, hitl_id: str, reason: str = ANSWERED_ELSEWHERE) -> bool:
         """Take a still-pending request out of the inbox because its host settled the call itself.

@@ -73,6 +73,17 @@ class AuditSeal:
             self._key_id = key_id(self.key)
         return self._key_id
 
+    def existing_key(self) -> bytes | None:
+        """The key if this process holds one already (never created here): an agent's machine has none, by design."""
+        if self._key is None:
+            if not self.key_path.exists():
+                return None
+            try:
+                self._key = self._load_or_create()
+            except AuditKeyError:
+                return None
+        return self._key
+
     def _load_or_create(self) -> bytes:
         path = self.key_path
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
+from reviewer_app.runtime.run_state import _Run
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry
 from reviewer_app.runtime.watcher import DecisionWatcher
 
@@ -31,6 +32,7 @@ class RuntimeCore:
     _slots: asyncio.Semaphore | None
     _watcher: DecisionWatcher | None
     _tasks: dict[str, asyncio.Task[None]]
+    _driven: dict[str, _Run]  # the runs of _tasks: whose agent (the operator's configuration) asked what
     _service_tasks: list[asyncio.Task[None]]
     _started: bool
     _process_groups: dict[str, set[int]]  # per run: shell tools running now (see liveness.py)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.limits import (
     MAX_ID_CHARS,
@@ -229,6 +229,10 @@ def apply_outcome(call: PendingCall, record: HITLRecord) -> None:
     call.decision = kind.value
     is_ask = call.hitl_type == HITLType.ASK_USER.value or call.name == ASK_USER
     if kind.runs_tool and not is_ask:
+        if decision.args_sha256 is not None and decision.args_sha256 != args_digest(call.arguments):
+            # The request's arguments were changed before the approval: it approved something else than this call.
+            refuse_unsigned(call, "the approval names other arguments than the call's (the request was changed)")
+            return
         call.status = CallStatus.APPROVED
         call.run_arguments = decision.effective_args(call.arguments) if kind is DecisionKind.EDIT else None
         return
@@ -252,6 +256,11 @@ def apply_outcome(call: PendingCall, record: HITLRecord) -> None:
     else:
         text = "rejected by reviewer"
     _resolve(call, CallStatus.REJECTED, text, kind.value)
+
+
+def refuse_unsigned(call: PendingCall, problem: str) -> None:
+    """A decision that is not what the audit chain signed: the call does not run, and the model is told why."""
+    _resolve(call, CallStatus.REJECTED, f"not run: {problem}", DecisionKind.REJECT.value)
 
 
 def _resolve(call: PendingCall, status: CallStatus, result: str, decision: str) -> None:

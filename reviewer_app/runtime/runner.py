@@ -123,6 +123,7 @@ class Runtime(RunSupervisor):
         self._slots = None
         self._watcher = None
         self._tasks = {}
+        self._driven = {}
         self._service_tasks = []
         self._started = False
         self.heartbeat_interval_s = heartbeat_interval_s

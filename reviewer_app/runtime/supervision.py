@@ -152,12 +152,17 @@ class RunSupervisor(RunDriver):
 
     # -- expiry ---------------------------------------------------------------------------------
     def _expiry_default(self, record: HITLRecord) -> str:
+        """The operator's configured default for a call one of this runtime's runs asked; reject for anything else.
+
+        The agent is the one this runtime runs the call for (its ``agents.toml`` entry), never the name a request
+        carries in its metadata: an outside request naming a lenient agent expires rejected.
+        """
         if record.get("hitl_type") == HITLType.ASK_USER.value:
             return DecisionKind.REJECT.value  # a question cannot be approved
-        agent = (record.get("metadata") or {}).get("agent")
-        if isinstance(agent, str) and agent in self.catalog:
-            return self.catalog.get(agent).policy.default_on_expiry
-        return DecisionKind.REJECT.value
+        run = self._driven.get(str(record.get("invocation_id")))
+        if run is None or record.get("hitl_id") not in {call.hitl_id for call in run.ckpt.pending}:
+            return DecisionKind.REJECT.value
+        return run.agent.policy.default_on_expiry
 
     async def _expiry_loop(self) -> None:
         while True:

@@ -28,7 +28,15 @@ from reviewer_app.hitl import WriteRetriesExhausted
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
 from reviewer_app.runtime.core import RuntimeCore
-from reviewer_app.runtime.gate import GateResult, RuleSettlement, apply_outcome, gate_call, result_text, screen_turn
+from reviewer_app.runtime.gate import (
+    GateResult,
+    RuleSettlement,
+    apply_outcome,
+    gate_call,
+    refuse_unsigned,
+    result_text,
+    screen_turn,
+)
 from reviewer_app.runtime.models import ModelTurn, ToolCall
 from reviewer_app.runtime.run_state import _Run, _Step
 
@@ -51,10 +59,12 @@ class RunDriver(RuntimeCore):
     def _spawn(self, run: _Run) -> None:
         task = asyncio.get_running_loop().create_task(self._drive(run), name=f"run-{run.invocation_id}")
         self._tasks[run.invocation_id] = task
+        self._driven[run.invocation_id] = run
 
         def forget(done: asyncio.Task[None]) -> None:
             if self._tasks.get(run.invocation_id) is done:
                 del self._tasks[run.invocation_id]
+                self._driven.pop(run.invocation_id, None)
                 self._process_groups.pop(run.invocation_id, None)
 
         task.add_done_callback(forget)
@@ -392,13 +402,21 @@ class RunDriver(RuntimeCore):
                 await self._commit(run, RunState.WAITING, checkpoint=False)
             self._release(run)
             decided = await self._watcher.wait_any([c.hitl_id for c in awaiting if c.hitl_id])
+            unsigned = await self.backend.unsigned_decisions(decided.values())  # what runs is what was signed
             events = []
             resolved_ms = now_ms()
             for call in awaiting:
                 record = decided.get(call.hitl_id or "")
                 if record is None:
                     continue
-                apply_outcome(call, record)
+                problem = unsigned.get(call.hitl_id or "")
+                if problem is not None:
+                    log.error("run %s: %s", run.invocation_id, problem)
+                    refuse_unsigned(call, problem)
+                    error = {"message": f"{problem}; the call was not run", "hitl_id": call.hitl_id}
+                    events.append(run.event(f"{call.hitl_id}:unsigned", BlockKind.ERROR, BlockOp.APPLY, error))
+                else:
+                    apply_outcome(call, record)
                 response = record.get("user_response") or {}
                 patch: dict[str, Any] = {
                     "status": "decided",

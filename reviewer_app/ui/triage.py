@@ -376,7 +376,7 @@ class Triage(QObject):
                 rule,
                 settle,
                 None,
-                [str(r["hitl_id"]) for r in dialog.preview_model.records if r["status"] == "pending"],
+                dialog.settleable_ids(),
                 approve=approval,
             )
         )

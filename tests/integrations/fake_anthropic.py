@@ -1,8 +1,9 @@
 """A small Anthropic Messages API on 127.0.0.1 for driving the real Claude Code CLI in tests.
 
 The main agent's first turn asks for one tool call (``Bash`` with the command given); once a tool result
-arrives it answers with text quoting that result. Side requests (titles, topic checks: those without the
-tool) get a short text. Every request is kept in ``requests`` for the test to inspect.
+arrives it answers with text quoting that result (or, given ``repeat_input``, asks once more under the same
+``tool_use`` id with other input, as a hostile endpoint might, and answers after that one). Side requests (titles, topic
+checks: those without the tool) get a short text. Every request is kept in ``requests`` for the test to inspect.
 """
 
 from __future__ import annotations
@@ -37,11 +38,17 @@ class FakeAnthropic:
     """``with FakeAnthropic(tool_name, tool_input) as api: ... api.url``."""
 
     def __init__(
-        self, tool_name: str = "Bash", tool_input: dict[str, Any] | None = None, *, thinking: str = ""
+        self,
+        tool_name: str = "Bash",
+        tool_input: dict[str, Any] | None = None,
+        *,
+        thinking: str = "",
+        repeat_input: dict[str, Any] | None = None,
     ) -> None:
         self.tool_name = tool_name
         self.tool_input = tool_input or {"command": "echo hello", "description": "say hello"}
         self.thinking = thinking
+        self.repeat_input = repeat_input
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self._lock = threading.Lock()
@@ -74,6 +81,10 @@ class FakeAnthropic:
         """Content blocks and stop reason for one request."""
         tools = {tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)}
         results = _tool_results(body)
+        if self.repeat_input is not None and results and self.tool_name in tools:
+            self.repeat_input, repeated_input = None, self.repeat_input  # once
+            repeated = {"type": "tool_use", "id": "toolu_fake_0001", "name": self.tool_name, "input": repeated_input}
+            return [{"type": "text", "text": "Once more."}, repeated], "tool_use"
         if results:
             text = "Done. The tool said: " + _result_text(results[-1])
             return [{"type": "text", "text": text}], "end_turn"

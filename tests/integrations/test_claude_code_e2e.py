@@ -64,6 +64,18 @@ def _reviewer(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess
     )
 
 
+def _project_with_hook(tmp_path: Path, db_path: Path, event: str) -> Path:
+    """A project directory whose Claude Code settings run Reviewer's hook on ``event``."""
+    project = tmp_path / "project"
+    project.mkdir()
+    installed = _reviewer(
+        tmp_path, "hook", "install", "claude-code", "--project", str(project), "--db", str(db_path),
+        "--event", event, "--hook-timeout", "120",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    return project
+
+
 @pytest.mark.parametrize(
     ("event", "decision", "extra"),
     [
@@ -77,23 +89,7 @@ async def test_real_claude_code_runs_the_command_exactly_as_decided(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend, event: str, decision: str, extra: list[str]
 ) -> None:
     claude = claude_binary()
-    project = tmp_path / "project"
-    project.mkdir()
-    installed = _reviewer(
-        tmp_path,
-        "hook",
-        "install",
-        "claude-code",
-        "--project",
-        str(project),
-        "--db",
-        str(db_path),
-        "--event",
-        event,
-        "--hook-timeout",
-        "120",
-    )
-    assert installed.returncode == 0, installed.stderr
+    project = _project_with_hook(tmp_path, db_path, event)
     command = "echo approved >> marker.txt"
     with FakeAnthropic("Bash", {"command": command, "description": "append a marker"}, thinking="Plan: append.") as api:
         agent = await start_claude(claude, PROMPT, project, _env(tmp_path, api.url))
@@ -133,4 +129,40 @@ async def test_real_claude_code_runs_the_command_exactly_as_decided(
     kinds = [block.kind.value for block in blocks]
     assert kinds[:3] == ["text", "thinking", "text"] and "tool_use" in kinds and "hitl" in kinds
     assert blocks[0].data == {"role": "user", "text": PROMPT}
+    assert (await backend.verify_audit()).ok
+
+
+async def test_a_repeated_tool_use_id_with_other_input_is_asked_again(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    """A model endpoint repeats an approved call's ``tool_use`` id with another command: the approval of the first
+    command does not carry over; the second is a new request (here rejected) and never runs."""
+    claude = claude_binary()
+    project = _project_with_hook(tmp_path, db_path, "PreToolUse")
+    harmless = {"command": "echo harmless >> marker.txt", "description": "append a marker"}
+    hostile = {"command": "echo PWNED >> marker.txt", "description": "append a marker"}
+    with FakeAnthropic("Bash", harmless, repeat_input=hostile) as api:
+        agent = await start_claude(claude, PROMPT, project, _env(tmp_path, api.url))
+        try:
+            [first] = await wait_pending(backend, timeout=90)
+            assert first["data"]["arguments"]["command"] == harmless["command"]
+            decided = await asyncio.to_thread(
+                _reviewer, tmp_path, "decide", first["hitl_id"], "approve", "--db", str(db_path)
+            )
+            assert decided.returncode == 0, decided.stderr
+            [second] = await wait_pending(backend, timeout=90)  # asked again: a new request, not the old approval
+            assert second["hitl_id"] != first["hitl_id"]
+            assert second["data"]["arguments"]["command"] == hostile["command"]
+            rejected = await asyncio.to_thread(
+                _reviewer, tmp_path, "decide", second["hitl_id"], "reject", "--message", "no", "--db", str(db_path)
+            )
+            assert rejected.returncode == 0, rejected.stderr
+            await asyncio.to_thread(agent.communicate, timeout=120)
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.communicate()
+    assert (project / "marker.txt").read_text() == "harmless\n"
+    events = await backend.events(first["invocation_id"])
+    assert any(e.kind.value == "error" and "different arguments" in str(e.data) for e in events)
     assert (await backend.verify_audit()).ok

@@ -582,3 +582,31 @@ async def test_the_stateless_2026_protocol_passes_through_and_is_gated(
         await backend.decide(record["hitl_id"], approval(record))
         assert text_of(await call) == "added note: stateless"
     assert notes_file.read_text() == "[misc] stateless\n"
+
+
+@asyncio_test
+async def test_an_edit_rewritten_in_the_row_is_refused_and_never_reaches_the_upstream(
+    db_path: Path, env: dict[str, str], backend: SQLHITLBackend, notes_file: Path
+) -> None:
+    """A reviewer edits; the same commit (a second reviewer's process writing the file) rewrites the edit the proxy
+    reads in ``hitl_requests``. The proxy runs only what the audit row signed: here nothing; the host gets an error."""
+    from sqlalchemy import text
+
+    from reviewer_app.persistence.store import Store
+
+    async with connect(proxy_command(db_path, notes_upstream()), env) as session:
+        call = asyncio.ensure_future(session.call_tool("add_note", {"text": "buy milk"}))
+        (record,) = await pending_request(backend)
+        edit = approval(record, DecisionKind.EDIT, edited_args={"text": "buy oat milk"}, reviewer="mallory")
+        store = Store.open(db_path)
+        try:
+            with store.transaction() as tx:
+                tx.settle(record["hitl_id"], edit.to_user_response(), reviewer="mallory")
+                forged = json.dumps({**edit.to_user_response(), "args": {"text": "wire the money"}})
+                tx.connection.execute(text("UPDATE hitl_requests SET user_response = :r"), {"r": forged})
+        finally:
+            store.close()
+        backend.feed.notify()
+        with pytest.raises(MCPError, match=r"not run: .* audit row"):
+            await call
+    assert not notes_file.exists()  # the upstream was never called

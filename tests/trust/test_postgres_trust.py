@@ -323,6 +323,7 @@ def test_the_login_triggers_exist_on_postgresql_only(any_db: str) -> None:
                     "hitl_requests_decided_by_login",
                     "audit_log_reviewer_login",
                     "audit_log_history_index",  # 0010's search index, not a login check
+                    "hitl_requests_decided_is_final",  # 0011: a decided request's decision cannot change
                 }
             else:  # only 0010's search index trigger: no login checks
                 triggers = connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'")).all()

@@ -278,3 +278,25 @@ def test_add_a_rule_from_the_rules_tab(window: MainWindow, qt_backend: SQLHITLBa
     assert (stored.rule.effect, stored.rule.note, stored.created_by) == ("deny", "no reading secrets", "tester")
     assert stored.rule.expires_at is not None and 172_700 < stored.rule.expires_at - time.time() <= 172_800
     assert status(qtbot, qt_backend, pending)[0] == "pending"
+
+
+def test_settling_now_leaves_what_a_deny_rule_in_force_covers(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """The new allow rule is judged with every rule in force: a pending request a deny rule covers is counted apart
+    in the preview and stays pending when the operator settles the matches."""
+    lint = shell(qtbot, qt_backend, "h1", "make lint")
+    deploy = shell(qtbot, qt_backend, "h2", "make deploy", session="s2", invocation="i2")
+    run_async(qtbot, qt_backend.add_rule(Rule.create("deny", "Bash(make deploy)", now=time.time())))
+    window.show_tab(window.left_tabs.indexOf(window.triage.rules))
+    dialog = window.triage.rules.open_add()
+    dialog.effect_combo.setCurrentText("allow")
+    dialog.pattern_combo.setCurrentText("Bash(make:*)")
+    wait_preview(qtbot, dialog)
+    assert preview_ids(dialog) == {lint, deploy}
+    assert "1 pending kept by a deny or ask rule in force" in dialog.preview_label.text()
+    assert "Settle the 1 pending" in dialog.settle_check.text() and dialog.settleable_ids() == [lint]
+    dialog.settle_check.setChecked(True)
+    dialog.try_submit()
+    qtbot.waitUntil(lambda: status(qtbot, qt_backend, lint)[0] == "completed", timeout=10_000)
+    assert status(qtbot, qt_backend, deploy)[0] == "pending"

@@ -43,7 +43,7 @@ from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import digest, encode_value, pack
 from reviewer_app.persistence.wakeup import notify_commit
 
-SCHEMA_REVISION = "0010"
+SCHEMA_REVISION = "0011"
 """The Alembic revision these statements were written against; a test checks it is the bundled head.
 
 0006 installs PostgreSQL-only triggers; the SQLite schema these statements use is that of 0005, plus 0007's

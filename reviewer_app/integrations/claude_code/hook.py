@@ -29,7 +29,7 @@ from reviewer_app.integrations.claude_code.request import RequestFields, hook_pr
 if TYPE_CHECKING:
     from reviewer_app.domain.hitl import HITLRecord
     from reviewer_app.hitl import SQLHITLBackend
-    from reviewer_app.integrations.core import Outcome
+    from reviewer_app.integrations.core import Outcome, ReviewClient
     from reviewer_app.persistence.store import StoreTx
 
 DEFAULT_TIMEOUT_S = 55.0
@@ -293,6 +293,10 @@ async def _wait_for_decision(
     call = fields.external_call()
     started = time.monotonic()
     record = await client.submit(call)
+    if record["hitl_id"] != fields.hitl_id:  # its tool_use id was used by another call: asked as a new request
+        import dataclasses
+
+        fields = dataclasses.replace(fields, hitl_id=str(record["hitl_id"]))
     from reviewer_app.integrations.claude_code.timeline import TimelineWriter
 
     # The timeline is written even when a reviewer was quicker than this process: the fast path showed the
@@ -300,7 +304,7 @@ async def _wait_for_decision(
     timeline = TimelineWriter(backend, event, options.state_dir if options.transcript else None)
     await timeline.request_shown(fields)
     if record["status"] != HITLStatus.PENDING.value:
-        outcome = Outcome.from_record(record)
+        outcome = await client.outcome_of(record)
         await timeline.settled(outcome)
         return outcome
 
@@ -337,7 +341,7 @@ async def _wait_for_decision(
         if await client.abandon(fields.hitl_id):
             await timeline.abandoned(why)
             return fallback(options.on_error, f"the hook was stopped ({why})")
-        return Outcome.from_record(await backend.get(fields.hitl_id) or record)
+        return await client.outcome_of(await backend.get(fields.hitl_id) or record)
     finally:
         for task in (waiting, stopping, watch_host):
             task.cancel()
@@ -376,11 +380,10 @@ def _stdout_closed() -> bool:
 
 
 async def _expire(
-    backend: SQLHITLBackend, client: Any, fields: RequestFields, options: HookOptions
+    backend: SQLHITLBackend, client: ReviewClient, fields: RequestFields, options: HookOptions
 ) -> Outcome | Answer:
     """Record the time-out like an expiry, with the configured default; a decision that just won stands."""
     from reviewer_app.domain.hitl import HITLConflict, HITLStatus
-    from reviewer_app.integrations.core import Outcome
 
     kind = "reject" if options.on_timeout is Verdict.DENY else "expire"
     what = "denied" if kind == "reject" else "handed back to the agent's own permission prompt"
@@ -399,7 +402,7 @@ async def _expire(
     except HITLConflict:
         record = await backend.get(fields.hitl_id)
         if record is not None:
-            return Outcome.from_record(record)
+            return await client.outcome_of(record)
     return fallback(options.on_timeout, f"no reviewer decided within {options.timeout:g} s")
 
 

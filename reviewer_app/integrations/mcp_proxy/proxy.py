@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -489,19 +490,23 @@ class McpProxy:
         submit = asyncio.ensure_future(self.client.submit(call))
         try:
             record = await asyncio.shield(submit)
+            call = dataclasses.replace(call, hitl_id=str(record["hitl_id"]))  # another call's id: asked anew
+            if held is not None:
+                held.hitl_id = call.hitl_id
             if block_id is not None:
                 self._block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.APPLY, self._hitl_block(call))
             outcome = (
-                Outcome.from_record(record)
+                await self.client.outcome_of(record)
                 if record["status"] != HITLStatus.PENDING.value
                 else await self.client.wait(call.hitl_id)
             )
         except asyncio.CancelledError:
             reason = held.reason if held is not None else ANSWERED_ELSEWHERE
+            hitl_id = call.hitl_id
             with contextlib.suppress(Exception):
-                await submit
+                hitl_id = str((await submit)["hitl_id"])  # the id it was asked under (its own, for a reused one)
             with contextlib.suppress(HITLNotFound):
-                await self.client.abandon(call.hitl_id, reason)
+                await self.client.abandon(hitl_id, reason)
             if block_id is not None:
                 patch = {"status": "decided", "decision": "cancel", "message": reason}
                 self._block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.PATCH, patch)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from sqlalchemy import and_, exists, insert, literal, or_, select, update
+from sqlalchemy import and_, exists, func, insert, literal, or_, select, update
 
 from reviewer_app.domain.audit import (
     AUDIT_HEAD_KEY,
@@ -26,12 +26,14 @@ from reviewer_app.domain.audit import (
     AuditKeyMismatch,
     audit_fields,
     chain_meta_defaults,
+    key_id,
     next_chain_step,
+    record_audit_problem,
     row_hash_matches,
     shown_digest_matches,
 )
 from reviewer_app.domain.decisions import args_digest
-from reviewer_app.domain.hitl import HITLStatus
+from reviewer_app.domain.hitl import HITLRecord, HITLStatus
 from reviewer_app.domain.limits import decode_stored_json_fast
 from reviewer_app.domain.records import AuditEntry, AuditReport
 from reviewer_app.persistence.audit_seal import AuditKeyError
@@ -80,6 +82,18 @@ _CHAIN_COLUMNS = (
     audit_t.c.prev_hash,
     audit_t.c.row_hash,
     audit_t.c.shown_args_ref,  # last: read off by _chain_rows
+)
+_SIGNED_COLUMNS = (
+    audit_t.c.id,
+    audit_t.c.hitl_id,
+    audit_t.c.decision,
+    audit_t.c.reviewer,
+    audit_t.c.at_ms,
+    audit_t.c.shown_args_sha256,
+    audit_t.c.edited_args,
+    audit_t.c.message,
+    audit_t.c.prev_hash,
+    audit_t.c.row_hash,
 )
 _DECIDED_RESPONSES = select(requests_t.c.hitl_id, requests_t.c.decision, requests_t.c.user_response).where(
     requests_t.c.status != HITLStatus.PENDING.value
@@ -165,6 +179,47 @@ class AuditReads(ReadsBase):
         query = select(audit_t).where(audit_t.c.id > after_id).order_by(audit_t.c.id).limit(limit)
         with self._reading() as connection:
             return _entries(connection, connection.execute(query).all())
+
+    def decision_audit_problems(self, records: Sequence[HITLRecord]) -> dict[str, str]:
+        """For decided records about to be handed to an agent: ``hitl_id`` → why the record is not what the audit
+        chain signed (its row missing, edited without the key, or saying something else). Absent when it is."""
+        decided = [r for r in records if r.get("status") != HITLStatus.PENDING.value]
+        if not decided:
+            return {}
+        ids = sorted({str(r["hitl_id"]) for r in decided})
+        query = select(*_SIGNED_COLUMNS).where(audit_t.c.hitl_id.in_(ids)).order_by(audit_t.c.id)
+        with self._reading() as connection:
+            meta = {str(k): str(v) for k, v in connection.execute(_SELECT_CHAIN_META)}
+            key = self.audit_seal.existing_key()
+            if key is not None and key_id(key) != meta.get(AUDIT_KEY_ID_KEY):
+                key = None  # not the chain's key: the rows' own hashes cannot be checked here
+            rows: dict[str, list[dict[str, Any]]] = {}
+            for row in connection.execute(query):
+                fields = dict(row._mapping)
+                if key is None or self._row_signed(connection, fields, meta, key):
+                    rows.setdefault(str(fields["hitl_id"]), []).append(fields)
+        problems = {}
+        for record in decided:
+            problem = record_audit_problem(record, rows.get(str(record["hitl_id"]), []))
+            if problem is not None:
+                problems[str(record["hitl_id"])] = problem
+        return problems
+
+    def _row_signed(self, connection: Any, row: Mapping[str, Any], meta: Mapping[str, str], key: bytes) -> bool:
+        """Whether this audit row's hash is its HMAC under the chain's ``key`` (plain SHA-256 only for the rows that
+        predate keying): a row rewritten without the key does not count. A process without the key (an agent's
+        machine) compares the fields only; ``audit verify``, run with the key, checks the chain itself."""
+        fields = audit_fields(
+            row["hitl_id"], row["decision"], row["reviewer"], row["at_ms"], row["shown_args_sha256"],
+            row["edited_args"], row["message"],
+        )  # fmt: skip
+        if row_hash_matches(row["prev_hash"], fields, key, row["row_hash"]):
+            return True
+        keyed_from = int(meta.get(AUDIT_KEYED_FROM_KEY) or 0)
+        if keyed_from <= 1:
+            return False
+        position = connection.execute(select(func.count()).where(audit_t.c.id <= row["id"])).scalar_one()
+        return int(position) < keyed_from and row_hash_matches(row["prev_hash"], fields, None, row["row_hash"])
 
     def verify_audit(self, *, _attempt: int = 0) -> AuditReport:
         """Walk the keyed chain, check it against its anchors, and cross-check every decided request."""
@@ -305,7 +360,7 @@ class AuditReads(ReadsBase):
             problem = _response_problem(hitl_id, decision, response)
             if problem is not None:
                 return problem
-        return None
+        return _unsigned_edit(connection, _UNSIGNED_EDIT_PG)
 
     @staticmethod
     def _unaudited_decision_sqlite(connection: Any) -> str | None:
@@ -322,7 +377,7 @@ class AuditReads(ReadsBase):
                     problem = _response_problem(hitl_id, decision, decode_stored_json_fast(text))
                     if problem is not None:
                         return problem
-        return None
+        return _unsigned_edit(connection, _UNSIGNED_EDIT_SQLITE)
 
 
 def _shown_from_blob(connection: Any, ref: str) -> Any:
@@ -361,6 +416,40 @@ _RESPONSES_TO_READ_SQL = (
     " AND length(user_response) - length(replace(user_response, '\"decision\"', '')) = 10"
     " AND instr(user_response, '\\u') = 0)"
 )
+
+
+# A decided request whose edited arguments or message (what an agent runs or reads) no audit row of its decision
+# signs: changed in hitl_requests after the decision. Responses that are not JSON objects are left to the checks
+# above (nothing can act on them).
+_RESPONSE_OBJECT_SQLITE = "CASE WHEN json_valid(r.user_response) THEN json_type(r.user_response) END = 'object'"
+_UNSIGNED_EDIT_SQLITE = (
+    "SELECT r.hitl_id FROM hitl_requests AS r WHERE r.status != 'pending' AND r.user_response IS NOT NULL"
+    f" AND {_RESPONSE_OBJECT_SQLITE} AND NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.hitl_id = r.hitl_id"
+    " AND a.decision = r.decision AND a.reviewer = r.decided_by"
+    f" AND (CASE WHEN {_RESPONSE_OBJECT_SQLITE} THEN json_quote(json_extract(r.user_response, '$.args')) END)"
+    " = (CASE WHEN a.edited_args IS NULL THEN 'null' WHEN json_valid(a.edited_args) THEN json(a.edited_args)"
+    " ELSE a.edited_args END)"
+    f" AND (CASE WHEN {_RESPONSE_OBJECT_SQLITE} AND json_type(r.user_response, '$.message') = 'text'"
+    " THEN json_extract(r.user_response, '$.message') END) IS a.message) LIMIT 1"
+)
+_UNSIGNED_EDIT_PG = (
+    "SELECT r.hitl_id FROM hitl_requests AS r WHERE r.status != 'pending' AND r.user_response IS NOT NULL"
+    " AND json_typeof(r.user_response) = 'object' AND NOT EXISTS (SELECT 1 FROM audit_log AS a"
+    " WHERE a.hitl_id = r.hitl_id AND a.decision = r.decision AND a.reviewer = r.decided_by"
+    " AND coalesce((r.user_response -> 'args')::jsonb, 'null'::jsonb) = coalesce(a.edited_args::jsonb, 'null'::jsonb)"
+    " AND (CASE WHEN json_typeof(r.user_response -> 'message') = 'string' THEN r.user_response ->> 'message' END)"
+    " IS NOT DISTINCT FROM a.message) LIMIT 1"
+)
+
+
+def _unsigned_edit(connection: Any, statement: str) -> str | None:
+    hitl_id = connection.exec_driver_sql(statement).scalar()
+    if hitl_id is None:
+        return None
+    return (
+        f"request {hitl_id}'s edited arguments or message differ from what its audit row signed "
+        "(changed in hitl_requests after the decision)"
+    )
 
 
 _STATED_DECISION = re.compile(r'"decision":\s*"([^"\\]*)"')

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from reviewer_app.domain.rules import EFFECTS, Rule, RuleError, new_rule_id, parse_duration
+from reviewer_app.domain.rules import EFFECTS, Rule, RuleError, Verdict, new_rule_id, parse_duration
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
 from reviewer_app.ui.request_list import COL_WHAT, RequestListModel
@@ -87,6 +87,7 @@ class RuleEditorDialog(QDialog):
         self._generation = 0
         self._kept_expires_at = expires_at
         self.pending_matches = 0
+        self.held: dict[str, Verdict] = {}  # previewed requests another deny/ask rule in force keeps: id → its verdict
 
         form = QFormLayout()
         self.effect_combo = QComboBox()
@@ -291,6 +292,7 @@ class RuleEditorDialog(QDialog):
     async def _preview(self, generation: int, rule: Rule) -> None:
         try:
             records = await self.backend.preview_rule(rule, limit=PREVIEW_LIMIT)
+            held = await self.backend.prevailing_rules(rule, records)  # judged with every rule in force
             risks = await self.backend.assess_requests([str(r["hitl_id"]) for r in records])
         except Exception as exc:
             if generation == self._generation and shiboken6.isValid(self):
@@ -299,11 +301,15 @@ class RuleEditorDialog(QDialog):
         if generation != self._generation or not shiboken6.isValid(self):
             return
         self.preview_model.set_records(records, risks)
-        pending = sum(1 for record in records if record["status"] == "pending")
+        self.held = held
+        pending = len(self.settleable_ids())
+        kept = sum(1 for record in records if record["status"] == "pending" and str(record["hitl_id"]) in held)
         self.pending_matches = pending
         more = " (the newest 200)" if len(records) >= PREVIEW_LIMIT else ""
+        decided = len(records) - pending - kept
+        kept_text = f", {kept} pending kept by a deny or ask rule in force" if kept else ""
         self.preview_label.setText(
-            f"<b>{len(records)}</b> request(s) match{more}: <b>{pending}</b> pending, {len(records) - pending} decided"
+            f"<b>{len(records)}</b> request(s) match{more}: <b>{pending}</b> pending{kept_text}, {decided} decided"
         )
         verb = {"allow": "approve", "deny": "reject"}.get(rule.effect)
         if verb is None:
@@ -314,6 +320,14 @@ class RuleEditorDialog(QDialog):
         if not self.settle_check.isEnabled():
             self.settle_check.setChecked(False)
         self.previewed.emit(len(records))
+
+    def settleable_ids(self) -> list[str]:
+        """The previewed pending requests this rule would settle: none another deny or ask rule in force keeps."""
+        return [
+            str(r["hitl_id"])
+            for r in self.preview_model.records
+            if r["status"] == "pending" and str(r["hitl_id"]) not in self.held
+        ]
 
     def _show_error(self, text: str) -> None:
         self.error_label.setText(text)

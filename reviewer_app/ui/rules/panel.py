@@ -193,7 +193,7 @@ class RulesPanel(QWidget):
         line = dialog.pattern_combo.lineEdit()
         if line is not None:
             line.setPlaceholderText("Bash(npm run test:*), Write(src/**), mcp__github__*")
-        dialog.submitted.connect(lambda rule, settle: self.save_rule(rule, settle, None, self._pending_ids(dialog)))
+        dialog.submitted.connect(lambda rule, settle: self.save_rule(rule, settle, None, dialog.settleable_ids()))
         self.dialogs.open(dialog)
         return dialog
 
@@ -213,13 +213,9 @@ class RulesPanel(QWidget):
             expires_at=rule.expires_at,
         )
         replaces = rule.id if entry.revoked_at is None else None
-        dialog.submitted.connect(lambda new, settle: self.save_rule(new, settle, replaces, self._pending_ids(dialog)))
+        dialog.submitted.connect(lambda new, settle: self.save_rule(new, settle, replaces, dialog.settleable_ids()))
         self.dialogs.open(dialog)
         return dialog
-
-    @staticmethod
-    def _pending_ids(dialog: RuleEditorDialog) -> list[str]:
-        return [str(r["hitl_id"]) for r in dialog.preview_model.records if r["status"] == "pending"]
 
     def confirm_revoke(self) -> QMessageBox | None:
         entry = self.selected()
