@@ -202,6 +202,7 @@ def settle_by_rule_tx(
     from reviewer_app.domain.records import NewRequest
     from reviewer_app.integrations.claude_code.fast import rule_decision, rule_verdict
 
+    fields.check_limits()  # the door every writer passes (the fast path's twin does the same)
     tx.ensure_session(fields.session_id, agent=fields.agent, workspace=workspace, external=True)
     tx.ensure_invocation(
         fields.invocation_id, fields.session_id, agent=fields.agent, prompt=fields.title, external=True

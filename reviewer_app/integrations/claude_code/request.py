@@ -108,6 +108,24 @@ class RequestFields:
         """As ``ExternalCall.request_metadata``: the host's own keys, then the agent and the external mark."""
         return {**self.metadata, "agent": self.agent, "external": True}
 
+    def check_limits(self) -> None:
+        """The library's door (:func:`reviewer_app.domain.limits.check_request`, as ``SQLHITLBackend.create``
+        applies it): raises ``RequestRejected`` for what could not be stored and shown, before any writer runs."""
+        from reviewer_app.domain.limits import check_request
+
+        check_request(
+            {
+                "hitl_id": self.hitl_id,
+                "hitl_type": self.hitl_type,
+                "session_id": self.session_id,
+                "invocation_id": self.invocation_id,
+                "data": self.request_data(),
+                "metadata": self.request_metadata(),
+                "tool_name": self.tool_name,
+                "tool_call_id": self.tool_call_id,
+            }
+        )
+
 
 def request_fields(
     event: HookEvent,
