@@ -19,13 +19,13 @@ from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLConflict, HITLRecord, HITLStatus, HITLType, shown_arguments
+from reviewer_app.domain.hook_lease import ANSWERED_ELSEWHERE
 from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import RequestQuery, SQLHITLBackend
 from reviewer_app.integrations.policy import settle_by_policy
 
-ANSWERED_ELSEWHERE = "answered elsewhere"
-"""The cancel reason recorded when the host settled the call itself (its own prompt, Esc, a time-out)."""
+__all__ = ["ANSWERED_ELSEWHERE", "ExternalCall", "Outcome", "ReviewClient", "open_client", "stable_id"]
 
 
 def stable_id(*parts: str) -> str:

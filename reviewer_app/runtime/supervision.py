@@ -162,6 +162,8 @@ class RunSupervisor(RunDriver):
     async def _expiry_loop(self) -> None:
         while True:
             try:
+                # First the requests whose hook already answered and is gone: "answered elsewhere", not expired.
+                await self.backend.settle_abandoned_hooks()
                 expired = await self.backend.expire_due(default_decision=self._expiry_default)
                 if expired and self._watcher is not None:
                     self._watcher.resolve(expired)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 from reviewer_app.integrations.claude_code.events import Host, Verdict
@@ -150,10 +151,13 @@ def main(argv: list[str]) -> int:
 
 
 def _run(host: Host, args: argparse.Namespace) -> int:
+    from reviewer_app.domain.hook_lease import process_age_s
     from reviewer_app.integrations.claude_code.hook import DEFAULT_TIMEOUT_S, HookOptions, run_hook
 
+    started = time.monotonic() - process_age_s()  # the budget counts the interpreter's start and imports too
     database = _database(args.db)
     options = HookOptions(
+        started=started,
         host=host,
         database=database,
         timeout=args.timeout if args.timeout is not None and args.timeout > 0 else DEFAULT_TIMEOUT_S,

@@ -12,11 +12,14 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reviewer_app.domain.hook_lease import hook_process_metadata, process_start_ticks
 from reviewer_app.integrations.claude_code.events import HookEvent, Host
 from reviewer_app.integrations.claude_code.schemas import CODEX_SHELL_TOOLS, SHELL_TOOLS, schema_for
 
 if TYPE_CHECKING:
     from reviewer_app.integrations.core import ExternalCall
+
+__all__ = ["RequestFields", "hook_process_metadata", "process_start_ticks", "request_fields", "stable_id"]
 
 TOOL_APPROVAL = "tool_approval"
 CLAUDE_DECISIONS = ("approve", "approve_for_session", "edit", "reject", "steer")
@@ -168,27 +171,3 @@ def request_fields(
         metadata=dict(metadata or {}),
         expires_at=expires_at,
     )
-
-
-def process_start_ticks(pid: int) -> int | None:
-    """When process ``pid`` started (Linux clock ticks since boot): tells a live hook from a reused pid."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-        return int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def hook_process_metadata() -> dict[str, Any]:
-    """Who is waiting on the request: kept in its metadata so a reaper can see the hook died."""
-    pid = os.getpid()
-    info: dict[str, Any] = {"pid": pid}
-    start = process_start_ticks(pid)
-    if start is not None:
-        info["start_ticks"] = start
-    try:
-        info["host"] = os.uname().nodename
-    except AttributeError:  # pragma: no cover - Windows
-        pass
-    return {"hook_process": info}
