@@ -99,9 +99,7 @@ def _reason_of(error: BaseException) -> str | None:
 def transient_reason(exc: BaseException) -> str | None:
     """Why ``exc`` is trouble that may pass (:data:`BUSY`, :data:`DISK_FULL`, :data:`READ_ONLY`,
     :data:`UNREACHABLE`); None for anything else, which is never retried."""
-    if not (_is_operational(exc) or isinstance(exc, OSError)):
-        return None
-    for error in _chain(exc):
+    for error in _chain(exc):  # the driver's error may be wrapped (SQLAlchemy's, the store's DatabaseUnavailable)
         reason = _reason_of(error)
         if reason is not None:
             return reason
