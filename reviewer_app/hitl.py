@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import getpass
 import logging
 import os
@@ -212,12 +213,9 @@ class SQLHITLBackend:
         A read that meets transient trouble (a PostgreSQL restart, a lock) is tried again like a write
         (:mod:`reviewer_app.persistence.retry`).
         """
-        store = self.store
-
-        def read() -> T:
-            return store.tolerating_bad_text(lambda: fn(*args, **kwargs))
-
-        return await self._on_db_thread(lambda: self._retried(read))
+        # Partials, not lambdas: no extra Python frames under a deeply nested read (json.loads counts them).
+        read = functools.partial(self.store.tolerating_bad_text, functools.partial(fn, *args, **kwargs))
+        return await self._on_db_thread(functools.partial(self._retried, read))
 
     def _retried(self, work: Callable[[], T]) -> T:
         return with_retry(work, on_status=self._set_db_status, deadline=self.retry_until)
