@@ -876,12 +876,11 @@ def _settle_if_abandoned(tx: StoreTx, record: HITLRecord) -> HITLRecord | None:
     why = abandoned_by_hook(metadata)
     if why is None:
         return None
-    agent = metadata.get("agent") if isinstance(metadata, dict) else None
     return tx.settle(
         record["hitl_id"],
         None,
         status=HITLStatus.CANCELLED,
-        reviewer=f"system:{agent or 'hook'}",
+        reviewer=_withdrawn_by(record),
         decision=DecisionKind.CANCEL.value,
         message=answered_elsewhere(why),
     )
@@ -904,8 +903,15 @@ def _refuse_if_abandoned(result: HITLRecord | _Abandoned, attempted: str) -> HIT
         f"cannot {attempted} it",
         result.record,
     )
-    conflict._decided_by = str(result.record.get("decided_by") or "") or None
+    conflict._decided_by = _withdrawn_by(result.record)
     raise conflict
+
+
+def _withdrawn_by(record: HITLRecord) -> str:
+    """Who a withdrawal for a gone hook is recorded as: the agent's system identity, as the watchdog's."""
+    metadata = record.get("metadata")
+    agent = metadata.get("agent") if isinstance(metadata, dict) else None
+    return f"system:{agent if isinstance(agent, str) and agent else 'hook'}"
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:

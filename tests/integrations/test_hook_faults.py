@@ -161,3 +161,20 @@ async def test_pending_settles_requests_whose_hook_and_watchdog_were_killed(
     assert settled is not None and settled["status"] == "cancelled"
     [entry] = await backend.audit(record["hitl_id"])
     assert entry.reviewer == "system:claude-code" and entry.message.startswith(ANSWERED_ELSEWHERE)
+
+
+async def test_a_failing_timeline_write_never_decides_the_answer(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
+    [record] = await wait_pending(backend)
+    # Read-only from here on for new connections: the hook's backend (still loading) can read but not narrate.
+    with immutable(db_path):
+        await asyncio.sleep(8)  # the hook shows the request on its timeline: that write fails, the wait goes on
+        assert process.poll() is None, finish(process)
+    await backend.decide(record["hitl_id"], _approval(record))
+    code, answer, err = finish(process)
+    assert code == 0 and _permission(answer) == "allow", err
+    assert "not recorded on the timeline" in err
+    decided = await backend.get(record["hitl_id"])
+    assert decided is not None and decided["status"] == "completed"
