@@ -72,7 +72,7 @@ async def test_a_decision_on_it_is_refused_and_the_live_ones_are_decided(backend
     with pytest.raises(HITLConflict, match="answered elsewhere") as refused:
         await backend.decide("gone", approval)
     assert refused.value.decided_by == "system:claude-code"
-    with pytest.raises(HITLConflict, match="already cancelled .* answered elsewhere"):  # asked again: same reason
+    with pytest.raises(HITLConflict, match=r"already cancelled .* answered elsewhere"):  # asked again: same reason
         await backend.decide("gone", approval)
     await _make(backend, "gone-too", _gone_process())
     with pytest.raises(HITLConflict, match="answered elsewhere"):
