@@ -56,6 +56,7 @@ from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.toolcall import is_shell_tool
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
+from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
 from reviewer_app.persistence.store.policy import StoredRule
@@ -184,6 +185,7 @@ class SQLHITLBackend:
         feed: ChangeFeed | None = None,
         retry_until: float | None = None,
         on_db_status: Callable[[str | None], None] | None = None,
+        busy_timeout_ms: int | None = None,
     ) -> None:
         self.retry_until = retry_until
         """A ``time.monotonic()`` deadline for riding out database trouble (a hook's budget); None: the default."""
@@ -194,7 +196,12 @@ class SQLHITLBackend:
             if target is None:
                 raise ValueError("give a database path or URL, or a Store")
             # A server restarting (or a database locked by a migration) is ridden out like any transient fault.
-            store = with_retry(lambda: Store.open(target), on_status=self._set_db_status, deadline=retry_until)
+            # ``busy_timeout_ms``: how long one statement waits for SQLite's lock before the retry policy (and its
+            # deadline and status) takes over; a hook keeps it short so its budget holds.
+            wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
+            store = with_retry(
+                lambda: Store.open(target, busy_timeout_ms=wait_ms), on_status=self._set_db_status, deadline=retry_until
+            )
             self._owns_store = True
         else:
             self._owns_store = False

@@ -48,8 +48,23 @@ async def test_a_hook_rides_out_a_write_lock_held_by_another_process(
     await backend.decide(record["hitl_id"], _approval(record))
     code, answer, err = finish(process)
     assert code == 0 and _permission(answer) == "allow", err
-    if path == "fast path":  # 5 s busy timeout, then the retry policy: the operator is told why the hook is slow
-        assert "database busy — retrying" in err
+    assert "database busy — retrying" in err  # a short busy wait, then the retry policy: the operator is told why
+
+
+@pytest.mark.parametrize("path", ["fast path", "backend path"])
+async def test_a_lock_past_the_budget_falls_back_on_time(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    extra = ["--no-fast-path"] if path == "backend path" else []
+    with write_lock_held(db_path, 120):
+        began = time.monotonic()
+        code, answer, err = finish(start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "6", *extra))
+        took = time.monotonic() - began
+    assert code == 0 and _permission(answer) == "ask", err  # never fails open
+    assert "WriteRetriesExhausted" in err
+    # The budget counts from the process's start (the backend path used to wait 120 s, then answer).
+    assert took < 6 + 4, f"answered after {took:.1f} s"
+    assert await backend.list_records() == []
 
 
 async def test_a_hook_rides_out_a_full_disk(tmp_path: Path) -> None:

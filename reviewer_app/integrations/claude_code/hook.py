@@ -47,6 +47,9 @@ DEFAULT_TIMEOUT_S = 55.0
 EXPIRY_GRACE_S = 3
 """``expires_at`` lies this far past the hook's own time-out, so the hook's default answer is what gets recorded."""
 LIVENESS_POLL_S = 0.25
+BACKEND_BUSY_TIMEOUT_MS = 2_000
+"""One statement's wait for SQLite's write lock on the hook's backend path (the app's is 30 s): then the retry
+policy takes over, which says so on stderr and stops at the hook's budget."""
 _IMPORTED_AT = time.monotonic()
 
 
@@ -80,9 +83,7 @@ def _retry_status(stderr: TextIO, deadline: float) -> Any:
     """What the retry policy's status becomes on the hook's stderr (the operator's terminal or the host's log)."""
 
     def say(status: str | None) -> None:
-        if status is None:
-            _say(stderr, "reviewer-app hook: the database answers again")
-        else:
+        if status is not None:  # None: the trouble passed, or the retries ended (the outcome is said after)
             left = max(deadline - time.monotonic(), 0.0)
             _say(stderr, f"reviewer-app hook: {status} (for up to {left:.0f} s more before falling back)")
 
@@ -171,11 +172,17 @@ def answer_fast(
     ``(None, None)`` when the database cannot go this way (PostgreSQL, a new or other-revision database). Its
     writes ride out a lock or a full disk within the hook's budget, as the backend's do.
     """
-    from reviewer_app.integrations.claude_code.fast import FastStore, rule_decision, rule_verdict
+    from reviewer_app.integrations.claude_code.fast import BUSY_TIMEOUT_MS, FastStore, rule_decision, rule_verdict
     from reviewer_app.persistence.retry import with_retry
 
     deadline = budget_deadline(options)
     status = _retry_status(stderr or sys.stderr, deadline)
+
+    def within_budget(write: Any) -> Any:
+        """One try of ``write`` whose wait for the lock ends with the budget, then the retry policy's next."""
+        left_ms = int(max(deadline - time.monotonic(), 0.05) * 1000)
+        store.connection.execute(f"PRAGMA busy_timeout = {min(BUSY_TIMEOUT_MS, left_ms)}")
+        return write()
 
     store = FastStore.open(options.database)
     if store is None:
@@ -201,7 +208,9 @@ def answer_fast(
             fields = request_fields(event, title=title)
             decision = rule_decision(fields, verdict)
             if with_retry(
-                lambda: store.settle(fields, decision, workspace=event.cwd, rule_id=verdict.rule_id),
+                lambda: within_budget(
+                    lambda: store.settle(fields, decision, workspace=event.cwd, rule_id=verdict.rule_id)
+                ),
                 on_status=status,
                 deadline=deadline,
             ):
@@ -214,7 +223,11 @@ def answer_fast(
 
             watcher = start_watchdog(options, fields.hitl_id, deadline=expires_at + 60)
         # An existing id: the backend path finds it.
-        with_retry(lambda: store.create_pending(fields, workspace=event.cwd), on_status=status, deadline=deadline)
+        with_retry(
+            lambda: within_budget(lambda: store.create_pending(fields, workspace=event.cwd)),
+            on_status=status,
+            deadline=deadline,
+        )
         skip_checkpoint = options.exit_fast  # the backend opens its own connections; this one waits for the exit
         prepared = Prepared(fields, watcher)
         watcher = None
@@ -299,7 +312,12 @@ async def review_event(
     answered = False
     deadline = budget_deadline(options)
     try:
-        backend = SQLHITLBackend(options.database, retry_until=deadline, on_db_status=_retry_status(stderr, deadline))
+        backend = SQLHITLBackend(
+            options.database,
+            retry_until=deadline,
+            on_db_status=_retry_status(stderr, deadline),
+            busy_timeout_ms=BACKEND_BUSY_TIMEOUT_MS,
+        )
         try:
             await _narrate(backend.settle_abandoned_hooks(), stderr)  # requests of hooks that died before this one
             if prepared is not None:
