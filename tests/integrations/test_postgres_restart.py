@@ -32,20 +32,6 @@ def _restart_later(server: PgServer, after: float) -> threading.Thread:
     return thread
 
 
-async def _one_request(pg_url: str, tmp_path: Path) -> dict:
-    async with SQLHITLBackend(pg_url, reviewer="pg-tester") as backend:
-        process = start_hook(tmp_path, pg_url, fixture("pretooluse.json"), "--no-watchdog", "--timeout", "2")
-        finish(process)  # answered "ask" on time-out: the request is recorded as expired, kept for its id
-        [record] = await backend.list_records(_all())
-    return record
-
-
-def _all():  # type: ignore[no-untyped-def]
-    from reviewer_app.hitl import RequestQuery
-
-    return RequestQuery(statuses=("pending", "completed", "cancelled", "expired"))
-
-
 @pytest.mark.parametrize("command", ["pending", "decide"])
 async def test_the_cli_rides_out_a_restart(
     tmp_path: Path, pg_url: str, postgres_server: PgServer, command: str
