@@ -463,14 +463,14 @@ class SQLHITLBackend:
         window's and workers' supervision, the CLI and each hook — makes sure of it when the watchdog died too.
         """
         candidates = [
-            record
-            for record in await self.run(self.store.pending_records)
-            if abandoned_by_hook(record.get("metadata")) is not None
+            hitl_id
+            for hitl_id, metadata in await self.run(self.store.pending_external_metadata)
+            if abandoned_by_hook(metadata) is not None
         ]
         settled = []
-        for record in candidates:
+        for candidate in candidates:
 
-            def work(tx: StoreTx, hitl_id: str = record["hitl_id"]) -> HITLRecord | None:
+            def work(tx: StoreTx, hitl_id: str = candidate) -> HITLRecord | None:
                 current = tx.get_request(hitl_id)
                 if current is None or current["status"] != HITLStatus.PENDING.value:
                     return None
