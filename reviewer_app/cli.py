@@ -381,11 +381,20 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _settle_abandoned_hooks(backend: Any) -> None:
+    """Requests whose hook already answered and is gone leave the queue before it is shown (never fatal here)."""
+    try:
+        await backend.settle_abandoned_hooks()
+    except Exception as exc:  # the listing still works on a database that cannot be written now
+        print(f"warning: could not settle the requests of hooks that are gone: {exc}", file=sys.stderr)
+
+
 async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
     from reviewer_app.cli_pending import print_pending
 
     backend = _open_backend(ctx)
     try:
+        await _settle_abandoned_hooks(backend)
         return await print_pending(backend, args.json, sys.stdout)
     finally:
         await backend.aclose()

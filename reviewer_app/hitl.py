@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import getpass
 import logging
 import os
@@ -43,6 +44,7 @@ from reviewer_app.domain.hitl import (
     WriteRetriesExhausted,
     shown_arguments,
 )
+from reviewer_app.domain.hook_lease import ANSWERED_ELSEWHERE, abandoned_by_hook, answered_elsewhere
 from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SessionRule, rule_for
@@ -56,6 +58,7 @@ from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.toolcall import is_shell_tool
 from reviewer_app.domain.why import PreviewInputs
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
+from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
 from reviewer_app.persistence.store.policy import StoredRule
@@ -182,11 +185,25 @@ class SQLHITLBackend:
         store: Store | None = None,
         reviewer: str | None = None,
         feed: ChangeFeed | None = None,
+        retry_until: float | None = None,
+        on_db_status: Callable[[str | None], None] | None = None,
+        busy_timeout_ms: int | None = None,
     ) -> None:
+        self.retry_until = retry_until
+        """A ``time.monotonic()`` deadline for riding out database trouble (a hook's budget); None: the default."""
+        self.on_db_status = on_db_status
+        """Told each :attr:`db_status` change, on the thread that saw it (a hook prints it on stderr)."""
+        self._db_status: str | None = None
         if store is None:
             if target is None:
                 raise ValueError("give a database path or URL, or a Store")
-            store = Store.open(target)
+            # A server restarting (or a database locked by a migration) is ridden out like any transient fault.
+            # ``busy_timeout_ms``: how long one statement waits for SQLite's lock before the retry policy (and its
+            # deadline and status) takes over; a hook keeps it short so its budget holds.
+            wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
+            store = with_retry(
+                lambda: Store.open(target, busy_timeout_ms=wait_ms), on_status=self._set_db_status, deadline=retry_until
+            )
             self._owns_store = True
         else:
             self._owns_store = False
@@ -195,7 +212,6 @@ class SQLHITLBackend:
         self.feed = feed or change_feed_for(store.engines)
         self._db_thread = _DatabaseThread("reviewer-db")
         self._closed = False
-        self._db_status: str | None = None
 
     # -- plumbing ------------------------------------------------------------------------------
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -203,11 +219,20 @@ class SQLHITLBackend:
 
         A read that meets TEXT another program stored as invalid UTF-8 is read again leniently
         (see :meth:`Store.tolerating_bad_text`), so one such row never hides the others.
+        A read that meets transient trouble (a PostgreSQL restart, a lock) is tried again like a write
+        (:mod:`reviewer_app.persistence.retry`).
         """
+        # Partials, not lambdas: no extra Python frames under a deeply nested read (json.loads counts them).
+        read = functools.partial(self.store.tolerating_bad_text, functools.partial(fn, *args, **kwargs))
+        return await self._on_db_thread(functools.partial(self._retried, read))
+
+    def _retried(self, work: Callable[[], T]) -> T:
+        return with_retry(work, on_status=self._set_db_status, deadline=self.retry_until)
+
+    async def _on_db_thread(self, fn: Callable[[], T]) -> T:
         if self._closed:
             raise RuntimeError("the HITL backend is closed")
-        store = self.store
-        return await self._db_thread.submit(lambda: store.tolerating_bad_text(lambda: fn(*args, **kwargs)))
+        return await self._db_thread.submit(fn)
 
     async def write(self, fn: Callable[[StoreTx], T], *, retry: bool = True) -> T:
         """Run ``fn`` inside one write transaction on the database thread; wakes waiters after commit.
@@ -225,18 +250,22 @@ class SQLHITLBackend:
             return result
 
         def retried() -> T:
-            return with_retry(work, on_status=self._set_db_status)
+            return self._retried(work)
 
-        result = await self.run(retried if retry else work)
+        store = self.store
+        once = retried if retry else work
+        result = await self._on_db_thread(lambda: store.tolerating_bad_text(once))
         self.feed.notify()
         return result
 
     def _set_db_status(self, status: str | None) -> None:
         self._db_status = status
+        if self.on_db_status is not None:
+            self.on_db_status(status)
 
     @property
     def db_status(self) -> str | None:
-        """Why writes are being retried ("database busy — retrying", "disk full — retrying"), else None."""
+        """Why database calls are being retried (:mod:`reviewer_app.persistence.retry`'s reasons), else None."""
         return self._db_status
 
     def close(self) -> None:
@@ -321,16 +350,20 @@ class SQLHITLBackend:
         elif "reviewer" in response:
             response["reviewer"] = self.reviewer
 
-        def work(tx: StoreTx) -> HITLRecord:
+        def work(tx: StoreTx) -> HITLRecord | _Abandoned:
+            record = tx.get_request(hitl_id)
+            if record is not None and record["status"] == HITLStatus.PENDING.value:
+                abandoned = _settle_if_abandoned(tx, record)
+                if abandoned is not None:
+                    return _Abandoned(abandoned)
             if decision is not None:
-                record = tx.get_request(hitl_id)
                 if record is None or record["status"] != HITLStatus.PENDING.value:
                     raise tx.conflict_for(hitl_id, decision.kind.value)
                 validate_decision(record, decision)
                 self._grant_session_rule(tx, record, decision)
             return tx.settle(hitl_id, response, reviewer=self.reviewer)
 
-        await self.write(work)
+        _refuse_if_abandoned(await self.write(work), decision.kind.value if decision is not None else "respond to")
 
     async def cancel(self, hitl_id: str, *, reason: str | None = None, by: str | None = None) -> None:
         """Cancel a pending request (compare-and-set).
@@ -424,6 +457,32 @@ class SQLHITLBackend:
             self.feed.notify()
         return result
 
+    async def settle_abandoned_hooks(self) -> list[HITLRecord]:
+        """Settle "answered elsewhere" every pending request whose hook process on this host is gone.
+
+        A hook that answered its host without a decision (a fallback, a time-out it could not record, a kill)
+        leaves nobody to receive one; its watchdog normally withdraws the request, and this sweep — run by the
+        window's and workers' supervision, the CLI and each hook — makes sure of it when the watchdog died too.
+        """
+        candidates = [
+            hitl_id
+            for hitl_id, metadata in await self.run(self.store.pending_external_metadata)
+            if abandoned_by_hook(metadata) is not None
+        ]
+        settled = []
+        for candidate in candidates:
+
+            def work(tx: StoreTx, hitl_id: str = candidate) -> HITLRecord | None:
+                current = tx.get_request(hitl_id)
+                if current is None or current["status"] != HITLStatus.PENDING.value:
+                    return None
+                return _settle_if_abandoned(tx, current)
+
+            done = await self.write(work)
+            if done is not None:
+                settled.append(done)
+        return settled
+
     async def decide(self, hitl_id: str, decision: Decision) -> HITLRecord:
         """Apply a reviewer's decision after checking it against what would run.
 
@@ -436,16 +495,19 @@ class SQLHITLBackend:
         if decision.reviewer != reviewer:
             decision = dataclasses.replace(decision, reviewer=reviewer)
 
-        def work(tx: StoreTx) -> HITLRecord:
+        def work(tx: StoreTx) -> HITLRecord | _Abandoned:
             record = tx.get_request(hitl_id)
             if record is None or record["status"] != HITLStatus.PENDING.value:
                 raise tx.conflict_for(hitl_id, decision.kind.value)
+            abandoned = _settle_if_abandoned(tx, record)
+            if abandoned is not None:
+                return _Abandoned(abandoned)
             validate_decision(record, decision)
             decided = tx.settle(hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message)
             self._grant_session_rule(tx, record, decision)
             return decided
 
-        decided = await self.write(work)
+        decided = _refuse_if_abandoned(await self.write(work), decision.kind.value)
         if decision.kind is DecisionKind.APPROVE_FOR_SESSION:
             await self.settle_session_siblings(decided)
         return decided
@@ -895,6 +957,50 @@ class SQLHITLBackend:
     async def history_entry(self, audit_id: int) -> HistoryEntry | None:
         """One decision with the arguments as shown and as edited when it was made, and its rule's pattern."""
         return await self.run(self.store.history_entry, audit_id)
+
+
+def _settle_if_abandoned(tx: StoreTx, record: HITLRecord) -> HITLRecord | None:
+    """In the caller's transaction: cancel the pending ``record`` as answered elsewhere when its hook is gone."""
+    metadata = record.get("metadata")
+    why = abandoned_by_hook(metadata)
+    if why is None:
+        return None
+    return tx.settle(
+        record["hitl_id"],
+        None,
+        status=HITLStatus.CANCELLED,
+        reviewer=_withdrawn_by(record),
+        decision=DecisionKind.CANCEL.value,
+        message=answered_elsewhere(why),
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Abandoned:
+    """What a decision's transaction returns when it found the request's hook gone and settled it instead."""
+
+    record: HITLRecord
+
+
+def _refuse_if_abandoned(result: HITLRecord | _Abandoned, attempted: str) -> HITLRecord:
+    """After the commit: the decided record, or the refusal of a decision whose request's hook had answered."""
+    if not isinstance(result, _Abandoned):
+        return result
+    conflict = HITLConflict(
+        f"request {result.record['hitl_id']!r} was {ANSWERED_ELSEWHERE}: its hook already answered the agent "
+        f"without a decision and is gone, so a decision now would contradict what the agent was told; "
+        f"cannot {attempted} it",
+        result.record,
+    )
+    conflict._decided_by = _withdrawn_by(result.record)
+    raise conflict
+
+
+def _withdrawn_by(record: HITLRecord) -> str:
+    """Who a withdrawal for a gone hook is recorded as: the agent's system identity, as the watchdog's."""
+    metadata = record.get("metadata")
+    agent = metadata.get("agent") if isinstance(metadata, dict) else None
+    return f"system:{agent if isinstance(agent, str) and agent else 'hook'}"
 
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:

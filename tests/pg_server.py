@@ -132,6 +132,14 @@ class PgServer:
                     raise
                 time.sleep(0.2)  # the port was taken in the meantime: try another
 
+    def pause(self) -> None:
+        """Shut the server down (``pg_ctl stop -m fast``: clients see 57P01, then refused connections), data kept."""
+        self._run("pg_ctl", "-D", str(self.datadir), "-m", "fast", "-w", "stop", timeout=60)
+
+    def resume(self) -> None:
+        """Start the paused server again on the same port."""
+        self._run("pg_ctl", "-D", str(self.datadir), "-l", str(self.logfile), "-w", "-t", "60", "start")
+
     def stop(self) -> None:
         with contextlib.suppress(Exception):
             self._run("pg_ctl", "-D", str(self.datadir), "-m", "immediate", "-w", "stop", timeout=60)

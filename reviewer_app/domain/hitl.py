@@ -102,6 +102,10 @@ class HITLConflict(HITLError):
             parts.append(f"by {who}")
         if when:
             parts.append(f"at unix time {when}")
+        withdrawn_by_system = str(who or "").split("/")[-1].startswith("system:")  # PostgreSQL: "login/system:…"
+        if record.get("status") == HITLStatus.CANCELLED.value and withdrawn_by_system:
+            # Withdrawn for its agent's host (ReviewClient.abandon, a hook's watchdog, a sweep): say what that means.
+            parts.append("— answered elsewhere: the agent was already answered without a decision")
         conflict = cls(" ".join(parts) + f"; cannot {attempted} it", record)
         conflict._decided_by = str(who) if who else None
         return conflict

@@ -33,6 +33,9 @@ MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_INT_DIGITS = 1000
 """Longest integer (decimal digits) a value may hold."""
 
+_INT_BOUND = 10**MAX_INT_DIGITS
+"""The smallest magnitude with one digit too many: compared, never printed (``sys.set_int_max_str_digits``)."""
+
 MAX_ID_CHARS = 1024
 """Longest identifier or name (hitl_id, session_id, tool_name, ...)."""
 
@@ -120,7 +123,7 @@ def check_json_value(value: Any, what: str, *, max_depth: int = MAX_DEPTH, max_b
             size_low += 4
             size_high += 5
         elif kind is int or isinstance(item, int):
-            if item.bit_length() > MAX_INT_DIGITS * 3.33:
+            if not -_INT_BOUND < item < _INT_BOUND:  # exact digits, negatives too, without str() or abs()
                 raise RequestRejected(
                     "integer size", f"{what}: integer at {_where(path)} has more than {MAX_INT_DIGITS} digits"
                 )

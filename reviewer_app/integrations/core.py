@@ -29,6 +29,7 @@ from reviewer_app.domain.hitl import (
     HITLType,
     shown_arguments,
 )
+from reviewer_app.domain.hook_lease import ANSWERED_ELSEWHERE
 from reviewer_app.domain.limits import check_request
 from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
@@ -44,10 +45,10 @@ TOOL_DECISIONS = (
 )
 """Every decision on a tool call but "answer instead of the tool", which most hosts cannot carry."""
 
-ANSWERED_ELSEWHERE = "answered elsewhere"
-"""The cancel reason recorded when the host settled the call itself (its own prompt, Esc, a time-out)."""
 REPEATED_CALL_ID = "a repeated call id came with different arguments"
 """The timeline's words for a call whose id an earlier, different call already used."""
+
+__all__ = ["ANSWERED_ELSEWHERE", "ExternalCall", "Outcome", "ReviewClient", "open_client", "stable_id"]
 
 
 def stable_id(*parts: str) -> str:

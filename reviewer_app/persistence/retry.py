@@ -1,11 +1,16 @@
-"""Database trouble that passes: a write lock held past ``busy_timeout``, a full disk. Retried, reported, bounded.
+"""Database trouble that passes: a lock, a full disk, a read-only remount, a PostgreSQL restart. Retried, bounded.
 
 Another process may hold SQLite's write lock longer than ``busy_timeout`` (a long migration, a stuck tool
-holding ``BEGIN IMMEDIATE``), and a disk may fill up and be freed again. Neither is the run's fault: the
-transaction is rolled back and run again with backoff (:data:`FIRST_DELAY_S` doubling to :data:`MAX_DELAY_S`)
-for up to :data:`RETRY_FOR_S`, while a status says why ("database busy — retrying", "disk full"). Only then
-:class:`WriteRetriesExhausted` is raised, so the caller can give its work up cleanly instead of hanging or
-recording a failure it could not record anyway.
+holding ``BEGIN IMMEDIATE``), a disk may fill up and be freed again, a file system may go read-only for a
+moment, and a PostgreSQL server may refuse connections or end them while it restarts. None is the caller's
+fault: the transaction is rolled back and run again with backoff (:data:`FIRST_DELAY_S` doubling to
+:data:`MAX_DELAY_S`) for up to :data:`RETRY_FOR_S` (or until the caller's own deadline), while a status says
+why ("database busy — retrying", "disk full — retrying", …). Only then :class:`WriteRetriesExhausted` is
+raised, so the caller can give its work up cleanly instead of hanging or recording a failure it could not
+record anyway.
+
+Standard library only (SQLAlchemy's and psycopg's errors are recognised by their shape): the hook's fast path
+uses the same policy without importing either.
 """
 
 from __future__ import annotations
@@ -18,8 +23,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-from sqlalchemy.exc import OperationalError
-
 from reviewer_app.domain.hitl import WriteRetriesExhausted
 
 T = TypeVar("T")
@@ -27,7 +30,12 @@ log = logging.getLogger(__name__)
 
 BUSY = "database busy — retrying"
 DISK_FULL = "disk full — retrying"
+READ_ONLY = "database read-only — retrying"
+UNREACHABLE = "database server unreachable — retrying"
 RETRY_FOR_S = 120.0
+READ_ONLY_RETRY_S = 5.0
+"""A read-only database is ridden out this long only (a remount, a permission being fixed); after that the
+original error is raised, so a database that really is read-only is said so at once, not after two minutes."""
 FIRST_DELAY_S = 0.05
 MAX_DELAY_S = 2.0
 REPORT_EVERY_S = 5.0
@@ -45,20 +53,56 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def transient_reason(exc: BaseException) -> str | None:
-    """:data:`BUSY` or :data:`DISK_FULL` when ``exc`` is trouble that may pass; None for anything else."""
-    if not isinstance(exc, OperationalError | sqlite3.OperationalError | OSError):
-        return None
-    for error in _chain(exc):
-        if isinstance(error, sqlite3.OperationalError):
-            name = getattr(error, "sqlite_errorname", "") or ""
-            text = str(error).lower()
-            if name.startswith("SQLITE_FULL") or "database or disk is full" in text:
-                return DISK_FULL
-            if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
-                return BUSY
-        elif isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+_PG_UNAVAILABLE_STATES = frozenset({"57P01", "57P02", "57P03", "08000", "08001", "08003", "08004", "08006"})
+"""admin/crash shutdown, cannot connect now, and the connection-exception class: the server is restarting."""
+_PG_UNAVAILABLE_TEXT = (
+    "connection refused",
+    "server closed the connection",
+    "terminating connection",
+    "the database system is shutting down",
+    "the database system is starting up",
+    "connection is closed",
+    "connection failed",
+    "consuming input failed",
+    "no such file or directory",  # the server's Unix socket, gone while it restarts
+)
+
+
+def _is_operational(error: BaseException) -> bool:
+    """A driver's or SQLAlchemy's ``OperationalError`` (by name: neither package is imported here)."""
+    return any(cls.__name__ == "OperationalError" for cls in type(error).__mro__)
+
+
+def _reason_of(error: BaseException) -> str | None:
+    if isinstance(error, sqlite3.OperationalError):
+        name = getattr(error, "sqlite_errorname", "") or ""
+        text = str(error).lower()
+        if name.startswith("SQLITE_FULL") or "database or disk is full" in text:
             return DISK_FULL
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in text:
+            return BUSY
+        if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            return READ_ONLY
+        return None
+    if isinstance(error, OSError):
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return DISK_FULL
+        return READ_ONLY if error.errno == errno.EROFS else None
+    if type(error).__module__.split(".")[0] == "psycopg" and _is_operational(error):
+        state = getattr(error, "sqlstate", None)
+        text = str(error).lower()
+        if state in _PG_UNAVAILABLE_STATES or (state is None and any(part in text for part in _PG_UNAVAILABLE_TEXT)):
+            return UNREACHABLE
+    return None
+
+
+def transient_reason(exc: BaseException) -> str | None:
+    """Why ``exc`` is trouble that may pass (:data:`BUSY`, :data:`DISK_FULL`, :data:`READ_ONLY`,
+    :data:`UNREACHABLE`); None for anything else, which is never retried."""
+    for error in _chain(exc):  # the driver's error may be wrapped (SQLAlchemy's, the store's DatabaseUnavailable)
+        reason = _reason_of(error)
+        if reason is not None:
+            return reason
     return None
 
 
@@ -67,13 +111,15 @@ def with_retry(
     *,
     on_status: Callable[[str | None], None],
     retry_for_s: float | None = None,
+    deadline: float | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> T:
-    """``work()`` (one whole transaction), run again while it fails with busy or disk-full errors.
+    """``work()`` (one whole transaction, or one read), run again while it fails with a :func:`transient_reason`.
 
-    ``on_status`` gets the reason at the first failure and None once it succeeds. Raises
-    :class:`WriteRetriesExhausted` after ``retry_for_s`` seconds of trying (default :data:`RETRY_FOR_S`, or the
-    environment's ``REVIEWER_DB_RETRY_S``, read at each call).
+    ``on_status`` gets the reason at the first failure (and every :data:`REPORT_EVERY_S`) and None once it
+    succeeds. Raises :class:`WriteRetriesExhausted` after ``retry_for_s`` seconds of trying (default
+    :data:`RETRY_FOR_S`, or the environment's ``REVIEWER_DB_RETRY_S``, read at each call), or sooner at
+    ``deadline`` (a ``time.monotonic()`` value: a hook's own budget).
     """
     if retry_for_s is None:
         try:
@@ -81,27 +127,32 @@ def with_retry(
         except ValueError:
             retry_for_s = RETRY_FOR_S
     started = time.monotonic()
+    give_up_at = started + retry_for_s if deadline is None else min(started + retry_for_s, deadline)
     delay = FIRST_DELAY_S
     reported_at: float | None = None
     while True:
         try:
             result = work()
-        except (OperationalError, sqlite3.OperationalError, OSError) as exc:
+        except Exception as exc:
             reason = transient_reason(exc)
             if reason is None:
                 raise
             now = time.monotonic()
             waited = now - started
-            if waited >= retry_for_s:
+            if reason == READ_ONLY and waited >= min(READ_ONLY_RETRY_S, give_up_at - started):
+                on_status(None)
+                raise
+            if now >= give_up_at:
                 on_status(None)
                 raise WriteRetriesExhausted(
                     f"{reason.split(' — ')[0]} for {waited:.0f} s; gave up ({exc.__class__.__name__}: {exc})"
                 ) from exc
             if reported_at is None or now - reported_at >= REPORT_EVERY_S:
-                log.warning("%s (%.1f s so far, next try in %.2f s): %s", reason, waited, delay, exc)
+                first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                log.warning("%s (%.1f s so far, next try in %.2f s): %s", reason, waited, delay, first_line)
                 reported_at = now
                 on_status(reason)
-            sleep(delay)
+            sleep(max(min(delay, give_up_at - now), 0.0))
             delay = min(delay * 2, MAX_DELAY_S)
             continue
         if reported_at is not None:

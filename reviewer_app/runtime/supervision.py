@@ -167,6 +167,13 @@ class RunSupervisor(RunDriver):
     async def _expiry_loop(self) -> None:
         while True:
             try:
+                # First the requests whose hook already answered and is gone: "answered elsewhere", not expired.
+                await self.backend.settle_abandoned_hooks()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("settling the requests of gone hooks failed; trying again later")
+            try:
                 expired = await self.backend.expire_due(default_decision=self._expiry_default)
                 if expired and self._watcher is not None:
                     self._watcher.resolve(expired)

@@ -51,7 +51,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     assert settings["hooks"]["Stop"] == EXISTING["hooks"]["Stop"]
     assert settings["hooks"]["PermissionRequest"][0] == EXISTING["hooks"]["PermissionRequest"][0]
     [hook] = ours(settings, "PermissionRequest")
-    assert hook["timeout"] == 600 and f"--db {db}" in hook["command"] and "--timeout 595" in hook["command"]
+    assert hook["timeout"] == 600 and f"--db {db}" in hook["command"] and "--timeout 570" in hook["command"]
     backups = list(settings_path.parent.glob("settings.json.reviewer-backup-*"))
     assert len(backups) == 1 and json.loads(backups[0].read_text()) == EXISTING
 
@@ -79,7 +79,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     settings = json.loads(settings_path.read_text())
     assert ours(settings, "PermissionRequest") == []
     [hook] = ours(settings, "PreToolUse")
-    assert hook["timeout"] == 120 and "--timeout 115" in hook["command"]
+    assert hook["timeout"] == 120 and "--timeout 90" in hook["command"]
     assert settings["hooks"]["PreToolUse"][0] == EXISTING["hooks"]["PreToolUse"][0]
 
     removed = cli(tmp_path, "uninstall", "claude-code", "--project", str(project))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 from reviewer_app.integrations.claude_code.events import Host, Verdict
@@ -167,8 +168,10 @@ def main(argv: list[str]) -> int:
 
 
 def _run(host: Host, args: argparse.Namespace) -> int:
+    from reviewer_app.domain.hook_lease import process_age_s
     from reviewer_app.integrations.claude_code.hook import DEFAULT_TIMEOUT_S, HookOptions, run_hook
 
+    started = time.monotonic() - process_age_s()  # the budget counts the interpreter's start and imports too
     database = _database(args.db)
     if args.event:  # a tool result or a session end: recorded, never gating
         from reviewer_app.integrations.hosts.session import run_lifecycle
@@ -177,6 +180,7 @@ def _run(host: Host, args: argparse.Namespace) -> int:
         sys.stderr.flush()
         os._exit(code)
     options = HookOptions(
+        started=started,
         host=host,
         database=database,
         timeout=args.timeout if args.timeout is not None and args.timeout > 0 else DEFAULT_TIMEOUT_S,

@@ -209,7 +209,9 @@ class FastStore:
         """Record the call as requested and decided by ``decision`` in one transaction.
 
         False when a request with this id exists already (the caller asks the backend what became of it).
+        Raises ``RequestRejected`` (the library's limits) before writing anything.
         """
+        fields.check_limits()
         connection = self.connection
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -237,8 +239,9 @@ class FastStore:
         """Create the waiting request (with its session and run) in one transaction, as ``ReviewClient.submit``
         would: an open window shows it before this hook has even loaded the backend that waits on it.
 
-        False when a request with this id exists already.
+        False when a request with this id exists already; ``RequestRejected`` as :meth:`settle`.
         """
+        fields.check_limits()
         connection = self.connection
         connection.execute("BEGIN IMMEDIATE")
         try:

@@ -5,6 +5,12 @@ only); otherwise open the full backend, create the request (a watchdog process s
 killed), copy Claude's transcript into the run's timeline, and wait for a decision, a signal, the host going
 away or the time-out. Anything that goes wrong on the way becomes the configured fallback answer, with the
 reason on stderr: the host's own prompt (``ask``) by default, or ``deny``.
+
+The time-out is a budget measured from the process's start (:func:`budget_deadline`), not from when the backend
+finished loading. Database trouble that may pass (a lock, a full disk, a read-only moment, a PostgreSQL restart)
+is ridden out within that budget with the one retry policy (:mod:`reviewer_app.persistence.retry`), saying so on
+stderr. Writes that are only narration (the run's timeline) never decide the answer. A request this hook leaves
+without a decision is settled "answered elsewhere" by its watchdog, or by the next process that opens the database.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
@@ -37,6 +44,10 @@ DEFAULT_TIMEOUT_S = 55.0
 EXPIRY_GRACE_S = 3
 """``expires_at`` lies this far past the hook's own time-out, so the hook's default answer is what gets recorded."""
 LIVENESS_POLL_S = 0.25
+BACKEND_BUSY_TIMEOUT_MS = 2_000
+"""One statement's wait for SQLite's write lock on the hook's backend path (the app's is 30 s): then the retry
+policy takes over, which says so on stderr and stops at the hook's budget."""
+_IMPORTED_AT = time.monotonic()
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,24 @@ class HookOptions:
     WAL checkpoint (see :meth:`.fast.FastStore.close`)."""
     reviewer_command: tuple[str, ...] = field(default_factory=tuple)
     """How to start ``reviewer-app`` again (the watchdog); empty: this interpreter with ``-m reviewer_app``."""
+    started: float | None = None
+    """``time.monotonic()`` at the process's start (the command line computes it); None: when hook.py loaded."""
+
+
+def budget_deadline(options: HookOptions) -> float:
+    """The ``time.monotonic()`` by which the hook answers: its time-out counted from the process's start."""
+    return (options.started if options.started is not None else _IMPORTED_AT) + options.timeout
+
+
+def _retry_status(stderr: TextIO, deadline: float) -> Any:
+    """What the retry policy's status becomes on the hook's stderr (the operator's terminal or the host's log)."""
+
+    def say(status: str | None) -> None:
+        if status is not None:  # None: the trouble passed, or the retries ended (the outcome is said after)
+            left = max(deadline - time.monotonic(), 0.0)
+            _say(stderr, f"reviewer-app hook: {status} (for up to {left:.0f} s more before falling back)")
+
+    return say
 
 
 def fallback(verdict: Verdict, reason: str) -> Answer:
@@ -103,7 +132,7 @@ def _say(stderr: TextIO, message: str) -> None:
 def answer_event(event: HookEvent, options: HookOptions, stderr: TextIO) -> Answer:
     prepared = None
     if options.fast_path:
-        settled, prepared = answer_fast(event, options)
+        settled, prepared = answer_fast(event, options, stderr)
         if settled is not None:
             return settled
     import asyncio
@@ -126,22 +155,38 @@ def _waiting_fields(event: HookEvent, options: HookOptions, title: str | None) -
     diff = diff_for(event.tool_name, event.tool_input, event.cwd)
     if diff is not None:
         extra["diff"] = diff
-    expires_at = int(time.time() + options.timeout) + EXPIRY_GRACE_S
+    left = budget_deadline(options) - time.monotonic()
+    expires_at = int(time.time() + left) + EXPIRY_GRACE_S
     fields = request_fields(event, title=title, extra=extra, metadata=hook_process_metadata(), expires_at=expires_at)
     return fields, expires_at
 
 
 # -- the fast path (standard library only) -------------------------------------------------------------------------
-def answer_fast(event: HookEvent, options: HookOptions) -> tuple[Answer | None, Prepared | None]:
+def answer_fast(
+    event: HookEvent, options: HookOptions, stderr: TextIO | None = None
+) -> tuple[Answer | None, Prepared | None]:
     """With ``sqlite3`` alone: settle the call when a rule allows it, else create its waiting request.
 
-    ``(None, None)`` when the database cannot go this way (PostgreSQL, a new or other-revision database).
+    ``(None, None)`` when the database cannot go this way (PostgreSQL, a new or other-revision database). Its
+    writes ride out a lock or a full disk within the hook's budget, as the backend's do.
     """
-    from reviewer_app.integrations.claude_code.fast import FastStore, rule_decision, rule_verdict
+    from reviewer_app.integrations.claude_code.fast import BUSY_TIMEOUT_MS, FastStore, rule_decision, rule_verdict
+    from reviewer_app.persistence.retry import with_retry
+
+    deadline = budget_deadline(options)
+    status = _retry_status(stderr or sys.stderr, deadline)
 
     store = FastStore.open(options.database)
     if store is None:
         return None, None
+    connection = store.connection
+
+    def within_budget(write: Any) -> Any:
+        """One try of ``write`` whose wait for the lock ends with the budget, then the retry policy's next."""
+        left_ms = int(max(deadline - time.monotonic(), 0.05) * 1000)
+        connection.execute(f"PRAGMA busy_timeout = {min(BUSY_TIMEOUT_MS, left_ms)}")
+        return write()
+
     watcher = None
     skip_checkpoint = False
     try:
@@ -161,7 +206,14 @@ def answer_fast(event: HookEvent, options: HookOptions) -> tuple[Answer | None, 
         )
         if verdict is not None:
             fields = request_fields(event, title=title)
-            if store.settle(fields, rule_decision(fields, verdict), workspace=event.cwd, rule_id=verdict.rule_id):
+            decision = rule_decision(fields, verdict)
+            if with_retry(
+                lambda: within_budget(
+                    lambda: store.settle(fields, decision, workspace=event.cwd, rule_id=verdict.rule_id)
+                ),
+                on_status=status,
+                deadline=deadline,
+            ):
                 skip_checkpoint = options.exit_fast
                 return Answer(Verdict.ALLOW if verdict.allow else Verdict.DENY, verdict.message), None
             return None, None  # asked before under this id: the backend path reports what became of it
@@ -170,7 +222,12 @@ def answer_fast(event: HookEvent, options: HookOptions) -> tuple[Answer | None, 
             from reviewer_app.integrations.claude_code.watchdog import start_watchdog
 
             watcher = start_watchdog(options, fields.hitl_id, deadline=expires_at + 60)
-        store.create_pending(fields, workspace=event.cwd)  # an existing id: the backend path finds it
+        # An existing id: the backend path finds it.
+        with_retry(
+            lambda: within_budget(lambda: store.create_pending(fields, workspace=event.cwd)),
+            on_status=status,
+            deadline=deadline,
+        )
         skip_checkpoint = options.exit_fast  # the backend opens its own connections; this one waits for the exit
         prepared = Prepared(fields, watcher)
         watcher = None
@@ -200,6 +257,7 @@ def settle_by_rule_tx(
     from reviewer_app.domain.records import NewRequest
     from reviewer_app.integrations.claude_code.fast import rule_decision, rule_verdict
 
+    fields.check_limits()  # the door every writer passes (the fast path's twin does the same)
     tx.ensure_session(fields.session_id, agent=fields.agent, workspace=workspace, external=True)
     tx.ensure_invocation(
         fields.invocation_id, fields.session_id, agent=fields.agent, prompt=fields.title, external=True
@@ -252,9 +310,16 @@ async def review_event(
 
     watcher = prepared.watcher if prepared is not None else None
     answered = False
+    deadline = budget_deadline(options)
     try:
-        backend = SQLHITLBackend(options.database)
+        backend = SQLHITLBackend(
+            options.database,
+            retry_until=deadline,
+            on_db_status=_retry_status(stderr, deadline),
+            busy_timeout_ms=BACKEND_BUSY_TIMEOUT_MS,
+        )
         try:
+            await _narrate(backend.settle_abandoned_hooks(), stderr)  # requests of hooks that died before this one
             if prepared is not None:
                 fields = prepared.fields
             else:
@@ -291,7 +356,6 @@ async def _wait_for_decision(
 
     client = ReviewClient(backend, agent=fields.agent)
     call = fields.external_call()
-    started = time.monotonic()
     record = await client.submit(call)
     if record["hitl_id"] != fields.hitl_id:  # its tool_use id was used by another call: asked as a new request
         import dataclasses
@@ -302,10 +366,10 @@ async def _wait_for_decision(
     # The timeline is written even when a reviewer was quicker than this process: the fast path showed the
     # request before the backend loaded, and a decision may already be there.
     timeline = TimelineWriter(backend, event, options.state_dir if options.transcript else None)
-    await timeline.request_shown(fields)
+    await _narrate(timeline.request_shown(fields), stderr)
     if record["status"] != HITLStatus.PENDING.value:
         outcome = await client.outcome_of(record)
-        await timeline.settled(outcome)
+        await _narrate(timeline.settled(outcome), stderr)
         return outcome
 
     stop = asyncio.Event()
@@ -322,7 +386,7 @@ async def _wait_for_decision(
         except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - Windows
             pass
     watch_host = asyncio.create_task(_watch_host(stop, stopped_by))
-    remaining = max(options.timeout - (time.monotonic() - started), 0.0)
+    remaining = max(budget_deadline(options) - time.monotonic(), 0.0)
     waiting = asyncio.create_task(client.wait(fields.hitl_id, timeout=remaining))
     stopping = asyncio.create_task(stop.wait())
     try:
@@ -332,14 +396,15 @@ async def _wait_for_decision(
                 outcome = waiting.result()
             except TimeoutError:
                 outcome_or_answer = await _expire(backend, client, fields, options)
-                await timeline.settled(outcome_or_answer if isinstance(outcome_or_answer, Outcome) else None)
+                settled = outcome_or_answer if isinstance(outcome_or_answer, Outcome) else None
+                await _narrate(timeline.settled(settled), stderr)
                 return outcome_or_answer
-            await timeline.settled(outcome)
+            await _narrate(timeline.settled(outcome), stderr)
             return outcome
         why = stopped_by[0] if stopped_by else "stopped"
         _say(stderr, f"reviewer-app hook: {why}: the request leaves the inbox (answered elsewhere)")
         if await client.abandon(fields.hitl_id):
-            await timeline.abandoned(why)
+            await _narrate(timeline.abandoned(why), stderr)
             return fallback(options.on_error, f"the hook was stopped ({why})")
         return await client.outcome_of(await backend.get(fields.hitl_id) or record)
     finally:
@@ -351,6 +416,14 @@ async def _wait_for_decision(
                 loop.remove_signal_handler(sig)
             except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover
                 pass
+
+
+async def _narrate(write: Awaitable[Any], stderr: TextIO) -> None:
+    """A write that only tells the story (the timeline, a sweep): its failure is said, never the hook's answer."""
+    try:
+        await write
+    except Exception as exc:
+        _say(stderr, f"reviewer-app hook: not recorded on the timeline ({type(exc).__name__}: {exc})")
 
 
 async def _watch_host(stop: Any, stopped_by: list[str]) -> None:

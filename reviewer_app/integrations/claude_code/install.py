@@ -23,7 +23,9 @@ from reviewer_app.integrations.claude_code.events import Host
 
 DEFAULT_HOOK_TIMEOUT_S = 600
 """Claude Code kills a hook after its ``timeout`` (default 60 s); a reviewer needs longer."""
-TIMEOUT_MARGIN_S = 5
+TIMEOUT_MARGIN_S = 30
+"""Seconds the hook's own budget leaves before the host's time-out (at most a quarter of a short one): room to
+write the answer, withdraw the request and exit even on a loaded machine, so the host never kills the hook first."""
 _OURS = re.compile(
     r"(reviewer[-_]app|reviewer_app)\S*\s+hook\s+(claude-code|codex|gemini|copilot|qwen|factory|opencode|cursor)(\s|$)"
 )
@@ -60,7 +62,7 @@ def codex_hooks_path(home: Path | None = None) -> Path:
 
 def hook_command(base: list[str], host: Host, database: str, hook_timeout: int, extra: list[str] | None = None) -> str:
     """The shell command the host runs (``/bin/sh -c``): quoted, absolute, with the database named."""
-    timeout = max(hook_timeout - TIMEOUT_MARGIN_S, 1)
+    timeout = max(hook_timeout - min(TIMEOUT_MARGIN_S, max(hook_timeout // 4, 1)), 1)
     return shlex.join([*base, "hook", host.value, "--db", database, "--timeout", str(timeout), *(extra or [])])
 
 

@@ -12,10 +12,13 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reviewer_app.domain.hook_lease import hook_process_metadata, process_start_ticks
 from reviewer_app.integrations.claude_code.events import HookEvent
 
 if TYPE_CHECKING:
     from reviewer_app.integrations.core import ExternalCall
+
+__all__ = ["RequestFields", "hook_process_metadata", "process_start_ticks", "request_fields", "stable_id"]
 
 TOOL_APPROVAL = "tool_approval"
 CLAUDE_DECISIONS = ("approve", "approve_for_session", "edit", "reject", "steer")
@@ -107,6 +110,24 @@ class RequestFields:
         """As ``ExternalCall.request_metadata``: the host's own keys, then the agent and the external mark."""
         return {**self.metadata, "agent": self.agent, "external": True}
 
+    def check_limits(self) -> None:
+        """The library's door (:func:`reviewer_app.domain.limits.check_request`, as ``SQLHITLBackend.create``
+        applies it): raises ``RequestRejected`` for what could not be stored and shown, before any writer runs."""
+        from reviewer_app.domain.limits import check_request
+
+        check_request(
+            {
+                "hitl_id": self.hitl_id,
+                "hitl_type": self.hitl_type,
+                "session_id": self.session_id,
+                "invocation_id": self.invocation_id,
+                "data": self.request_data(),
+                "metadata": self.request_metadata(),
+                "tool_name": self.tool_name,
+                "tool_call_id": self.tool_call_id,
+            }
+        )
+
 
 def request_fields(
     event: HookEvent,
@@ -148,27 +169,3 @@ def request_fields(
         metadata=dict(metadata or {}),
         expires_at=expires_at,
     )
-
-
-def process_start_ticks(pid: int) -> int | None:
-    """When process ``pid`` started (Linux clock ticks since boot): tells a live hook from a reused pid."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-        return int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def hook_process_metadata() -> dict[str, Any]:
-    """Who is waiting on the request: kept in its metadata so a reaper can see the hook died."""
-    pid = os.getpid()
-    info: dict[str, Any] = {"pid": pid}
-    start = process_start_ticks(pid)
-    if start is not None:
-        info["start_ticks"] = start
-    try:
-        info["host"] = os.uname().nodename
-    except AttributeError:  # pragma: no cover - Windows
-        pass
-    return {"hook_process": info}

@@ -234,6 +234,15 @@ class RequestReads(ReadsBase):
             ).first()
             return dict(row._mapping) if row is not None else None
 
+    def pending_external_metadata(self) -> list[tuple[str, Any]]:
+        """``(hitl_id, metadata)`` of the pending requests outside agents raised: the few columns a sweep for
+        requests whose hook is gone needs, every second, however large the inbox."""
+        query = select(requests_t.c.hitl_id, requests_t.c.metadata).where(
+            requests_t.c.status == HITLStatus.PENDING.value, requests_t.c.external.is_(True)
+        )
+        with self._reading() as connection:
+            return [(str(row[0]), row[1]) for row in connection.execute(query)]
+
     def pending_records(self, *, session_id: str | None = None, invocation_id: str | None = None) -> list[HITLRecord]:
         query = select(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
         if session_id is not None:
