@@ -1,6 +1,6 @@
 """The effects of one tool call, computed read-only in bounded time and stamped with when they were computed.
 
-Shell commands go through ``shell_effects``; file tools (Reviewer's, Claude Code's, MCP servers' write tools)
+Shell commands go through ``command_touches``; file tools (Reviewer's, Claude Code's, MCP servers' write tools)
 name their path, and a write carries the diff against the file on disk (workspace files only, read without
 following symlinks). ``Effects.stale()`` says which of the paths looked at changed since.
 """
@@ -24,7 +24,7 @@ from reviewer_app.domain.toolcall import (
     path_of,
 )
 from reviewer_app.preview.facts import Budget, read_workspace_text, signature
-from reviewer_app.preview.shell_effects import KINDS, EffectCollector
+from reviewer_app.preview.command_touches import KINDS, EffectCollector
 
 DEFAULT_BUDGET_S = 0.25
 DIFF_LIMIT_BYTES = 2_000_000
