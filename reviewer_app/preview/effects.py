@@ -23,8 +23,8 @@ from reviewer_app.domain.toolcall import (
     mcp_parts,
     path_of,
 )
-from reviewer_app.preview.facts import Budget, read_workspace_text, signature
 from reviewer_app.preview.command_touches import KINDS, EffectCollector
+from reviewer_app.preview.facts import Budget, read_workspace_text, signature
 
 DEFAULT_BUDGET_S = 0.25
 DIFF_LIMIT_BYTES = 2_000_000
