@@ -379,6 +379,11 @@ class LiveController(QObject):
         run_started = wall_ms()
         runs = await self.backend.list_runs(updated_since_ms=self._run_wm - SLACK_MS, limit=None)
         self._run_wm = run_started
+        # A request settled (answered elsewhere, expired, decided) changes its run's pending count without
+        # writing the run's row: those runs are read again, so the board never counts what the inbox no longer has.
+        settled_in = {s.invocation_id for s in changed if s.invocation_id} - {run.id for run in runs}
+        if settled_in:
+            runs += await self.backend.list_runs(ids=sorted(settled_in), limit=None)
         if runs:
             self.runsChanged.emit(runs)
         invocation_id = self._watched

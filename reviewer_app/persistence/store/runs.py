@@ -338,12 +338,19 @@ class RunReads(ReadsBase):
         return RunRecord(**rows[0]) if rows else None
 
     def list_runs(
-        self, *, states: Sequence[str] | None = None, limit: int | None = 500, updated_since_ms: int | None = None
+        self,
+        *,
+        states: Sequence[str] | None = None,
+        limit: int | None = 500,
+        updated_since_ms: int | None = None,
+        ids: Sequence[str] | None = None,
     ) -> list[RunRecord]:
-        """Runs, newest first."""
+        """Runs, newest first (only those of ``ids`` when given)."""
         conditions = []
         if states:
             conditions.append(invocations_t.c.state.in_(list(states)))
+        if ids is not None:
+            conditions.append(invocations_t.c.id.in_(list(ids)))
         if updated_since_ms is not None:
             conditions.append(invocations_t.c.updated_at_ms >= updated_since_ms)
         return self._runs(select_where=and_(*conditions) if conditions else None, limit=limit)
