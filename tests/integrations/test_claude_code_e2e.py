@@ -129,6 +129,11 @@ async def test_real_claude_code_runs_the_command_exactly_as_decided(
     kinds = [block.kind.value for block in blocks]
     assert kinds[:3] == ["text", "thinking", "text"] and "tool_use" in kinds and "hitl" in kinds
     assert blocks[0].data == {"role": "user", "text": PROMPT}
+    # The session events ``hook install`` added by default: the turn's end finishes the run, the tool's result
+    # is on its block (PostToolUse, or the transcript read at Stop).
+    assert run.state == "done", run
+    [tool] = [block for block in blocks if block.kind.value == "tool_use"]
+    assert tool.data["status"] in ("success", "error") and "result" in tool.data, tool.data
     assert (await backend.verify_audit()).ok
 
 

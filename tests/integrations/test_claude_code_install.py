@@ -48,10 +48,15 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     settings = json.loads(settings_path.read_text())
     assert settings["model"] == "opus" and settings["permissions"] == EXISTING["permissions"]
     assert settings["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
-    assert settings["hooks"]["Stop"] == EXISTING["hooks"]["Stop"]
+    assert settings["hooks"]["Stop"][0] == EXISTING["hooks"]["Stop"][0]
     assert settings["hooks"]["PermissionRequest"][0] == EXISTING["hooks"]["PermissionRequest"][0]
     [hook] = ours(settings, "PermissionRequest")
     assert hook["timeout"] == 600 and f"--db {db}" in hook["command"] and "--timeout 570" in hook["command"]
+    # By default the session events come too: each tool's result, the turn's end, the session's end.
+    for event in ("PostToolUse", "Stop", "SessionEnd"):
+        [lifecycle] = ours(settings, event)
+        assert lifecycle["command"].endswith(f"--event {event}") and f"--db {db}" in lifecycle["command"]
+    assert [g.get("matcher") for g in settings["hooks"]["PostToolUse"]] == ["*"]
     backups = list(settings_path.parent.glob("settings.json.reviewer-backup-*"))
     assert len(backups) == 1 and json.loads(backups[0].read_text()) == EXISTING
 
@@ -85,6 +90,12 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     removed = cli(tmp_path, "uninstall", "claude-code", "--project", str(project))
     assert removed.returncode == 0
     assert json.loads(settings_path.read_text()) == EXISTING
+
+    gate_only = cli(tmp_path, "install", "claude-code", "--project", str(project), "--db", str(db), "--no-sessions")
+    assert gate_only.returncode == 0, gate_only.stderr
+    settings = json.loads(settings_path.read_text())
+    assert ours(settings, "PermissionRequest") and not ours(settings, "PostToolUse") and not ours(settings, "Stop")
+    assert settings["hooks"]["Stop"] == EXISTING["hooks"]["Stop"] and "SessionEnd" not in settings["hooks"]
 
 
 def test_scopes_and_a_broken_file_is_left_alone(tmp_path: Path) -> None:

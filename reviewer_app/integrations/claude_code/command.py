@@ -102,8 +102,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     install.add_argument("--allow-tools", default=None, help="written into the hook command when given")
     install.add_argument(
         "--sessions",
-        action="store_true",
-        help="Claude Code: also follow Stop and SessionEnd, so finished turns leave the runs board's active columns",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Claude Code: also follow PostToolUse, Stop and SessionEnd, so each tool's result is on the run's "
+        "timeline and finished turns leave the runs board's active columns (default; --no-sessions: the gate only)",
     )
     uninstall = sub.add_parser("uninstall", help="remove Reviewer's hook from the agent's settings")
     uninstall.add_argument("host", choices=[host.value for host in Host])
@@ -176,7 +178,8 @@ def _run(host: Host, args: argparse.Namespace) -> int:
     if args.event:  # a tool result or a session end: recorded, never gating
         from reviewer_app.integrations.hosts.session import run_lifecycle
 
-        code = run_lifecycle(host, args.event, database, sys.stdin.buffer, sys.stderr)
+        state_dir = None if args.no_transcript else _state_dir(args.state_dir, database)
+        code = run_lifecycle(host, args.event, database, sys.stdin.buffer, sys.stderr, state_dir)
         sys.stderr.flush()
         os._exit(code)
     options = HookOptions(

@@ -19,6 +19,32 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+async def copy_transcript(
+    backend: SQLHITLBackend, *, agent: str, session_id: str, run_id: str, transcript: Path, state_dir: Path
+) -> None:
+    """Copy the transcript lines written since the last hook call of this session (any hook event's call)."""
+    from reviewer_app.integrations.claude_code.transcript import read_new
+
+    with read_new(transcript, session_id, state_dir) as chunk:
+        for run, title in chunk.run_titles.items():
+            if run != run_id:
+                await backend.register_run(session_id=session_id, invocation_id=run, agent=agent, prompt=title)
+        events = [
+            BlockEvent(
+                block_id=block.block_id,
+                kind=BlockKind(block.kind),
+                op=BlockOp(block.op),
+                data=block.data,
+                session_id=session_id,
+                invocation_id=block.invocation_id,
+                ts_ms=_now_ms(),
+            )
+            for block in chunk.blocks
+        ]
+        if events:
+            await backend.append_blocks(events)
+
+
 class TimelineWriter:
     """Appends blocks for one hook call; failures here never block the decision (the timeline is a courtesy)."""
 
@@ -43,21 +69,14 @@ class TimelineWriter:
         """Copy the transcript lines written since the last hook call of this session."""
         if self.state_dir is None or not self.event.transcript_path:
             return
-        from reviewer_app.integrations.claude_code.transcript import read_new
-
-        transcript = Path(self.event.transcript_path)
-        with read_new(transcript, self.event.session_id, self.state_dir) as chunk:
-            for run, title in chunk.run_titles.items():
-                if run != self.event.run_id:
-                    await self.backend.register_run(
-                        session_id=self.event.session_id, invocation_id=run, agent=self.event.host.value, prompt=title
-                    )
-            events = [
-                self._event(block.block_id, BlockKind(block.kind), BlockOp(block.op), block.data, block.invocation_id)
-                for block in chunk.blocks
-            ]
-            if events:
-                await self.backend.append_blocks(events)
+        await copy_transcript(
+            self.backend,
+            agent=self.event.host.value,
+            session_id=self.event.session_id,
+            run_id=self.event.run_id,
+            transcript=Path(self.event.transcript_path),
+            state_dir=self.state_dir,
+        )
 
     async def request_shown(self, fields: RequestFields) -> None:
         self.block_id = f"hitl_{fields.hitl_id}"

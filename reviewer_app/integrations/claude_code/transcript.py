@@ -45,6 +45,11 @@ def _block_id(*parts: str) -> str:
     return "cc_" + hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:24]
 
 
+def tool_block_id(session_id: str, call_id: str) -> str:
+    """The timeline block of one of Claude's tool calls: its call, its result and its PostToolUse all patch it."""
+    return _block_id(session_id, "tool", call_id)
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS] + f"… ({len(text):,} characters)"
 
@@ -102,7 +107,7 @@ class TranscriptParser:
                     chunk.blocks.append(
                         TimelineBlock(
                             run,
-                            _block_id(self.session_id, "tool", call_id),
+                            tool_block_id(self.session_id, call_id),
                             "tool_use",
                             "patch",
                             {"status": status, "result": _clip(_result_text(part.get("content")))},
@@ -147,7 +152,7 @@ class TranscriptParser:
                     "status": "pending",
                 }
                 chunk.blocks.append(
-                    TimelineBlock(run, _block_id(self.session_id, "tool", call_id), "tool_use", "apply", data)
+                    TimelineBlock(run, tool_block_id(self.session_id, call_id), "tool_use", "apply", data)
                 )
 
 

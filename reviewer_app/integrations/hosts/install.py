@@ -91,9 +91,12 @@ def install_host(host: str, path: Path, command: str, *, event: str | None, hook
 def install_with_sessions(
     path: Path, event: str, command: str, matcher: str | None, hook_timeout: int
 ) -> InstallResult:
-    """Claude Code's gating hook plus its lifecycle events (``hook install claude-code --sessions``)."""
+    """Claude Code's gating hook plus its lifecycle events (``hook install claude-code``, unless ``--no-sessions``)."""
     groups: list[tuple[str, str | None, str, int]] = [(event, matcher, command, hook_timeout)]
-    groups += [(name, None, with_event(command, name), LIFECYCLE_TIMEOUT_S) for name in _lifecycle("claude-code")]
+    groups += [
+        (name, matcher if "Tool" in name else None, with_event(command, name), LIFECYCLE_TIMEOUT_S)
+        for name in _lifecycle("claude-code")
+    ]
     return _install_nested(path, groups, command)
 
 

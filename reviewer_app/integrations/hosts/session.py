@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from reviewer_app.integrations.claude_code.events import HookInputError, Host, load_object, text_field
+
+if TYPE_CHECKING:
+    from reviewer_app.hitl import SQLHITLBackend
 
 TOOL_RESULT = "tool_result"
 RUN_END = "run_end"
@@ -23,8 +28,8 @@ SESSION_END = "session_end"
 MAX_RESULT_CHARS = 20_000
 
 LIFECYCLE_EVENTS: dict[Host, dict[str, str]] = {
-    # Claude's transcript already gives the tool results; its Stop ends the turn: every prompt run of the session.
-    Host.CLAUDE_CODE: {"Stop": SESSION_END, "SessionEnd": SESSION_END},
+    # Claude's Stop ends the turn: every prompt run of the session. Its transcript is copied at each event too.
+    Host.CLAUDE_CODE: {"PostToolUse": TOOL_RESULT, "Stop": SESSION_END, "SessionEnd": SESSION_END},
     Host.GEMINI: {"AfterTool": TOOL_RESULT, "SessionEnd": SESSION_END},
     Host.QWEN: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
     Host.FACTORY: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
@@ -44,6 +49,7 @@ class Lifecycle:
     arguments: Any = None
     result: str = ""
     ok: bool = True
+    transcript_path: str | None = None
 
 
 def _result_text(value: Any) -> str:
@@ -79,8 +85,11 @@ def parse_lifecycle(host: Host, name: str, payload: bytes) -> Lifecycle:
     if session is None:
         raise HookInputError("the event names no session")
     run = text_field(raw, "prompt_id", required=False) if host in (Host.QWEN, Host.FACTORY) else session
+    transcript = text_field(raw, "transcript_path", required=False) if host is Host.CLAUDE_CODE else None
+    if host is Host.CLAUDE_CODE:  # the gating hook's run: the prompt, else the session
+        run = text_field(raw, "prompt_id", required=False) or session
     if kind != TOOL_RESULT:
-        return Lifecycle(kind, session, run)
+        return Lifecycle(kind, session, run, transcript_path=transcript)
     if host is Host.COPILOT:
         tool, arguments, response = raw.get("toolName"), raw.get("toolArgs"), raw.get("toolResult")
         if isinstance(arguments, str):
@@ -109,10 +118,45 @@ def parse_lifecycle(host: Host, name: str, payload: bytes) -> Lifecycle:
         arguments=arguments,
         result=_result_text(response),
         ok=not _failed(response),
+        transcript_path=transcript,
     )
 
 
-async def record(host: Host, event: Lifecycle, database: str) -> None:
+async def _claude_result(backend: SQLHITLBackend, event: Lifecycle, state_dir: Path | None) -> None:
+    """Claude's transcript copied up to now, then the call's result on the block its transcript names.
+
+    The result line may not be in the transcript yet when PostToolUse fires (nor ever, for the session's last call):
+    the event's own ``tool_response`` is written onto the same block, so copying the line later changes nothing.
+    """
+    from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+    from reviewer_app.integrations.claude_code.timeline import copy_transcript
+    from reviewer_app.integrations.claude_code.transcript import tool_block_id
+
+    run = event.run_id or event.session_id
+    if state_dir is not None and event.transcript_path:
+        await copy_transcript(
+            backend,
+            agent=Host.CLAUDE_CODE.value,
+            session_id=event.session_id,
+            run_id=run,
+            transcript=Path(event.transcript_path),
+            state_dir=state_dir,
+        )
+    if event.kind != TOOL_RESULT:
+        return
+    assert event.call_id is not None
+    block_id = tool_block_id(event.session_id, event.call_id)
+    now = time.time_ns() // 1_000_000
+    blocks = []
+    if not any(e.block_id == block_id and e.op == BlockOp.APPLY for e in await backend.events(run)):
+        called = {"name": event.tool_name, "call_id": event.call_id, "arguments": event.arguments, "status": "pending"}
+        blocks.append(BlockEvent(block_id, BlockKind.TOOL_USE, BlockOp.APPLY, called, event.session_id, run, now))
+    status = {"status": "success" if event.ok else "error", "result": event.result}
+    blocks.append(BlockEvent(block_id, BlockKind.TOOL_USE, BlockOp.PATCH, status, event.session_id, run, now))
+    await backend.append_blocks(blocks)
+
+
+async def record(host: Host, event: Lifecycle, database: str, state_dir: Path | None = None) -> None:
     """Write ``event`` onto its session's runs (a tool result on its run's timeline, or the runs finished)."""
     from reviewer_app.domain.runs import RunState
     from reviewer_app.hitl import SQLHITLBackend
@@ -121,6 +165,11 @@ async def record(host: Host, event: Lifecycle, database: str) -> None:
     backend = SQLHITLBackend(database)
     try:
         client = ReviewClient(backend, agent=host.value)
+        if host is Host.CLAUDE_CODE:
+            await client.register_run(session_id=event.session_id, invocation_id=event.run_id or event.session_id)
+            await _claude_result(backend, event, state_dir)
+            if event.kind == TOOL_RESULT:
+                return
         if event.kind == TOOL_RESULT:
             run = event.run_id or event.session_id
             await client.register_run(session_id=event.session_id, invocation_id=run)
@@ -146,15 +195,20 @@ async def record(host: Host, event: Lifecycle, database: str) -> None:
         await backend.aclose()
 
 
-def run_lifecycle(host: Host, name: str, database: str, stdin: Any, stderr: TextIO) -> int:
-    """The hook process for a lifecycle event: record it, print nothing, exit 0 whatever happens."""
+def run_lifecycle(
+    host: Host, name: str, database: str, stdin: Any, stderr: TextIO, state_dir: Path | None = None
+) -> int:
+    """The hook process for a lifecycle event: record it, print nothing, exit 0 whatever happens.
+
+    ``state_dir`` holds the transcript cursors the gating hook keeps (Claude Code); None: the transcript is not read.
+    """
     import asyncio
 
     from reviewer_app.integrations.claude_code.events import read_stdin_bytes
 
     try:
         event = parse_lifecycle(host, name, read_stdin_bytes(stdin))
-        asyncio.run(record(host, event, database))
+        asyncio.run(record(host, event, database, state_dir))
     except BaseException as exc:  # never in the agent's way: these events decide nothing
         try:
             stderr.write(f"reviewer-app hook: {name} not recorded: {type(exc).__name__}: {exc}\n")
