@@ -598,6 +598,10 @@ class SQLHITLBackend:
             raise DecisionNotOnRecord(str(record["hitl_id"]), problem)
         return record
 
+    async def last_activity_ms(self, invocation_id: str, *, ignoring_block: str) -> tuple[int, bool]:
+        """When the run last showed life, and whether ``ignoring_block`` is on its timeline (see the store's)."""
+        return await self.run(self.store.last_activity_ms, invocation_id, ignoring_block=ignoring_block)
+
     async def append_blocks(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
         """Append timeline events (from this or another process); returns them with their ``seq``."""
         batch = list(events)

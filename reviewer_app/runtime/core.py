@@ -29,6 +29,8 @@ class RuntimeCore:
     expiry_interval_s: float
     recovery_interval_s: float | None
     heartbeat_interval_s: float
+    idle_limits_s: tuple[float, float]
+    _idle_swept_at: float
     _slots: asyncio.Semaphore | None
     _watcher: DecisionWatcher | None
     _tasks: dict[str, asyncio.Task[None]]

@@ -37,6 +37,7 @@ from reviewer_app.hitl import SQLHITLBackend, WriteRetriesExhausted
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint
+from reviewer_app.runtime.idle_runs import configured_limits
 from reviewer_app.runtime.recovery import new_owner_id
 from reviewer_app.runtime.run_state import _Run, _Step
 from reviewer_app.runtime.supervision import RESUMABLE, RunSupervisor, _beat
@@ -109,6 +110,7 @@ class Runtime(RunSupervisor):
         expiry_interval_s: float = 1.0,
         recovery_interval_s: float | None = None,
         heartbeat_interval_s: float = 1.0,
+        idle_limits_s: tuple[float, float] | None = None,
     ) -> None:
         if max_concurrent_runs < 1:
             raise ValueError("max_concurrent_runs must be at least 1")
@@ -127,6 +129,9 @@ class Runtime(RunSupervisor):
         self._service_tasks = []
         self._started = False
         self.heartbeat_interval_s = heartbeat_interval_s
+        # (idle after, ended after) for external runs with no sign of life: see idle_runs.py
+        self.idle_limits_s = idle_limits_s or configured_limits()
+        self._idle_swept_at = float("-inf")
         self._process_groups = {}
         self._given_up = {}
 

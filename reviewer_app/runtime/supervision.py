@@ -22,6 +22,7 @@ from reviewer_app.hitl import WriteRetriesExhausted
 from reviewer_app.persistence.blobs import STATE_FORMAT
 from reviewer_app.persistence.store import StoreTx
 from reviewer_app.runtime.checkpoint import Checkpoint
+from reviewer_app.runtime.idle_runs import IdleRun, settle_idle_external_runs
 from reviewer_app.runtime.liveness import settle_dead_owners
 from reviewer_app.runtime.process_groups import kill_process_group
 from reviewer_app.runtime.recovery import owner_is_gone
@@ -30,6 +31,7 @@ from reviewer_app.runtime.turns import RunDriver
 
 log = logging.getLogger(__name__)
 
+IDLE_SWEEP_INTERVAL_S = 60.0
 RESUMABLE = (RunState.QUEUED, RunState.RUNNING, RunState.WAITING, RunState.INTERRUPTED)
 
 
@@ -181,7 +183,23 @@ class RunSupervisor(RunDriver):
                 raise
             except Exception:
                 log.exception("expiry check failed; trying again")
+            await self.sweep_idle_runs()
             await asyncio.sleep(self.expiry_interval_s)
+
+    async def sweep_idle_runs(self, *, force: bool = False) -> list[IdleRun]:
+        """External runs whose host is gone: idle, then ended (at most once a minute unless ``force``)."""
+        clock = asyncio.get_running_loop().time()
+        if not force and clock - self._idle_swept_at < IDLE_SWEEP_INTERVAL_S:
+            return []
+        self._idle_swept_at = clock
+        idle_after, end_after = self.idle_limits_s
+        try:
+            return await settle_idle_external_runs(self.backend, idle_after_s=idle_after, end_after_s=end_after)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("checking for idle external runs failed; trying again later")
+            return []
 
 
 def _beat(owner: str, groups: dict[str, int | None], tx: StoreTx) -> int:

@@ -34,6 +34,7 @@ from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms
 from reviewer_app.persistence.tables import (
     checkpoints_t,
+    events_t,
     invocations_t,
     requests_t,
     run_messages_t,
@@ -370,6 +371,24 @@ class RunReads(ReadsBase):
             stale,
         )
         return self._runs(select_where=where, limit=None)
+
+    def last_activity_ms(self, invocation_id: str, *, ignoring_block: str) -> tuple[int, bool]:
+        """When the run last showed life (its row, its timeline but ``ignoring_block``, its requests), and whether
+        ``ignoring_block`` is on its timeline already."""
+        run_ms = select(invocations_t.c.updated_at_ms).where(invocations_t.c.id == invocation_id).scalar_subquery()
+        on_run = events_t.c.invocation_id == invocation_id
+        event_ms = (
+            select(func.max(events_t.c.ts_ms)).where(on_run, events_t.c.block_id != ignoring_block).scalar_subquery()
+        )
+        request_ms = (
+            select(func.max(requests_t.c.updated_at_ms))
+            .where(requests_t.c.invocation_id == invocation_id)
+            .scalar_subquery()
+        )
+        marked = select(func.count()).where(on_run, events_t.c.block_id == ignoring_block).scalar_subquery()
+        with self._reading() as connection:
+            row = connection.execute(select(run_ms, event_ms, request_ms, marked)).one()
+        return max(int(value or 0) for value in row[:3]), bool(row[3])
 
     def session_info(self, session_id: str) -> dict[str, Any] | None:
         rows = self._read(_SELECT_SESSION, {"match_id": session_id})

@@ -1,0 +1,114 @@
+"""External runs whose host is gone: marked idle after a while without any sign of life, then ended.
+
+A host that exits without its end event (a closed terminal, a killed agent, a hook not installed) leaves its run
+"running" forever. The supervision loop of the window and the workers calls :func:`settle_idle_external_runs`:
+a run of an outside agent with nothing pending (a pending request has its own hook, expiry and sweep) and no
+activity on its row, timeline or requests for ``idle_after_s`` gets an idle note on its timeline; after
+``end_after_s`` it is ended ``done`` with the reason on its timeline and as its error.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from dataclasses import dataclass
+
+from reviewer_app.domain.runs import RunState
+from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.persistence.store import StoreTx, now_ms
+
+log = logging.getLogger(__name__)
+
+IDLE_AFTER_S = 30 * 60.0
+END_AFTER_S = 4 * 60 * 60.0
+IDLE_ENV = "REVIEWER_RUN_IDLE_MINUTES"
+END_ENV = "REVIEWER_RUN_END_MINUTES"
+OPEN_STATES = (RunState.QUEUED.value, RunState.RUNNING.value, RunState.WAITING.value)
+IDLE = "idle"
+ENDED = "ended"
+
+
+def _minutes(name: str, default_s: float) -> float:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default_s
+    return value * 60 if value > 0 else default_s
+
+
+def configured_limits() -> tuple[float, float]:
+    """``(idle_after_s, end_after_s)``: 30 minutes and 4 hours unless the environment says otherwise."""
+    idle = _minutes(IDLE_ENV, IDLE_AFTER_S)
+    return idle, max(idle, _minutes(END_ENV, END_AFTER_S))
+
+
+def idle_block_id(invocation_id: str) -> str:
+    return f"{invocation_id}:idle"
+
+
+@dataclass(frozen=True, slots=True)
+class IdleRun:
+    invocation_id: str
+    outcome: str  # IDLE or ENDED
+    reason: str
+
+
+def _quiet_for(ms: int) -> str:
+    minutes = ms // 60_000
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
+
+
+async def settle_idle_external_runs(
+    backend: SQLHITLBackend, *, idle_after_s: float, end_after_s: float, now: int | None = None
+) -> list[IdleRun]:
+    """Mark idle, then end, the open external runs nothing has happened on for that long; returns what it did."""
+    moment = now_ms() if now is None else now
+    settled: list[IdleRun] = []
+    for run in await backend.list_runs(states=list(OPEN_STATES), limit=None):
+        if not run.external or run.pending:
+            continue
+        marker = idle_block_id(run.id)
+        last, marked = await backend.last_activity_ms(run.id, ignoring_block=marker)
+        quiet = moment - last
+        if quiet >= end_after_s * 1000:
+            reason = f"ended: no activity from its host for {_quiet_for(quiet)} (the host is gone)"
+            if await backend.write(functools.partial(_end, run.id, run.session_id, reason, moment)):
+                settled.append(IdleRun(run.id, ENDED, reason))
+        elif quiet >= idle_after_s * 1000 and not marked:
+            reason = (
+                f"idle: no activity from its host for {_quiet_for(quiet)}; "
+                f"ended if nothing happens for {_quiet_for(int(end_after_s * 1000))}"
+            )
+            note = BlockEvent(
+                marker,
+                BlockKind.ERROR,
+                BlockOp.APPLY,
+                {"message": reason, "idle": True},
+                run.session_id,
+                run.id,
+                moment,
+            )
+            await backend.append_blocks([note])
+            settled.append(IdleRun(run.id, IDLE, reason))
+    for done in settled:
+        log.info("run %s %s", done.invocation_id, done.reason)
+    return settled
+
+
+def _end(invocation_id: str, session_id: str, reason: str, moment: int, tx: StoreTx) -> bool:
+    """In one transaction: the run still open, its end block with the reason, and its state done."""
+    found = tx.run_state_and_owner(invocation_id)
+    if found is None or found[0].value not in OPEN_STATES:
+        return False
+    current = found[0]
+    if current is RunState.WAITING:
+        tx.set_run_state(invocation_id, RunState.RUNNING, current=current)
+        current = RunState.RUNNING
+    data = {"state": RunState.DONE.value, "error": reason, "idle": True}
+    tx.append_events(
+        [BlockEvent(f"{invocation_id}:end", BlockKind.END, BlockOp.APPLY, data, session_id, invocation_id, moment)]
+    )
+    tx.set_run_state(invocation_id, RunState.DONE, error=reason, current=current)
+    return True
