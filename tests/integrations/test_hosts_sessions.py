@@ -140,5 +140,30 @@ async def test_claude_code_turns_finish_on_stop(tmp_path: Path, db_path: Path, b
     code, answer, err = run_hook(tmp_path, db_path, stop, "--event", "Stop")
     finished = await backend.get_run("prompt-1")
     assert code == 0 and answer is None and finished is not None and finished.state == "done", err
+    assert [run.id for run in await backend.list_runs()] == ["prompt-1"]  # the Stop made no run of its own
     assert reviewer(env, "hook", "uninstall", "claude-code", "--project", str(project)).returncode == 0
     assert "hooks" not in json.loads((project / ".claude" / "settings.json").read_text())
+
+
+async def test_claude_code_post_tool_use_puts_the_result_on_the_call_s_transcript_block(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    """Claude's PostToolUse (as Claude Code 2.x sends it) patches the block its transcript gives the call."""
+    from reviewer_app.domain.timeline import fold_events
+    from reviewer_app.integrations.claude_code.transcript import tool_block_id
+
+    payload = {
+        "session_id": SESSION,
+        "transcript_path": str(tmp_path / "missing.jsonl"),
+        "cwd": "/p",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+        "tool_response": {"stdout": "a.txt", "stderr": "", "interrupted": False, "isImage": False},
+        "tool_use_id": "toolu_01",
+    }
+    code, answer, err = run_hook(tmp_path, db_path, payload, "--event", "PostToolUse")
+    assert code == 0 and answer is None and err == ""
+    [block] = fold_events(await backend.events(SESSION))
+    assert block.block_id == tool_block_id(SESSION, "toolu_01")
+    assert block.data["name"] == "Bash" and block.data["status"] == "success" and block.data["result"] == "a.txt"

@@ -166,7 +166,8 @@ async def record(host: Host, event: Lifecycle, database: str, state_dir: Path | 
     try:
         client = ReviewClient(backend, agent=host.value)
         if host is Host.CLAUDE_CODE:
-            await client.register_run(session_id=event.session_id, invocation_id=event.run_id or event.session_id)
+            if event.kind == TOOL_RESULT:  # a turn's end names no run of its own: it must not make one
+                await client.register_run(session_id=event.session_id, invocation_id=event.run_id or event.session_id)
             await _claude_result(backend, event, state_dir)
             if event.kind == TOOL_RESULT:
                 return
