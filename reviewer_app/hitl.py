@@ -31,6 +31,14 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
+from reviewer_app.domain.habits import (
+    LintFinding,
+    OperatorNumbers,
+    Suggestion,
+    lint_rules,
+    operator_numbers,
+    suggest_rules,
+)
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.domain.hitl import (
     DecisionNotOnRecord,
@@ -80,6 +88,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+HISTORY_PAGE = 500  # records read per query when the whole history is judged
 log = logging.getLogger(__name__)
 
 
@@ -938,6 +947,42 @@ class SQLHITLBackend:
     async def decision_stats(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:
         """Aggregates for the Statistics view over ``[since_s, until_s)`` (None: since the beginning), by SQL."""
         return await self.run(lambda: self.store.decision_stats(since_s=since_s, until_s=until_s))
+
+    # -- the operator's habits: own numbers, rules worth making, rules to fix (issue 26) -------------------------
+    async def decided_history(self, *, days: int | None = None, limit: int = 100_000) -> list[HITLRecord]:
+        """Decided and expired requests, newest first (the last ``days`` days, at most ``limit``), a page at a time."""
+        since = time.time() - days * 86_400 if days is not None else None
+        decided = (HITLStatus.COMPLETED.value, HITLStatus.EXPIRED.value)
+        found: list[HITLRecord] = []
+        offset = 0
+        while len(found) < limit:
+            query = RequestQuery(statuses=decided, limit=HISTORY_PAGE, offset=offset, newest_first=True)
+            page = await self.list_records(query)
+            for record in page:
+                if since is not None and float(record.get("created_at") or 0) < since:
+                    return found
+                found.append(record)
+            if len(page) < HISTORY_PAGE:
+                break
+            offset += HISTORY_PAGE
+        return found[:limit]
+
+    async def operator_numbers(self, *, days: int | None = None, limit: int = 100_000) -> OperatorNumbers:
+        """The operator's own numbers over the history (``domain.habits.operator_numbers``), off the loop."""
+        records = await self.decided_history(days=days, limit=limit)
+        return await asyncio.to_thread(operator_numbers, records)
+
+    async def rule_suggestions(self, *, minimum: int = 5, limit: int = 100_000) -> list[Suggestion]:
+        """Rules the history argues for (``domain.habits.suggest_rules``), narrowest pattern, most approved first."""
+        records = await self.decided_history(limit=limit)
+        rules = await self.active_rules()
+        return await asyncio.to_thread(suggest_rules, records, rules, time.time(), minimum=minimum)
+
+    async def rule_findings(self, *, days: int = 30, limit: int = 100_000) -> list[LintFinding]:
+        """What is wrong with the rules in force (``domain.habits.lint_rules``): unused, shadowed, too wide."""
+        entries = [(entry.rule, entry.hit_count, entry.last_hit_at) for entry in await self.list_rules()]
+        records = await self.decided_history(limit=limit)
+        return await asyncio.to_thread(lint_rules, entries, records, time.time(), days=days)
 
     async def audit_count(self) -> int:
         """The number of rows in the decision log."""
