@@ -1,4 +1,4 @@
-"""A flat table over a short list of rows replaced whole on each read (suggestions, findings, figures)."""
+"""A flat table over a short list of rows replaced whole on each read (suggestions, findings, figures), and its view."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Generic, TypeVar
 
 from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QAbstractItemView, QTreeView
 
 from reviewer_app.ui.flat_model import FlatTableModel
 
@@ -33,3 +34,17 @@ class ListTableModel(FlatTableModel, Generic[T]):
 
     def row_total(self) -> int:
         return len(self._rows)
+
+
+def table_view(name: str, accessible: str, model: FlatTableModel) -> QTreeView:
+    """A read-only list of rows (no tree), whole rows selected."""
+    view = QTreeView()
+    view.setObjectName(name)
+    view.setAccessibleName(accessible)
+    view.setRootIsDecorated(False)
+    view.setUniformRowHeights(True)
+    view.setAlternatingRowColors(True)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setModel(model)
+    return view

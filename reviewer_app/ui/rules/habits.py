@@ -11,7 +11,6 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -27,7 +26,7 @@ from reviewer_app.ui import theme
 from reviewer_app.ui.coalesced import CoalescedRead
 from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
 from reviewer_app.ui.keepers import TaskKeeper
-from reviewer_app.ui.list_model import ListTableModel
+from reviewer_app.ui.list_model import ListTableModel, table_view
 
 
 def ask_text(found: Suggestion) -> str:
@@ -69,20 +68,6 @@ class FindingsModel(ListTableModel[LintFinding]):
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 2:
             return theme.current().warning
         return None
-
-
-def table_view(name: str, accessible: str, model: FlatTableModel) -> QTreeView:
-    """A read-only list of rows (no tree), whole rows selected."""
-    view = QTreeView()
-    view.setObjectName(name)
-    view.setAccessibleName(accessible)
-    view.setRootIsDecorated(False)
-    view.setUniformRowHeights(True)
-    view.setAlternatingRowColors(True)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setModel(model)
-    return view
 
 
 def _fitted(name: str, accessible: str, model: FlatTableModel, stretch: int) -> QTreeView:
