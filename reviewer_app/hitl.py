@@ -64,7 +64,7 @@ from reviewer_app.domain.stats import DecisionStats
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.toolcall import is_shell_tool
-from reviewer_app.domain.why import PreviewInputs
+from reviewer_app.domain.why import PreviewInputs, why_asked
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.retry import with_retry
@@ -942,6 +942,29 @@ class SQLHITLBackend:
         from reviewer_app.persistence.preview_inputs import read_inputs
 
         return await self.run(read_inputs, self.store, hitl_id)
+
+    async def why_of(self, hitl_id: str) -> tuple[str, ...] | None:
+        """Why ``hitl_id`` went to a person (``domain.why.why_asked``), without the preview's effects: the flat
+        queue's tooltip. None when the request no longer exists."""
+        inputs = await self.preview_inputs(hitl_id)
+        if inputs is None:
+            return None
+
+        def judge(inputs: PreviewInputs) -> tuple[str, ...]:
+            call = call_of_record(inputs.record)
+            if call is not None and call.cwd is None and inputs.workspace is not None:
+                call = dataclasses.replace(call, cwd=inputs.workspace)
+            risk = assess(call) if call is not None else None
+            return why_asked(
+                inputs.record,
+                rules=inputs.rules,
+                expired_rules=inputs.expired_rules,
+                session_rules=inputs.session_rules,
+                risk=risk,
+                now=time.time(),
+            )
+
+        return await asyncio.to_thread(judge, inputs)
 
     # -- operator views: statistics and the audit log's size (issue 19) ---------------------------------------
     async def decision_stats(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:
