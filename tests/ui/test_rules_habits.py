@@ -70,9 +70,12 @@ def test_a_suggestion_opens_the_editor_prefilled_with_its_preview_and_rules_show
         qtbot.wait(50)
         panel.grab().save(str(Path(target) / "why-rule-suggestion.png"))
 
-    # keyboard: the suggestions list is a buddy of its label; Enter on the selected suggestion opens the editor
+    # keyboard: Alt+L / Alt+G reach the two lists; Enter on the selected suggestion opens the editor
     assert not habits.make_button.isEnabled() or habits.selected() is not None
-    habits.suggestions_view.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_L, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(habits.findings_view.hasFocus, timeout=5_000)
+    qtbot.keyClick(window, Qt.Key.Key_G, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(habits.suggestions_view.hasFocus, timeout=5_000)
     habits.suggestions_view.setCurrentIndex(habits.suggestions.index(0, 0))
     assert habits.make_button.isEnabled()
     assert "npm test approved 14 times in 3 session(s) — make it a rule?" in habits.hint.text()

@@ -111,7 +111,7 @@ class HabitsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         left = QVBoxLayout()
         head = QHBoxLayout()
-        self.suggestions_label = QLabel("&Suggestions from your history")
+        self.suggestions_label = QLabel("Su&ggestions from your history")
         self.make_button = QPushButton("&Make a rule…")
         self.make_button.setObjectName("makeSuggestedRuleButton")
         self.make_button.setToolTip("Open the rule editor with the selected suggestion's pattern and its preview")
@@ -163,7 +163,7 @@ class HabitsPanel(QWidget):
         findings = await self.backend.rule_findings()
         self.suggestions.set_rows(suggestions)
         self.findings.set_rows(findings)
-        self.suggestions_label.setText(f"&Suggestions from your history ({len(suggestions)})")
+        self.suggestions_label.setText(f"Su&ggestions from your history ({len(suggestions)})")
         self.findings_label.setText(f"&Lint: findings about the rules in force ({len(findings)})")
         if self.on_findings is not None:
             self.on_findings()
