@@ -18,7 +18,7 @@ from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.model import COL_FINDINGS, COL_PATTERN
 from tests.policy.test_habits import seed
-from tests.ui.triage_helpers import dialog_of, open_window
+from tests.ui.triage_helpers import dialog_of, open_window, shell
 
 
 @pytest.fixture
@@ -26,6 +26,7 @@ def window(
     db_path: Path, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
 ) -> Iterator[MainWindow]:
     seed(db_path)
+    shell(qtbot, qt_backend, "pending-npm", "npm test", session="s7", invocation="i7")  # the rule would settle it
     win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
     habits = win.triage.rules.habits
     qtmodeltester.check(habits.suggestions)
@@ -45,6 +46,9 @@ def test_a_suggestion_opens_the_editor_prefilled_with_its_preview_and_rules_show
 ) -> None:
     panel = window.triage.rules
     habits = panel.habits
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 5, timeout=10_000)
+    qtbot.wait(200)
+    assert habits.suggestions.rowCount() == 0  # the Rules tab is hidden: the history is not judged yet
     qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
     assert window.left_tabs.currentWidget() is panel
     qtbot.waitUntil(lambda: habits.findings.rowCount() > 0 and habits.suggestions.rowCount() > 0, timeout=15_000)
@@ -83,6 +87,7 @@ def test_a_suggestion_opens_the_editor_prefilled_with_its_preview_and_rules_show
     dialog = dialog_of(qtbot, window, RuleEditorDialog)
     assert dialog.pattern_combo.currentText() == "Bash(npm test)"
     assert dialog.effect_combo.currentText() == "allow"
+    qtbot.waitUntil(lambda: dialog.settleable_ids() == ["pending-npm"], timeout=10_000)  # its preview
     dialog.try_submit()
     qtbot.waitUntil(
         lambda: "Bash(npm test)" in [panel.model.index(r, COL_PATTERN).data() for r in range(panel.model.rowCount())],

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -106,6 +107,7 @@ class HabitsPanel(QWidget):
             self._update_button,
         )
         self.on_findings: Callable[[], None] | None = None
+        self._stale = False  # a refresh was asked while hidden
 
         layout = QVBoxLayout(self)  # the Rules tab shares the window's left column: one list above the other
         layout.setContentsMargins(0, 0, 0, 0)
@@ -155,8 +157,18 @@ class HabitsPanel(QWidget):
             self.hint.setText(f"{ask_text(found)} Enter opens the rule editor with {found.pattern} and its preview.")
 
     def refresh(self) -> None:
-        """Read suggestions and findings again (one read in flight; a refresh asked meanwhile runs after it)."""
+        """Read suggestions and findings again (one read in flight; a refresh asked meanwhile runs after it).
+        Hidden (another tab is shown), the read waits until the panel is shown: it judges the whole history."""
+        if not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
         self._reader()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
 
     async def _load(self) -> None:
         suggestions = await self.backend.rule_suggestions()
