@@ -995,17 +995,22 @@ class SQLHITLBackend:
         records = await self.decided_history(days=days, limit=limit)
         return await asyncio.to_thread(operator_numbers, records)
 
-    async def rule_suggestions(self, *, minimum: int = 5, limit: int = 100_000) -> list[Suggestion]:
-        """Rules the history argues for (``domain.habits.suggest_rules``), narrowest pattern, most approved first."""
+    async def rule_advice(
+        self, *, minimum: int = 5, days: int = 30, limit: int = 100_000
+    ) -> tuple[list[Suggestion], list[LintFinding]]:
+        """Rules the history argues for (``domain.habits.suggest_rules``: narrowest pattern, most approved first)
+        and what is wrong with the rules in force (``lint_rules``: unused, shadowed, too wide), from one read of
+        the history (reading is most of the cost), judged off the loop."""
         records = await self.decided_history(limit=limit)
-        rules = await self.active_rules()
-        return await asyncio.to_thread(suggest_rules, records, rules, time.time(), minimum=minimum)
+        stored = await self.list_rules()
+        entries = [(entry.rule, entry.hit_count, entry.last_hit_at) for entry in stored]
+        now = time.time()
 
-    async def rule_findings(self, *, days: int = 30, limit: int = 100_000) -> list[LintFinding]:
-        """What is wrong with the rules in force (``domain.habits.lint_rules``): unused, shadowed, too wide."""
-        entries = [(entry.rule, entry.hit_count, entry.last_hit_at) for entry in await self.list_rules()]
-        records = await self.decided_history(limit=limit)
-        return await asyncio.to_thread(lint_rules, entries, records, time.time(), days=days)
+        def judge() -> tuple[list[Suggestion], list[LintFinding]]:
+            active = [rule for rule, _hits, _last in entries]
+            return suggest_rules(records, active, now, minimum=minimum), lint_rules(entries, records, now, days=days)
+
+        return await asyncio.to_thread(judge)
 
     async def audit_count(self) -> int:
         """The number of rows in the decision log."""

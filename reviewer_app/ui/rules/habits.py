@@ -171,8 +171,7 @@ class HabitsPanel(QWidget):
             self.refresh()
 
     async def _load(self) -> None:
-        suggestions = await self.backend.rule_suggestions()
-        findings = await self.backend.rule_findings()
+        suggestions, findings = await self.backend.rule_advice()
         self.suggestions.set_rows(suggestions)
         self.findings.set_rows(findings)
         self.suggestions_label.setText(f"Su&ggestions from your history ({len(suggestions)})")
