@@ -30,7 +30,7 @@ from reviewer_app.ui.list_model import table_view
 from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.habits import HabitsPanel
-from reviewer_app.ui.rules.model import COL_NOTE, COL_PATTERN, RulesModel, StoredRule, rule_state
+from reviewer_app.ui.rules.model import COL_FINDINGS, COL_NOTE, COL_PATTERN, RulesModel, StoredRule, rule_state
 
 AGES_EVERY_MS = 15_000
 
@@ -100,6 +100,7 @@ class RulesPanel(QWidget):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_PATTERN, QHeaderView.ResizeMode.Stretch)
         header.resizeSection(COL_NOTE, 140)
+        header.resizeSection(COL_FINDINGS, 170)  # the first finding; the tooltip has them all
         self.habits = HabitsPanel(backend, tasks)
         self.model.findings = self.habits.findings.findings_for
         self.habits.on_findings = self.model.findings_changed
