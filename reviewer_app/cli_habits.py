@@ -11,11 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from reviewer_app.domain.hitl import HITLRecord, HITLStatus
-from reviewer_app.domain.records import RequestQuery
-
-PAGE = 500
-DECIDED = (HITLStatus.COMPLETED.value, HITLStatus.EXPIRED.value)
+from reviewer_app.domain.hitl import HITLRecord
 
 Printer = Callable[[str], None]
 
@@ -37,19 +33,8 @@ def history_options(parser: argparse.ArgumentParser) -> None:
 
 async def history(backend: Any, *, days: int | None, limit: int) -> list[HITLRecord]:
     """Decided and expired requests, newest first, a page at a time."""
-    since = time.time() - days * 86_400 if days is not None else None
-    found: list[HITLRecord] = []
-    offset = 0
-    while len(found) < limit:
-        page = await backend.list_records(RequestQuery(statuses=DECIDED, limit=PAGE, offset=offset, newest_first=True))
-        for record in page:
-            if since is not None and float(record.get("created_at") or 0) < since:
-                return found
-            found.append(record)
-        if len(page) < PAGE:
-            break
-        offset += PAGE
-    return found[:limit]
+    records: list[HITLRecord] = await backend.decided_history(days=days, limit=limit)
+    return records
 
 
 def _seconds(value: float) -> str:

@@ -31,6 +31,14 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
+from reviewer_app.domain.habits import (
+    LintFinding,
+    OperatorNumbers,
+    Suggestion,
+    lint_rules,
+    operator_numbers,
+    suggest_rules,
+)
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.domain.hitl import (
     DecisionNotOnRecord,
@@ -56,7 +64,7 @@ from reviewer_app.domain.stats import DecisionStats
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.toolcall import is_shell_tool
-from reviewer_app.domain.why import PreviewInputs
+from reviewer_app.domain.why import PreviewInputs, why_asked
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.retry import with_retry
@@ -80,6 +88,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+HISTORY_PAGE = 500  # records read per query when the whole history is judged
 log = logging.getLogger(__name__)
 
 
@@ -938,10 +947,74 @@ class SQLHITLBackend:
 
         return await self.run(read_inputs, self.store, hitl_id)
 
+    async def why_of(self, hitl_id: str) -> tuple[str, ...] | None:
+        """Why ``hitl_id`` went to a person (``domain.why.why_asked``), without the preview's effects: the flat
+        queue's tooltip. None when the request no longer exists."""
+        inputs = await self.preview_inputs(hitl_id)
+        if inputs is None:
+            return None
+
+        def judge(inputs: PreviewInputs) -> tuple[str, ...]:
+            call = call_of_record(inputs.record)
+            if call is not None and call.cwd is None and inputs.workspace is not None:
+                call = dataclasses.replace(call, cwd=inputs.workspace)
+            risk = assess(call) if call is not None else None
+            return why_asked(
+                inputs.record,
+                rules=inputs.rules,
+                expired_rules=inputs.expired_rules,
+                session_rules=inputs.session_rules,
+                risk=risk,
+                now=time.time(),
+            )
+
+        return await asyncio.to_thread(judge, inputs)
+
     # -- operator views: statistics and the audit log's size (issue 19) ---------------------------------------
     async def decision_stats(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:
         """Aggregates for the Statistics view over ``[since_s, until_s)`` (None: since the beginning), by SQL."""
         return await self.run(lambda: self.store.decision_stats(since_s=since_s, until_s=until_s))
+
+    # -- the operator's habits: own numbers, rules worth making, rules to fix (issue 26) -------------------------
+    async def decided_history(self, *, days: int | None = None, limit: int = 100_000) -> list[HITLRecord]:
+        """Decided and expired requests, newest first (the last ``days`` days, at most ``limit``), a page at a time."""
+        since = time.time() - days * 86_400 if days is not None else None
+        decided = (HITLStatus.COMPLETED.value, HITLStatus.EXPIRED.value)
+        found: list[HITLRecord] = []
+        offset = 0
+        while len(found) < limit:
+            query = RequestQuery(statuses=decided, limit=HISTORY_PAGE, offset=offset, newest_first=True)
+            page = await self.list_records(query)
+            for record in page:
+                if since is not None and float(record.get("created_at") or 0) < since:
+                    return found
+                found.append(record)
+            if len(page) < HISTORY_PAGE:
+                break
+            offset += HISTORY_PAGE
+        return found[:limit]
+
+    async def operator_numbers(self, *, days: int | None = None, limit: int = 100_000) -> OperatorNumbers:
+        """The operator's own numbers over the history (``domain.habits.operator_numbers``), off the loop."""
+        records = await self.decided_history(days=days, limit=limit)
+        return await asyncio.to_thread(operator_numbers, records)
+
+    async def rule_advice(
+        self, *, minimum: int = 5, days: int = 30, limit: int = 100_000
+    ) -> tuple[list[Suggestion], list[LintFinding]]:
+        """Rules the history argues for (``domain.habits.suggest_rules``: narrowest pattern, most approved first)
+        and what is wrong with the rules in force (``lint_rules``: unused, shadowed, too wide), from one read of
+        the history (reading is most of the cost), judged off the loop."""
+        records = await self.decided_history(limit=limit)
+        stored = await self.list_rules()
+        entries = [(entry.rule, entry.hit_count, entry.last_hit_at) for entry in stored]
+        now = time.time()
+
+        def judge() -> tuple[list[Suggestion], list[LintFinding]]:
+            active = [rule for rule, _hits, _last in entries]
+            return suggest_rules(records, active, now, minimum=minimum), lint_rules(entries, records, now, days=days)
+
+        return await asyncio.to_thread(judge)
 
     async def audit_count(self) -> int:
         """The number of rows in the decision log."""

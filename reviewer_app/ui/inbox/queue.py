@@ -23,6 +23,7 @@ from reviewer_app.domain.risk import Risk
 from reviewer_app.ui import theme
 from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
 from reviewer_app.ui.inbox.view import CommandListView
+from reviewer_app.ui.inbox.why_tips import WORKING, HoverWhy, WhyTips
 from reviewer_app.ui.texts import format_age, format_countdown, tool_label
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class QueueModel(FlatTableModel):
         self._where: dict[str, int] = {}
         self.risk_of: Callable[[str], Risk | None] = lambda _hitl_id: None
         self.title_of: Callable[[RequestSummary], str | None] = lambda _summary: None
+        self.why_of: Callable[[str], str | None] = lambda _hitl_id: None  # known whys only: never computed here
         self.now: Callable[[], float] = time.time
 
     def set_rows(self, summaries: Iterable[RequestSummary]) -> None:
@@ -106,6 +108,7 @@ class QueueModel(FlatTableModel):
             lines = [request_text(s), f"agent {s.agent or '?'} · session {self.title_of(s) or s.session_id}"]
             if risk is not None and risk.reasons:
                 lines.append(f"{risk.level} risk: " + "; ".join(risk.reasons))
+            lines.append(self.why_of(s.hitl_id) or WORKING)
             return "\n".join(lines)
         if role == Qt.ItemDataRole.ForegroundRole and column == COL_WHAT:
             risk = self.risk_of(s.hitl_id)
@@ -148,6 +151,10 @@ class FlatQueue(QObject):
         self.model = QueueModel(self)
         self.model.title_of = lambda s: panel.titles.session_title(s.session_id, s.invocation_id)
         self.view = QueueView(self.model)
+        live = panel.live
+        self.whys = WhyTips(live.backend.why_of, live.spawn, self)
+        self.model.why_of = self.whys.text
+        self._hover = HoverWhy(self.view, self.whys, lambda index: index.data(HITL_ID_ROLE))
         self.on = False
         self._syncing = False
         self._timer = QTimer(self, singleShot=True, interval=0)
@@ -170,8 +177,10 @@ class FlatQueue(QObject):
         self._timer.stop()
         self._syncing = True
         try:
+            self.whys.forget()
             self.model.set_rows(self.panel.model.iter_requests())
             self.follow(self.panel.detail.hitl_id)
+            self._want_current()
         finally:
             self._syncing = False
 
@@ -185,13 +194,21 @@ class FlatQueue(QObject):
                 self.view.setCurrentIndex(index)
                 if index.isValid():
                     self.view.scrollTo(index)
+                    self._want_current()
             finally:
                 self._syncing = syncing
+
+    def _want_current(self) -> None:
+        """The selected row's why, worked out before it is hovered (only while the queue is shown)."""
+        hitl_id = self.view.currentIndex().data(HITL_ID_ROLE)
+        if self.on and isinstance(hitl_id, str):
+            self.whys.want(hitl_id)
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._syncing or not current.isValid():
             return
         hitl_id = current.data(HITL_ID_ROLE)
+        self._want_current()
         if isinstance(hitl_id, str) and hitl_id != self.panel.detail.hitl_id:
             self.panel.select_request(hitl_id)
 

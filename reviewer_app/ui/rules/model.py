@@ -15,8 +15,8 @@ from reviewer_app.ui.texts import format_age, format_countdown
 
 RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 RULE_ROLE = Qt.ItemDataRole.UserRole + 2
-COL_PATTERN, COL_EFFECT, COL_SCOPE, COL_EXPIRES, COL_NOTE, COL_HITS, COL_LAST_HIT = range(7)
-HEADERS = ("Pattern", "Effect", "Scope", "Expires", "Note", "Hits", "Last hit")
+COL_PATTERN, COL_EFFECT, COL_SCOPE, COL_EXPIRES, COL_NOTE, COL_HITS, COL_LAST_HIT, COL_FINDINGS = range(8)
+HEADERS = ("Pattern", "Effect", "Scope", "Expires", "Note", "Hits", "Last hit", "Findings")
 
 
 class StoredRule(Protocol):
@@ -50,6 +50,7 @@ class RulesModel(FlatTableModel):
         super().__init__(parent)
         self._rules: list[StoredRule] = []
         self.now: Callable[[], float] = time.time
+        self.findings: Callable[[str], list[str]] = lambda _rule_id: []  # the lint's problems with a rule
 
     # -- public API ----------------------------------------------------------------------
     def set_rules(self, rules: Iterable[StoredRule]) -> None:
@@ -64,6 +65,11 @@ class RulesModel(FlatTableModel):
         self.beginResetModel()
         self._rules = new
         self.endResetModel()
+
+    def findings_changed(self) -> None:
+        """The lint's findings were read again: repaint their column."""
+        if self._rules:
+            self.dataChanged.emit(self.index(0, COL_FINDINGS), self.index(len(self._rules) - 1, COL_FINDINGS))
 
     def rule_at(self, row: int) -> StoredRule | None:
         return self._rules[row] if 0 <= row < len(self._rules) else None
@@ -102,12 +108,18 @@ class RulesModel(FlatTableModel):
                 return str(entry.hit_count)
             if column == COL_LAST_HIT:
                 return "never" if entry.last_hit_at is None else f"{format_age(now - entry.last_hit_at)} ago"
+            if column == COL_FINDINGS:
+                return "; ".join(self.findings(rule.id))
         if role == Qt.ItemDataRole.ForegroundRole:
             colors = theme.current()
             if rule_state(entry, now) != "active":
                 return colors.muted
+            if column == COL_FINDINGS:
+                return colors.warning
             if column == COL_EFFECT:
                 return {"deny": colors.danger, "ask": colors.warning, "allow": colors.ok}[rule.effect]
+        if role == Qt.ItemDataRole.ToolTipRole and column == COL_FINDINGS:
+            return "\n".join(self.findings(rule.id)) or "No findings"
         if role == Qt.ItemDataRole.ToolTipRole:
             made = time.strftime("%Y-%m-%d %H:%M", time.localtime(rule.created_at)) if rule.created_at else "?"
             return f"{rule.describe()}\nid {rule.id} · made {made} by {entry.created_by or '?'}"

@@ -11,24 +11,26 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMessageBox,
     QPushButton,
-    QTreeView,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.coalesced import CoalescedRead
 from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
+from reviewer_app.ui.list_model import table_view
 from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.rules.editor import RuleEditorDialog
-from reviewer_app.ui.rules.model import COL_NOTE, COL_PATTERN, RulesModel, StoredRule, rule_state
+from reviewer_app.ui.rules.habits import HabitsPanel
+from reviewer_app.ui.rules.model import COL_FINDINGS, COL_NOTE, COL_PATTERN, RulesModel, StoredRule, rule_state
 
 AGES_EVERY_MS = 15_000
 
@@ -73,8 +75,12 @@ class RulesPanel(QWidget):
         self.save_rule = save_rule
         self.known_scopes: Callable[[], dict[str, set[str]]] | None = None  # what a scope may name (the window)
         self.model = RulesModel(self)
-        self._loading = False
-        self._again = False
+        self._reader = CoalescedRead(
+            tasks.spawn,
+            self._load,
+            lambda exc: self.failed.emit(f"Could not read the rules: {exc}"),
+            self._update_buttons,
+        )
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
@@ -89,25 +95,30 @@ class RulesPanel(QWidget):
         bar.addStretch(1)
         bar.addWidget(self.inactive_check)
         layout.addLayout(bar)
-        self.view = QTreeView()
-        self.view.setObjectName("rulesView")
-        self.view.setAccessibleName("Rules")
-        self.view.setRootIsDecorated(False)
-        self.view.setUniformRowHeights(True)
-        self.view.setAlternatingRowColors(True)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setModel(self.model)
+        self.view = table_view("rulesView", "Rules", self.model)
         header = self.view.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_PATTERN, QHeaderView.ResizeMode.Stretch)
         header.resizeSection(COL_NOTE, 140)
-        layout.addWidget(self.view, 1)
+        header.resizeSection(COL_FINDINGS, 170)  # the first finding; the tooltip has them all
+        self.habits = HabitsPanel(backend, tasks)
+        self.model.findings = self.habits.findings.findings_for
+        self.habits.on_findings = self.model.findings_changed
+        self.habits.make_rule.connect(lambda pattern: self.open_add([pattern]))
+        self.habits.failed.connect(self.failed)
+        self._habit_rules: list[str] | None = None  # the rule ids the suggestions and findings were read for
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("rulesSplit")
+        split.addWidget(self.view)
+        split.addWidget(self.habits)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout.addWidget(split, 1)
         self.status_label = QLabel()
         self.status_label.setObjectName("rulesStatus")
         layout.addWidget(self.status_label)
 
-        self.add_button.clicked.connect(self.open_add)
+        self.add_button.clicked.connect(lambda _checked=False: self.open_add())
         self.edit_button.clicked.connect(self.open_edit)
         self.revoke_button.clicked.connect(self.confirm_revoke)
         self.inactive_check.toggled.connect(lambda _on: self.refresh())
@@ -122,31 +133,21 @@ class RulesPanel(QWidget):
     # -- the list --------------------------------------------------------------------------
     def refresh(self) -> None:
         """Read the rules again (one read in flight; a refresh asked meanwhile runs after it)."""
-        if self._loading:
-            self._again = True
-            return
-        self._loading = True
-        self.tasks.spawn(self._load())
+        self._reader()
 
     async def _load(self) -> None:
-        try:
-            while True:
-                self._again = False
-                rules = await self.backend.list_rules(include_inactive=self.inactive_check.isChecked())
-                selected = self.selected()
-                self.model.set_rules(rules)
-                if selected is not None:
-                    row = self.model.row_of(selected.rule.id)
-                    if row >= 0:
-                        self.view.setCurrentIndex(self.model.index(row, 0))
-                self._update_status()
-                if not self._again:
-                    break
-        except Exception as exc:
-            self.failed.emit(f"Could not read the rules: {exc}")
-        finally:
-            self._loading = False
-            self._update_buttons()
+        rules = await self.backend.list_rules(include_inactive=self.inactive_check.isChecked())
+        selected = self.selected()
+        self.model.set_rules(rules)
+        if selected is not None:
+            row = self.model.row_of(selected.rule.id)
+            if row >= 0:
+                self.view.setCurrentIndex(self.model.index(row, 0))
+        self._update_status()
+        ids = [entry.rule.id for entry in rules]
+        if ids != self._habit_rules:  # a rule came or went: what the history suggests moves
+            self._habit_rules = ids
+            self.habits.refresh()
 
     def _repaint_ages(self) -> None:
         if self.isVisible() and self.model.rowCount():
@@ -188,8 +189,9 @@ class RulesPanel(QWidget):
         )
         return dialog
 
-    def open_add(self) -> RuleEditorDialog:
-        dialog = self._editor("Add rule", "Save rule")
+    def open_add(self, patterns: Sequence[str] = ()) -> RuleEditorDialog:
+        """The rule editor for a new rule (``patterns``: prefilled, e.g. from a suggestion, with its preview)."""
+        dialog = self._editor("Add rule", "Save rule", patterns=list(patterns))
         line = dialog.pattern_combo.lineEdit()
         if line is not None:
             line.setPlaceholderText("Bash(npm run test:*), Write(src/**), mcp__github__*")

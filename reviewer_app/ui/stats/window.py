@@ -1,5 +1,6 @@
-"""The Statistics window (Ctrl+6): a period picker over six charts; the figures come from one backend call
-(:meth:`SQLHITLBackend.decision_stats`, GROUP BY on the database thread), never from the Qt thread.
+"""The Statistics window (Ctrl+6): a period picker over six charts and the operator's own numbers; the charts'
+figures come from one backend call (:meth:`SQLHITLBackend.decision_stats`, GROUP BY on the database thread), the
+numbers from :meth:`SQLHITLBackend.operator_numbers` (the history judged off the loop), never from the Qt thread.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui import theme
 from reviewer_app.ui.keepers import TaskKeeper
 from reviewer_app.ui.stats import charts
+from reviewer_app.ui.stats.numbers import NumbersPanel
 from reviewer_app.ui.texts import format_age
 
 PERIODS: tuple[tuple[str, int | None], ...] = (
@@ -65,8 +67,12 @@ class StatsWindow(QMainWindow):
         top.addSpacing(16)
         top.addWidget(self.summary, 1)
         outer.addLayout(top)
+        body = QHBoxLayout()
         self.grid = QGridLayout()
-        outer.addLayout(self.grid, 1)
+        body.addLayout(self.grid, 3)
+        self.numbers = NumbersPanel()
+        body.addWidget(self.numbers, 1)
+        outer.addLayout(body, 1)
         self.setCentralWidget(central)
         self.views: dict[str, QChartView] = {}
 
@@ -97,8 +103,18 @@ class StatsWindow(QMainWindow):
             self.summary.setText(f"Could not read the statistics: {exc}")
             self.failed.emit(str(exc))
             return
-        if generation == self._generation:  # a later period choice wins
-            self.show_stats(stats)
+        if generation != self._generation:  # a later period choice wins
+            return
+        self.show_stats(stats)
+        # The own numbers judge every decision of the period (slower than SQL's GROUP BY): the charts come first.
+        self.numbers.headline.setText("Working out your own numbers…")
+        try:
+            numbers = await self.backend.operator_numbers(days=None if span_s is None else max(1, span_s // DAY_S))
+        except Exception as exc:
+            self.numbers.headline.setText(f"Could not work out your own numbers: {exc}")
+            return
+        if generation == self._generation:
+            self.numbers.show_numbers(numbers, stats.rule_hits)
 
     def show_stats(self, stats: DecisionStats) -> None:
         self.stats = stats
