@@ -125,7 +125,15 @@ def test_every_qt_module_the_app_imports_is_kept() -> None:
         assert qt_filter.keep(f"PySide6/Qt{module}.abi3.so", needed), module
 
 
-LIBRARY_ONLY_ADAPTERS = ("langgraph", "openai_agents", "pydantic_ai")
+LIBRARY_ONLY_ADAPTERS = (
+    "langgraph",
+    "openai_agents",
+    "pydantic_ai",
+    "aury",
+    "power_loop",
+    "react_agent_harness",
+    "langstage",
+)
 
 
 def _optional_imports(tree: ast.AST) -> set[int]:
