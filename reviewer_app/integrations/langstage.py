@@ -127,11 +127,13 @@ class ReviewedTaskStore:
         return task
 
     async def update(self, task_id: str, **fields: Any) -> Any:
+        if "state" in fields:  # the Runs board first: nobody sees a state (a finished task) before the board has it
+            current = await self._inner.get(task_id)
+            if current is not None:
+                await self._mirror({**current, **fields})
         task = await self._inner.update(task_id, **fields)
-        if task is not None and "state" in fields:
-            if task.get("state") == "review_needed":
-                await self._file_review(task)
-            await self._mirror(task)
+        if task is not None and fields.get("state") == "review_needed":
+            await self._file_review(task)
         return task
 
     async def requeue_orphans(self) -> int:

@@ -26,12 +26,6 @@ BATCH = {
 
 @pytest.mark.timeout(180)
 @pytest.mark.asyncio
-@pytest.mark.xfail(
-    strict=False,
-    reason="known race (issue 24 stays open): on a loaded machine about one run in five resumes the first batch "
-    "without the approved a.txt write, or ends with the board still 'running' because the example shuts the runner "
-    "down before the last state reaches the board; under investigation",
-)
 async def test_the_board_is_mirrored_and_every_decision_resumes_the_task(
     db_path: Path, tmp_path: Path, subprocess_env: dict[str, str]
 ) -> None:
@@ -53,7 +47,8 @@ async def test_the_board_is_mirrored_and_every_decision_resumes_the_task(
         [run] = await reviewer.list_runs()
         assert run.state == "done"
     assert report["state"] == "done"
-    assert report["written"] == [["a.txt", "one"], ["b.txt", "edited"], ["s.txt", "same"], ["s.txt", "same"]]
+    # The graph's tool node runs one turn's calls concurrently: which note is written first is not ours to fix.
+    assert sorted(report["written"]) == [["a.txt", "one"], ["b.txt", "edited"], ["s.txt", "same"], ["s.txt", "same"]]
     read = report["model_read"]
     assert "User rejected the tool call for `write_note` with reason: c.txt is read-only" in read
     assert "User rejected the tool call for `write_note` with reason: Reviewer guidance: put it in e.txt" in read
