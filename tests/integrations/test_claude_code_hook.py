@@ -15,6 +15,7 @@ from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind,
 from reviewer_app.domain.hitl import shown_arguments
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import ANSWERED_ELSEWHERE
+from tests.integrations.fault_helpers import watchdogs_of
 from tests.integrations.hook_helpers import finish, fixture, run_hook, start_hook, wait_pending
 
 pytestmark = pytest.mark.asyncio
@@ -26,16 +27,7 @@ def _watchdogs_of(pid: int) -> list[int]:
     """Live watchdog processes watching ``pid`` (they get a moment to exit)."""
     found: list[int] = []
     for _ in range(40):
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"_watch" in argv and str(pid).encode() in argv:
-                found.append(int(entry.name))
+        found = watchdogs_of(pid)
         if not found:
             return found
         time.sleep(0.05)
