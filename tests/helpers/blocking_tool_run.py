@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from reviewer_app.cli import _drive_until_finished
+from reviewer_app.cli.runs import drive_until_finished
 from reviewer_app.domain.policy import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
@@ -50,7 +50,7 @@ async def main(db: str, workspaces: str) -> int:
     try:
         await runtime.start(recover=False)
         invocation_id = await runtime.start_run("blocker", "go")
-        return await _drive_until_finished(runtime, backend, invocation_id, quiet=True, timeout=None)
+        return await drive_until_finished(runtime, backend, invocation_id, quiet=True, timeout=None)
     finally:
         await runtime.stop()
         await backend.aclose()

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.cli import EXIT_CONFLICT, EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE, main
+from reviewer_app.cli import main
+from reviewer_app.cli.errors import EXIT_CONFLICT, EXIT_FAILED, EXIT_NOT_FOUND, EXIT_USAGE
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import RECORD_KEYS
 from reviewer_app.domain.records import NewRequest

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.cli import main
-from reviewer_app.cli_errors import EXIT_BAD_ENCODING, EXIT_DB_CORRUPT, EXIT_DB_DIRECTORY, EXIT_DB_READ_ONLY
+from reviewer_app.cli.errors import EXIT_BAD_ENCODING, EXIT_DB_CORRUPT, EXIT_DB_DIRECTORY, EXIT_DB_READ_ONLY
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.persistence.store import Store
 

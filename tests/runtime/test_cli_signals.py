@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.cli import EXIT_INTERRUPTED
+from reviewer_app.cli.errors import EXIT_INTERRUPTED
 from reviewer_app.persistence.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

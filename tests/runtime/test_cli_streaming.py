@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app import cli_audit, cli_pending
+from reviewer_app.cli import audit as cli_audit
 from reviewer_app.cli import main
+from reviewer_app.cli import pending as cli_pending
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.persistence.store import Store
 

@@ -160,7 +160,8 @@ async def test_the_key_lives_outside_the_database_with_private_permissions(db_pa
 def test_cli_export_and_verify(db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import asyncio
 
-    from reviewer_app.cli import EXIT_FAILED, main
+    from reviewer_app.cli import main
+    from reviewer_app.cli.errors import EXIT_FAILED
 
     asyncio.run(decided_db(db_path, count=3))
     out_file = tmp_path / "audit.jsonl"
@@ -181,7 +182,8 @@ def test_cli_export_and_verify(db_path: Path, tmp_path: Path, capsys: pytest.Cap
 def test_cli_decide_refuses_a_hash_of_other_arguments(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import asyncio
 
-    from reviewer_app.cli import EXIT_CHANGED, main
+    from reviewer_app.cli import main
+    from reviewer_app.cli.errors import EXIT_CHANGED
 
     async def seed() -> None:
         backend = SQLHITLBackend(db_path, reviewer="ann")

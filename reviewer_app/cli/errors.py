@@ -1,4 +1,4 @@
-"""Exit codes and one-line messages for what goes wrong around a CLI command, never a traceback.
+"""Exit codes of every command, and one-line messages for what goes wrong around one, never a traceback.
 
 The command line itself can be undecodable, and the database can be read-only, in a folder that cannot
 exist, or not a database at all; each gets one line on stderr and its own exit code (listed in the README).
@@ -14,6 +14,12 @@ from pathlib import Path
 
 from reviewer_app.domain.hitl import WriteRetriesExhausted
 
+EXIT_FAILED = 1  # the run failed or was cancelled; the audit chain is broken; the self-test failed
+EXIT_USAGE = 2  # bad arguments or input (invalid JSON, a decision that does not fit the request)
+EXIT_CONFLICT = 3  # the request was already decided (by whom and how is printed)
+EXIT_NOT_FOUND = 4  # no such request or run
+EXIT_CHANGED = 5  # the arguments are not the ones the operator named with --sha256
+EXIT_INTERRUPTED = 130
 EXIT_BAD_ENCODING = 10  # an argument on the command line is not valid UTF-8
 EXIT_DB_READ_ONLY = 6  # the database (or its folder) cannot be written
 EXIT_DB_DIRECTORY = 7  # the database's folder is missing and cannot be created

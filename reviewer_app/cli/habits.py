@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from reviewer_app.cli.output import Printer
 from reviewer_app.domain.hitl import HITLRecord
-
-Printer = Callable[[str], None]
 
 
 def add_stats_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:

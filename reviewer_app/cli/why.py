@@ -11,12 +11,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from reviewer_app.cli.errors import EXIT_NOT_FOUND
+from reviewer_app.cli.output import Printer
 from reviewer_app.domain.sanitize import redact_data, redact_secrets
 from reviewer_app.preview.describe import item_facts, network_text
-
-EXIT_NOT_FOUND = 4
-
-Printer = Callable[[str], None]
 
 
 def add_why_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:

@@ -18,11 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-EXIT_USAGE = 2
-EXIT_NOT_FOUND = 4
-
-Printer = Callable[[str], None]
-Dumper = Callable[[Any], None]
+from reviewer_app.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE
+from reviewer_app.cli.output import Dumper, Printer
 
 
 def add_rules_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
@@ -57,7 +54,7 @@ def add_rules_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]
     export.add_argument("--force", action="store_true", help="overwrite the file if it exists")
     imported = actions.add_parser("import", help="add the rules of a TOML policy file (all or nothing)")
     imported.add_argument("file")
-    from reviewer_app.cli_habits import history_options
+    from reviewer_app.cli.habits import history_options
 
     suggest = actions.add_parser("suggest", help="rules the history argues for (calls you approve every time)")
     history_options(suggest)
@@ -217,7 +214,7 @@ async def run_rules(backend: Any, args: argparse.Namespace, *, out: Printer, err
             )
             return 0
         if action in ("suggest", "lint"):
-            from reviewer_app.cli_habits import run_lint, run_suggest
+            from reviewer_app.cli.habits import run_lint, run_suggest
 
             run = run_suggest if action == "suggest" else run_lint
             return await run(backend, args, out=out, dump=dump)

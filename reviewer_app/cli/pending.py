@@ -8,9 +8,14 @@ second copy of it as text (100 MB of arguments used to take ~740 MB).
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import AsyncIterator
 from typing import Any, TextIO
+
+from reviewer_app.cli.context import open_backend
+from reviewer_app.config import AppContext
 
 _PAGE = 1_000  # summaries per keyset page
 _SLICE = 1 << 20  # write long pieces of JSON in 1 MiB slices: no second full-size copy as bytes
@@ -37,8 +42,8 @@ def question_line(record: dict[str, Any]) -> str | None:
     return line
 
 
-async def print_pending(backend: Any, as_json: bool, out: TextIO) -> int:
-    """Write the pending requests to ``out``; returns the exit code.
+async def print_pending(backend: Any, as_json: bool, stream: TextIO) -> int:
+    """Write the pending requests to ``stream``; returns the exit code.
 
     Each line (and each JSON record, as ``args_sha256``) carries the SHA-256 of the arguments shown: what
     ``decide --sha256`` names to bind a decision to what the operator read. Records are fetched one at a time.
@@ -52,7 +57,7 @@ async def print_pending(backend: Any, as_json: bool, out: TextIO) -> int:
     listed = False
     async for s in _pending_summaries(backend):
         if not listed and as_json:
-            out.write("[")
+            stream.write("[")
         listed = True
         record = await backend.get(s.hitl_id)
         if record is None or record["status"] != "pending":  # decided or gone since the listing
@@ -62,19 +67,19 @@ async def print_pending(backend: Any, as_json: bool, out: TextIO) -> int:
             tool, agent = s.tool_name or "-", s.agent or "-"
             what = question_line(record) or s.summary
             line = f"{s.hitl_id}  {s.hitl_type:<13} {tool:<12} {agent:<10} {digest[:12]}  {what}"
-            out.write(terminal_safe(line) + "\n")
+            stream.write(terminal_safe(line) + "\n")
             continue
-        out.write("\n  " if first else ",\n  ")
+        stream.write("\n  " if first else ",\n  ")
         first = False
         for chunk in encoder.iterencode({**record, "args_sha256": digest}):
             text = json_terminal_safe(chunk.replace("\n", "\n  "))  # nested one level, as in a list
             for start in range(0, len(text), _SLICE):
-                out.write(text[start : start + _SLICE])
+                stream.write(text[start : start + _SLICE])
         del record
     if not listed:
-        out.write("[]\n" if as_json else "no pending requests\n")
+        stream.write("[]\n" if as_json else "no pending requests\n")
     elif as_json:
-        out.write("\n]\n" if not first else "]\n")
+        stream.write("\n]\n" if not first else "]\n")
     return 0
 
 
@@ -91,3 +96,20 @@ async def _pending_summaries(backend: Any) -> AsyncIterator[Any]:
             return
         last = page[-1]
         after = (last.created_at, last.updated_at_ms, last.hitl_id)
+
+
+async def _settle_abandoned_hooks(backend: Any) -> None:
+    """Requests whose hook already answered and is gone leave the queue before it is shown (never fatal here)."""
+    try:
+        await backend.settle_abandoned_hooks()
+    except Exception as exc:  # the listing still works on a database that cannot be written now
+        print(f"warning: could not settle the requests of hooks that are gone: {exc}", file=sys.stderr)
+
+
+async def cmd_pending(ctx: AppContext, args: argparse.Namespace) -> int:
+    backend = open_backend(ctx)
+    try:
+        await _settle_abandoned_hooks(backend)
+        return await print_pending(backend, args.json, sys.stdout)
+    finally:
+        await backend.aclose()

@@ -1,0 +1,217 @@
+"""The ``reviewer-app`` command: the window by default, headless subcommands for servers and scripts.
+
+This module builds the parser and sends each subcommand to its family's module (runs, decide, pending, audit,
+rules, why, stats); the hook and the MCP proxy have their own parsers and fast paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+
+from reviewer_app import __version__
+from reviewer_app.cli.audit import cmd_audit
+from reviewer_app.cli.context import add_common_options, make_context, open_backend
+from reviewer_app.cli.decide import cmd_decide
+from reviewer_app.cli.errors import (
+    EXIT_BAD_ENCODING,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    database_failure,
+    undecodable_argument,
+)
+from reviewer_app.cli.output import dump, err, out
+from reviewer_app.cli.pending import cmd_pending
+from reviewer_app.cli.runs import cmd_cancel, cmd_resolve, cmd_run, cmd_runs, cmd_timeline, cmd_worker
+from reviewer_app.config import AppContext
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="reviewer-app", description="Review and decide the approval requests AI agents raise before they act."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    add_common_options(parser, in_subcommand=False)
+    parser.add_argument("--demo", action="store_true", help="seed a demo workspace and start scripted demo runs")
+    parser.add_argument("--screenshot", help=argparse.SUPPRESS)  # `make screenshot`: grab the window to PATH, exit
+    parser.add_argument(
+        "--self-test", action="store_true", help="run a scripted agent on a temporary database, approve, check; exit"
+    )
+    sub = parser.add_subparsers(dest="command")
+    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="start scripted demo runs")
+    add_common_options(gui, in_subcommand=True)
+
+    run = sub.add_parser("run", help="run one agent in this process until it ends (decisions may come from anywhere)")
+    run.add_argument("agent", help="agent name (see --agents; 'demo' is built in)")
+    run.add_argument("prompt", help="the task for the agent")
+    run.add_argument("--script", help="JSON or YAML list of turns for a scripted model (replaces the agent's model)")
+    run.add_argument("--session", help="run in this existing session (shares its workspace)")
+    run.add_argument("--timeout", type=float, help="give up waiting after this many seconds (the run stays resumable)")
+    run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+    worker = sub.add_parser("worker", help="resume every resumable run and serve until SIGINT/SIGTERM")
+    worker.add_argument("--exit-when-idle", action="store_true", help="exit once no run is left to drive")
+    worker.add_argument("--max-runs", type=int, default=16, help="how many runs may be active at once (default 16)")
+    worker.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+    pending = sub.add_parser("pending", help="list the requests waiting for a decision")
+    pending.add_argument("--json", action="store_true", help="a JSON list of request records")
+
+    decide = sub.add_parser("decide", help="decide one request")
+    decide.add_argument("hitl_id")
+    decide.add_argument("decision", choices=["approve", "approve_for_session", "edit", "reject", "steer", "respond"])
+    decide.add_argument("--message", help="reason (reject), guidance (steer) or answer (respond)")
+    decide.add_argument("--args", help="edited arguments as a JSON object (edit)")
+    decide.add_argument("--args-file", help="read the edited arguments from this file ('-': stdin), for large ones")
+    decide.add_argument("--json", action="store_true", help="print the decided record as JSON")
+    decide.add_argument(
+        "--sha256",
+        metavar="HASH",
+        help="the SHA-256 of the arguments you reviewed (from `pending`); refused (exit 5) if they differ now",
+    )
+
+    runs = sub.add_parser("runs", help="list runs, newest first")
+    runs.add_argument("--json", action="store_true")
+    runs.add_argument("--limit", type=int, default=200)
+
+    timeline = sub.add_parser("timeline", help="a run's timeline (folded blocks)")
+    timeline.add_argument("invocation_id")
+    timeline.add_argument("--json", action="store_true")
+
+    audit = sub.add_parser("audit", help="the decision audit log; 'audit verify' checks its hash chain")
+    audit.add_argument("action", nargs="?", choices=["verify", "export"])
+    audit.add_argument("--json", action="store_true")
+    audit.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="export format (default jsonl)")
+    audit.add_argument("--output", "-o", help="export to this file instead of standard output")
+
+    cancel = sub.add_parser("cancel", help="cancel a run and its pending requests")
+    cancel.add_argument("invocation_id")
+
+    resolve = sub.add_parser(
+        "resolve", help="settle an interrupted run: re-run its tool call or abort it, then drive it"
+    )
+    resolve.add_argument("invocation_id")
+    resolve.add_argument("action", choices=["rerun", "abort"])
+    resolve.add_argument("--message", default="aborted by operator", help="the reason the model sees on abort")
+    resolve.add_argument("--quiet", action="store_true")
+
+    sub.add_parser("mcp-proxy", help="serve an MCP server to any MCP host with its tool calls reviewed here")
+
+    from reviewer_app.cli.rules import add_rules_parser
+
+    add_rules_parser(sub, lambda action: add_common_options(action, in_subcommand=True))
+    from reviewer_app.cli.habits import add_stats_parser
+    from reviewer_app.cli.why import add_why_parser
+
+    for add in (add_why_parser, add_stats_parser):
+        add(sub, lambda parser: add_common_options(parser, in_subcommand=True))
+    for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve"):
+        add_common_options(sub.choices[name], in_subcommand=True)
+    from reviewer_app.integrations.claude_code.command import add_hook_parser
+
+    add_hook_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    problem = undecodable_argument(argv)
+    if problem is not None:
+        err(problem)
+        return EXIT_BAD_ENCODING
+    # Commands with their own parser: everything after ``--`` is the MCP upstream's command line, and the
+    # hooks' fast path must not pay for argparse set-up, asyncio or the ORM.
+    if argv[:1] == ["mcp-proxy"]:
+        from reviewer_app.integrations.mcp_proxy.command import main as mcp_proxy_main
+
+        return mcp_proxy_main(argv[1:])
+    if argv[:1] == ["hook"]:
+        from reviewer_app.integrations.claude_code.command import main as hook_main
+
+        return hook_main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ctx = make_context(args)
+    if args.self_test:
+        return _run_async(_self_test())
+    if args.command in (None, "gui"):
+        try:
+            from reviewer_app.ui.app import run_gui
+        except ImportError as exc:  # Qt's libraries cannot load: name the missing system libraries, no traceback
+            from reviewer_app.ui.platform_deps import EXIT_NO_WINDOW, explain_qt_import_error
+
+            explanation = explain_qt_import_error(exc)
+            if explanation is None:
+                raise
+            print(f"reviewer-app: {explanation}", file=sys.stderr)
+            return EXIT_NO_WINDOW
+
+        return run_gui(ctx, demo=args.demo, screenshot=args.screenshot)
+    command = COMMANDS.get(args.command)
+    if command is None:
+        parser.error(f"unknown command {args.command!r}")
+    return _run_async(command(ctx, args), database=ctx.database)
+
+
+Command = Callable[[AppContext, argparse.Namespace], Awaitable[int]]
+
+
+def _run_async(coro: Awaitable[int], database: str | None = None) -> int:
+    from reviewer_app.domain.hitl import SchemaError
+
+    try:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # output piped into ``head`` and the like
+        return 0
+    except Exception as exc:
+        failure = database_failure(exc, database) if database is not None else None
+        if failure is None and not isinstance(exc, SchemaError):
+            raise
+        message, code = failure or (f"error: {exc}", EXIT_FAILED)
+        err(message)
+        return code
+
+
+async def _self_test() -> int:
+    from reviewer_app.runtime.selftest import self_test
+
+    result = await self_test()
+    out(result.summary)
+    return 0 if result.ok else EXIT_FAILED
+
+
+def _backend_command(module: str, function: str) -> Command:
+    """A subcommand that runs ``module.function(backend, args, out=, err=, dump=)`` on an opened backend."""
+
+    async def command(ctx: AppContext, args: argparse.Namespace) -> int:
+        import importlib
+
+        run = getattr(importlib.import_module(module), function)
+        backend = open_backend(ctx)
+        try:
+            return int(await run(backend, args, out=out, err=err, dump=dump))
+        finally:
+            await backend.aclose()
+
+    return command
+
+
+COMMANDS: dict[str, Command] = {
+    "run": cmd_run,
+    "worker": cmd_worker,
+    "pending": cmd_pending,
+    "decide": cmd_decide,
+    "runs": cmd_runs,
+    "timeline": cmd_timeline,
+    "audit": cmd_audit,
+    "cancel": cmd_cancel,
+    "resolve": cmd_resolve,
+    "rules": _backend_command("reviewer_app.cli.rules", "run_rules"),
+    "why": _backend_command("reviewer_app.cli.why", "run_why"),
+    "stats": _backend_command("reviewer_app.cli.habits", "run_stats"),
+}
