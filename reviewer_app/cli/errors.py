@@ -1,7 +1,8 @@
 """Exit codes of every command, and one-line messages for what goes wrong around one, never a traceback.
 
 The command line itself can be undecodable, and the database can be read-only, in a folder that cannot
-exist, or not a database at all; each gets one line on stderr and its own exit code (listed in the README).
+exist, or not a database at all; each gets one line on stderr and its own exit code (listed in the operators'
+guide, docs/operators.md).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every writer checks here before it stores (``SQLHITLBackend.create``, the runtim
 reader decodes stored JSON through :func:`decode_stored_json`, so one row written by an older version or by
 another process with plain ``sqlite3`` shows up as a placeholder instead of breaking a listing or a loop.
 
-Limits (documented in the README):
+Limits (documented in docs/agents.md):
 
 - no lone UTF-16 surrogates (``"\\ud800"``) in any key or string: they cannot be encoded as UTF-8, so
   they could be neither printed nor hashed;

@@ -4,7 +4,7 @@ Anyone who can write the database file can edit rows; they cannot compute a row'
 0600 file in the user data dir, or ``REVIEWER_AUDIT_KEY_FILE``), and cannot un-write the chain heads appended to
 the anchor file (``<user data dir>/audit-anchors/<database id>.jsonl``, or ``REVIEWER_AUDIT_ANCHOR_DIR``) after
 every decision. A team sharing a PostgreSQL queue shares one key file and keeps the anchors where every
-reviewer's machine appends to them (README "Security model").
+reviewer's machine appends to them (docs/security.md).
 """
 
 from __future__ import annotations

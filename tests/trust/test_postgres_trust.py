@@ -136,10 +136,10 @@ def _sql(url: str, statement: str, params: tuple[Any, ...] = ()) -> None:
         connection.execute(statement, params)
 
 
-def _readme_agent_grants() -> str:
-    """The GRANT statements README "PostgreSQL for teams" documents for the ``agents`` role (tested as written)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```sql\n(.*?)```", readme, re.S)
+def _documented_agent_grants() -> str:
+    """The GRANT statements docs/teams.md "PostgreSQL for teams" documents for the ``agents`` role (as written)."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "teams.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sql\n(.*?)```", guide, re.S)
     [documented] = [block for block in blocks if "TO agents" in block]
     # The role itself is created by the test (roles are cluster-wide); the GRANTs are run exactly as written.
     return "\n".join(line for line in documented.splitlines() if line.startswith("GRANT"))
@@ -279,7 +279,7 @@ async def test_the_agents_role_creates_requests_and_reads_decisions_but_cannot_d
 ) -> None:
     Store.open(pg_url).close()
     _role(postgres_server, "agents")
-    _sql(pg_url, _readme_agent_grants())
+    _sql(pg_url, _documented_agent_grants())
     agents_url = _as(pg_url, "agents")
     agent = SQLHITLBackend(agents_url, reviewer="agent")
     reviewer = SQLHITLBackend(pg_url, reviewer="ann")
