@@ -103,6 +103,17 @@ class ExternalCall:
     def request_metadata(self) -> dict[str, Any]:
         return {**self.metadata, "agent": self.agent, "external": True}
 
+    def request_block(self) -> dict[str, Any]:
+        """The data of the request's timeline block, as it is asked (still pending)."""
+        return {
+            "hitl_id": self.hitl_id,
+            "hitl_type": self.hitl_type,
+            "tool_name": self.tool_name,
+            "call_id": self.tool_call_id,
+            "arguments": self.arguments,
+            "status": "pending",
+        }
+
     def shown_digest(self) -> str:
         """The SHA-256 of the arguments a reviewer will see (and an approval names) for this call."""
         return args_digest(shown_arguments({"hitl_type": self.hitl_type, "data": self.request_data()}))
@@ -427,19 +438,11 @@ class ReviewClient:
         block_id = block_id_for(call.invocation_id, f"hitl:{call.hitl_id}")
         if any(event.block_id == block_id for event in await self.backend.events(call.invocation_id)):
             return
-        data = {
-            "hitl_id": call.hitl_id,
-            "hitl_type": call.hitl_type,
-            "tool_name": call.tool_name,
-            "call_id": call.tool_call_id,
-            "arguments": call.arguments,
-            "status": "pending",
-        }
         await self.backend.emit_block(
             session_id=call.session_id,
             invocation_id=call.invocation_id,
             kind=BlockKind.HITL,
-            data=data,
+            data=call.request_block(),
             block_id=block_id,
             parent_id=call.block_id,
         )

@@ -25,20 +25,21 @@ from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLNotFound, HITLStatus, HITLType
 from reviewer_app.domain.risk import assess
 from reviewer_app.domain.runs import RunState
-from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
+from reviewer_app.domain.timeline import BlockKind, BlockOp, ToolStatus
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.integrations.core import ANSWERED_ELSEWHERE, ExternalCall, Outcome, ReviewClient, stable_id
 from reviewer_app.integrations.mcp_proxy import elicitation, framing
 from reviewer_app.integrations.mcp_proxy.framing import LineWriter, id_key
 from reviewer_app.integrations.mcp_proxy.gating import GatePolicy, annotations_of, qualified_name, risk_of
+from reviewer_app.integrations.mcp_proxy.timeline import ProxyTimeline
+from reviewer_app.integrations.mcp_proxy.tools import UpstreamTools
+from reviewer_app.integrations.mcp_proxy.upstream import SHUTDOWN_GRACE_S, start_upstream, stop_upstream
 from reviewer_app.integrations.policy import rule_effect
 
 log = logging.getLogger("reviewer_app.mcp_proxy")
 
 UPSTREAM_EXITED = "upstream MCP server exited"
 WAITING_MESSAGE = "waiting for a reviewer's decision in Reviewer"
-RESULT_PREVIEW_CHARS = 4000
-SHUTDOWN_GRACE_S = 2.0
 CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo"
 """Where a stateless (2026-07-28) request names its client, there being no ``initialize``."""
 
@@ -90,15 +91,16 @@ class McpProxy:
         self._own_prefix = f"reviewer-proxy-{uuid.uuid4().hex}-"
         self._own_counter = 0
         self._own: dict[str, asyncio.Future[Any]] = {}
-        self._tools: dict[str, dict[str, Any]] = {}
-        self._tools_complete = False
+        self._tools = UpstreamTools()
         self._in_flight: dict[str, _InFlight] = {}
         self._waiting: dict[str, _Waiting] = {}
         self._upstream_asks: dict[str, _Waiting] = {}
         self._session_allowed: set[str] = set()
         self._call_counter = 0
-        self._blocks: asyncio.Queue[BlockEvent] = asyncio.Queue()
         self._registered = asyncio.Event()
+        self._timeline = ProxyTimeline(
+            client, session_id=self.session_id, invocation_id=self.invocation_id, registered=self._registered_or_now
+        )
         self._background: set[asyncio.Task[None]] = set()
         self._host_pump: asyncio.Task[None] | None = None
         self._upstream: asyncio.subprocess.Process | None = None
@@ -110,18 +112,12 @@ class McpProxy:
     async def run(self, host_in: asyncio.StreamReader, host_out: LineWriter) -> int:
         """Serve until the host disconnects (exit 0) or the upstream exits (its exit code, at least 1)."""
         self._to_host = host_out
-        self._upstream = await asyncio.create_subprocess_exec(
-            *self.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env=self.env,
-            limit=framing.LINE_LIMIT,
-        )
+        self._upstream = await start_upstream(self.command, self.env)
         assert self._upstream.stdin is not None and self._upstream.stdout is not None
         self._to_upstream = LineWriter(self._upstream.stdin)
         host_pump = self._host_pump = asyncio.create_task(self._pump_host(host_in), name="mcp-proxy host")
         upstream_pump = asyncio.create_task(self._pump_upstream(self._upstream.stdout), name="mcp-proxy upstream")
-        helpers = [asyncio.create_task(self._write_blocks(), name="mcp-proxy timeline")]
+        helpers = [asyncio.create_task(self._timeline.write(), name="mcp-proxy timeline")]
         if self.watch_parent:
             helpers.append(asyncio.create_task(self._watch_parent(host_pump), name="mcp-proxy parent"))
         ended: tuple[RunState, str | None] = (RunState.DONE, None)
@@ -142,8 +138,11 @@ class McpProxy:
             for task in (host_pump, upstream_pump):
                 task.cancel()
             await asyncio.gather(host_pump, upstream_pump, return_exceptions=True)
-            await self._stop_upstream()
-            await self._flush_blocks(helpers)
+            await stop_upstream(self._upstream, self._to_upstream)
+            await self._timeline.flush()
+            for task in helpers:
+                task.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
             await self._end_run(*ended)
 
     async def _end_run(self, state: RunState, error: str | None) -> None:
@@ -161,7 +160,7 @@ class McpProxy:
 
     async def _upstream_exit_code(self) -> int:
         """The upstream closed its stdout: its exit code, once it has exited (made to, if it lingers)."""
-        await self._stop_upstream()
+        await stop_upstream(self._upstream, self._to_upstream)
         assert self._upstream is not None
         return self._upstream.returncode if self._upstream.returncode is not None else 1
 
@@ -189,12 +188,16 @@ class McpProxy:
         for key, flight in list(self._in_flight.items()):
             await self._to_host.send(framing.error(json.loads(key), framing.UPSTREAM_GONE, message))
             if flight.block_id:
-                self._block(flight.block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": "error", "result": message})
+                self._timeline.block(
+                    flight.block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": "error", "result": message}
+                )
         self._in_flight.clear()
         for future in self._own.values():
             if not future.done():
                 future.set_exception(ConnectionError(message))
-        self._block(f"{self.invocation_id}:upstream-exit", BlockKind.ERROR, BlockOp.APPLY, {"message": message})
+        self._timeline.block(
+            f"{self.invocation_id}:upstream-exit", BlockKind.ERROR, BlockOp.APPLY, {"message": message}
+        )
 
     async def _cancel_waiting(self, reason: str) -> None:
         held = [*self._waiting.values(), *self._upstream_asks.values()]
@@ -204,26 +207,6 @@ class McpProxy:
         await asyncio.gather(*(item.task for item in held), return_exceptions=True)
         self._waiting.clear()
         self._upstream_asks.clear()
-
-    async def _stop_upstream(self) -> None:
-        process = self._upstream
-        if process is None or process.returncode is not None:
-            return
-        if self._to_upstream is not None:
-            self._to_upstream.close()
-        try:
-            await asyncio.wait_for(process.wait(), SHUTDOWN_GRACE_S)
-            return
-        except TimeoutError:
-            pass
-        with contextlib.suppress(ProcessLookupError):
-            process.terminate()
-        try:
-            await asyncio.wait_for(process.wait(), SHUTDOWN_GRACE_S)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
 
     # -- host → upstream ---------------------------------------------------------------------------------------
 
@@ -269,7 +252,7 @@ class McpProxy:
             flight = self._in_flight.pop(key, None) if key is not None else None
             if flight is not None and flight.block_id is not None:  # the upstream will not answer it now
                 patch = {"status": ToolStatus.ERROR.value, "result": "cancelled by the host"}
-                self._block(flight.block_id, BlockKind.TOOL_USE, BlockOp.PATCH, patch)
+                self._timeline.block(flight.block_id, BlockKind.TOOL_USE, BlockOp.PATCH, patch)
         if method == "initialize" and has_id:
             message = self._initialize(message)
         if has_id:
@@ -388,7 +371,7 @@ class McpProxy:
 
     def _start_call(self, message: dict[str, Any], block_id: str, *, gated: bool) -> None:
         params = message["params"]
-        self._block(
+        self._timeline.block(
             block_id,
             BlockKind.TOOL_USE,
             BlockOp.APPLY,
@@ -416,7 +399,9 @@ class McpProxy:
         key = id_key(request_id)
         params: dict[str, Any] = message["params"]
         tool_name: str = params["name"]
-        tool = self._tools.get(tool_name) or await self._look_up_tool(tool_name, params.get("_meta"))
+        tool = self._tools.get(tool_name) or await self._tools.look_up(
+            tool_name, params.get("_meta"), self._request_upstream
+        )
         if not await self._gated(tool_name, tool, params):
             self._waiting.pop(key, None)
             self._start_call(message, block_id, gated=False)
@@ -433,17 +418,21 @@ class McpProxy:
                 self._session_allowed.add(tool_name)
             if outcome.kind is DecisionKind.EDIT:
                 message = {**message, "params": {**params, "arguments": outcome.arguments}}
-                self._block(block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"edited_arguments": outcome.arguments})
+                self._timeline.block(
+                    block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"edited_arguments": outcome.arguments}
+                )
             self._waiting.pop(key, None)
             self._in_flight[key] = _InFlight("tools/call", block_id)
-            self._block(block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": ToolStatus.RUNNING.value})
+            self._timeline.block(block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": ToolStatus.RUNNING.value})
             await self._forward(message)
             return
         await self._answer_not_run(message, block_id, outcome.text_for_model())
 
     async def _answer_not_run(self, message: dict[str, Any], block_id: str, text: str) -> None:
         self._waiting.pop(id_key(message["id"]), None)
-        self._block(block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": ToolStatus.ERROR.value, "result": text})
+        self._timeline.block(
+            block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": ToolStatus.ERROR.value, "result": text}
+        )
         body = {"content": [{"type": "text", "text": text}], "isError": True}
         await self._send_host(framing.result(message["id"], body))
 
@@ -494,7 +483,7 @@ class McpProxy:
             if held is not None:
                 held.hitl_id = call.hitl_id
             if block_id is not None:
-                self._block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.APPLY, self._hitl_block(call))
+                self._timeline.block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.APPLY, call.request_block())
             outcome = (
                 await self.client.outcome_of(record)
                 if record["status"] != HITLStatus.PENDING.value
@@ -509,30 +498,20 @@ class McpProxy:
                 await self.client.abandon(hitl_id, reason)
             if block_id is not None:
                 patch = {"status": "decided", "decision": "cancel", "message": reason}
-                self._block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.PATCH, patch)
-                self._block(block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": "error", "result": reason})
+                self._timeline.block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.PATCH, patch)
+                self._timeline.block(block_id, BlockKind.TOOL_USE, BlockOp.PATCH, {"status": "error", "result": reason})
             raise
         if block_id is not None:
             decided: dict[str, Any] = {"status": "decided", "decision": outcome.kind.value}
             decided["reviewer"] = outcome.reviewer
             if outcome.message:
                 decided["message"] = outcome.message
-            self._block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.PATCH, decided)
+            self._timeline.block(f"{block_id}:hitl", BlockKind.HITL, BlockOp.PATCH, decided)
         return outcome
 
     async def _registered_or_now(self) -> None:
         if not self._registered.is_set():
             await self._register()
-
-    def _hitl_block(self, call: ExternalCall) -> dict[str, Any]:
-        return {
-            "hitl_id": call.hitl_id,
-            "hitl_type": call.hitl_type,
-            "tool_name": call.tool_name,
-            "call_id": call.tool_call_id,
-            "arguments": call.arguments,
-            "status": "pending",
-        }
 
     async def _heartbeat(self, token: Any) -> None:
         """Progress notifications while a call waits, so a host that resets its time-out on progress keeps waiting."""
@@ -542,30 +521,6 @@ class McpProxy:
             params = {"progressToken": token, "progress": beats, "message": WAITING_MESSAGE}
             await self._send_host(framing.notification("notifications/progress", params))
             await asyncio.sleep(self.progress_interval)
-
-    async def _look_up_tool(self, tool_name: str, call_meta: Any) -> dict[str, Any] | None:
-        """The upstream's description of a tool the host called without listing: ask for tools/list ourselves.
-
-        The request carries the call's own ``_meta`` envelope (less its progress token): on the stateless
-        2026 protocol that is where the protocol version and client capabilities travel with every request.
-        """
-        meta = {k: v for k, v in call_meta.items() if k != "progressToken"} if isinstance(call_meta, dict) else {}
-        if not self._tools_complete:
-            cursor: Any = None
-            try:
-                for _ in range(100):
-                    params: dict[str, Any] = {"_meta": meta} if meta else {}
-                    if cursor:
-                        params["cursor"] = cursor
-                    page = await self._request_upstream("tools/list", params)
-                    self._absorb_tools(page)
-                    cursor = page.get("nextCursor") if isinstance(page, dict) else None
-                    if not cursor:
-                        break
-                self._tools_complete = True
-            except (ConnectionError, RuntimeError) as exc:
-                log.warning(f"mcp-proxy: could not list the upstream's tools: {exc}")
-        return self._tools.get(tool_name)
 
     async def _request_upstream(self, method: str, params: dict[str, Any]) -> Any:
         self._own_counter += 1
@@ -577,12 +532,6 @@ class McpProxy:
             return await future
         finally:
             self._own.pop(id_key(request_id), None)
-
-    def _absorb_tools(self, result: Any) -> None:
-        tools = result.get("tools") if isinstance(result, dict) else None
-        for tool in tools if isinstance(tools, list) else []:
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                self._tools[tool["name"]] = tool
 
     # -- upstream → host ---------------------------------------------------------------------------------------
 
@@ -612,13 +561,12 @@ class McpProxy:
                 return True
             flight = self._in_flight.pop(key, None)
             if flight is not None and flight.method == "tools/list":
-                self._absorb_tools(message.get("result"))
+                self._tools.absorb(message.get("result"))
             elif flight is not None and flight.block_id is not None:
-                self._finish_call(flight, message)
+                self._timeline.call_finished(flight.block_id, flight.started, message)
             return False
         if method == "notifications/tools/list_changed":
-            self._tools.clear()
-            self._tools_complete = False
+            self._tools.forget()
         elif method == "elicitation/create" and "id" in message and self.client is not None:
             params = message.get("params")
             if isinstance(params, dict) and params.get("mode", "form") == "form":
@@ -636,18 +584,6 @@ class McpProxy:
                 held.task.cancel()
                 return True
         return False
-
-    def _finish_call(self, flight: _InFlight, message: dict[str, Any]) -> None:
-        assert flight.block_id is not None
-        data: dict[str, Any] = {"duration_ms": int((time.monotonic() - flight.started) * 1000)}
-        outcome = message.get("result")
-        if "error" in message or not isinstance(outcome, dict):
-            data["status"] = ToolStatus.ERROR.value
-            data["result"] = json.dumps(message.get("error"), ensure_ascii=False)[:RESULT_PREVIEW_CHARS]
-        else:
-            data["status"] = ToolStatus.ERROR.value if outcome.get("isError") is True else ToolStatus.SUCCESS.value
-            data["result"] = _result_text(outcome)
-        self._block(flight.block_id, BlockKind.TOOL_USE, BlockOp.PATCH, data)
 
     async def _elicit(self, message: dict[str, Any]) -> None:
         try:
@@ -692,58 +628,3 @@ class McpProxy:
             await self._to_upstream.send(line)
 
     # -- timeline ----------------------------------------------------------------------------------------------
-
-    def _block(self, block_id: str, kind: BlockKind, op: BlockOp, data: dict[str, Any]) -> None:
-        if self.client is None:
-            return
-        event = BlockEvent(
-            block_id=block_id,
-            kind=kind,
-            op=op,
-            data=data,
-            session_id=self.session_id,
-            invocation_id=self.invocation_id,
-            ts_ms=int(time.time() * 1000),
-        )
-        self._blocks.put_nowait(event)
-
-    async def _write_blocks(self) -> None:
-        """One writer, off the message path: blocks are batched into one transaction per wake-up."""
-        while True:
-            first = await self._blocks.get()
-            if self.client is None:
-                continue
-            batch = [first]
-            while not self._blocks.empty():
-                batch.append(self._blocks.get_nowait())
-            try:
-                await self._registered_or_now()
-                await self.client.backend.append_blocks(batch)
-            except Exception as exc:  # the timeline is a record, never a reason to drop the host's traffic
-                log.warning(f"mcp-proxy: timeline write failed: {exc}")
-
-    async def _flush_blocks(self, helpers: list[asyncio.Task[None]]) -> None:
-        if self.client is not None and not self._blocks.empty():
-            batch = []
-            while not self._blocks.empty():
-                batch.append(self._blocks.get_nowait())
-            with contextlib.suppress(Exception):
-                await self._registered_or_now()
-                await self.client.backend.append_blocks(batch)
-        for task in helpers:
-            task.cancel()
-        await asyncio.gather(*helpers, return_exceptions=True)
-
-
-def _result_text(result: Mapping[str, Any]) -> str:
-    """A short text form of a CallToolResult for the timeline."""
-    parts = []
-    content = result.get("content")
-    for item in content if isinstance(content, list) else []:
-        if isinstance(item, dict) and item.get("type") == "text":
-            parts.append(str(item.get("text", "")))
-        elif isinstance(item, dict):
-            parts.append(f"[{item.get('type', 'content')}]")
-    if not parts and "structuredContent" in result:
-        parts.append(json.dumps(result["structuredContent"], ensure_ascii=False))
-    return "\n".join(parts)[:RESULT_PREVIEW_CHARS]
