@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,34 @@ async def check_decided(
     else:
         assert not (project / "marker.txt").exists()
         assert any("rejected by reviewer: not here" in text for text in model_saw), model_saw
+
+
+@dataclass
+class HostE2E:
+    """One real agent CLI run under Reviewer: a project folder to work in, a temporary home that receives the
+    host's hook, and the database the hook writes to (the ``host_e2e`` fixture)."""
+
+    backend: SQLHITLBackend
+    db_path: Path
+    project: Path
+    home: Path
+
+    def install(self, host: str, *, drop: Iterable[str] = (), **extra: str) -> dict[str, str]:
+        """The agent's environment (the temporary home, ``PWD`` the project, less ``drop``) after ``hook install``
+        there; the variables that choose the host's config folder must be set or dropped before the install."""
+        env = agent_env(self.home, PWD=str(self.project), **extra)
+        for key in drop:
+            env.pop(key, None)
+        install_hook(env, host, self.db_path)
+        return env
+
+    async def run(
+        self, env: dict[str, str], command: list[str], decision: str, extra: list[str], *, start_within: float = 60
+    ) -> AgentResult:
+        return await run_and_decide(
+            self.backend, self.db_path, env, command, self.project, decision, *extra, start_within=start_within
+        )
+
+    async def check(self, result: AgentResult, decision: str, model_saw: list[str], **expected: Any) -> None:
+        """:func:`check_decided` on this run's project (``host``, ``tool``, ``edits``, ``session_end``)."""
+        await check_decided(self.backend, result, self.project, decision, model_saw, **expected)

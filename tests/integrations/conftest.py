@@ -19,6 +19,7 @@ from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from tests.conftest import REPO_ROOT
+from tests.integrations.agent_run import HostE2E
 from tests.runtime.test_runner_support import approval, eventually
 
 NAME = "notes"
@@ -105,3 +106,11 @@ def filesystem_server() -> list[str]:
         if done.returncode != 0 or not binary.exists():
             pytest.skip(f"npm could not install {FILESYSTEM_PACKAGE}: {done.stderr.strip()[-500:]}")
     return [str(binary)]
+
+
+@pytest.fixture
+def host_e2e(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> HostE2E:
+    """The set-up every real agent CLI's end-to-end test shares (Gemini, Qwen, Copilot, Factory, OpenCode)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    return HostE2E(backend, db_path, project, tmp_path / "home")

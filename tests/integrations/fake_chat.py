@@ -11,7 +11,7 @@ import json
 import time
 from typing import Any
 
-from tests.integrations.fake_server import FakeServer
+from tests.integrations.fake_server import FakeServer, Reply, json_reply
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
@@ -46,16 +46,14 @@ class FakeChat(FakeServer):
         }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+    def answer(self, path: str, body: dict[str, Any]) -> Reply:
         self.keep(body)
         message = self._message(body)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body.get("model", "fake-model")}
         if not body.get("stream"):
             choice = {"index": 0, "message": message, "finish_reason": finish}
-            return "application/json", json.dumps(
-                {**base, "object": "chat.completion", "choices": [choice], "usage": USAGE}
-            ).encode()
+            return json_reply({**base, "object": "chat.completion", "choices": [choice], "usage": USAGE})
         delta = dict(message)
         if delta.get("tool_calls"):
             delta["tool_calls"] = [{"index": 0, **call} for call in delta["tool_calls"]]
@@ -65,4 +63,4 @@ class FakeChat(FakeServer):
             {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": USAGE},
         ]
         data = b"".join(f"data: {json.dumps(item)}\n\n".encode() for item in chunks) + b"data: [DONE]\n\n"
-        return "text/event-stream", data
+        return Reply(data, "text/event-stream")

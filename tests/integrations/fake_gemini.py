@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.integrations.fake_server import FakeServer
+from tests.integrations.fake_server import FakeServer, Reply, json_reply
 
 ROUTER_CHOICE = {
     "reasoning": "a test",
@@ -45,14 +45,12 @@ class FakeGemini(FakeServer):
                     seen.append(text)
         return seen
 
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+    def answer(self, path: str, body: dict[str, Any]) -> Reply:
         if ":countTokens" in path:
-            return "application/json", b'{"totalTokens": 10}'
+            return json_reply({"totalTokens": 10})
         if ":generateContent" in path:  # the router's model choice (and any other one-shot call)
             parts = [{"text": json.dumps(ROUTER_CHOICE)}]
-            return "application/json", json.dumps(
-                {"candidates": [{"content": {"role": "model", "parts": parts}}]}
-            ).encode()
+            return json_reply({"candidates": [{"content": {"role": "model", "parts": parts}}]})
         self.keep(body)
         responses = _function_responses(body)
         if responses:
@@ -64,4 +62,4 @@ class FakeGemini(FakeServer):
             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
             "modelVersion": "gemini-fake",
         }
-        return "text/event-stream", f"data: {json.dumps(turn)}\r\n\r\n".encode()
+        return Reply(f"data: {json.dumps(turn)}\r\n\r\n".encode(), "text/event-stream")

@@ -1,16 +1,36 @@
-"""The plumbing every fake model API of the end-to-end tests shares: a threaded HTTP server on 127.0.0.1 that
-keeps the JSON bodies it was sent, started and stopped as a context manager."""
+"""The plumbing every fake model API of the end-to-end tests shares (Anthropic, OpenAI chat and Responses,
+Gemini): a threaded HTTP server on 127.0.0.1 that keeps the JSON bodies it was sent, started and stopped as a
+context manager. Each API is a subclass that answers one POST (and, if it must, one GET)."""
 
 from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 
+@dataclass(frozen=True)
+class Reply:
+    body: bytes
+    content_type: str = "application/json"
+    status: int = 200
+    stream: bool = False
+    """Server-sent events written whole without a length: the connection closes after them."""
+
+
+def json_reply(payload: Any, status: int = 200) -> Reply:
+    return Reply(json.dumps(payload).encode(), status=status)
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    """One server-sent event with a name (Anthropic's and the Responses API's streams)."""
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
 class FakeServer:
-    """Subclasses implement :meth:`answer`: the status, content type and body for one POST."""
+    """Subclasses implement :meth:`answer` for a POST; :meth:`answer_get` lists one model by default."""
 
     url_path = ""
 
@@ -36,12 +56,17 @@ class FakeServer:
         with self._lock:
             return list(self.requests)
 
-    def keep(self, body: dict[str, Any]) -> None:
+    def keep(self, body: dict[str, Any]) -> int:
+        """Keep one request's body; returns how many are kept now (a number for the reply's ids)."""
         with self._lock:
             self.requests.append(body)
+            return len(self.requests)
 
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
+    def answer(self, path: str, body: dict[str, Any]) -> Reply:
         raise NotImplementedError
+
+    def answer_get(self, path: str) -> Reply:
+        return json_reply({"data": [{"id": "fake-model", "object": "model"}]})
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -52,22 +77,32 @@ class FakeServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, content_type: str, data: bytes) -> None:
-                self.send_response(200)
-                self.send_header("content-type", content_type)
-                self.send_header("content-length", str(len(data)))
+            def _send(self, reply: Reply) -> None:
+                self.send_response(reply.status)
+                self.send_header("content-type", reply.content_type)
+                if reply.stream:
+                    self.send_header("cache-control", "no-cache")
+                    self.send_header("connection", "close")
+                else:
+                    self.send_header("content-length", str(len(reply.body)))
                 self.end_headers()
-                self.wfile.write(data)
+                self.wfile.write(reply.body)
+                if reply.stream:
+                    self.wfile.flush()
+                    self.close_connection = True
 
             def do_GET(self) -> None:
-                self._send("application/json", json.dumps({"data": [{"id": "fake-model", "object": "model"}]}).encode())
+                self._send(fake.answer_get(self.path))
+
+            def do_HEAD(self) -> None:
+                self._send(Reply(b""))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, UnicodeDecodeError):
                     body = {}
-                self._send(*fake.answer(self.path, body if isinstance(body, dict) else {}))
+                self._send(fake.answer(self.path, body if isinstance(body, dict) else {}))
 
         return Handler

@@ -8,21 +8,10 @@ no Factory login; the PreToolUse hook installed by ``hook install factory``, dec
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import (
-    EDITED,
-    MARKER,
-    agent_env,
-    check_decided,
-    decisions,
-    install_hook,
-    merge_json,
-    run_and_decide,
-)
+from tests.integrations.agent_run import EDITED, MARKER, HostE2E, decisions, merge_json
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import droid_binary
 
@@ -34,22 +23,15 @@ RISK = {"riskLevelReason": "creates a file", "riskLevel": "low"}
 
 @pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, **RISK}))
 async def test_real_droid_runs_the_command_exactly_as_decided(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
+    host_e2e: HostE2E, decision: str, extra: list[str]
 ) -> None:
-    droid = droid_binary()
-    project = tmp_path / "project"
-    project.mkdir()
-    home = tmp_path / "home"
-    env = agent_env(home, PWD=str(project), FACTORY_AIRGAP_ENABLED="true", FACTORY_DISABLE_KEYRING="1")
-    install_hook(env, "factory", db_path)
-    settings = home / ".factory" / "settings.json"
+    env = host_e2e.install("factory", FACTORY_AIRGAP_ENABLED="true", FACTORY_DISABLE_KEYRING="1")
+    settings = host_e2e.home / ".factory" / "settings.json"
     assert json.loads(settings.read_text())["hooks"]["PreToolUse"]
     with FakeChat("Execute", {"command": MARKER, **RISK}) as api:
         model = {"model": "fake-model", "displayName": "Fake", "baseUrl": api.url, "apiKey": "dummy"}
         merge_json(settings, {"customModels": [{**model, "provider": "generic-chat-completion-api"}]})
-        command = [str(droid), "exec", "--auto", "high", "-m", "custom:fake-model", "touch a marker"]
-        result = await run_and_decide(backend, db_path, env, command, project, decision, *extra)
+        command = [str(droid_binary()), "exec", "--auto", "high", "-m", "custom:fake-model", "touch a marker"]
+        result = await host_e2e.run(env, command, decision, extra)
         results = api.tool_results()
-    await check_decided(
-        backend, result, project, decision, results, host="factory", tool="Execute", edits=True, session_end=True
-    )
+    await host_e2e.check(result, decision, results, host="factory", tool="Execute", edits=True)

@@ -8,21 +8,10 @@ the gate (documented in docs/hosts.md).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import (
-    EDITED,
-    MARKER,
-    agent_env,
-    check_decided,
-    decisions,
-    install_hook,
-    merge_json,
-    run_and_decide,
-)
+from tests.integrations.agent_run import EDITED, MARKER, HostE2E, decisions, merge_json
 from tests.integrations.fake_gemini import FakeGemini
 from tests.integrations.npm_cli import gemini_binary
 
@@ -37,30 +26,15 @@ OFFLINE = {
 
 @pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, "description": "edited"}))
 async def test_real_gemini_runs_the_command_exactly_as_decided(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
+    host_e2e: HostE2E, decision: str, extra: list[str]
 ) -> None:
-    gemini = gemini_binary()
-    project = tmp_path / "project"
-    project.mkdir()
-    home = tmp_path / "home"
-    env = agent_env(home, GEMINI_API_KEY="dummy")
-    install_hook(env, "gemini", db_path)
-    settings = home / ".gemini" / "settings.json"
+    env = host_e2e.install("gemini", GEMINI_API_KEY="dummy")
+    settings = host_e2e.home / ".gemini" / "settings.json"
     assert json.loads(settings.read_text())["hooks"]["BeforeTool"]
     merge_json(settings, OFFLINE)
     with FakeGemini("run_shell_command", {"command": MARKER, "description": "a marker"}) as api:
         env["GOOGLE_GEMINI_BASE_URL"] = api.url
-        command = [str(gemini), "--approval-mode", "yolo", "-p", "touch a marker"]
-        result = await run_and_decide(backend, db_path, env, command, project, decision, *extra)
+        command = [str(gemini_binary()), "--approval-mode", "yolo", "-p", "touch a marker"]
+        result = await host_e2e.run(env, command, decision, extra)
         responses = api.function_responses()
-    await check_decided(
-        backend,
-        result,
-        project,
-        decision,
-        responses,
-        host="gemini",
-        tool="run_shell_command",
-        edits=True,
-        session_end=True,
-    )
+    await host_e2e.check(result, decision, responses, host="gemini", tool="run_shell_command", edits=True)

@@ -9,20 +9,11 @@ tries to fetch its plugin SDK for the config directory first), hence the longer 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
 
 import pytest
 
-from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import (
-    EDITED,
-    MARKER,
-    agent_env,
-    check_decided,
-    decisions,
-    install_hook,
-    run_and_decide,
-)
+from tests.integrations.agent_run import EDITED, MARKER, HostE2E, decisions
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import opencode_binary
 
@@ -39,16 +30,10 @@ QUIET = {
 
 @pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, "description": "edited"}))
 async def test_real_opencode_runs_the_command_exactly_as_decided(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
+    host_e2e: HostE2E, decision: str, extra: list[str]
 ) -> None:
-    opencode = opencode_binary()
-    project = tmp_path / "project"
-    project.mkdir()
-    home = tmp_path / "home"
-    env = agent_env(home, PWD=str(project), **QUIET)  # OpenCode takes its directory from $PWD
-    for key in [key for key in env if key.startswith("XDG_")]:
-        del env[key]
-    install_hook(env, "opencode", db_path)
+    xdg = [key for key in os.environ if key.startswith("XDG_")]  # its config folder: the temporary home's
+    env = host_e2e.install("opencode", drop=xdg, **QUIET)
     with FakeChat("bash", {"command": MARKER, "description": "a marker"}) as api:
         provider = {
             "npm": "@ai-sdk/openai-compatible",
@@ -58,9 +43,7 @@ async def test_real_opencode_runs_the_command_exactly_as_decided(
         }
         config = {"provider": {"fake": provider}, "model": "fake/fake-model", "permission": {"bash": "allow"}}
         env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
-        command = [str(opencode), "run", "touch a marker"]
-        result = await run_and_decide(backend, db_path, env, command, project, decision, *extra, start_within=120)
+        command = [str(opencode_binary()), "run", "touch a marker"]
+        result = await host_e2e.run(env, command, decision, extra, start_within=120)
         results = api.tool_results()
-    await check_decided(
-        backend, result, project, decision, results, host="opencode", tool="bash", edits=True, session_end=False
-    )
+    await host_e2e.check(result, decision, results, host="opencode", tool="bash", edits=True, session_end=False)

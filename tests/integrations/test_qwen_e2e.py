@@ -9,20 +9,10 @@ Reviewer the gate, as with Gemini.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.agent_run import (
-    MARKER,
-    agent_env,
-    check_decided,
-    decisions,
-    install_hook,
-    merge_json,
-    run_and_decide,
-)
+from tests.integrations.agent_run import MARKER, HostE2E, decisions, merge_json
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import qwen_binary
 
@@ -37,30 +27,17 @@ OFFLINE = {
 
 @pytest.mark.parametrize(("decision", "extra"), decisions(None))
 async def test_real_qwen_runs_the_command_exactly_as_decided(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, decision: str, extra: list[str]
+    host_e2e: HostE2E, decision: str, extra: list[str]
 ) -> None:
-    qwen = qwen_binary()
-    project = tmp_path / "project"
-    project.mkdir()
-    home = tmp_path / "home"
-    env = agent_env(home, OPENAI_API_KEY="dummy", OPENAI_MODEL="fake-model", QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
-    install_hook(env, "qwen", db_path)
-    settings = home / ".qwen" / "settings.json"
+    env = host_e2e.install(
+        "qwen", OPENAI_API_KEY="dummy", OPENAI_MODEL="fake-model", QWEN_CODE_SUPPRESS_YOLO_WARNING="1"
+    )
+    settings = host_e2e.home / ".qwen" / "settings.json"
     assert json.loads(settings.read_text())["hooks"]["PreToolUse"]
     merge_json(settings, OFFLINE)
     with FakeChat("run_shell_command", {"command": MARKER, "description": "a marker"}) as api:
         env["OPENAI_BASE_URL"] = api.url
-        command = [str(qwen), "--approval-mode", "yolo", "-p", "touch a marker"]
-        result = await run_and_decide(backend, db_path, env, command, project, decision, *extra)
+        command = [str(qwen_binary()), "--approval-mode", "yolo", "-p", "touch a marker"]
+        result = await host_e2e.run(env, command, decision, extra)
         results = api.tool_results()
-    await check_decided(
-        backend,
-        result,
-        project,
-        decision,
-        results,
-        host="qwen",
-        tool="run_shell_command",
-        edits=False,
-        session_end=True,
-    )
+    await host_e2e.check(result, decision, results, host="qwen", tool="run_shell_command", edits=False)
