@@ -38,7 +38,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.store import StoreTx
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
-from reviewer_app.runtime.models import ModelClient, ModelTurn
+from reviewer_app.runtime.llm_clients import ModelClient, ModelTurn
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.runtime.tools import ToolContext, ToolSpec, builtin_tools
 

@@ -26,7 +26,7 @@ async def test_a_decision_made_here_resumes_the_run_without_a_watcher_lookup(
     backend: SQLHITLBackend, tmp_path: Path
 ) -> None:
     async with started_runtime(backend, tmp_path) as runtime:
-        watcher = runtime._watcher
+        watcher = runtime.driver.watcher
         assert watcher is not None
         inv = await runtime.start_run("tester", "write", script=[{"tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, inv)

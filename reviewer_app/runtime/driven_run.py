@@ -1,8 +1,8 @@
-"""The in-memory state of one run this process drives (``_Run``) and of one commit that advances it (``_Step``).
+"""A run this process drives, in memory (``DrivenRun``), and what one commit moves it to (``RunStep``).
 
 Its own module because every part of the runtime handles runs: starting them (runner.py), driving them
-(turns.py) and taking them over from a dead process (supervision.py); none of them should have to import
-another just to know what a run is.
+(turns.py), gating their calls (turn_gate.py) and taking them over from a dead process (supervision.py); none
+of them should have to import another just to know what a run is.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from typing import Any
 
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.runs import RunState
-from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
 from reviewer_app.persistence.store import now_ms
 from reviewer_app.runtime.agents import AgentSpec
-from reviewer_app.runtime.checkpoint import Checkpoint
+from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
 from reviewer_app.runtime.gate import RuleSettlement
-from reviewer_app.runtime.models import ModelClient
+from reviewer_app.runtime.llm_clients import ModelClient
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry
 
 
 @dataclass(frozen=True)
-class _Step:
+class RunStep:
     """What one commit moves a run to: its state, and the timeline events and requests written with it."""
 
     state: RunState
@@ -35,7 +35,7 @@ class _Step:
 
 
 @dataclass
-class _Run:
+class DrivenRun:
     """One run this process drives: its agent, model, tools and the checkpoint being advanced."""
 
     invocation_id: str
@@ -51,7 +51,7 @@ class _Run:
     holds_slot: bool = False
     saved_messages: int = 0  # messages of ``ckpt`` already in the database (each commit appends the rest)
     # Events that ride on the next commit: streamed text, and decision outcomes that are committed
-    # together with the call they let run (see RunDriver._settle in turns.py).
+    # together with the call they let run (see RunDriver.dispatch in turns.py).
     stream_events: list[BlockEvent] = field(default_factory=list)
 
     def event(
@@ -82,3 +82,17 @@ class _Run:
         if self.agent.time_budget_s is None:
             return None
         return self.agent.time_budget_s - self.active_ms_now() / 1000
+
+    def tool_finished_event(self, call: PendingCall, duration_ms: int | None) -> BlockEvent:
+        """The timeline patch that closes a call's ``tool_use`` block: its result, outcome and decision."""
+        data: dict[str, Any] = {
+            "status": ToolStatus.SUCCESS.value if call.ok else ToolStatus.ERROR.value,
+            "result": call.result,
+        }
+        if duration_ms is not None:
+            data["duration_ms"] = duration_ms
+        if call.status is not CallStatus.DONE:
+            data["outcome"] = call.status.value
+        if call.decision:
+            data["decision"] = call.decision
+        return self.event(self.tool_block(call.call_id), BlockKind.TOOL_USE, BlockOp.PATCH, data)
