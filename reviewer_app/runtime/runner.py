@@ -266,13 +266,18 @@ class Runtime:
 
     # -- decisions, cancel, interrupted runs ---------------------------------------------------------
     async def decide_and_resume(self, hitl_id: str, decision: Decision) -> HITLRecord:
-        """Commit a decision (:meth:`SQLHITLBackend.decide`), then hand it to the waiting run at once.
+        """Commit a decision (:meth:`SQLHITLBackend.decide`) and resume the run waiting for it.
 
-        The run (in this or any process) resumes from the database.
-
-        A run this process drives resumes at once with the committed record; the decision watcher
-        still wakes runs in other processes (and here, for decisions made elsewhere).
+        A run this process drives and that waits for this request is handed the decision: it commits the decision
+        and the call it lets run in one transaction (resume.py) and starts the call. Otherwise the decision is
+        committed alone and the waiting run resumes from the database: at once when it is driven here, through
+        the decision watcher of whichever process drives it.
         """
+        handed = self.driver.hand_decision(hitl_id, decision)
+        if handed is not None:
+            taken = await handed
+            if taken is not None:
+                return taken
         record = await self.backend.decide(hitl_id, decision)
         watcher = self.driver.watcher
         if watcher is not None:

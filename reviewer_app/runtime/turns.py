@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+from reviewer_app.domain.decisions import Decision
+from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.limits import scrub_text
 from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState, RunStateConflict
@@ -28,9 +28,10 @@ from reviewer_app.persistence.blobs import STATE_FORMAT
 from reviewer_app.persistence.store import StoreTx
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
-from reviewer_app.runtime.driven_run import DrivenRun, RunStep
+from reviewer_app.runtime.driven_run import DrivenRun, RunStep, StepCommit
 from reviewer_app.runtime.gate import result_text, screen_turn
 from reviewer_app.runtime.llm_clients import ModelTurn
+from reviewer_app.runtime.resume import DecisionHandoff, decided_step
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry
 from reviewer_app.runtime.turn_gate import TurnGate
 from reviewer_app.runtime.watcher import DecisionWatcher
@@ -79,6 +80,8 @@ class RunDriver:
         self._driven: dict[str, DrivenRun] = {}  # the runs of _tasks: whose agent (the operator's configuration) asked
         self._process_groups: dict[str, set[int]] = {}  # per run: shell tools running now (see liveness.py)
         self._given_up: dict[str, str] = {}  # runs whose state the database could not record (see _give_up)
+        self._waiting_on: dict[str, DrivenRun] = {}  # request id -> the run waiting here for its decision
+        self._handoffs: dict[str, DecisionHandoff] = {}  # per run: a decision handed to it (see resume.py)
 
     # -- lifecycle and what other parts may ask ---------------------------------------------------
     def start(self) -> None:
@@ -160,6 +163,18 @@ class RunDriver:
             db_state=RunState(record.state),
             saved_messages=saved,
         )
+
+    def hand_decision(self, hitl_id: str, decision: Decision) -> asyncio.Future[HITLRecord | None] | None:
+        """Hand a decision to the run waiting here for ``hitl_id``, which commits it with the call it lets run, in
+        one transaction (resume.py). Returns the future of the decided record (None: declined, decide it the
+        ordinary way), or None when no run here waits for that request."""
+        run = self._waiting_on.get(hitl_id)
+        if run is None or run.invocation_id in self._handoffs or self._watcher is None:
+            return None
+        handoff = DecisionHandoff(hitl_id, decision)
+        self._handoffs[run.invocation_id] = handoff
+        self._watcher.wake_without_record(hitl_id)
+        return handoff.answer
 
     def spawn(self, run: DrivenRun) -> None:
         """Drive ``run`` in its own task until it ends or is stopped."""
@@ -248,65 +263,16 @@ class RunDriver:
         replaces ``state``, ``events`` and ``requests``: the gate reads the session rules there, so a
         turn costs one database round trip and the rules cannot change between reading and writing.
         """
-        if run.clock_started is not None:
-            now = time.monotonic()
-            elapsed = int((now - run.clock_started) * 1000)
-            run.ckpt.active_ms += elapsed
-            run.unsaved_ms += elapsed
-            run.clock_started = now
-        add_ms = run.unsaved_ms
-        buffered = list(run.stream_events)
-        fixed = RunStep(state, events, requests)
-        ckpt_id = run.ckpt.next_id(run.invocation_id) if checkpoint else None
-        # Append-only: the conversation's new messages and the small state, never the whole conversation again.
-        saved = run.saved_messages
-        new_messages = run.ckpt.messages[saved:] if checkpoint else []
-        ckpt_state = run.ckpt.to_state() if checkpoint and plan is None else None
-        owner = self.owner
-
-        def work(tx: StoreTx) -> str | RunStep:
-            current = tx.run_state_and_owner(run.invocation_id)
-            if current is None:
-                return "the run no longer exists"
-            db_state, db_owner = current
-            if db_owner != owner:
-                return f"run taken over by {db_owner or 'nobody'}"
-            step = plan(tx) if plan is not None else fixed
-            if db_state.finished and db_state is not step.state:
-                return f"run is {db_state.value}"
-            tx.set_run_state(run.invocation_id, step.state, error=error, add_active_ms=add_ms, current=db_state)
-            for request in step.requests:
-                # The invocation was just read above, so its session exists too: no INSERT OR IGNORE for them.
-                tx.create_request(dataclasses.replace(request, checkpoint_id=ckpt_id), ensure_parents=False)
-            for decided in step.settled:
-                arguments = decided.request.data.get("arguments")
-                tx.settle_by_rule(decided.request, decided.verdict, arguments, ensure_parents=False)
-            all_events = [*buffered, *step.events] if buffered else step.events
-            if all_events:
-                tx.append_events(all_events)
-            if ckpt_id is not None:
-                state_json = ckpt_state if ckpt_state is not None else run.ckpt.to_state()
-                tx.save_run_state(
-                    ckpt_id, run.invocation_id, run.session_id, state_json, new_messages, first_index=saved
-                )
-            return step
-
+        commit = StepCommit(
+            run, RunStep(state, events, requests), owner=self.owner, checkpoint=checkpoint, error=error, plan=plan
+        )
         try:
-            outcome = await self.backend.write(work)
+            outcome = await self.backend.write(commit.write)
         except RunStateConflict as exc:  # a cancel (or another writer) committed after our read: it stands
             raise RunStopped(f"{run.invocation_id}: {exc}") from exc
         if isinstance(outcome, str):
             raise RunStopped(f"{run.invocation_id}: {outcome}")
-        state = outcome.state
-        del run.stream_events[: len(buffered)]  # what was committed (nothing else appends meanwhile, but be exact)
-        run.saved_messages = saved + len(new_messages)
-        run.unsaved_ms -= add_ms
-        run.db_state = state
-        if state is RunState.RUNNING:
-            if run.clock_started is None:
-                run.clock_started = time.monotonic()
-        else:
-            run.clock_started = None
+        commit.committed(outcome)
 
     async def _ask_model(self, run: DrivenRun) -> ModelTurn:
         turn_index = run.ckpt.turn
@@ -399,7 +365,13 @@ class RunDriver:
             if run.db_state is not RunState.WAITING:
                 await self.commit(run, RunState.WAITING, checkpoint=False)
             self._release(run)
-            decided = await self._watcher.wait_any([c.hitl_id for c in awaiting if c.hitl_id])
+            decided, handoff = await self._wait_for_decisions(run, [c.hitl_id for c in awaiting if c.hitl_id])
+            if handoff is not None:
+                if decided:  # another decision came at the same moment: the caller decides the ordinary way
+                    handoff.decline()
+                else:
+                    await self._decide_and_dispatch(run, handoff)
+                    continue
             unsigned = await self.backend.unsigned_decisions(decided.values())  # what runs is what was signed
             for problem in unsigned.values():
                 log.error("run %s: %s", run.invocation_id, problem)
@@ -410,24 +382,92 @@ class RunDriver:
             elif events:
                 await self._activate(run, events=events)
 
+    async def _wait_for_decisions(
+        self, run: DrivenRun, hitl_ids: list[str]
+    ) -> tuple[dict[str, HITLRecord], DecisionHandoff | None]:
+        """Wait until one of ``hitl_ids`` is decided, or a decision on one is handed to this run (hand_decision)."""
+        assert self._watcher is not None
+        for hitl_id in hitl_ids:
+            self._waiting_on[hitl_id] = run
+        try:
+            decided = await self._watcher.wait_any(hitl_ids)
+        except BaseException:
+            stranded = self._handoffs.pop(run.invocation_id, None)
+            if stranded is not None:
+                stranded.decline()  # the run stops: nobody here will take this decision
+            raise
+        finally:
+            for hitl_id in hitl_ids:
+                if self._waiting_on.get(hitl_id) is run:
+                    del self._waiting_on[hitl_id]
+        return decided, self._handoffs.pop(run.invocation_id, None)
+
+    async def _decide_and_dispatch(self, run: DrivenRun, handoff: DecisionHandoff) -> None:
+        """Write the handed decision and the call it lets run (or its outcome) in one transaction, then run it."""
+        assert self._slots is not None
+        call = next((c for c in run.ckpt.pending if c.hitl_id == handoff.hitl_id), None)
+        remaining = run.remaining_s()
+        if (
+            call is None
+            or call.status is not CallStatus.AWAITING_DECISION
+            or (remaining is not None and remaining <= 0)
+            or (not run.holds_slot and self._slots.locked())
+        ):
+            handoff.decline()  # the ordinary path handles these (queued for a slot, budget used up)
+            return
+        await self._hold_slot(run)  # a slot is free: taken at once
+        pending_before = [c.to_json() for c in run.ckpt.pending]
+        commit = StepCommit(
+            run,
+            RunStep(RunState.RUNNING),
+            owner=self.owner,
+            plan=lambda tx: decided_step(self.gate, run, handoff.hitl_id, pending_before, record_box[-1]),
+        )
+        record_box: list[HITLRecord] = []
+        outcome_box: list[str | RunStep] = []
+
+        def then(tx: StoreTx, record: HITLRecord) -> None:
+            record_box.append(record)
+            outcome_box.append(commit.write(tx))
+
+        try:
+            record = await self.backend.decide(handoff.hitl_id, handoff.decision, then=then)
+        except RunStateConflict as exc:  # nothing was written; a cancel stands
+            run.ckpt.pending = [PendingCall.from_json(c) for c in pending_before]
+            handoff.decline()
+            raise RunStopped(f"{run.invocation_id}: {exc}") from exc
+        except BaseException as exc:  # the decision was refused or not written: the run waits on
+            run.ckpt.pending = [PendingCall.from_json(c) for c in pending_before]
+            handoff.fail(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return
+        handoff.done(record)
+        if self._watcher is not None:
+            self._watcher.resolve([record])  # anyone else here waiting on it
+        outcome = outcome_box[-1]
+        if isinstance(outcome, str):
+            raise RunStopped(f"{run.invocation_id}: {outcome}")
+        commit.committed(outcome)
+        started = next(c for c in run.ckpt.pending if c.hitl_id == handoff.hitl_id)
+        if started.status is CallStatus.RUNNING:
+            await self._run_tool(run, started, remaining)
+
     async def _execute(self, run: DrivenRun, call: PendingCall) -> None:
         """Exactly once: ``running`` is committed before the tool starts, ``done`` and its result after."""
         remaining = run.remaining_s()
         if remaining is not None and remaining <= 0:
             raise BudgetExceeded(f"wall-time budget of {run.agent.time_budget_s:g} s used up")
-        args = call.run_arguments if call.run_arguments is not None else call.arguments
         await self._hold_slot(run)
         call.status = CallStatus.RUNNING
-        patch: dict[str, Any] = {"status": ToolStatus.RUNNING.value}
-        if call.run_arguments is not None:
-            patch["edited_arguments"] = call.run_arguments
         # One commit: the run is running (it holds a slot), this call is ``running`` in the checkpoint,
         # and any decision outcomes waiting in ``stream_events`` are written with it.
-        await self.commit(
-            run,
-            RunState.RUNNING,
-            events=[run.event(run.tool_block(call.call_id), BlockKind.TOOL_USE, BlockOp.PATCH, patch)],
-        )
+        await self.commit(run, RunState.RUNNING, events=[run.call_running_event(call)])
+        await self._run_tool(run, call, remaining)
+
+    async def _run_tool(self, run: DrivenRun, call: PendingCall, remaining: float | None) -> None:
+        """The tool of a call committed ``running``; ``done`` (or aborted) with its result committed after."""
+        args = call.run_arguments if call.run_arguments is not None else call.arguments
         started = time.monotonic()
         try:
             async with asyncio.timeout(remaining):
