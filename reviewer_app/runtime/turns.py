@@ -164,6 +164,10 @@ class RunDriver:
             saved_messages=saved,
         )
 
+    def waits_for(self, hitl_id: str) -> bool:
+        """Whether a run driven here is waiting for a decision on ``hitl_id`` now (one would be handed to it)."""
+        return hitl_id in self._waiting_on
+
     def hand_decision(self, hitl_id: str, decision: Decision) -> asyncio.Future[HITLRecord | None] | None:
         """Hand a decision to the run waiting here for ``hitl_id``, which commits it with the call it lets run, in
         one transaction (resume.py). Returns the future of the decided record (None: declined, decide it the
