@@ -78,29 +78,26 @@ def _note(sql: str, params: Any, many: bool) -> None:
         statements.append((sql, list(params) if many else params, many))
 
 
-class _RecordingCursor(sqlite3.Cursor):
+class _NotingWrites:
+    """``execute``/``executemany`` that note write statements first (mixed into the driver's own classes)."""
+
     def execute(self, sql: str, params: Any = (), /) -> sqlite3.Cursor:
         _note(sql, params, False)
-        return super().execute(sql, params)
+        return super().execute(sql, params)  # type: ignore[misc, no-any-return]
 
     def executemany(self, sql: str, seq: Any, /) -> sqlite3.Cursor:
         rows = list(seq)
         _note(sql, rows, True)
-        return super().executemany(sql, rows)
+        return super().executemany(sql, rows)  # type: ignore[misc, no-any-return]
 
 
-class _RecordingConnection(sqlite3.Connection):
+class _RecordingCursor(_NotingWrites, sqlite3.Cursor):
+    pass
+
+
+class _RecordingConnection(_NotingWrites, sqlite3.Connection):
     """The app's SQLite connections, noting each write statement with its parameters (the fast path runs
     statements on the connection, SQLAlchemy on cursors: both are seen)."""
-
-    def execute(self, sql: str, params: Any = (), /) -> sqlite3.Cursor:
-        _note(sql, params, False)
-        return super().execute(sql, params)
-
-    def executemany(self, sql: str, seq: Any, /) -> sqlite3.Cursor:
-        rows = list(seq)
-        _note(sql, rows, True)
-        return super().executemany(sql, rows)
 
     def cursor(self, factory: Any = None) -> Any:
         return super().cursor(factory or _RecordingCursor)
