@@ -2,7 +2,8 @@
 
 Rules the code below keeps:
 
-* A decision is committed (``backend.decide``) before anything acts on it; the runner only reads it.
+* A decision is committed (``backend.decide``) before anything acts on it. One made here for a run waiting
+  here is committed in the same transaction as the call it lets run (resume.py); else the runner reads it.
 * The gate writes a turn's requests, their ``hitl`` blocks, the ``tool_use`` blocks and the checkpoint
   in one transaction, then the run waits on a future: no thread, no slot of the concurrency cap.
 * A call is committed as ``running`` before its tool executes and ``done`` after. A process that dies
