@@ -443,7 +443,7 @@ class RunDriver:
         except BaseException as exc:  # the decision was refused or not written: the run waits on
             run.ckpt.pending = [PendingCall.from_json(c) for c in pending_before]
             handoff.fail(exc)
-            if isinstance(exc, asyncio.CancelledError):
+            if not isinstance(exc, Exception):  # cancelled (the run stops), or the process is exiting
                 raise
             return
         handoff.done(record)
