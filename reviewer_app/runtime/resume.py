@@ -12,9 +12,9 @@ declined: the caller decides the ordinary way (two transactions, as a decision m
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from reviewer_app.domain.decisions import Decision
 from reviewer_app.domain.hitl import HITLRecord
@@ -57,14 +57,14 @@ class DecisionHandoff:
 
 
 def decided_step(
-    gate: TurnGate, run: DrivenRun, hitl_id: str, pending_before: Sequence[dict[str, Any]], record: HITLRecord
+    gate: TurnGate, run: DrivenRun, hitl_id: str, pending_before: Sequence[PendingCall], record: HITLRecord
 ) -> RunStep:
     """In the decision's transaction: the run's calls as the decided ``record`` leaves them, and the step to write.
 
     Built afresh from ``pending_before`` (the calls as they were before the transaction) each time, so a write tried
     again, or rolled back, never leaves a call changed in memory by an attempt that did not commit.
     """
-    pending = [PendingCall.from_json(call) for call in pending_before]
+    pending = copied_calls(pending_before)
     call = next(c for c in pending if c.hitl_id == hitl_id)
     events = gate.apply_decisions(run, [call], {hitl_id: record}, {})
     if call.status is CallStatus.APPROVED:
@@ -72,3 +72,8 @@ def decided_step(
         events.append(run.call_running_event(call))
     run.ckpt.pending = pending
     return RunStep(RunState.RUNNING, events)
+
+
+def copied_calls(calls: Sequence[PendingCall]) -> list[PendingCall]:
+    """Copies of a turn's calls, to change without touching the originals (what a call was validated for stays)."""
+    return [dataclasses.replace(call) for call in calls]

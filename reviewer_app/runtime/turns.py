@@ -31,7 +31,7 @@ from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
 from reviewer_app.runtime.driven_run import DrivenRun, RunStep, StepCommit
 from reviewer_app.runtime.gate import result_text, screen_turn
 from reviewer_app.runtime.llm_clients import ModelTurn
-from reviewer_app.runtime.resume import DecisionHandoff, decided_step
+from reviewer_app.runtime.resume import DecisionHandoff, copied_calls, decided_step
 from reviewer_app.runtime.tools import ToolContext, ToolRegistry
 from reviewer_app.runtime.turn_gate import TurnGate
 from reviewer_app.runtime.watcher import DecisionWatcher
@@ -420,7 +420,7 @@ class RunDriver:
             handoff.decline()  # the ordinary path handles these (queued for a slot, budget used up)
             return
         await self._hold_slot(run)  # a slot is free: taken at once
-        pending_before = [c.to_json() for c in run.ckpt.pending]
+        pending_before = copied_calls(run.ckpt.pending)
         commit = StepCommit(
             run,
             RunStep(RunState.RUNNING),
@@ -437,11 +437,11 @@ class RunDriver:
         try:
             record = await self.backend.decide(handoff.hitl_id, handoff.decision, then=then)
         except RunStateConflict as exc:  # nothing was written; a cancel stands
-            run.ckpt.pending = [PendingCall.from_json(c) for c in pending_before]
+            run.ckpt.pending = copied_calls(pending_before)
             handoff.decline()
             raise RunStopped(f"{run.invocation_id}: {exc}") from exc
         except BaseException as exc:  # the decision was refused or not written: the run waits on
-            run.ckpt.pending = [PendingCall.from_json(c) for c in pending_before]
+            run.ckpt.pending = copied_calls(pending_before)
             handoff.fail(exc)
             if not isinstance(exc, Exception):  # cancelled (the run stops), or the process is exiting
                 raise
