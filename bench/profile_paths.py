@@ -27,7 +27,7 @@ from pyinstrument import Profiler
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.runtime.runner import Runtime
+from reviewer_app.runtime.turns import RunDriver
 
 
 async def _profiled_on_db_thread(
@@ -74,7 +74,7 @@ async def store(directory: Path, pairs: int) -> str:
 
 
 class _Stamps:
-    """Stamps of the resume in flight, set by wrappers around ``Runtime._commit`` and ``SQLHITLBackend.write``."""
+    """Stamps of the resume in flight, set by wrappers around ``RunDriver.commit`` and ``SQLHITLBackend.write``."""
 
     def __init__(self) -> None:
         self.marks: dict[str, float] = {}
@@ -83,10 +83,10 @@ class _Stamps:
 
 def _instrument_resume(stamps: _Stamps) -> None:
     clock = time.perf_counter
-    original_commit = Runtime._commit
+    original_commit = RunDriver.commit
     original_write = SQLHITLBackend.write
 
-    async def commit(self: Runtime, run: Any, state: Any, **kwargs: Any) -> None:
+    async def commit(self: RunDriver, run: Any, state: Any, **kwargs: Any) -> None:
         entered = stamps.armed and "running commit entered" not in stamps.marks
         if entered:
             stamps.marks["running commit entered"] = clock()
@@ -106,7 +106,7 @@ def _instrument_resume(stamps: _Stamps) -> None:
 
         return await original_write(self, body, **kwargs)
 
-    Runtime._commit = commit  # type: ignore[method-assign]
+    RunDriver.commit = commit  # type: ignore[method-assign]
     SQLHITLBackend.write = write  # type: ignore[method-assign]
 
 
@@ -138,6 +138,8 @@ async def round_trips(directory: Path, runs: int) -> tuple[str, str]:
             script = [{"tool_calls": [{"name": "bench_write", "args": arguments}]}]
             invocation = await ours.runtime.start_run("bench", f"write note {i}", script=script)
             await ours.request_ready.wait()
+            while not ours.runtime.driver.waits_for(ours.hitl_id):  # noqa: ASYNC110 - as in round_trip.py
+                await asyncio.sleep(0)
             stamps.marks = {}
             stamps.armed = True
             decision = Decision(DecisionKind.APPROVE, args_sha256=args_digest(arguments))
@@ -148,7 +150,8 @@ async def round_trips(directory: Path, runs: int) -> tuple[str, str]:
             committed = ours.marks[0]["decision_committed"]
             stamps.marks["tool started"] = ours.marks[0]["tool_start"]
             for name, at in stamps.marks.items():
-                splits.setdefault(name, []).append((at - committed) * 1e6)
+                if at <= stamps.marks["tool started"]:  # a decision handed to its run has no running commit of its own
+                    splits.setdefault(name, []).append((at - committed) * 1e6)
             await ours.runtime.wait_for_run(invocation, timeout=30)
     finally:
         await ours.stop()

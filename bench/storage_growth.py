@@ -32,7 +32,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.policy import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
-from reviewer_app.runtime.models import ModelClient
+from reviewer_app.runtime.llm_clients import ModelClient
 from reviewer_app.runtime.runner import Runtime
 
 MB = 1024 * 1024

@@ -492,13 +492,16 @@ class SQLHITLBackend:
                 settled.append(done)
         return settled
 
-    async def decide(self, hitl_id: str, decision: Decision) -> HITLRecord:
+    async def decide(
+        self, hitl_id: str, decision: Decision, *, then: Callable[[StoreTx, HITLRecord], object] | None = None
+    ) -> HITLRecord:
         """Apply a reviewer's decision after checking it against what would run.
 
         Approvals must carry the SHA-256 of the arguments they approve; edits
         are validated against the tool's JSON schema when the request carries
         one (``data["schema"]``); approve-for-session adds its session rule in
-        the same transaction.
+        the same transaction. ``then`` writes, in that transaction too, what the
+        decided record lets happen (a runtime commits the call it lets run).
         """
         reviewer = self.reviewer  # who decides is this backend's identity, not a name the caller asserts
         if decision.reviewer != reviewer:
@@ -514,6 +517,8 @@ class SQLHITLBackend:
             validate_decision(record, decision)
             decided = tx.settle(hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message)
             self._grant_session_rule(tx, record, decision)
+            if then is not None:
+                then(tx, decided)
             return decided
 
         decided = _refuse_if_abandoned(await self.write(work), decision.kind.value)

@@ -72,7 +72,7 @@ async def _final_text(backend: Any, invocation_id: str) -> str | None:
 
 def _load_script(path: str) -> Any:
     """A script's turns as data (kept in the run's checkpoint so any process can resume it)."""
-    from reviewer_app.runtime.models import ScriptedModel, read_script_file
+    from reviewer_app.runtime.llm_clients import ScriptedModel, read_script_file
 
     data = read_script_file(path)
     ScriptedModel.from_data(data)  # validates; raises ValueError naming the bad turn
@@ -160,7 +160,7 @@ async def cmd_resolve(ctx: AppContext, args: argparse.Namespace) -> int:
     try:
         await runtime.start(recover=False)
         try:
-            await runtime.resolve_interrupted(args.invocation_id, args.action, args.message)
+            await runtime.rerun_or_abort(args.invocation_id, args.action, args.message)
         except KeyError as exc:
             err(f"error: {exc.args[0]}")
             return EXIT_NOT_FOUND

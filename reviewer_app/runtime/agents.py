@@ -29,7 +29,7 @@ from typing import Any
 
 from reviewer_app.domain.policy import ApprovalPolicy
 from reviewer_app.runtime.demo import DEMO_SYSTEM_PROMPT, demo_script
-from reviewer_app.runtime.models import ModelClient, ScriptedModel, model_from_config
+from reviewer_app.runtime.llm_clients import ModelClient, ScriptedModel, model_from_config
 from reviewer_app.runtime.tools import builtin_tools
 
 DEFAULT_TOOLS = ("read_file", "list_dir", "write_file", "run_shell", "ask_user")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from reviewer_app.runtime.models import ModelTurn
+from reviewer_app.runtime.llm_clients import ModelTurn
 
 
 class CallStatus(StrEnum):
@@ -28,11 +28,11 @@ class CallStatus(StrEnum):
     ABORTED = "aborted"
 
     @property
-    def resolved(self) -> bool:
-        return self in _RESOLVED
+    def finished(self) -> bool:
+        return self in _FINISHED
 
 
-_RESOLVED = frozenset({CallStatus.DONE, CallStatus.REJECTED, CallStatus.STEERED, CallStatus.ABORTED})
+_FINISHED = frozenset({CallStatus.DONE, CallStatus.REJECTED, CallStatus.STEERED, CallStatus.ABORTED})
 
 GUIDANCE_PREFIX = "Reviewer guidance: "
 
@@ -89,7 +89,7 @@ class PendingCall:
 
 @dataclass
 class Checkpoint:
-    """The conversation plus the unresolved tool calls of its last assistant turn."""
+    """The conversation plus the unfinished tool calls of its last assistant turn."""
 
     agent: str
     messages: list[dict[str, Any]]
@@ -154,7 +154,7 @@ class Checkpoint:
         self.messages.append(message)
 
     def close_turn(self) -> None:
-        """Every call is resolved: their results become tool messages, then any reviewer guidance."""
+        """Every call is finished: their results become tool messages, then any reviewer guidance."""
         guidance = []
         for call in self.pending:
             self.messages.append({"role": "tool", "tool_call_id": call.call_id, "content": call.result or ""})
@@ -164,10 +164,10 @@ class Checkpoint:
             self.messages.append({"role": "user", "content": GUIDANCE_PREFIX + text})
         self.pending = []
 
-    def abort_unresolved(self, reason: str) -> None:
+    def abort_unfinished(self, reason: str) -> None:
         """Give every unfinished call an ``<aborted: reason>`` result (power-loop's abort_pending)."""
         for call in self.pending:
-            if not call.status.resolved:
+            if not call.status.finished:
                 call.status = CallStatus.ABORTED
                 call.result = f"<aborted: {reason}>"
                 call.ok = False
@@ -176,6 +176,6 @@ class Checkpoint:
         """The messages a new invocation in this session continues from (valid even if this run stopped mid-turn)."""
         copy = Checkpoint.from_json(json.loads(json.dumps(self.to_json())))
         if copy.pending:
-            copy.abort_unresolved(reason)
+            copy.abort_unfinished(reason)
             copy.close_turn()
         return copy.messages

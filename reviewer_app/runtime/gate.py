@@ -28,7 +28,7 @@ from reviewer_app.domain.rule_outcome import verdict_message
 from reviewer_app.domain.rules import Rule, Verdict, evaluate
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
-from reviewer_app.runtime.models import ModelTurn, ToolCall
+from reviewer_app.runtime.llm_clients import ModelTurn, ToolCall
 from reviewer_app.runtime.tools import ToolArgumentsError, ToolRegistry
 
 ASK_USER = "ask_user"
@@ -218,12 +218,12 @@ def apply_outcome(call: PendingCall, record: HITLRecord) -> None:
     response = record.get("user_response")
     expired = status == HITLStatus.EXPIRED.value
     if status == HITLStatus.CANCELLED.value:
-        _resolve(call, CallStatus.ABORTED, "<aborted: the request was cancelled>", DecisionKind.CANCEL.value)
+        _end_unrun(call, CallStatus.ABORTED, "<aborted: the request was cancelled>", DecisionKind.CANCEL.value)
         return
     try:
         decision = Decision.from_user_response(response if isinstance(response, dict) else None)
     except DecisionError as exc:
-        _resolve(call, CallStatus.REJECTED, f"rejected by reviewer: unreadable decision ({exc})", "reject")
+        _end_unrun(call, CallStatus.REJECTED, f"rejected by reviewer: unreadable decision ({exc})", "reject")
         return
     kind = decision.kind
     call.decision = kind.value
@@ -238,7 +238,7 @@ def apply_outcome(call: PendingCall, record: HITLRecord) -> None:
         return
     if kind is DecisionKind.STEER:
         call.guidance = decision.message
-        _resolve(call, CallStatus.STEERED, "not run: the reviewer sent guidance instead (next message)", kind.value)
+        _end_unrun(call, CallStatus.STEERED, "not run: the reviewer sent guidance instead (next message)", kind.value)
         return
     if kind is DecisionKind.RESPOND:
         answer = decision.message or ""
@@ -247,7 +247,7 @@ def apply_outcome(call: PendingCall, record: HITLRecord) -> None:
             call.ok = True
             call.result = answer
         else:
-            _resolve(call, CallStatus.REJECTED, f"not run: the reviewer answered instead: {answer}", kind.value)
+            _end_unrun(call, CallStatus.REJECTED, f"not run: the reviewer answered instead: {answer}", kind.value)
         return
     if expired:
         text = "rejected: no reviewer decided before the request expired (its default decision)"
@@ -255,15 +255,15 @@ def apply_outcome(call: PendingCall, record: HITLRecord) -> None:
         text = f"rejected by reviewer: {decision.message}"
     else:
         text = "rejected by reviewer"
-    _resolve(call, CallStatus.REJECTED, text, kind.value)
+    _end_unrun(call, CallStatus.REJECTED, text, kind.value)
 
 
 def refuse_unsigned(call: PendingCall, problem: str) -> None:
     """A decision that is not what the audit chain signed: the call does not run, and the model is told why."""
-    _resolve(call, CallStatus.REJECTED, f"not run: {problem}", DecisionKind.REJECT.value)
+    _end_unrun(call, CallStatus.REJECTED, f"not run: {problem}", DecisionKind.REJECT.value)
 
 
-def _resolve(call: PendingCall, status: CallStatus, result: str, decision: str) -> None:
+def _end_unrun(call: PendingCall, status: CallStatus, result: str, decision: str) -> None:
     call.status = status
     call.result = result
     call.ok = False

@@ -1,7 +1,7 @@
 """External runs whose host is gone: marked idle after a while without any sign of life, then ended.
 
 A host that exits without its end event (a closed terminal, a killed agent, a hook not installed) leaves its run
-"running" forever. The supervision loop of the window and the workers calls :func:`settle_idle_external_runs`:
+"running" forever. The supervision loop of the window and the workers calls :func:`sweep_idle_external_runs`:
 a run of an outside agent with nothing pending (a pending request has its own hook, expiry and sweep) and no
 activity on its row, timeline or requests for ``idle_after_s`` gets an idle note on its timeline; after
 ``end_after_s`` it is ended ``done`` with the reason on its timeline and as its error.
@@ -60,12 +60,12 @@ def _quiet_for(ms: int) -> str:
     return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
 
 
-async def settle_idle_external_runs(
+async def sweep_idle_external_runs(
     backend: SQLHITLBackend, *, idle_after_s: float, end_after_s: float, now: int | None = None
 ) -> list[IdleRun]:
     """Mark idle, then end, the open external runs nothing has happened on for that long; returns what it did."""
     moment = now_ms() if now is None else now
-    settled: list[IdleRun] = []
+    swept: list[IdleRun] = []
     for run in await backend.list_runs(states=list(OPEN_STATES), limit=None):
         if not run.external or run.pending:
             continue
@@ -75,7 +75,7 @@ async def settle_idle_external_runs(
         if quiet >= end_after_s * 1000:
             reason = f"ended: no activity from its host for {_quiet_for(quiet)} (the host is gone)"
             if await backend.write(functools.partial(_end, run.id, run.session_id, reason, moment)):
-                settled.append(IdleRun(run.id, ENDED, reason))
+                swept.append(IdleRun(run.id, ENDED, reason))
         elif quiet >= idle_after_s * 1000 and not marked:
             reason = (
                 f"idle: no activity from its host for {_quiet_for(quiet)}; "
@@ -91,10 +91,10 @@ async def settle_idle_external_runs(
                 moment,
             )
             await backend.append_blocks([note])
-            settled.append(IdleRun(run.id, IDLE, reason))
-    for done in settled:
+            swept.append(IdleRun(run.id, IDLE, reason))
+    for done in swept:
         log.info("run %s %s", done.invocation_id, done.reason)
-    return settled
+    return swept
 
 
 def _end(invocation_id: str, session_id: str, reason: str, moment: int, tx: StoreTx) -> bool:

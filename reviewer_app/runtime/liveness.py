@@ -1,7 +1,8 @@
-"""Dead owners noticed within seconds: heartbeats, the sweep that settles their runs, tools that die with them.
+"""Dead owners noticed within seconds: heartbeats, the sweep that interrupts or releases their runs, tools that
+die with them.
 
 A runtime stamps ``heartbeat_ms`` on the runs it drives every :data:`HEARTBEAT_INTERVAL_S` (with the process
-group of the shell tool each is running). :func:`settle_dead_owners` — run every second or so by the window and
+group of the shell tool each is running). :func:`interrupt_dead_owners` — run every second or so by the window and
 by workers — looks at runs whose heartbeat is older than :data:`STALE_AFTER_S` and whose owner is certainly gone
 (a pid on this host that no longer exists: :func:`~reviewer_app.runtime.recovery.owner_is_gone`). It kills the
 tool process group the dead owner recorded, then in one transaction that re-checks the owner:
@@ -38,7 +39,7 @@ LIVE_STATES = (RunState.QUEUED.value, RunState.RUNNING.value, RunState.WAITING.v
 
 
 @dataclass(frozen=True)
-class SettledRun:
+class SweptRun:
     """What a sweep did to one run whose owner died: ``interrupted`` or ``released``."""
 
     invocation_id: str
@@ -47,15 +48,15 @@ class SettledRun:
     detail: str
 
 
-async def settle_dead_owners(
+async def interrupt_dead_owners(
     backend: SQLHITLBackend,
     *,
     stale_after_s: float = STALE_AFTER_S,
     is_gone: Callable[[str | None], bool] = owner_is_gone,
-) -> list[SettledRun]:
+) -> list[SweptRun]:
     """Interrupt or release the runs of owners that stopped beating and are gone; returns what was done."""
     candidates = await backend.stale_owned_runs(LIVE_STATES, stale_after_ms=int(stale_after_s * 1000))
-    settled: list[SettledRun] = []
+    swept: list[SweptRun] = []
     for record in candidates:
         owner = record.owner
         if not owner or not is_gone(owner):
@@ -85,22 +86,22 @@ async def settle_dead_owners(
                 )
             )
 
-        outcome = await backend.write(functools.partial(_settle_one, record.id, owner, running, events))
+        outcome = await backend.write(functools.partial(_interrupt_or_release, record.id, owner, running, events))
         if outcome is None:
             continue
         detail = f"while running {', '.join(running)}" if running else "resumable by a worker"
         log.warning("run %s: owner %s is gone; %s (%s)", record.id, owner, outcome, detail)
-        settled.append(SettledRun(record.id, outcome, owner, detail))
-    return settled
+        swept.append(SweptRun(record.id, outcome, owner, detail))
+    return swept
 
 
-def _settle_one(
+def _interrupt_or_release(
     invocation_id: str, owner: str, running: Sequence[str], events: Sequence[BlockEvent], tx: StoreTx
 ) -> str | None:
     """In one transaction that re-checks the dead owner: interrupt (inside a tool call) or release the run."""
     current = tx.run_state_and_owner(invocation_id)
     if current is None or current[1] != owner or current[0].value not in LIVE_STATES:
-        return None  # someone else settled or took it meanwhile
+        return None  # someone else interrupted or took it meanwhile
     if running and current[0] is RunState.RUNNING:
         tx.set_run_state(
             invocation_id,

@@ -2,7 +2,8 @@
 
 Rules the code below keeps:
 
-* A decision is committed (``backend.decide``) before anything acts on it; the runner only reads it.
+* A decision is committed (``backend.decide``) before anything acts on it. One made here for a run waiting
+  here is committed in the same transaction as the call it lets run (resume.py); else the runner reads it.
 * The gate writes a turn's requests, their ``hitl`` blocks, the ``tool_use`` blocks and the checkpoint
   in one transaction, then the run waits on a future: no thread, no slot of the concurrency cap.
 * A call is committed as ``running`` before its tool executes and ``done`` after. A process that dies
@@ -11,9 +12,10 @@ Rules the code below keeps:
   cancelled it, so two processes never drive one run.
 
 This module is the runtime's public API (``Runtime``: start/stop, start/retry/follow up/cancel a run,
-settle an interrupted one, wait for a run, decide and resume). ``Runtime`` is assembled from one concept
-per module: run_state.py (a run in memory), core.py (the attributes its parts share), turns.py (driving
-one run: the rules above are kept there) and supervision.py (recovery, heartbeats, expiry).
+re-run or abort an interrupted one, wait for a run, decide and resume). ``Runtime`` holds three parts, each with a
+public interface and one concept per module: the driver (``RunDriver``, turns.py: driving runs, where the rules above
+are kept), the supervisor (``RunSupervisor``, supervision.py: recovery, heartbeats, expiry) and the gate
+(``TurnGate``, turn_gate.py: a turn's calls gated, decisions applied). driven_run.py says what a run in memory is.
 """
 
 from __future__ import annotations
@@ -37,36 +39,16 @@ from reviewer_app.hitl import SQLHITLBackend, WriteRetriesExhausted
 from reviewer_app.persistence.store import StoreTx, now_ms
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint
-from reviewer_app.runtime.idle_runs import configured_limits
+from reviewer_app.runtime.driven_run import DrivenRun
+from reviewer_app.runtime.idle_runs import IdleRun, configured_limits
 from reviewer_app.runtime.recovery import new_owner_id
-from reviewer_app.runtime.run_state import _Run, _Step
-from reviewer_app.runtime.supervision import RESUMABLE, RunSupervisor, _beat
+from reviewer_app.runtime.supervision import RunSupervisor
 from reviewer_app.runtime.tools import ToolRegistry, builtin_tools
-from reviewer_app.runtime.turns import (
-    STREAM_FLUSH_S,
-    BudgetExceeded,
-    RunStopped,
-    _record_waiver,
-    _with_run_unique_call_ids,
-)
-from reviewer_app.runtime.watcher import DecisionWatcher, wait_for_change
+from reviewer_app.runtime.turn_gate import TurnGate
+from reviewer_app.runtime.turns import RunDriver
+from reviewer_app.runtime.watcher import wait_for_change
 
 log = logging.getLogger(__name__)
-
-# Names defined here before the runtime was split by concept (run_state, core, turns, supervision): still importable.
-__all__ = [
-    "RESUMABLE",
-    "STREAM_FLUSH_S",
-    "BudgetExceeded",
-    "RunStopped",
-    "Runtime",
-    "_Run",
-    "_Step",
-    "_beat",
-    "_record_waiver",
-    "_with_run_unique_call_ids",
-    "finished_run_refusal",
-]
 
 
 def finished_run_refusal(record: RunRecord, allowed: Sequence[RunState], *, has_checkpoint: bool) -> str | None:
@@ -79,7 +61,7 @@ def finished_run_refusal(record: RunRecord, allowed: Sequence[RunState], *, has_
     return None
 
 
-def _rerun_refusal(run: _Run) -> str | None:
+def _rerun_refusal(run: DrivenRun) -> str | None:
     """Interrupted calls may run again only when every one of them is declared idempotent."""
     running = run.ckpt.running_calls()
     refused = [c.name for c in running if c.name not in run.tools or not run.tools.get(c.name).idempotent]
@@ -91,11 +73,13 @@ def _rerun_refusal(run: _Run) -> str | None:
     return None
 
 
-class Runtime(RunSupervisor):
+class Runtime:
     """Owns the runs of one process: starting, gating, resuming, expiring, recovering, cancelling.
 
-    The CLI and the GUI each own one. The UI gets no callbacks: it watches the database, which every
-    write here goes through (``backend.write``), so the change feed wakes in-process listeners at once.
+    Its parts: ``driver`` drives the runs, ``supervisor`` watches over them (recovery, heartbeats, expiry),
+    ``gate`` gates their calls. The CLI and the GUI each own one. The UI gets no callbacks: it watches the
+    database, which every write here goes through (``backend.write``), so the change feed wakes in-process
+    listeners at once.
     """
 
     def __init__(
@@ -117,23 +101,30 @@ class Runtime(RunSupervisor):
         self.backend = backend
         self.catalog = catalog
         self.workspaces_dir = Path(workspaces_dir)
-        self.max_concurrent_runs = max_concurrent_runs
         self.owner = owner or new_owner_id()
         self.tools = tools or builtin_tools()
-        self.expiry_interval_s = expiry_interval_s
-        self.recovery_interval_s = recovery_interval_s
-        self._slots = None
-        self._watcher = None
-        self._tasks = {}
-        self._driven = {}
-        self._service_tasks = []
+        self.gate = TurnGate()
+        self.driver = RunDriver(
+            backend,
+            catalog,
+            self.tools,
+            self.gate,
+            owner=self.owner,
+            workspaces_dir=self.workspaces_dir,
+            max_concurrent_runs=max_concurrent_runs,
+        )
+        self.supervisor = RunSupervisor(
+            backend,
+            catalog,
+            self.driver,
+            owner=self.owner,
+            expiry_interval_s=expiry_interval_s,
+            recovery_interval_s=recovery_interval_s,
+            heartbeat_interval_s=heartbeat_interval_s,
+            # (idle after, ended after) for external runs with no sign of life: see idle_runs.py
+            idle_limits_s=idle_limits_s or configured_limits(),
+        )
         self._started = False
-        self.heartbeat_interval_s = heartbeat_interval_s
-        # (idle after, ended after) for external runs with no sign of life: see idle_runs.py
-        self.idle_limits_s = idle_limits_s or configured_limits()
-        self._idle_swept_at = float("-inf")
-        self._process_groups = {}
-        self._given_up = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def start(self, *, recover: bool = True) -> None:
@@ -141,32 +132,16 @@ class Runtime(RunSupervisor):
         if self._started:
             return
         self._started = True
-        self._slots = asyncio.Semaphore(self.max_concurrent_runs)
-        self._watcher = DecisionWatcher(self.backend)
-        self._watcher.start()
-        loop = asyncio.get_running_loop()
-        self._service_tasks.append(loop.create_task(self._expiry_loop(), name="reviewer-expiry"))
-        self._service_tasks.append(loop.create_task(self._heartbeat_loop(), name="reviewer-heartbeat"))
-        if recover:
-            await self.recover()
-            if self.recovery_interval_s:
-                self._service_tasks.append(loop.create_task(self._recovery_loop(), name="reviewer-recovery"))
+        self.driver.start()
+        await self.supervisor.start(recover=recover)
 
     async def stop(self) -> None:
         """Stop every task; runs stay resumable in the database and are released for another process."""
         if not self._started:
             return
         self._started = False
-        for task in self._service_tasks:
-            task.cancel()
-        driven = list(self._tasks)
-        for task in list(self._tasks.values()):
-            task.cancel()
-        await asyncio.gather(*self._service_tasks, *self._tasks.values(), return_exceptions=True)
-        self._service_tasks.clear()
-        self._tasks.clear()
-        if self._watcher is not None:
-            await self._watcher.stop()
+        await self.supervisor.stop()
+        driven = await self.driver.stop()
         if driven:
 
             def release(tx: StoreTx) -> None:
@@ -177,6 +152,23 @@ class Runtime(RunSupervisor):
                 await self.backend.write(release)
             except Exception:
                 log.exception("could not release this process's runs; recovery will take them when it exits")
+
+    def _require_started(self) -> None:
+        if not self._started or not self.driver.started:
+            raise RuntimeError("the runtime is not started (await runtime.start() first)")
+
+    def active_runs(self) -> list[str]:
+        """Invocations this runtime is driving right now (running, queued for a slot or waiting)."""
+        return self.driver.active_runs()
+
+    async def recover(self) -> list[str]:
+        """Take over resumable runs whose process is gone; returns the invocations taken over."""
+        self._require_started()
+        return await self.supervisor.recover()
+
+    async def sweep_idle_runs(self, *, force: bool = False) -> list[IdleRun]:
+        """External runs whose host is gone: idle, then ended (at most once a minute unless ``force``)."""
+        return await self.supervisor.sweep_idle_runs(force=force)
 
     @property
     def agents(self) -> list[str]:
@@ -259,37 +251,43 @@ class Runtime(RunSupervisor):
             tx.save_run_state(ckpt_id, invocation_id, session_id, state, ckpt.messages, first_index=0)
 
         await self.backend.write(create)
-        run = _Run(
+        run = DrivenRun(
             invocation_id=invocation_id,
             session_id=session_id,
             agent=spec,
             model=model,
             tools=tools,
-            ctx=self._tool_context(spec, workspace, session_id, invocation_id),
+            ctx=self.driver.tool_context(spec, workspace, session_id, invocation_id),
             ckpt=ckpt,
             db_state=RunState.QUEUED,
             saved_messages=len(ckpt.messages),
         )
-        self._spawn(run)
+        self.driver.spawn(run)
         return invocation_id
 
     # -- decisions, cancel, interrupted runs ---------------------------------------------------------
     async def decide_and_resume(self, hitl_id: str, decision: Decision) -> HITLRecord:
-        """Commit a decision (:meth:`SQLHITLBackend.decide`), then hand it to the waiting run at once.
+        """Commit a decision (:meth:`SQLHITLBackend.decide`) and resume the run waiting for it.
 
-        The run (in this or any process) resumes from the database.
-
-        A run this process drives resumes at once with the committed record; the decision watcher
-        still wakes runs in other processes (and here, for decisions made elsewhere).
+        A run this process drives and that waits for this request is handed the decision: it commits the decision
+        and the call it lets run in one transaction (resume.py) and starts the call. Otherwise the decision is
+        committed alone and the waiting run resumes from the database: at once when it is driven here, through
+        the decision watcher of whichever process drives it.
         """
+        handed = self.driver.hand_decision(hitl_id, decision)
+        if handed is not None:
+            taken = await handed
+            if taken is not None:
+                return taken
         record = await self.backend.decide(hitl_id, decision)
-        if self._watcher is not None:
-            self._watcher.resolve([record])
+        watcher = self.driver.watcher
+        if watcher is not None:
+            watcher.resolve([record])
         return record
 
     async def cancel_run(self, invocation_id: str) -> None:
         """Stop the run and cancel its pending requests; works for runs driven by other processes too."""
-        task = self._tasks.get(invocation_id)
+        task = self.driver.task_of(invocation_id)
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -332,21 +330,21 @@ class Runtime(RunSupervisor):
         except RunStateConflict as exc:
             raise ValueError(f"run {invocation_id} changed while it was being cancelled; try again ({exc})") from exc
 
-    async def resolve_interrupted(
+    async def rerun_or_abort(
         self, invocation_id: str, action: Literal["rerun", "abort"], reason: str = "aborted by operator"
     ) -> None:
-        """Settle the calls a dead process left running: re-run them (idempotent tools only) or abort them."""
+        """The calls a dead process left running: re-run them (idempotent tools only) or abort them."""
         self._require_started()
         if action not in ("rerun", "abort"):
             raise ValueError("action must be 'rerun' or 'abort'")
-        if invocation_id in self._tasks:
+        if self.driver.is_driving(invocation_id):
             raise ValueError(self._driven_here(invocation_id))
         record = await self.backend.get_run(invocation_id)
         if record is None:
             raise KeyError(f"no run with id {invocation_id!r}")
         if record.state != RunState.INTERRUPTED.value:
             raise ValueError(f"run {invocation_id} is {record.state}, not interrupted")
-        run = await self._load(record)
+        run = await self.driver.load_run(record)
         running = run.ckpt.running_calls()
         if action == "rerun":
             refusal = _rerun_refusal(run)
@@ -368,20 +366,21 @@ class Runtime(RunSupervisor):
                 call.status = CallStatus.ABORTED
                 call.result = f"<aborted: {reason}>"
                 call.ok = False
-                events.append(self._tool_finished_event(run, call, duration_ms=None))
-        await self._commit(run, RunState.QUEUED, events=events)
-        self._spawn(run)
+                events.append(run.tool_finished_event(call, duration_ms=None))
+        await self.driver.commit(run, RunState.QUEUED, events=events)
+        self.driver.spawn(run)
 
     # -- waiting for runs -----------------------------------------------------------------------
     async def wait_for_run(self, invocation_id: str, timeout: float | None = None) -> RunRecord:
         """The run's record once it is finished (done, failed or cancelled), whichever process drove it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         feed = self.backend.feed
-        task = self._tasks.get(invocation_id)
+        task = self.driver.task_of(invocation_id)
         if task is not None:  # driven here: no need to re-read the run on every database change
             await asyncio.wait({task}, timeout=timeout)
-            if invocation_id in self._given_up:
-                raise WriteRetriesExhausted(f"run {invocation_id} given up: {self._given_up[invocation_id]}")
+            given_up = self.driver.given_up_reason(invocation_id)
+            if given_up is not None:
+                raise WriteRetriesExhausted(f"run {invocation_id} given up: {given_up}")
         while True:
             token = feed.token()
             record = await self.backend.get_run(invocation_id)
@@ -400,17 +399,17 @@ class Runtime(RunSupervisor):
     async def retry_refusal(self, invocation_id: str) -> str | None:
         """Why Retry would be refused for this run now, or None when it would be accepted.
 
-        Retry is :meth:`retry_run` for a failed run and :meth:`resolve_interrupted` ("rerun") for an
+        Retry is :meth:`retry_run` for a failed run and :meth:`rerun_or_abort` ("rerun") for an
         interrupted one; this asks the same questions they do, in the same words, without acting.
         """
         record = await self.backend.get_run(invocation_id)
         if record is None:
             return f"no run with id {invocation_id!r}"
         if record.state == RunState.INTERRUPTED.value:
-            if invocation_id in self._tasks:
+            if self.driver.is_driving(invocation_id):
                 return self._driven_here(invocation_id)
             try:
-                run = await self._load(record)
+                run = await self.driver.load_run(record)
             except Exception as exc:
                 return f"run {invocation_id} cannot be loaded: {exc}"
             return _rerun_refusal(run)

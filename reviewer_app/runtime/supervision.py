@@ -11,22 +11,19 @@ import asyncio
 import contextlib
 import functools
 import logging
-from pathlib import Path
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLType
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
-from reviewer_app.hitl import WriteRetriesExhausted
-from reviewer_app.persistence.blobs import STATE_FORMAT
+from reviewer_app.hitl import SQLHITLBackend, WriteRetriesExhausted
 from reviewer_app.persistence.store import StoreTx
-from reviewer_app.runtime.checkpoint import Checkpoint
-from reviewer_app.runtime.idle_runs import IdleRun, settle_idle_external_runs
-from reviewer_app.runtime.liveness import settle_dead_owners
+from reviewer_app.runtime.agents import AgentCatalog
+from reviewer_app.runtime.idle_runs import IdleRun, sweep_idle_external_runs
+from reviewer_app.runtime.liveness import interrupt_dead_owners
 from reviewer_app.runtime.process_groups import kill_process_group
 from reviewer_app.runtime.recovery import owner_is_gone
-from reviewer_app.runtime.run_state import _Run
 from reviewer_app.runtime.turns import RunDriver
 
 log = logging.getLogger(__name__)
@@ -35,16 +32,55 @@ IDLE_SWEEP_INTERVAL_S = 60.0
 RESUMABLE = (RunState.QUEUED, RunState.RUNNING, RunState.WAITING, RunState.INTERRUPTED)
 
 
-class RunSupervisor(RunDriver):
-    """Recovery, heartbeat and expiry for one ``Runtime``; runs taken over are handed to ``RunDriver``."""
+class RunSupervisor:
+    """Recovery, heartbeat and expiry for one ``Runtime`` (a part of it); runs taken over are handed to its driver."""
+
+    def __init__(
+        self,
+        backend: SQLHITLBackend,
+        catalog: AgentCatalog,
+        driver: RunDriver,
+        *,
+        owner: str,
+        expiry_interval_s: float,
+        recovery_interval_s: float | None,
+        heartbeat_interval_s: float,
+        idle_limits_s: tuple[float, float],
+    ) -> None:
+        self.backend = backend
+        self.catalog = catalog
+        self.driver = driver
+        self.owner = owner
+        self.expiry_interval_s = expiry_interval_s
+        self.recovery_interval_s = recovery_interval_s
+        self.heartbeat_interval_s = heartbeat_interval_s
+        self.idle_limits_s = idle_limits_s
+        self._idle_swept_at = float("-inf")
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self, *, recover: bool) -> None:
+        """Start the expiry and heartbeat loops; with ``recover``, take over runs of dead processes now and (with a
+        recovery interval) keep doing so."""
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self._expiry_loop(), name="reviewer-expiry"))
+        self._tasks.append(loop.create_task(self._heartbeat_loop(), name="reviewer-heartbeat"))
+        if recover:
+            await self.recover()
+            if self.recovery_interval_s:
+                self._tasks.append(loop.create_task(self._recovery_loop(), name="reviewer-recovery"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
 
     async def recover(self) -> list[str]:
         """Take over resumable runs whose process is gone; returns the invocations taken over."""
-        self._require_started()
         records = await self.backend.list_runs(states=[s.value for s in RESUMABLE], limit=None)
         taken = []
         for record in sorted(records, key=lambda r: (r.created_at, r.id)):
-            if record.external or record.id in self._tasks or record.owner == self.owner:
+            if record.external or self.driver.is_driving(record.id) or record.owner == self.owner:
                 continue
             if record.agent not in self.catalog:
                 log.warning(
@@ -63,14 +99,14 @@ class RunSupervisor(RunDriver):
             return False  # another process was quicker
         kill_process_group(record.process_group)  # whatever tool the dead owner was running ends now
         try:
-            run = await self._load(record)
+            run = await self.driver.load_run(record)
         except Exception as exc:
             log.exception("cannot resume run %s", record.id)
             await self._fail_unloadable(record, exc)
             return True
         running = run.ckpt.running_calls()
         if record.state == RunState.INTERRUPTED.value:
-            return True  # waits for resolve_interrupted
+            return True  # waits for rerun_or_abort
         if running:
             names = ", ".join(c.name for c in running)
             events = [
@@ -89,35 +125,12 @@ class RunSupervisor(RunDriver):
                     },
                 )
             )
-            await self._commit(
+            await self.driver.commit(
                 run, RunState.INTERRUPTED, events=events, checkpoint=False, error=f"interrupted while running {names}"
             )
             return True
-        self._spawn(run)
+        self.driver.spawn(run)
         return True
-
-    async def _load(self, record: RunRecord) -> _Run:
-        latest = await self.backend.latest_checkpoint(record.id)
-        if latest is None:
-            raise ValueError(f"run {record.id} has no checkpoint")
-        ckpt = Checkpoint.from_json(latest[1])
-        # Format 2 checkpoints (append-only) have their messages stored; an older one is written out in full
-        # by the run's next commit.
-        saved = len(ckpt.messages) if latest[1].get("format") == STATE_FORMAT else 0
-        spec = self.catalog.get(ckpt.agent)
-        workspace = Path(record.workspace) if record.workspace else self.workspaces_dir / record.session_id
-        workspace.mkdir(parents=True, exist_ok=True)
-        return _Run(
-            invocation_id=record.id,
-            session_id=record.session_id,
-            agent=spec,
-            model=self.catalog.build_model(spec.name, ckpt.script),
-            tools=self.tools.subset(spec.tools),
-            ctx=self._tool_context(spec, workspace, record.session_id, record.id),
-            ckpt=ckpt,
-            db_state=RunState(record.state),
-            saved_messages=saved,
-        )
 
     async def _fail_unloadable(self, record: RunRecord, exc: Exception) -> None:
         def fail(tx: StoreTx) -> None:
@@ -131,7 +144,7 @@ class RunSupervisor(RunDriver):
         while True:
             await asyncio.sleep(self.recovery_interval_s)
             try:
-                await settle_dead_owners(self.backend)  # kills a dead owner's tool group, interrupts its run
+                await interrupt_dead_owners(self.backend)  # kills a dead owner's tool group, interrupts its run
                 await self.recover()
             except Exception:
                 log.exception("recovery sweep failed; trying again later")
@@ -140,11 +153,11 @@ class RunSupervisor(RunDriver):
         """Tell other processes this owner lives (and which tool process group each run has): see liveness.py."""
         while True:
             await asyncio.sleep(self.heartbeat_interval_s)
-            groups = {inv: min(self._process_groups.get(inv) or (0,)) or None for inv in self.active_runs()}
+            groups = self.driver.tool_process_groups()
             if not groups:
                 continue
             try:
-                await self.backend.write(functools.partial(_beat, self.owner, groups))
+                await self.backend.write(functools.partial(record_heartbeat, self.owner, groups))
             except asyncio.CancelledError:
                 raise
             except WriteRetriesExhausted as exc:
@@ -161,7 +174,7 @@ class RunSupervisor(RunDriver):
         """
         if record.get("hitl_type") == HITLType.ASK_USER.value:
             return DecisionKind.REJECT.value  # a question cannot be approved
-        run = self._driven.get(str(record.get("invocation_id")))
+        run = self.driver.driven_run(str(record.get("invocation_id")))
         if run is None or record.get("hitl_id") not in {call.hitl_id for call in run.ckpt.pending}:
             return DecisionKind.REJECT.value
         return run.agent.policy.default_on_expiry
@@ -177,8 +190,9 @@ class RunSupervisor(RunDriver):
                 log.exception("settling the requests of gone hooks failed; trying again later")
             try:
                 expired = await self.backend.expire_due(default_decision=self._expiry_default)
-                if expired and self._watcher is not None:
-                    self._watcher.resolve(expired)
+                watcher = self.driver.watcher
+                if expired and watcher is not None:
+                    watcher.resolve(expired)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -194,7 +208,7 @@ class RunSupervisor(RunDriver):
         self._idle_swept_at = clock
         idle_after, end_after = self.idle_limits_s
         try:
-            return await settle_idle_external_runs(self.backend, idle_after_s=idle_after, end_after_s=end_after)
+            return await sweep_idle_external_runs(self.backend, idle_after_s=idle_after, end_after_s=end_after)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -202,5 +216,6 @@ class RunSupervisor(RunDriver):
             return []
 
 
-def _beat(owner: str, groups: dict[str, int | None], tx: StoreTx) -> int:
+def record_heartbeat(owner: str, groups: dict[str, int | None], tx: StoreTx) -> int:
+    """In a write transaction: ``owner`` lives, and each of its runs runs a tool in this process group (or none)."""
     return tx.heartbeat(owner, groups)

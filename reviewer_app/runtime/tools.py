@@ -267,7 +267,7 @@ async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, name: str) -> An
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
 
-    def settle(result: Any, error: BaseException | None) -> None:
+    def resolve(result: Any, error: BaseException | None) -> None:
         if future.cancelled():
             return
         if error is not None:
@@ -283,7 +283,7 @@ async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, name: str) -> An
         except BaseException as exc:  # handed to the awaiting caller, as an executor would
             error = exc
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(settle, result, error)
+            loop.call_soon_threadsafe(resolve, result, error)
 
     threading.Thread(target=work, name=name, daemon=True).start()
     return await future

@@ -1,44 +1,40 @@
-"""Driving one run, turn by turn: ask the model, gate its calls, wait for decisions, run tools, commit each step.
+"""Driving the runs of one process (``RunDriver``), turn by turn: ask the model, gate its calls, wait for decisions,
+dispatch the approved calls, commit each step.
 
-The exactly-once rules listed in runner.py are kept here: every step is one ``_commit`` transaction that checks
-this process still owns the run, a call is committed ``running`` before its tool starts and ``done`` after, and
-a decision is only read from the database, never acted on before it is committed there.
+The exactly-once rules listed in runner.py are kept here: every step is one :meth:`RunDriver.commit` transaction
+that checks this process still owns the run, a call is committed ``running`` before its tool starts and ``done``
+after, and a decision is only read from the database, never acted on before it is committed there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import inspect
 import logging
 import time
-import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
 
-from reviewer_app.domain.hitl import HITLStatus
+from reviewer_app.domain.decisions import Decision
+from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.limits import scrub_text
-from reviewer_app.domain.records import NewRequest
-from reviewer_app.domain.rule_outcome import verdict_message
+from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState, RunStateConflict
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp, ToolStatus
-from reviewer_app.hitl import WriteRetriesExhausted
-from reviewer_app.persistence.store import StoreTx, now_ms
-from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
-from reviewer_app.runtime.core import RuntimeCore
-from reviewer_app.runtime.gate import (
-    GateResult,
-    RuleSettlement,
-    apply_outcome,
-    gate_call,
-    refuse_unsigned,
-    result_text,
-    screen_turn,
-)
-from reviewer_app.runtime.models import ModelTurn, ToolCall
-from reviewer_app.runtime.run_state import _Run, _Step
+from reviewer_app.hitl import SQLHITLBackend, WriteRetriesExhausted
+from reviewer_app.persistence.blobs import STATE_FORMAT
+from reviewer_app.persistence.store import StoreTx
+from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
+from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
+from reviewer_app.runtime.driven_run import DrivenRun, RunStep, StepCommit
+from reviewer_app.runtime.gate import result_text, screen_turn
+from reviewer_app.runtime.llm_clients import ModelTurn
+from reviewer_app.runtime.resume import DecisionHandoff, copied_calls, decided_step
+from reviewer_app.runtime.tools import ToolContext, ToolRegistry
+from reviewer_app.runtime.turn_gate import TurnGate
+from reviewer_app.runtime.watcher import DecisionWatcher
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +49,139 @@ class BudgetExceeded(Exception):
     """The agent used up its wall-time budget (time waiting for a reviewer does not count)."""
 
 
-class RunDriver(RuntimeCore):
-    """Drives the runs of one ``Runtime``: each in its own task, from queued to done, failed or stopped."""
+class RunDriver:
+    """Drives the runs of one process: each in its own task, from queued to done, failed or stopped.
 
-    def _spawn(self, run: _Run) -> None:
+    A part of ``Runtime``: it owns the concurrency cap, the decision watcher and the tasks of the runs driven here;
+    the supervisor hands it the runs it takes over, the public API the runs it starts.
+    """
+
+    def __init__(
+        self,
+        backend: SQLHITLBackend,
+        catalog: AgentCatalog,
+        tools: ToolRegistry,
+        gate: TurnGate,
+        *,
+        owner: str,
+        workspaces_dir: Path,
+        max_concurrent_runs: int,
+    ) -> None:
+        self.backend = backend
+        self.catalog = catalog
+        self.tools = tools
+        self.gate = gate
+        self.owner = owner
+        self.workspaces_dir = workspaces_dir
+        self.max_concurrent_runs = max_concurrent_runs
+        self._slots: asyncio.Semaphore | None = None
+        self._watcher: DecisionWatcher | None = None
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._driven: dict[str, DrivenRun] = {}  # the runs of _tasks: whose agent (the operator's configuration) asked
+        self._process_groups: dict[str, set[int]] = {}  # per run: shell tools running now (see liveness.py)
+        self._given_up: dict[str, str] = {}  # runs whose state the database could not record (see _give_up)
+        self._waiting_on: dict[str, DrivenRun] = {}  # request id -> the run waiting here for its decision
+        self._handoffs: dict[str, DecisionHandoff] = {}  # per run: a decision handed to it (see resume.py)
+
+    # -- lifecycle and what other parts may ask ---------------------------------------------------
+    def start(self) -> None:
+        """Create the concurrency cap and start the decision watcher."""
+        self._slots = asyncio.Semaphore(self.max_concurrent_runs)
+        self._watcher = DecisionWatcher(self.backend)
+        self._watcher.start()
+
+    async def stop(self) -> list[str]:
+        """Cancel every run task and stop the watcher; returns the runs that were driven (to release them)."""
+        driven = list(self._tasks)
+        for task in list(self._tasks.values()):
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        self._tasks.clear()
+        if self._watcher is not None:
+            await self._watcher.stop()
+        return driven
+
+    @property
+    def started(self) -> bool:
+        return self._slots is not None and self._watcher is not None
+
+    @property
+    def watcher(self) -> DecisionWatcher | None:
+        """The decision watcher (None before :meth:`start`): hand it decisions committed here to wake runs at once."""
+        return self._watcher
+
+    def active_runs(self) -> list[str]:
+        """Invocations driven right now (running, queued for a slot or waiting)."""
+        return [inv for inv, task in self._tasks.items() if not task.done()]
+
+    def is_driving(self, invocation_id: str) -> bool:
+        return invocation_id in self._tasks
+
+    def task_of(self, invocation_id: str) -> asyncio.Task[None] | None:
+        return self._tasks.get(invocation_id)
+
+    def driven_run(self, invocation_id: str) -> DrivenRun | None:
+        return self._driven.get(invocation_id)
+
+    def given_up_reason(self, invocation_id: str) -> str | None:
+        """Why a run was given up (the database could not record its state), or None."""
+        return self._given_up.get(invocation_id)
+
+    def tool_process_groups(self) -> dict[str, int | None]:
+        """Per active run, the process group of the shell tool it runs now (None: none), for the heartbeat."""
+        return {inv: min(self._process_groups.get(inv) or (0,)) or None for inv in self.active_runs()}
+
+    def tool_context(self, spec: AgentSpec, workspace: Path, session_id: str, invocation_id: str) -> ToolContext:
+        return ToolContext(
+            workspace=workspace,
+            session_id=session_id,
+            invocation_id=invocation_id,
+            shell_timeout_s=spec.shell_timeout_s,
+            process_groups=self._process_groups.setdefault(invocation_id, set()),
+        )
+
+    async def load_run(self, record: RunRecord) -> DrivenRun:
+        """A stored run rebuilt from its latest checkpoint, ready to be driven here."""
+        latest = await self.backend.latest_checkpoint(record.id)
+        if latest is None:
+            raise ValueError(f"run {record.id} has no checkpoint")
+        ckpt = Checkpoint.from_json(latest[1])
+        # Format 2 checkpoints (append-only) have their messages stored; an older one is written out in full
+        # by the run's next commit.
+        saved = len(ckpt.messages) if latest[1].get("format") == STATE_FORMAT else 0
+        spec = self.catalog.get(ckpt.agent)
+        workspace = Path(record.workspace) if record.workspace else self.workspaces_dir / record.session_id
+        workspace.mkdir(parents=True, exist_ok=True)
+        return DrivenRun(
+            invocation_id=record.id,
+            session_id=record.session_id,
+            agent=spec,
+            model=self.catalog.build_model(spec.name, ckpt.script),
+            tools=self.tools.subset(spec.tools),
+            ctx=self.tool_context(spec, workspace, record.session_id, record.id),
+            ckpt=ckpt,
+            db_state=RunState(record.state),
+            saved_messages=saved,
+        )
+
+    def waits_for(self, hitl_id: str) -> bool:
+        """Whether a run driven here is waiting for a decision on ``hitl_id`` now (one would be handed to it)."""
+        return hitl_id in self._waiting_on
+
+    def hand_decision(self, hitl_id: str, decision: Decision) -> asyncio.Future[HITLRecord | None] | None:
+        """Hand a decision to the run waiting here for ``hitl_id``, which commits it with the call it lets run, in
+        one transaction (resume.py). Returns the future of the decided record (None: declined, decide it the
+        ordinary way), or None when no run here waits for that request."""
+        run = self._waiting_on.get(hitl_id)
+        if run is None or run.invocation_id in self._handoffs or self._watcher is None:
+            return None
+        handoff = DecisionHandoff(hitl_id, decision)
+        self._handoffs[run.invocation_id] = handoff
+        self._watcher.wake_without_record(hitl_id)
+        return handoff.answer
+
+    def spawn(self, run: DrivenRun) -> None:
+        """Drive ``run`` in its own task until it ends or is stopped."""
         task = asyncio.get_running_loop().create_task(self._drive(run), name=f"run-{run.invocation_id}")
         self._tasks[run.invocation_id] = task
         self._driven[run.invocation_id] = run
@@ -69,15 +194,16 @@ class RunDriver(RuntimeCore):
 
         task.add_done_callback(forget)
 
-    async def _drive(self, run: _Run) -> None:
+    # -- driving one run --------------------------------------------------------------------------
+    async def _drive(self, run: DrivenRun) -> None:
         try:
             if run.db_state is RunState.QUEUED:
-                # Queued for a slot (new, re-queued after a decision, or resolved after an interruption):
+                # Queued for a slot (new, re-queued after a decision, or rerun after an interruption):
                 # take the slot first; a run that still needs a reviewer then goes running -> waiting.
                 await self._activate(run, checkpoint=False)
             while True:
                 if run.ckpt.pending:
-                    await self._settle(run)
+                    await self._dispatch(run)
                     run.ckpt.close_turn()
                 await self._activate(run)
                 remaining = run.remaining_s()
@@ -89,7 +215,7 @@ class RunDriver(RuntimeCore):
                 if not turn.tool_calls:
                     await self._finish(run, turn)
                     return
-                await self._gate(run, turn)
+                await self.commit(run, RunState.RUNNING, plan=self.gate.plan_turn(run, turn))
         except RunStopped as stopped:
             log.info("stopped driving %s", stopped)
         except WriteRetriesExhausted as exc:
@@ -105,35 +231,35 @@ class RunDriver(RuntimeCore):
                     if inspect.isawaitable(result):
                         await result
 
-    async def _activate(self, run: _Run, *, events: Sequence[BlockEvent] = (), checkpoint: bool = True) -> None:
+    async def _activate(self, run: DrivenRun, *, events: Sequence[BlockEvent] = (), checkpoint: bool = True) -> None:
         """Hold a slot of the concurrency cap and be ``running`` (``queued`` while no slot is free)."""
         await self._hold_slot(run)
-        await self._commit(run, RunState.RUNNING, events=events, checkpoint=checkpoint)
+        await self.commit(run, RunState.RUNNING, events=events, checkpoint=checkpoint)
 
-    async def _hold_slot(self, run: _Run) -> None:
+    async def _hold_slot(self, run: DrivenRun) -> None:
         """Take a slot of the concurrency cap, committing ``queued`` first while none is free."""
         assert self._slots is not None
         if not run.holds_slot:
             if self._slots.locked() and run.db_state is not RunState.QUEUED:
-                await self._commit(run, RunState.QUEUED, checkpoint=False)
+                await self.commit(run, RunState.QUEUED, checkpoint=False)
             await self._slots.acquire()
             run.holds_slot = True
 
-    def _release(self, run: _Run) -> None:
+    def _release(self, run: DrivenRun) -> None:
         if run.holds_slot and self._slots is not None:
             self._slots.release()
             run.holds_slot = False
 
-    async def _commit(
+    async def commit(
         self,
-        run: _Run,
+        run: DrivenRun,
         state: RunState,
         *,
         events: Sequence[BlockEvent] = (),
         checkpoint: bool = True,
         requests: Sequence[NewRequest] = (),
         error: str | None = None,
-        plan: Callable[[StoreTx], _Step] | None = None,
+        plan: Callable[[StoreTx], RunStep] | None = None,
     ) -> None:
         """One transaction: ownership check, run state, requests, timeline events and checkpoint.
 
@@ -141,67 +267,18 @@ class RunDriver(RuntimeCore):
         replaces ``state``, ``events`` and ``requests``: the gate reads the session rules there, so a
         turn costs one database round trip and the rules cannot change between reading and writing.
         """
-        if run.clock_started is not None:
-            now = time.monotonic()
-            elapsed = int((now - run.clock_started) * 1000)
-            run.ckpt.active_ms += elapsed
-            run.unsaved_ms += elapsed
-            run.clock_started = now
-        add_ms = run.unsaved_ms
-        buffered = list(run.stream_events)
-        fixed = _Step(state, events, requests)
-        ckpt_id = run.ckpt.next_id(run.invocation_id) if checkpoint else None
-        # Append-only: the conversation's new messages and the small state, never the whole conversation again.
-        saved = run.saved_messages
-        new_messages = run.ckpt.messages[saved:] if checkpoint else []
-        ckpt_state = run.ckpt.to_state() if checkpoint and plan is None else None
-        owner = self.owner
-
-        def work(tx: StoreTx) -> str | _Step:
-            current = tx.run_state_and_owner(run.invocation_id)
-            if current is None:
-                return "the run no longer exists"
-            db_state, db_owner = current
-            if db_owner != owner:
-                return f"run taken over by {db_owner or 'nobody'}"
-            step = plan(tx) if plan is not None else fixed
-            if db_state.finished and db_state is not step.state:
-                return f"run is {db_state.value}"
-            tx.set_run_state(run.invocation_id, step.state, error=error, add_active_ms=add_ms, current=db_state)
-            for request in step.requests:
-                # The invocation was just read above, so its session exists too: no INSERT OR IGNORE for them.
-                tx.create_request(dataclasses.replace(request, checkpoint_id=ckpt_id), ensure_parents=False)
-            for decided in step.settled:
-                arguments = decided.request.data.get("arguments")
-                tx.settle_by_rule(decided.request, decided.verdict, arguments, ensure_parents=False)
-            all_events = [*buffered, *step.events] if buffered else step.events
-            if all_events:
-                tx.append_events(all_events)
-            if ckpt_id is not None:
-                state_json = ckpt_state if ckpt_state is not None else run.ckpt.to_state()
-                tx.save_run_state(
-                    ckpt_id, run.invocation_id, run.session_id, state_json, new_messages, first_index=saved
-                )
-            return step
-
+        commit = StepCommit(
+            run, RunStep(state, events, requests), owner=self.owner, checkpoint=checkpoint, error=error, plan=plan
+        )
         try:
-            outcome = await self.backend.write(work)
+            outcome = await self.backend.write(commit.write)
         except RunStateConflict as exc:  # a cancel (or another writer) committed after our read: it stands
             raise RunStopped(f"{run.invocation_id}: {exc}") from exc
         if isinstance(outcome, str):
             raise RunStopped(f"{run.invocation_id}: {outcome}")
-        state = outcome.state
-        del run.stream_events[: len(buffered)]  # what was committed (nothing else appends meanwhile, but be exact)
-        run.saved_messages = saved + len(new_messages)
-        run.unsaved_ms -= add_ms
-        run.db_state = state
-        if state is RunState.RUNNING:
-            if run.clock_started is None:
-                run.clock_started = time.monotonic()
-        else:
-            run.clock_started = None
+        commit.committed(outcome)
 
-    async def _ask_model(self, run: _Run) -> ModelTurn:
+    async def _ask_model(self, run: DrivenRun) -> ModelTurn:
         turn_index = run.ckpt.turn
         blocks = {
             "text": f"{run.invocation_id}:t{turn_index}:text",
@@ -258,7 +335,7 @@ class RunDriver(RuntimeCore):
         run.ckpt.turn += 1
         return turn
 
-    def _keep_partial_calls(self, run: _Run, turn_index: int) -> None:
+    def _keep_partial_calls(self, run: DrivenRun, turn_index: int) -> None:
         """Tool calls a broken answer had begun: on the timeline as calls that did not run, with their fragments."""
         fragments = getattr(run.model, "partial_calls", ())
         for index, fragment in enumerate(fragments):
@@ -279,117 +356,8 @@ class RunDriver(RuntimeCore):
                 )
             )
 
-    async def _gate(self, run: _Run, turn: ModelTurn) -> None:
-        """Record the assistant turn and its calls; requests for gated ones, all in one transaction.
-
-        The session rules are read in that transaction (``plan``), under its write lock: a rule added
-        meanwhile cannot be missed, and the turn costs one round trip to the database thread.
-        """
-        screened, refused_by_id = screen_turn(turn)  # poison arguments become error results, never a crash
-        turn = _with_run_unique_call_ids(screened, run.ckpt.messages)
-        refused = {  # the same calls in the same order, some renamed
-            unique.id: refused_by_id[original.id]
-            for original, unique in zip(screened.tool_calls, turn.tool_calls, strict=True)
-            if original.id in refused_by_id
-        }
-        run.ckpt.add_assistant_turn(turn)
-
-        def plan(tx: StoreTx) -> _Step:
-            rules = tx.session_rule_entries(run.session_id)
-            policy_rules = tx.active_policy_rules(time.time())
-            workspace = str(run.ctx.workspace)
-            settled: list[RuleSettlement] = []
-            events: list[BlockEvent] = []
-            requests: list[NewRequest] = []
-            pending: list[PendingCall] = []
-            for call in turn.tool_calls:
-                tool_block = run.tool_block(call.id)
-                result = gate_call(
-                    call,
-                    tools=run.tools,
-                    policy=run.agent.policy,
-                    rules=rules,
-                    agent=run.agent.name,
-                    session_id=run.session_id,
-                    invocation_id=run.invocation_id,
-                    block_id=run.hitl_block(call.id),
-                    refused=refused.get(call.id),
-                    policy_rules=policy_rules,
-                    cwd=workspace,
-                )
-                pending.append(result.call)
-                waived_by = _record_waiver(tx, result)
-                events.append(
-                    run.event(
-                        tool_block,
-                        BlockKind.TOOL_USE,
-                        BlockOp.APPLY,
-                        {
-                            "name": call.name,
-                            "call_id": call.id,
-                            "arguments": call.arguments,
-                            "status": ToolStatus.PENDING.value,
-                            "gated": result.request is not None,
-                            **({"waived_by": waived_by} if waived_by else {}),
-                        },
-                    )
-                )
-                if result.request is not None:
-                    requests.append(result.request)
-                    events.append(
-                        run.event(
-                            run.hitl_block(call.id),
-                            BlockKind.HITL,
-                            BlockOp.APPLY,
-                            {
-                                "hitl_id": result.request.hitl_id,
-                                "hitl_type": result.request.hitl_type,
-                                "tool_name": call.name,
-                                "call_id": call.id,
-                                "arguments": call.arguments,
-                                "question": call.arguments.get("question") if call.name == "ask_user" else None,
-                                "status": "pending",
-                                "expires_at": result.request.expires_at,
-                            },
-                            parent_id=tool_block,
-                        )
-                    )
-                elif result.settled is not None:
-                    settled.append(result.settled)
-                    events.append(self._rule_decided_event(run, call, result.settled, parent_id=tool_block))
-                if result.request is None and result.call.status.resolved:
-                    events.append(self._tool_finished_event(run, result.call, duration_ms=0))
-            run.ckpt.pending = pending
-            runs_now = any(c.status is CallStatus.APPROVED for c in pending)
-            state = RunState.WAITING if requests and not runs_now else RunState.RUNNING
-            return _Step(state, events, requests, settled)
-
-        await self._commit(run, RunState.RUNNING, plan=plan)
-
-    @staticmethod
-    def _rule_decided_event(run: _Run, call: ToolCall, settled: RuleSettlement, *, parent_id: str) -> BlockEvent:
-        """The timeline's record of a call a persistent rule decided (no human was asked)."""
-        verdict = settled.verdict
-        return run.event(
-            run.hitl_block(call.id),
-            BlockKind.HITL,
-            BlockOp.APPLY,
-            {
-                "hitl_id": settled.request.hitl_id,
-                "hitl_type": settled.request.hitl_type,
-                "tool_name": call.name,
-                "call_id": call.id,
-                "arguments": call.arguments,
-                "status": "decided",
-                "decision": "approve" if verdict.effect == "allow" else "reject",
-                "reviewer": verdict.decided_by,
-                "message": verdict_message(verdict),
-            },
-            parent_id=parent_id,
-        )
-
-    async def _settle(self, run: _Run) -> None:
-        """Run approved calls, wait for decisions, until every call of the turn is resolved."""
+    async def _dispatch(self, run: DrivenRun) -> None:
+        """Run the turn's approved calls and wait for decisions, until every call of the turn is finished."""
         assert self._watcher is not None
         while True:
             approved = [c for c in run.ckpt.pending if c.status is CallStatus.APPROVED]
@@ -399,64 +367,111 @@ class RunDriver(RuntimeCore):
             if not awaiting:
                 return
             if run.db_state is not RunState.WAITING:
-                await self._commit(run, RunState.WAITING, checkpoint=False)
+                await self.commit(run, RunState.WAITING, checkpoint=False)
             self._release(run)
-            decided = await self._watcher.wait_any([c.hitl_id for c in awaiting if c.hitl_id])
-            unsigned = await self.backend.unsigned_decisions(decided.values())  # what runs is what was signed
-            events = []
-            resolved_ms = now_ms()
-            for call in awaiting:
-                record = decided.get(call.hitl_id or "")
-                if record is None:
-                    continue
-                problem = unsigned.get(call.hitl_id or "")
-                if problem is not None:
-                    log.error("run %s: %s", run.invocation_id, problem)
-                    refuse_unsigned(call, problem)
-                    error = {"message": f"{problem}; the call was not run", "hitl_id": call.hitl_id}
-                    events.append(run.event(f"{call.hitl_id}:unsigned", BlockKind.ERROR, BlockOp.APPLY, error))
+            decided, handoff = await self._wait_for_decisions(run, [c.hitl_id for c in awaiting if c.hitl_id])
+            if handoff is not None:
+                if decided:  # another decision came at the same moment: the caller decides the ordinary way
+                    handoff.decline()
                 else:
-                    apply_outcome(call, record)
-                response = record.get("user_response") or {}
-                patch: dict[str, Any] = {
-                    "status": "decided",
-                    "decision": call.decision,
-                    "resolved_ms": resolved_ms,
-                    "reviewer": response.get("reviewer") if isinstance(response, dict) else None,
-                }
-                if record.get("status") == HITLStatus.EXPIRED.value:
-                    patch["expired"] = True
-                if isinstance(response, dict) and response.get("message"):
-                    patch["message"] = response["message"]
-                if call.run_arguments is not None:
-                    patch["edited_arguments"] = call.run_arguments
-                events.append(run.event(run.hitl_block(call.call_id), BlockKind.HITL, BlockOp.PATCH, patch))
-                if call.status.resolved:
-                    events.append(self._tool_finished_event(run, call, duration_ms=0))
+                    await self._decide_and_dispatch(run, handoff)
+                    continue
+            unsigned = await self.backend.unsigned_decisions(decided.values())  # what runs is what was signed
+            for problem in unsigned.values():
+                log.error("run %s: %s", run.invocation_id, problem)
+            events = self.gate.apply_decisions(run, awaiting, decided, unsigned)
             if any(c.status is CallStatus.APPROVED for c in run.ckpt.pending):
                 # A call may run now: the outcomes ride on its ``running`` commit (one transaction, not two).
                 run.stream_events.extend(events)
             elif events:
                 await self._activate(run, events=events)
 
-    async def _execute(self, run: _Run, call: PendingCall) -> None:
+    async def _wait_for_decisions(
+        self, run: DrivenRun, hitl_ids: list[str]
+    ) -> tuple[dict[str, HITLRecord], DecisionHandoff | None]:
+        """Wait until one of ``hitl_ids`` is decided, or a decision on one is handed to this run (hand_decision)."""
+        assert self._watcher is not None
+        for hitl_id in hitl_ids:
+            self._waiting_on[hitl_id] = run
+        try:
+            decided = await self._watcher.wait_any(hitl_ids)
+        except BaseException:
+            stranded = self._handoffs.pop(run.invocation_id, None)
+            if stranded is not None:
+                stranded.decline()  # the run stops: nobody here will take this decision
+            raise
+        finally:
+            for hitl_id in hitl_ids:
+                if self._waiting_on.get(hitl_id) is run:
+                    del self._waiting_on[hitl_id]
+        return decided, self._handoffs.pop(run.invocation_id, None)
+
+    async def _decide_and_dispatch(self, run: DrivenRun, handoff: DecisionHandoff) -> None:
+        """Write the handed decision and the call it lets run (or its outcome) in one transaction, then run it."""
+        assert self._slots is not None
+        call = next((c for c in run.ckpt.pending if c.hitl_id == handoff.hitl_id), None)
+        remaining = run.remaining_s()
+        if (
+            call is None
+            or call.status is not CallStatus.AWAITING_DECISION
+            or (remaining is not None and remaining <= 0)
+            or (not run.holds_slot and self._slots.locked())
+        ):
+            handoff.decline()  # the ordinary path handles these (queued for a slot, budget used up)
+            return
+        await self._hold_slot(run)  # a slot is free: taken at once
+        pending_before = copied_calls(run.ckpt.pending)
+        commit = StepCommit(
+            run,
+            RunStep(RunState.RUNNING),
+            owner=self.owner,
+            plan=lambda tx: decided_step(self.gate, run, handoff.hitl_id, pending_before, record_box[-1]),
+        )
+        record_box: list[HITLRecord] = []
+        outcome_box: list[str | RunStep] = []
+
+        def then(tx: StoreTx, record: HITLRecord) -> None:
+            record_box.append(record)
+            outcome_box.append(commit.write(tx))
+
+        try:
+            record = await self.backend.decide(handoff.hitl_id, handoff.decision, then=then)
+        except RunStateConflict as exc:  # nothing was written; a cancel stands
+            run.ckpt.pending = copied_calls(pending_before)
+            handoff.decline()
+            raise RunStopped(f"{run.invocation_id}: {exc}") from exc
+        except BaseException as exc:  # the decision was refused or not written: the run waits on
+            run.ckpt.pending = copied_calls(pending_before)
+            handoff.fail(exc)
+            if not isinstance(exc, Exception):  # cancelled (the run stops), or the process is exiting
+                raise
+            return
+        handoff.done(record)
+        if self._watcher is not None:
+            self._watcher.resolve([record])  # anyone else here waiting on it
+        outcome = outcome_box[-1]
+        if isinstance(outcome, str):
+            raise RunStopped(f"{run.invocation_id}: {outcome}")
+        commit.committed(outcome)
+        started = next(c for c in run.ckpt.pending if c.hitl_id == handoff.hitl_id)
+        if started.status is CallStatus.RUNNING:
+            await self._run_tool(run, started, remaining)
+
+    async def _execute(self, run: DrivenRun, call: PendingCall) -> None:
         """Exactly once: ``running`` is committed before the tool starts, ``done`` and its result after."""
         remaining = run.remaining_s()
         if remaining is not None and remaining <= 0:
             raise BudgetExceeded(f"wall-time budget of {run.agent.time_budget_s:g} s used up")
-        args = call.run_arguments if call.run_arguments is not None else call.arguments
         await self._hold_slot(run)
         call.status = CallStatus.RUNNING
-        patch: dict[str, Any] = {"status": ToolStatus.RUNNING.value}
-        if call.run_arguments is not None:
-            patch["edited_arguments"] = call.run_arguments
         # One commit: the run is running (it holds a slot), this call is ``running`` in the checkpoint,
         # and any decision outcomes waiting in ``stream_events`` are written with it.
-        await self._commit(
-            run,
-            RunState.RUNNING,
-            events=[run.event(run.tool_block(call.call_id), BlockKind.TOOL_USE, BlockOp.PATCH, patch)],
-        )
+        await self.commit(run, RunState.RUNNING, events=[run.call_running_event(call)])
+        await self._run_tool(run, call, remaining)
+
+    async def _run_tool(self, run: DrivenRun, call: PendingCall, remaining: float | None) -> None:
+        """The tool of a call committed ``running``; ``done`` (or aborted) with its result committed after."""
+        args = call.run_arguments if call.run_arguments is not None else call.arguments
         started = time.monotonic()
         try:
             async with asyncio.timeout(remaining):
@@ -468,27 +483,14 @@ class RunDriver(RuntimeCore):
             call.result = "<aborted: the agent's wall-time budget ran out while it was running>"
             call.ok = False
             duration = int((time.monotonic() - started) * 1000)
-            await self._commit(run, RunState.RUNNING, events=[self._tool_finished_event(run, call, duration)])
+            await self.commit(run, RunState.RUNNING, events=[run.tool_finished_event(call, duration)])
             raise BudgetExceeded(f"wall-time budget of {run.agent.time_budget_s:g} s used up") from exc
         call.status = CallStatus.DONE
         call.ok = outcome.ok
         call.result = result_text(call, outcome.output)
-        await self._commit(run, RunState.RUNNING, events=[self._tool_finished_event(run, call, outcome.duration_ms)])
+        await self.commit(run, RunState.RUNNING, events=[run.tool_finished_event(call, outcome.duration_ms)])
 
-    def _tool_finished_event(self, run: _Run, call: PendingCall, duration_ms: int | None) -> BlockEvent:
-        data: dict[str, Any] = {
-            "status": ToolStatus.SUCCESS.value if call.ok else ToolStatus.ERROR.value,
-            "result": call.result,
-        }
-        if duration_ms is not None:
-            data["duration_ms"] = duration_ms
-        if call.status is not CallStatus.DONE:
-            data["outcome"] = call.status.value
-        if call.decision:
-            data["decision"] = call.decision
-        return run.event(run.tool_block(call.call_id), BlockKind.TOOL_USE, BlockOp.PATCH, data)
-
-    async def _finish(self, run: _Run, turn: ModelTurn) -> None:
+    async def _finish(self, run: DrivenRun, turn: ModelTurn) -> None:
         turn, _ = screen_turn(turn)
         run.ckpt.add_assistant_turn(turn)
         end = run.event(
@@ -497,9 +499,9 @@ class RunDriver(RuntimeCore):
             BlockOp.APPLY,
             {"state": RunState.DONE.value, "active_ms": run.active_ms_now(), "turns": run.ckpt.turn},
         )
-        await self._commit(run, RunState.DONE, events=[end])
+        await self.commit(run, RunState.DONE, events=[end])
 
-    async def _give_up(self, run: _Run, exc: WriteRetriesExhausted) -> None:
+    async def _give_up(self, run: DrivenRun, exc: WriteRetriesExhausted) -> None:
         """The database cannot record this run's state: never call it failed; release it for another process."""
         log.error("giving up run %s: the database cannot record its state (%s)", run.invocation_id, exc)
         self._given_up[run.invocation_id] = str(exc)
@@ -508,7 +510,7 @@ class RunDriver(RuntimeCore):
                 lambda tx: tx.claim_run(run.invocation_id, None, expected_owner=self.owner), retry=False
             )
 
-    async def _fail(self, run: _Run, exc: BaseException) -> None:
+    async def _fail(self, run: DrivenRun, exc: BaseException) -> None:
         message = redact_secrets(str(exc) or type(exc).__name__)  # stored, shown and logged: never a credential
         if not isinstance(exc, BudgetExceeded | RuntimeError | ValueError):
             log.warning("run %s failed: %s: %s", run.invocation_id, type(exc).__name__, message)
@@ -527,43 +529,10 @@ class RunDriver(RuntimeCore):
             ),
         ]
         try:
-            await self._commit(run, RunState.FAILED, events=events, error=message)
+            await self.commit(run, RunState.FAILED, events=events, error=message)
         except RunStopped:
             pass
         except WriteRetriesExhausted as unavailable:
             await self._give_up(run, unavailable)
         except Exception:
             log.exception("could not record the failure of run %s", run.invocation_id)
-
-
-def _with_run_unique_call_ids(turn: ModelTurn, messages: Sequence[dict[str, Any]]) -> ModelTurn:
-    """The turn with every call id unique within the run, before anything is recorded under it.
-
-    Servers stream calls without ids, or number them per message (``call_0`` every turn); blocks, requests
-    and tool results are keyed by call id, so a repeat would overwrite an earlier call's record. A missing or
-    repeated id is replaced by a fresh one, which is also what the server gets back with the call's result.
-    """
-    used = {
-        str(call.get("id"))
-        for message in messages
-        if message.get("role") == "assistant"
-        for call in message.get("tool_calls") or ()
-    }
-    calls = []
-    for call in turn.tool_calls:
-        call_id = call.id
-        if not call_id or call_id in used:
-            call_id = f"call_{uuid.uuid4().hex[:24]}"
-        used.add(call_id)
-        calls.append(call if call_id == call.id else dataclasses.replace(call, id=call_id))
-    return dataclasses.replace(turn, tool_calls=tuple(calls))
-
-
-def _record_waiver(tx: StoreTx, result: GateResult) -> str | None:
-    """A gated call a session rule let through, put on the record in the turn's transaction: a request already
-    decided (approve) by ``session-rule:<id>``, with its audit row. Returns who decided, or None."""
-    if result.waiver is None or result.waived_by is None:
-        return None
-    rule_id, rule = result.waived_by
-    tx.settle_by_waiver(result.waiver, rule_id, rule, result.call.arguments, ensure_parents=False)
-    return f"session-rule:{rule_id}"

@@ -123,6 +123,12 @@ class DecisionWatcher:
                 continue
             self.resolve(records)
 
+    def wake_without_record(self, hitl_id: str) -> None:
+        """Wake the runs waiting for ``hitl_id`` with nothing decided: their run was handed the decision itself
+        (see resume.py) and commits it; ``wait_any`` returns without that request."""
+        for future in self._futures.pop(hitl_id, []):
+            future.cancel()
+
     def resolve(self, records: Iterable[HITLRecord]) -> None:
         """Hand decided (committed) requests to the runs waiting for them.
 

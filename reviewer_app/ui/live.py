@@ -320,12 +320,12 @@ class LiveController(QObject):
 
         Not only at start-up: a runner killed while the window is open shows as needing action within seconds.
         """
-        from reviewer_app.runtime.liveness import settle_dead_owners  # the runtime loads after the first screen
+        from reviewer_app.runtime.liveness import interrupt_dead_owners  # the runtime loads after the first screen
 
         while not self._closed:
             await asyncio.sleep(self.liveness_interval_s)
             try:
-                settled = await settle_dead_owners(self.backend)
+                settled = await interrupt_dead_owners(self.backend)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the database may be busy: say so and try again next time

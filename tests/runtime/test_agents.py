@@ -8,7 +8,7 @@ import pytest
 
 from reviewer_app.domain.policy import ApprovalPolicy
 from reviewer_app.runtime.agents import AgentCatalog, AgentConfigError, parse_agents
-from reviewer_app.runtime.models import ScriptedModel
+from reviewer_app.runtime.llm_clients import ScriptedModel
 
 AGENTS_TOML = """
 [agents.coder]

@@ -21,7 +21,8 @@ import pytest
 from reviewer_app.domain.sanitize import REDACTED
 from reviewer_app.domain.timeline import BlockKind
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.runtime.models import ModelError, OpenAICompatibleModel
+from reviewer_app.runtime.llm_clients import ModelError
+from reviewer_app.runtime.openai_client import OpenAICompatibleModel
 from tests.runtime.test_openai_client import MESSAGES, FakeOpenAI, completion, delta, json_reply
 from tests.runtime.test_runner_support import agent, started_runtime, timeline
 

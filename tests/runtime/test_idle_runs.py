@@ -12,7 +12,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import ExternalCall, ReviewClient
 from reviewer_app.persistence.store import now_ms
 from reviewer_app.runtime.agents import AgentCatalog
-from reviewer_app.runtime.idle_runs import ENDED, IDLE, idle_block_id, settle_idle_external_runs
+from reviewer_app.runtime.idle_runs import ENDED, IDLE, idle_block_id, sweep_idle_external_runs
 from reviewer_app.runtime.runner import Runtime
 
 pytestmark = pytest.mark.asyncio
@@ -21,7 +21,7 @@ MINUTE_MS = 60_000
 
 
 async def _sweep(backend: SQLHITLBackend, after_ms: int) -> list[tuple[str, str]]:
-    done = await settle_idle_external_runs(backend, idle_after_s=30 * 60, end_after_s=4 * 3600, now=now_ms() + after_ms)
+    done = await sweep_idle_external_runs(backend, idle_after_s=30 * 60, end_after_s=4 * 3600, now=now_ms() + after_ms)
     return sorted((run.invocation_id, run.outcome) for run in done)
 
 

@@ -22,7 +22,7 @@ from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import Store
 from reviewer_app.runtime.checkpoint import CallStatus, Checkpoint, PendingCall
-from reviewer_app.runtime.liveness import settle_dead_owners
+from reviewer_app.runtime.liveness import interrupt_dead_owners
 from reviewer_app.runtime.process_groups import proc_group_members
 from reviewer_app.runtime.recovery import pid_alive
 from tests.runtime.test_recovery_process import cli, kill, start_run, wait_until, write_script
@@ -111,8 +111,8 @@ async def test_a_live_owner_or_a_fresh_heartbeat_is_never_settled(db_path: Path,
         await _owned_run(backend, "inv_live", live_owner, running=True)
         await _owned_run(backend, "inv_fresh", dead_owner, running=True)
         await backend.write(lambda tx: tx.heartbeat(dead_owner, {"inv_fresh": None}))
-        assert await settle_dead_owners(backend, stale_after_s=30) == []  # fresh beat, live pid
-        settled = await settle_dead_owners(backend, stale_after_s=0)
+        assert await interrupt_dead_owners(backend, stale_after_s=30) == []  # fresh beat, live pid
+        settled = await interrupt_dead_owners(backend, stale_after_s=0)
         assert [(s.invocation_id, s.outcome) for s in settled] == [("inv_fresh", "interrupted")]
         live = await backend.get_run("inv_live")
         assert live is not None and live.state == "running" and live.owner == live_owner
@@ -123,11 +123,11 @@ async def test_a_dead_owner_between_tool_calls_is_released_for_a_worker(db_path:
     dead_owner = await _dead_owner()
     async with SQLHITLBackend(db_path, reviewer="tester") as backend:
         await _owned_run(backend, "inv_waiting", dead_owner, running=False)
-        settled = await settle_dead_owners(backend, stale_after_s=0)
+        settled = await interrupt_dead_owners(backend, stale_after_s=0)
         assert [(s.invocation_id, s.outcome) for s in settled] == [("inv_waiting", "released")]
         run = await backend.get_run("inv_waiting")
         assert run is not None and run.state == "running" and run.owner is None  # resumable
-        assert await settle_dead_owners(backend, stale_after_s=0) == []  # settled once
+        assert await interrupt_dead_owners(backend, stale_after_s=0) == []  # settled once
 
 
 async def _dead_owner() -> str:
@@ -157,7 +157,7 @@ async def _watch_until_settled(db_path: Path, inv: str, killed_at: float) -> flo
     """What the window's live controller does every second: sweep for dead owners until the run is settled."""
     async with SQLHITLBackend(db_path, reviewer="watcher") as backend:
         while True:
-            settled = await settle_dead_owners(backend)
+            settled = await interrupt_dead_owners(backend)
             if any(s.invocation_id == inv for s in settled):
                 return time.monotonic() - killed_at
             if time.monotonic() - killed_at > 30:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from reviewer_app.runtime.models import ModelError, ModelTurn, OpenAICompatibleModel, ToolCall
+from reviewer_app.runtime.llm_clients import ModelError, ModelTurn, ToolCall
+from reviewer_app.runtime.openai_client import OpenAICompatibleModel
 
 Reply = Callable[[BaseHTTPRequestHandler], None]
 

@@ -122,7 +122,7 @@ async def test_run_cut_off_inside_an_idempotent_tool_is_interrupted_then_rerun_o
         assert any(b.kind is BlockKind.ERROR and b.data.get("interrupted") for b in blocks)
 
         tool.gate.set()
-        await second.resolve_interrupted(inv, "rerun")
+        await second.rerun_or_abort(inv, "rerun")
         done = await second.wait_for_run(inv, timeout=10)
     assert done.state == "done"
     assert (tool.started, tool.finished) == (2, 1)
@@ -140,11 +140,11 @@ async def test_interrupted_non_idempotent_tool_cannot_be_rerun_and_abort_tells_t
     async with started_runtime(backend, tmp_path, SLOW_AGENT, tools=tools) as second:
         await run_state(backend, inv, "interrupted")
         with pytest.raises(ValueError, match="not declared idempotent"):
-            await second.resolve_interrupted(inv, "rerun")
-        await second.resolve_interrupted(inv, "abort", "the operator killed it")
+            await second.rerun_or_abort(inv, "rerun")
+        await second.rerun_or_abort(inv, "abort", "the operator killed it")
         done = await second.wait_for_run(inv, timeout=10)
         with pytest.raises(ValueError, match="not interrupted"):
-            await second.resolve_interrupted(inv, "abort")
+            await second.rerun_or_abort(inv, "abort")
     assert done.state == "done"
     assert (tool.started, tool.finished) == (1, 0)
     assert tool_results(await messages(backend, inv)) == {"call_0_0": "<aborted: the operator killed it>"}

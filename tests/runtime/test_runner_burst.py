@@ -42,13 +42,13 @@ async def test_hundred_waiting_runs_decided_in_one_burst(backend: SQLHITLBackend
         assert sorted(r.state for r in runs) == ["waiting"] * RUNS
         assert len(runtime.active_runs()) == RUNS  # all suspended, none holding a slot or a thread
 
-        queries_before = runtime._watcher.queries if runtime._watcher else 0
+        queries_before = runtime.driver.watcher.queries if runtime.driver.watcher else 0
         burst = time.perf_counter()
         await asyncio.gather(*(runtime.decide_and_resume(r["hitl_id"], approval(r)) for r in records))
         decided = time.perf_counter() - burst
         finished = await asyncio.gather(*(runtime.wait_for_run(inv, timeout=120) for inv in invs))
         total = time.perf_counter() - burst
-        queries = (runtime._watcher.queries if runtime._watcher else 0) - queries_before
+        queries = (runtime.driver.watcher.queries if runtime.driver.watcher else 0) - queries_before
     assert [r.state for r in finished] == ["done"] * RUNS
     assert all(r.error is None for r in finished)
     for i, run in enumerate(finished):

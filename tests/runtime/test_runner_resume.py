@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import SQLHITLBackend
 from tests.runtime.test_runner_support import (
@@ -26,7 +27,7 @@ async def test_a_decision_made_here_resumes_the_run_without_a_watcher_lookup(
     backend: SQLHITLBackend, tmp_path: Path
 ) -> None:
     async with started_runtime(backend, tmp_path) as runtime:
-        watcher = runtime._watcher
+        watcher = runtime.driver.watcher
         assert watcher is not None
         inv = await runtime.start_run("tester", "write", script=[{"tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, inv)
@@ -67,3 +68,28 @@ async def test_an_approved_run_waits_for_a_free_slot_before_it_runs(backend: SQL
     assert finished[1].finished_at >= finished[0].finished_at
     tool = next(b for b in await timeline(backend, gated) if b.kind is BlockKind.TOOL_USE)
     assert tool.data["status"] == "success"
+
+
+async def test_a_refused_decision_handed_to_its_run_leaves_the_request_pending_and_the_run_waiting(
+    backend: SQLHITLBackend, tmp_path: Path
+) -> None:
+    async with started_runtime(backend, tmp_path) as runtime:
+        inv = await runtime.start_run("tester", "write", script=[{"tool_calls": [WRITE]}])
+        (request,) = await pending_requests(backend, inv)
+
+        async def waits_here() -> bool:
+            return runtime.driver.waits_for(request["hitl_id"])
+
+        await eventually(waits_here, backend)
+        with pytest.raises(DecisionError, match="arguments changed"):  # handed to the run, refused in its transaction
+            await runtime.decide_and_resume(request["hitl_id"], Decision(DecisionKind.APPROVE, args_sha256="0" * 64))
+        await eventually(waits_here, backend)  # waiting again, nothing of the refused decision written
+        (still,) = await pending_requests(backend, inv)
+        assert still["status"] == "pending"
+        run = await backend.get_run(inv)
+        assert run is not None and run.state == "waiting"
+        await runtime.decide_and_resume(request["hitl_id"], approval(request))
+        done = await runtime.wait_for_run(inv, timeout=10)
+    assert done.state == "done"
+    events = await backend.events(inv)
+    assert len([e for e in events if e.kind is BlockKind.TOOL_USE and e.data.get("status") == "running"]) == 1

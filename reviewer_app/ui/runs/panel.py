@@ -364,12 +364,12 @@ class RunsPanel(QWidget):
     def retry_selected(self) -> None:
         run = self.selected_run()
         if run is not None and run.state == RunState.INTERRUPTED.value:
-            self._act("re-run", lambda runtime, r: runtime.resolve_interrupted(r.id, "rerun"))
+            self._act("re-run", lambda runtime, r: runtime.rerun_or_abort(r.id, "rerun"))
         else:
             self._act("retry", lambda runtime, r: runtime.retry_run(r.id))
 
     def abort_selected(self) -> None:
-        self._act("abort the interrupted calls of", lambda runtime, r: runtime.resolve_interrupted(r.id, "abort"))
+        self._act("abort the interrupted calls of", lambda runtime, r: runtime.rerun_or_abort(r.id, "abort"))
 
     def open_follow_up(self) -> None:
         run = self.selected_run()

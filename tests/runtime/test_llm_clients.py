@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from reviewer_app.runtime.models import (
+from reviewer_app.runtime.llm_clients import (
     ModelTurn,
-    OpenAICompatibleModel,
     ScriptedModel,
     ToolCall,
     model_from_config,
 )
+from reviewer_app.runtime.openai_client import OpenAICompatibleModel
 
 SCRIPT: list[dict[str, Any]] = [
     {
