@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 @pytest.fixture(autouse=True)
 def gui_thread_gc() -> Iterator[None]:
-    """Collect cycles on this (the GUI) thread only, as the app does (see reviewer_app.ui.gc_guard)."""
+    """Collect cycles on this (the GUI) thread only, as the app does (see reviewer_app.ui.startup.gc_guard)."""
     was_enabled = gc.isenabled()
     gc.disable()
     yield

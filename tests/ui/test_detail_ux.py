@@ -22,12 +22,14 @@ from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import Block, BlockKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.runner import Runtime
-from reviewer_app.ui import theme
-from reviewer_app.ui.decision_dialogs import CANNED_REJECT_REASONS, EditArgumentsDialog, RejectDialog
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.edit_diff import edit_diff
 from reviewer_app.ui.detail.timeline import KIND_ROLE, TimelineModel, block_status, block_title
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
+from reviewer_app.ui.dialogs.reasons import CANNED_REJECT_REASONS
+from reviewer_app.ui.dialogs.reject import RejectDialog
 from reviewer_app.ui.runs.model import RunsModel
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui import test_main_window as main_window_tests
 from tests.ui.conftest import run_async
 from tests.ui.test_main_window import WRITE, dialog_of, finish, press, start, wait_for_request

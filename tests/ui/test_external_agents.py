@@ -24,10 +24,10 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import TextDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, EXTERNAL_ROLE, EXTERNAL_TIP
-from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.runs.model import EXTERNAL_ROLE as RUN_EXTERNAL_ROLE
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

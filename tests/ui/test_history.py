@@ -20,7 +20,7 @@ from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.history.model import COL_BY, COL_DECISION, COL_REASON, PAGE_SIZE
-from reviewer_app.ui.main_window import HISTORY_TAB, MainWindow
+from reviewer_app.ui.window.main_window import HISTORY_TAB, MainWindow
 from tests.ui.conftest import run_async
 
 SHOWN = {"path": "notes.txt", "content": "line one\nline two\n"}

@@ -22,7 +22,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.inbox.cells import COL_AGENT, COL_EXPIRES, COL_REQUEST, COL_SUMMARY
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OFFSCREEN_NOISE, run_async
 
 LONG_PATH = "reports/quarterly/2026/summary-of-the-whole-year.txt"
@@ -171,7 +171,7 @@ def test_group_rows_show_the_runs_prompt_and_ids_are_elided_in_the_middle_and_co
     qtbot.waitUntil(lambda: str(run_index.siblingAtColumn(COL_SUMMARY).data()) == "tidy the release notes")
     assert str(session_index.siblingAtColumn(COL_SUMMARY).data()) == "tidy the release notes"
     assert str(run_index.siblingAtColumn(COL_REQUEST).data()) == "1 pending"
-    from reviewer_app.ui.texts import short_id
+    from reviewer_app.ui.common.texts import short_id
 
     elided = short_id("inv_0123456789abcdef0123")
     assert elided.startswith("inv_01") and elided.endswith("0123") and "…" in elided
@@ -258,7 +258,7 @@ def test_a_restored_filter_that_hides_requests_says_so_in_the_inbox(
 
 # -- 6. the keymap is generated from the real keys --------------------------------------------------------
 def test_every_key_of_the_window_is_in_the_keymap(window: MainWindow) -> None:
-    from reviewer_app.ui.keymap import as_typed, keymap_entries
+    from reviewer_app.ui.window.keymap import as_typed, keymap_entries
 
     entries = keymap_entries(window)
     listed = {keys for keys, _what in entries}
@@ -283,7 +283,7 @@ def test_every_key_of_the_window_is_in_the_keymap(window: MainWindow) -> None:
 def test_the_view_menu_switches_the_theme_and_remembers_it(
     window: MainWindow, ui_settings: QSettings, qapp: Any, qtbot: Any
 ) -> None:
-    from reviewer_app.ui import theme
+    from reviewer_app.ui.common import theme
 
     original_palette, original_style = qapp.palette(), qapp.style().name()
     qapp.setStyle("Fusion")
@@ -333,8 +333,8 @@ def test_a_run_the_board_does_not_hold_gets_its_title_from_the_database(
 ) -> None:
     """A big inbox's old runs are not on the runs board (it loads the newest 2,000): their titles are read lazily."""
     from reviewer_app.ui.inbox.titles import RunTitles
-    from reviewer_app.ui.live import LiveController
     from reviewer_app.ui.runs.model import RunsModel
+    from reviewer_app.ui.window.live import LiveController
 
     run_async(
         qtbot,

@@ -22,10 +22,12 @@ from reviewer_app.domain.timeline import BlockKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
-from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog
+from reviewer_app.ui.dialogs.answer import AnswerDialog
+from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.cells import COL_DECIDED, COL_EXPIRES
 from reviewer_app.ui.inbox.filters import Scope
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 
 
@@ -380,7 +382,7 @@ def test_a_request_from_another_process_appears(
 
 
 def test_runs_board_new_run_cancel_and_follow_up(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
-    from reviewer_app.ui.decision_dialogs import NewRunDialog
+    from reviewer_app.ui.dialogs.new_run import NewRunDialog
     from reviewer_app.ui.runs.model import RUN_ID_ROLE
 
     window.show_tab(1)
@@ -538,7 +540,7 @@ def test_a_new_request_notifies_when_the_window_is_not_active(window: MainWindow
 
 
 def test_dark_scheme_switches_palette_and_colours(qapp: Any, monkeypatch: Any) -> None:
-    from reviewer_app.ui import theme
+    from reviewer_app.ui.common import theme
 
     original = qapp.palette()
     qapp.setStyle("Fusion")

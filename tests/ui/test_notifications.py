@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QWidget
 
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.notifications import NativeNotifier, NotificationActions, shown_request
+from reviewer_app.ui.desktop.notifications import NativeNotifier, NotificationActions, shown_request
 from tests.ui.conftest import run_async
 
 

@@ -12,13 +12,13 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
-from reviewer_app.ui.decision_dialogs import EditArgumentsDialog
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.pane import countdown_color
 from reviewer_app.ui.detail.settled import settled_phrase
+from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
 from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
-from reviewer_app.ui.keymap import keymap_entries
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.keymap import keymap_entries
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import make_summary
 from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
 

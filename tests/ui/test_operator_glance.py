@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_REQUEST
 from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 from tests.ui.triage_helpers import WORKSPACE, open_window, shell, show, status
 

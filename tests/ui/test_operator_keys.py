@@ -14,10 +14,11 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.bulk import BulkDialog
-from reviewer_app.ui.decision_dialogs import CANNED_REJECT_REASONS, RECENT_REASONS_KEY, RejectDialog
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.dialogs.reasons import CANNED_REJECT_REASONS, RECENT_REASONS_KEY
+from reviewer_app.ui.dialogs.reject import RejectDialog
 from reviewer_app.ui.rules.editor import RuleEditorDialog
+from reviewer_app.ui.triage.bulk import BulkDialog
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
 

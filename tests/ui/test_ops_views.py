@@ -10,9 +10,9 @@ from PySide6.QtGui import QKeySequence
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.audit.window import AuditWindow
-from reviewer_app.ui.main_window import MainWindow
-from reviewer_app.ui.notifications import SOUND_SETTING
+from reviewer_app.ui.desktop.notifications import SOUND_SETTING
 from reviewer_app.ui.stats.window import StatsWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 
 

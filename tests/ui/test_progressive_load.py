@@ -14,8 +14,8 @@ from PySide6.QtCore import QSettings
 from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import Store
-from reviewer_app.ui import live
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window import live
+from reviewer_app.ui.window.main_window import MainWindow
 
 
 def _create(store: Store, *ids: str) -> None:

@@ -15,7 +15,7 @@ from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.queue import HITL_ID_ROLE
 from reviewer_app.ui.inbox.why_tips import WORKING
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 from tests.ui.triage_helpers import open_window, shell
 

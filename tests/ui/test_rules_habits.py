@@ -14,9 +14,9 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.model import COL_FINDINGS, COL_PATTERN
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.policy.test_habits import seed
 from tests.ui.triage_helpers import dialog_of, open_window, shell
 

@@ -16,9 +16,9 @@ from PySide6.QtCore import QSettings
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import ExternalCall, ReviewClient
-from reviewer_app.ui.live import SLACK_MS
-from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.runs.model import COL_PENDING
+from reviewer_app.ui.window.live import SLACK_MS
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 
 

@@ -10,10 +10,10 @@ from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.bulk import BulkDialog
 from reviewer_app.ui.inbox.cells import COL_REQUEST, COL_SUMMARY
-from reviewer_app.ui.main_window import MainWindow
-from reviewer_app.ui.request_list import COL_RISK
+from reviewer_app.ui.models.request_list import COL_RISK
+from reviewer_app.ui.triage.bulk import BulkDialog
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
 

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QMessageBox
 
 from reviewer_app.domain.rules import Rule, parse_rule_pattern
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.model import (
     COL_EFFECT,
@@ -23,6 +22,7 @@ from reviewer_app.ui.rules.model import (
     COL_PATTERN,
     COL_SCOPE,
 )
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
 

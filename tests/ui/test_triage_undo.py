@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import RejectDialog
-from reviewer_app.ui.main_window import MainWindow
-from reviewer_app.ui.settings import DEFAULT_UNDO_GRACE_S, HOLD_APPROVALS_KEY, UNDO_GRACE_KEY, undo_grace_seconds
+from reviewer_app.ui.dialogs.reject import RejectDialog
+from reviewer_app.ui.window.main_window import MainWindow
+from reviewer_app.ui.window.settings import DEFAULT_UNDO_GRACE_S, HOLD_APPROVALS_KEY, UNDO_GRACE_KEY, undo_grace_seconds
 from tests.ui.conftest import run_async
 from tests.ui.triage_helpers import open_window, shell, show, status
 

@@ -22,7 +22,7 @@ from reviewer_app.persistence.changes import SQLiteChangeFeed
 from reviewer_app.persistence.store import Store
 from reviewer_app.runtime.process_groups import proc_group_members
 from reviewer_app.runtime.recovery import pid_alive
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.runtime.test_recovery_process import cli, kill, start_run, wait_until, write_script
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux prctl")]

@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import QSettings
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 
 WORKSPACE = "/work/proj"

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.timeline import Block, BlockEvent, BlockKind, apply_event, fold_events
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.json_view import monospace_font
 
 ModelIndex = QModelIndex | QPersistentModelIndex

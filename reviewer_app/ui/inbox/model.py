@@ -117,7 +117,7 @@ class InboxModel(QAbstractItemModel):
         self._cells.risk_of = risk_of
 
     def set_mark_source(self, is_marked: Callable[[str], bool]) -> None:
-        """Which requests are marked for a bulk action (``ui.bulk.BulkController``): drawn checked."""
+        """Which requests are marked for a bulk action (``ui.triage.bulk.BulkController``): drawn checked."""
         self._cells.is_marked = is_marked
 
     def repaint_requests(self, hitl_ids: Iterable[str]) -> None:

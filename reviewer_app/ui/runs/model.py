@@ -12,9 +12,9 @@ from PySide6.QtGui import QFont
 
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import format_age, short_id
 from reviewer_app.ui.detail.timeline import format_duration
-from reviewer_app.ui.texts import format_age, short_id
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 

@@ -41,13 +41,13 @@ from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.shell import CommandScope, parse_command
 from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_tool, is_shell_tool, path_of
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
-from reviewer_app.ui.request_list import COL_WHAT, RequestListModel, describe_call
+from reviewer_app.ui.models.request_list import COL_WHAT, RequestListModel, describe_call
 
 if TYPE_CHECKING:  # the window builds the controller: no import at run time
-    from reviewer_app.ui.main_window import MainWindow
+    from reviewer_app.ui.window.main_window import MainWindow
 
 BULK_LIMIT = 2_000
 

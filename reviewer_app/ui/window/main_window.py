@@ -2,9 +2,9 @@
 
 A thin assembly of rooms, each one concept: the inbox tab (:mod:`ui.inbox.panel`), the runs
 tab (:mod:`ui.runs.panel`), the detail pane (:mod:`ui.detail.pane`), decisions
-(:mod:`ui.decisions`), the tray (:mod:`ui.tray`), remembered settings (:mod:`ui.settings`)
+(:mod:`ui.decide.controller`), the tray (:mod:`ui.desktop.tray`), remembered settings (:mod:`ui.window.settings`)
 and the banner. The window never waits on the database: every read and decision is a task on
-the qasync loop (:class:`ui.keepers.TaskKeeper`), dialogs are opened with ``open()`` and answer
+the qasync loop (:class:`ui.common.keepers.TaskKeeper`), dialogs are opened with ``open()`` and answer
 through signals, and errors land in the non-modal banner.
 """
 
@@ -31,25 +31,25 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.timeline import BlockEvent
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import clipboard, theme
-from reviewer_app.ui.about import mask_url, open_about
-from reviewer_app.ui.banner import Banner
-from reviewer_app.ui.decision_dialogs import TextViewerDialog
-from reviewer_app.ui.decisions import DecisionController
+from reviewer_app.ui.common import clipboard, theme
+from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
+from reviewer_app.ui.common.screen_fit import fit_to_screen
+from reviewer_app.ui.decide.controller import DecisionController
+from reviewer_app.ui.desktop.notifications import attach_native_notifier
+from reviewer_app.ui.desktop.tray import TrayNotifier
 from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.dialogs.viewer import TextViewerDialog
 from reviewer_app.ui.history.panel import HistoryPanel
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
-from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
-from reviewer_app.ui.keymap import KeymapDialog
-from reviewer_app.ui.live import LiveController
-from reviewer_app.ui.notifications import attach_native_notifier
-from reviewer_app.ui.ops_views import OpsViews
 from reviewer_app.ui.runs.panel import RunsPanel
-from reviewer_app.ui.screen_fit import fit_to_screen
-from reviewer_app.ui.settings import WindowSettings
-from reviewer_app.ui.tray import TrayNotifier
-from reviewer_app.ui.triage import Triage
+from reviewer_app.ui.triage.hub import Triage
+from reviewer_app.ui.window.about import mask_url, open_about
+from reviewer_app.ui.window.banner import Banner
+from reviewer_app.ui.window.keymap import KeymapDialog
+from reviewer_app.ui.window.live import LiveController
+from reviewer_app.ui.window.ops_views import OpsViews
+from reviewer_app.ui.window.settings import WindowSettings
 
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime

@@ -20,13 +20,16 @@ from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLStatus
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, RejectDialog, TextDialog
+from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.detail.settled import conflict_phrase, describe_edit, describe_request, settled_phrase
+from reviewer_app.ui.dialogs.answer import AnswerDialog
+from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
+from reviewer_app.ui.dialogs.reject import RejectDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.panel import InboxPanel
-from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
-from reviewer_app.ui.live import LiveController
-from reviewer_app.ui.undo import UndoQueue
+from reviewer_app.ui.triage.undo import UndoQueue
+from reviewer_app.ui.window.live import LiveController
 
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime

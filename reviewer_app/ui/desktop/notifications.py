@@ -115,7 +115,7 @@ class NativeNotifier(QObject):
     """Sends a native notification for requests that arrive while the window is not active.
 
     ``available`` turns False once the platform refused a notification (no notification server): the tray's
-    message is the fallback then (see :class:`ui.tray.TrayNotifier`).
+    message is the fallback then (see :class:`ui.desktop.tray.TrayNotifier`).
 
     Signals:
         sent(object): a :class:`ShownRequest` (or a text for several requests) was notified.

@@ -22,23 +22,23 @@ from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, RuleError, parse_rule_pattern, pattern_choices
-from reviewer_app.ui.bulk import BulkController
-from reviewer_app.ui.flow_layout import FlowLayout
+from reviewer_app.ui.common.flow_layout import FlowLayout
+from reviewer_app.ui.decide.risk_confirm import HighRiskConfirm
 from reviewer_app.ui.inbox.risk import RiskCache
-from reviewer_app.ui.risk_confirm import HighRiskConfirm
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.panel import RulesPanel
-from reviewer_app.ui.settings import (
+from reviewer_app.ui.triage.bulk import BulkController
+from reviewer_app.ui.triage.undo import UndoBar, UndoQueue
+from reviewer_app.ui.window.settings import (
     UNDO_GRACE_CHOICES,
     hold_approvals,
     set_hold_approvals,
     set_undo_grace_seconds,
     undo_grace_seconds,
 )
-from reviewer_app.ui.undo import UndoBar, UndoQueue
 
 if TYPE_CHECKING:
-    from reviewer_app.ui.main_window import MainWindow
+    from reviewer_app.ui.window.main_window import MainWindow
 
 
 def _exact(pattern: str) -> bool:
