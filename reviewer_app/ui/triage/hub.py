@@ -18,8 +18,7 @@ from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMenu, QPushButton, QWidget
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
-from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
+from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, RuleError, parse_rule_pattern, pattern_choices
 from reviewer_app.ui.common.flow_layout import FlowLayout
@@ -243,21 +242,11 @@ class Triage(QObject):
         self.undo.hold(label, tuple(ids), run, on_undo=lambda: window.decisions.restore(ids))
 
     async def _decide_one(self, hitl_id: str, decision: Decision) -> bool:
-        window = self.window
-        window.decisions.deciding_here([hitl_id])
-        try:
-            if window.runtime is not None:
-                await window.runtime.decide_and_resume(hitl_id, decision)
-            else:
-                await window.backend.decide(hitl_id, decision)
-        except HITLConflict as exc:
-            window.show_error(f"Someone else decided first: {exc}")
-            return False
-        except (DecisionError, HITLNotFound) as exc:
-            window.show_error(f"The decision was not recorded: {exc}")
-            return False
-        window.decided.emit(hitl_id, decision.kind.value)
-        return True
+        """Decide through the window's one decision operation; True when the request is no longer pending."""
+        outcome = await self.window.decision_op.decide(hitl_id, decision)
+        if outcome.problem is not None:
+            self.window.show_error(outcome.problem)
+        return not outcome.still_pending
 
     def save_rule(
         self,

@@ -35,6 +35,7 @@ from reviewer_app.ui.common import clipboard, theme
 from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.common.screen_fit import fit_to_screen
 from reviewer_app.ui.decide.controller import DecisionController
+from reviewer_app.ui.decide.operation import DecisionOp
 from reviewer_app.ui.desktop.notifications import attach_native_notifier
 from reviewer_app.ui.desktop.tray import TrayNotifier
 from reviewer_app.ui.detail.pane import DetailPane
@@ -95,8 +96,9 @@ class MainWindow(QMainWindow):
         self.runs = RunsPanel(self.live, self.detail, self.tasks, self.dialogs)
         self.inbox = InboxPanel(self.live, self.detail, self.runs.model)
         self.history = HistoryPanel(backend, self.tasks.spawn)
+        self.decision_op = DecisionOp(backend, self)  # every decision made here: keys, triage, bulk, notifications
         self.decisions = DecisionController(
-            backend, self.live, self.detail, self.inbox, self.tasks, self.dialogs, dialog_parent=self
+            self.decision_op, self.live, self.detail, self.inbox, self.tasks, self.dialogs, dialog_parent=self
         )
         self.decisions.settings = settings  # recent reject reasons
         self.notifier = TrayNotifier(self, tray=tray)
@@ -278,7 +280,8 @@ class MainWindow(QMainWindow):
         self.left_tabs.currentChanged.connect(self._on_tab_changed)
         for clock in (self.inbox.interacted, self.decisions.interacted, self.history.interacted):
             clock.connect(self._note_interaction)
-        self.decisions.decided.connect(self.decided)
+        self.decision_op.decided.connect(self.decided)
+        self.decision_op.deciding.connect(lambda hitl_id: self.decisions.deciding_here([hitl_id]))
         self.decisions.failed.connect(lambda text: self.banner.show_message(text, timeout_ms=DECISION_NEWS_MS))
         self.decisions.noticed.connect(lambda text: self.banner.show_message(text, error=False, timeout_ms=10_000))
         self.detail.copied.connect(lambda text: self.statusBar().showMessage(text, 3000))
@@ -304,7 +307,7 @@ class MainWindow(QMainWindow):
     def set_runtime(self, runtime: Runtime | None) -> None:
         """Attach the agent runtime once it exists (the app builds it after the first screen)."""
         self.runtime = runtime
-        self.decisions.runtime = runtime
+        self.decision_op.runtime = runtime
         self.runs.set_runtime(runtime)
 
     @property
