@@ -13,8 +13,11 @@ import pytest
 import qasync
 from PySide6.QtCore import QSettings
 
+from reviewer_app.domain.decisions import Decision
+from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.runtime.runner import Runtime
 
 T = TypeVar("T")
 
@@ -82,6 +85,18 @@ def run_async(qtbot: Any, coro: Coroutine[Any, Any, T], timeout: int = 15_000) -
     task = asyncio.ensure_future(coro)
     qtbot.waitUntil(task.done, timeout=timeout)
     return task.result()
+
+
+class RecordingRuntime(Runtime):
+    """The real runtime, noting which decisions reached it (the window's decisions must go through it)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.decided_here: list[tuple[str, str]] = []
+
+    async def decide_and_resume(self, hitl_id: str, decision: Decision) -> HITLRecord:
+        self.decided_here.append((hitl_id, decision.kind.value))
+        return await super().decide_and_resume(hitl_id, decision)
 
 
 @pytest.fixture

@@ -11,13 +11,11 @@ from typing import Any
 from PySide6.QtCore import QTimer
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
-from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
-from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.decide.operation import DecisionOp, conflict_message
-from tests.ui.conftest import run_async
+from tests.ui.conftest import RecordingRuntime, run_async
 
 ARGS = {"command": "echo hi"}
 
@@ -89,18 +87,6 @@ def test_decide_each_goes_on_past_a_conflict(qtbot: Any, qt_backend: SQLHITLBack
     ]
 
 
-class RecordingRuntime(Runtime):
-    """The real runtime, noting which decisions reached it."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.decided_here: list[str] = []
-
-    async def decide_and_resume(self, hitl_id: str, decision: Decision) -> HITLRecord:
-        self.decided_here.append(hitl_id)
-        return await super().decide_and_resume(hitl_id, decision)
-
-
 def test_the_runtime_is_used_when_there_is_one(qtbot: Any, qt_backend: SQLHITLBackend, tmp_path: Path) -> None:
     runtime = RecordingRuntime(qt_backend, AgentCatalog(), workspaces_dir=tmp_path / "workspaces")
     run_async(qtbot, runtime.start())
@@ -119,7 +105,7 @@ def test_the_runtime_is_used_when_there_is_one(qtbot: Any, qt_backend: SQLHITLBa
         op = DecisionOp(qt_backend)
         op.runtime = runtime
         assert run_async(qtbot, op.decide(hitl_id, approve())).decided
-        assert runtime.decided_here == [hitl_id]
+        assert runtime.decided_here == [(hitl_id, "approve")]
         record = run_async(qtbot, runtime.wait_for_run(invocation_id, timeout=15), timeout=20_000)
         assert record.state == "done"
     finally:

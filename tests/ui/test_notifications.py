@@ -19,16 +19,13 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWidget
 
-from reviewer_app.domain.decisions import Decision
-from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
-from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.decide.operation import DecisionOp
 from reviewer_app.ui.desktop.notifications import NativeNotifier, NotificationActions, shown_request
 from reviewer_app.ui.window.main_window import MainWindow
-from tests.ui.conftest import run_async
+from tests.ui.conftest import RecordingRuntime, run_async
 
 
 async def pending(backend: SQLHITLBackend, hitl_id: str, arguments: dict[str, Any] | None = None) -> Any:
@@ -238,18 +235,6 @@ def test_open_pressed_in_the_notification_server(
     assert opened.args == ["h1"]
     record = run_async(qtbot, qt_backend.get("h1"))
     assert record is not None and record["status"] == "pending"
-
-
-class RecordingRuntime(Runtime):
-    """The real runtime, noting which decisions reached it (the window's decisions must go through it)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.decided_here: list[tuple[str, str]] = []
-
-    async def decide_and_resume(self, hitl_id: str, decision: Decision) -> HITLRecord:
-        self.decided_here.append((hitl_id, decision.kind.value))
-        return await super().decide_and_resume(hitl_id, decision)
 
 
 def test_a_notification_decides_through_the_runtime_when_the_window_has_one(
