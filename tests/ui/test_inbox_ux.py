@@ -23,7 +23,7 @@ from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.inbox.cells import COL_AGENT, COL_EXPIRES, COL_REQUEST, COL_SUMMARY
 from reviewer_app.ui.window.main_window import MainWindow
-from tests.ui.conftest import OFFSCREEN_NOISE, run_async
+from tests.ui.conftest import OFFSCREEN_NOISE, OpenMainWindow, run_async
 
 LONG_PATH = "reports/quarterly/2026/summary-of-the-whole-year.txt"
 
@@ -36,21 +36,11 @@ def runtime(qt_backend: SQLHITLBackend, tmp_path: Path, qtbot: Any) -> Iterator[
     run_async(qtbot, rt.stop())
 
 
-def open_window(backend: SQLHITLBackend, settings: QSettings, qtbot: Any, runtime: Runtime | None = None) -> MainWindow:
-    win = MainWindow(backend, runtime, settings=settings, tray=False)
-    qtbot.addWidget(win)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    win.start()
-    assert run_async(qtbot, win.live.wait_loaded(timeout=10))
-    qtbot.waitUntil(lambda: not win.live.busy)
-    return win
-
-
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
-    win = open_window(qt_backend, ui_settings, qtbot)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window()
     qtmodeltester.check(win.inbox.model)
     yield win
     if shiboken6.isValid(win):
@@ -235,11 +225,11 @@ def test_settings_are_saved_on_change_without_closing(
 
 
 def test_a_restored_filter_that_hides_requests_says_so_in_the_inbox(
-    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
     ui_settings.setValue("filters/search", "nothing-matches-this")
     ui_settings.sync()
-    win = open_window(qt_backend, ui_settings, qtbot)
+    win = open_main_window()
     try:
         create(qtbot, qt_backend, 1)
         create(qtbot, qt_backend, 2)

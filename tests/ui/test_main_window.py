@@ -28,7 +28,7 @@ from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.cells import COL_DECIDED, COL_EXPIRES
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.window.main_window import MainWindow
-from tests.ui.conftest import run_async
+from tests.ui.conftest import OpenMainWindow, run_async, window_models
 
 
 @pytest.fixture
@@ -40,17 +40,10 @@ def runtime(qt_backend: SQLHITLBackend, tmp_path: Path, qtbot: Any) -> Iterator[
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, runtime: Runtime, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any):
-    win = MainWindow(qt_backend, runtime, settings=ui_settings, tray=False)
-    qtbot.addWidget(win)
-    for model in (win.inbox.model, win.runs.model, win.detail.timeline_model):
-        qtmodeltester.check(model)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    win.start()
-    assert run_async(qtbot, win.live.wait_loaded(timeout=10))  # every page of the first load is in
-    qtbot.waitUntil(lambda: not win.live.busy)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, runtime: Runtime, ui_settings: QSettings, qtbot: Any
+):
+    win = open_main_window(runtime, checked=window_models)
     assert win.windowTitle() == "Reviewer (0 pending)"  # the loaded (empty) inbox is counted
     yield win
     win.close()
@@ -427,10 +420,9 @@ def window_state(name: str) -> Any:
 
 
 def test_settings_restore_geometry_splitters_and_filters(
-    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
-    first = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(first)
+    first = open_main_window(show=False, start=False)
     first.resize(700, 520)  # the offscreen screen is 800x600: stay inside it
     first.splitter.setSizes([300, 700])
     first.inbox.type_combo.setCurrentIndex(2)
@@ -438,8 +430,7 @@ def test_settings_restore_geometry_splitters_and_filters(
     first.inbox.scope_combo.setCurrentIndex(1)  # "Decided"
     sizes = first.splitter.sizes()
     first.close()
-    second = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(second)
+    second = open_main_window(show=False, start=False)
     assert second.size().width() == 700 and second.size().height() == 520
     assert second.inbox.type_combo.currentIndex() == 2
     assert second.inbox.search_box.text() == "deploy"
@@ -489,7 +480,7 @@ def test_object_and_accessible_names(window: MainWindow) -> None:
 
 
 def test_a_huge_request_shows_truncated_and_show_all_renders_everything(
-    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
     content = "a line an agent wants to write\n" * 100_000  # ~3 MB
     run_async(
@@ -503,10 +494,7 @@ def test_a_huge_request_shows_truncated_and_show_all_renders_everything(
             data={"arguments": {"path": "big.txt", "content": content}},
         ),
     )
-    win = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(win)
-    win.show()
-    win.start()
+    win = open_main_window(loaded=False)
     qtbot.waitUntil(lambda: win.detail.hitl_id == "huge" and win.detail.decidable(), timeout=10_000)
     panel = win.detail.args_panel
     assert "showing the first" in panel.notice.text()

@@ -24,8 +24,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.ui.decide.operation import DecisionOp
 from reviewer_app.ui.desktop.notifications import NativeNotifier, NotificationActions, shown_request
-from reviewer_app.ui.window.main_window import MainWindow
-from tests.ui.conftest import RecordingRuntime, run_async
+from tests.ui.conftest import OpenMainWindow, RecordingRuntime, run_async
 
 
 async def pending(backend: SQLHITLBackend, hitl_id: str, arguments: dict[str, Any] | None = None) -> Any:
@@ -238,7 +237,7 @@ def test_open_pressed_in_the_notification_server(
 
 
 def test_a_notification_decides_through_the_runtime_when_the_window_has_one(
-    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings, tmp_path: Path
+    open_main_window: OpenMainWindow, qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings, tmp_path: Path
 ) -> None:
     """A run waiting in this process resumes at once from a notification's Approve, as from the window's key."""
     runtime = RecordingRuntime(qt_backend, AgentCatalog(), workspaces_dir=tmp_path / "workspaces")
@@ -246,9 +245,7 @@ def test_a_notification_decides_through_the_runtime_when_the_window_has_one(
     try:
         script = [{"tool_calls": [{"name": "run_shell", "args": {"command": "echo from-a-notification"}}]}]
         invocation_id = run_async(qtbot, runtime.start_run("demo", "do it", script=script))
-        window = MainWindow(qt_backend, runtime, settings=ui_settings, tray=False)
-        qtbot.addWidget(window)
-        window.start()
+        window = open_main_window(runtime, show=False, loaded=False)
         qtbot.waitUntil(lambda: window.inbox.model.visible_count == 1, timeout=10_000)
         row = next(iter(window.inbox.model.requests_in_scope()))
         shown = run_async(qtbot, shown_request(qt_backend, row))
@@ -259,6 +256,5 @@ def test_a_notification_decides_through_the_runtime_when_the_window_has_one(
         assert runtime.decided_here == [(row.hitl_id, "approve")]
         record = run_async(qtbot, runtime.wait_for_run(invocation_id, timeout=15), timeout=20_000)
         assert record.state == "done"
-        window.close()
     finally:
         run_async(qtbot, runtime.stop())
