@@ -24,9 +24,9 @@ $(VENV)/.installed-dev: pyproject.toml setup.py | $(VENV_PYTHON)
 RUN_QT_QPA_PLATFORM := $(if $(filter environment command,$(firstword $(origin QT_QPA_PLATFORM))),$(QT_QPA_PLATFORM),)
 
 # First asks Qt's platform plugin (ldd) which system libraries it lacks and installs them (apt-get, with sudo when
-# not root) or prints the command; stops with one line when there is no display. See reviewer_app/ui/platform_deps.py.
+# not root) or prints the command; stops with one line when there is no display. See reviewer_app/ui/startup/platform_deps.py.
 run: $(VENV)/.installed-run
-	@QT_QPA_PLATFORM=$(RUN_QT_QPA_PLATFORM) $(BIN)/python -m reviewer_app.ui.platform_deps --install
+	@QT_QPA_PLATFORM=$(RUN_QT_QPA_PLATFORM) $(BIN)/python -m reviewer_app.ui.startup.platform_deps --install
 	QT_QPA_PLATFORM=$(RUN_QT_QPA_PLATFORM) $(BIN)/reviewer-app $(ARGS)
 
 test: $(VENV)/.installed-dev
@@ -77,7 +77,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 screenshot: $(VENV)/.installed-run
 	@command -v xvfb-run >/dev/null && dpkg -s $(SCREENSHOT_DEPS) >/dev/null 2>&1 \
 		|| { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends $(SCREENSHOT_DEPS); }
-	@QT_QPA_PLATFORM=xcb xvfb-run -a $(BIN)/python -m reviewer_app.ui.platform_deps --install
+	@QT_QPA_PLATFORM=xcb xvfb-run -a $(BIN)/python -m reviewer_app.ui.startup.platform_deps --install
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 		QT_QPA_PLATFORM=xcb XDG_CONFIG_HOME="$$tmp/config" XDG_DATA_HOME="$$tmp/data" \
 		xvfb-run -a -s "-screen 0 1600x1000x24" $(BIN)/reviewer-app --db "$$tmp/demo.db" \

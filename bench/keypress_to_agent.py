@@ -27,8 +27,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import RejectDialog
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.dialogs.reject import RejectDialog
+from reviewer_app.ui.window.main_window import MainWindow
 
 
 async def until(test: object, timeout: float = 10.0) -> None:

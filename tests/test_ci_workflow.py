@@ -44,7 +44,7 @@ def test_tests_and_lint_run_on_three_systems_and_three_pythons() -> None:
     run = commands(job)
     assert any(line.startswith("xvfb-run") and line.endswith("make test") for line in run), "Linux: under Xvfb"
     assert "make test" in run and "make lint" in run
-    assert any("-m reviewer_app.ui.platform_deps --install" in line for line in run), "make run's own check"
+    assert any("-m reviewer_app.ui.startup.platform_deps --install" in line for line in run), "make run's own check"
 
 
 def test_linux_also_smoke_tests_the_installers_and_a_fresh_machine() -> None:

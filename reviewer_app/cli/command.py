@@ -139,9 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_async(_self_test())
     if args.command in (None, "gui"):
         try:
-            from reviewer_app.ui.app import run_gui
+            from reviewer_app.ui.startup.app import run_gui
         except ImportError as exc:  # Qt's libraries cannot load: name the missing system libraries, no traceback
-            from reviewer_app.ui.platform_deps import EXIT_NO_WINDOW, explain_qt_import_error
+            from reviewer_app.ui.startup.platform_deps import EXIT_NO_WINDOW, explain_qt_import_error
 
             explanation = explain_qt_import_error(exc)
             if explanation is None:

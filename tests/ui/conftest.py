@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 import qasync
+import shiboken6
 from PySide6.QtCore import QSettings
 
+from reviewer_app.domain.decisions import Decision
+from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.runtime.runner import Runtime
+from reviewer_app.ui.window.main_window import MainWindow
 
 T = TypeVar("T")
 
@@ -32,7 +37,7 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 @pytest.fixture(autouse=True)
 def gui_thread_gc() -> Iterator[None]:
-    """Collect cycles on this (the GUI) thread only, as the app does (see reviewer_app.ui.gc_guard)."""
+    """Collect cycles on this (the GUI) thread only, as the app does (see reviewer_app.ui.startup.gc_guard)."""
     was_enabled = gc.isenabled()
     gc.disable()
     yield
@@ -84,6 +89,18 @@ def run_async(qtbot: Any, coro: Coroutine[Any, Any, T], timeout: int = 15_000) -
     return task.result()
 
 
+class RecordingRuntime(Runtime):
+    """The real runtime, noting which decisions reached it (the window's decisions must go through it)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.decided_here: list[tuple[str, str]] = []
+
+    async def decide_and_resume(self, hitl_id: str, decision: Decision) -> HITLRecord:
+        self.decided_here.append((hitl_id, decision.kind.value))
+        return await super().decide_and_resume(hitl_id, decision)
+
+
 @pytest.fixture
 def qt_backend(db_path: Path, qloop: qasync.QEventLoop) -> Iterator[SQLHITLBackend]:
     backend = SQLHITLBackend(db_path, reviewer="tester")
@@ -101,6 +118,62 @@ def ui_settings(tmp_path: Path) -> QSettings:
     settings = QSettings(str(tmp_path / "reviewer-ui.ini"), QSettings.Format.IniFormat)
     settings.setValue("decisions/undoGraceSeconds", 0)
     return settings
+
+
+OpenMainWindow = Callable[..., MainWindow]
+
+
+def window_models(window: MainWindow) -> tuple[Any, ...]:
+    """The window's own models (inbox tree, runs board, timeline): what ``checked=`` usually watches."""
+    return (window.inbox.model, window.runs.model, window.detail.timeline_model)
+
+
+@pytest.fixture
+def open_main_window(request: pytest.FixtureRequest, qtbot: Any, qtmodeltester: Any) -> Iterator[OpenMainWindow]:
+    """Opens real windows on the test's database (the one way window tests build ``MainWindow``).
+
+    ``open_main_window(runtime=None, *, backend=qt_backend, settings=ui_settings, checked=lambda w: (models…),
+    show=True, start=True, loaded=True)``: the models ``checked`` returns are watched by QAbstractItemModelTester
+    from before the first load; ``loaded`` waits until every page of the first load is in and the feed is idle.
+    Every window opened is closed after the test.
+    """
+    opened: list[MainWindow] = []
+
+    def open_window(
+        runtime: Runtime | None = None,
+        *,
+        backend: SQLHITLBackend | None = None,
+        settings: QSettings | None = None,
+        checked: Callable[[MainWindow], Iterable[Any]] = lambda _window: (),
+        show: bool = True,
+        start: bool = True,
+        loaded: bool = True,
+    ) -> MainWindow:
+        window = MainWindow(
+            backend if backend is not None else request.getfixturevalue("qt_backend"),
+            runtime,
+            settings=settings if settings is not None else request.getfixturevalue("ui_settings"),
+            tray=False,
+        )
+        qtbot.addWidget(window)
+        opened.append(window)
+        for model in checked(window):
+            qtmodeltester.check(model)
+        if show:
+            window.show()
+            window.activateWindow()
+            qtbot.waitExposed(window)
+        if start:
+            window.start()
+            if loaded:
+                assert run_async(qtbot, window.live.wait_loaded(timeout=10))  # every page of the first load
+                qtbot.waitUntil(lambda: not window.live.busy)
+        return window
+
+    yield open_window
+    for window in opened:
+        if shiboken6.isValid(window):
+            window.close()
 
 
 def make_summary(

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from reviewer_app.config import AppContext
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.app import open_failure_text, run_gui
+from reviewer_app.ui.startup.app import open_failure_text, run_gui
 
 
 def test_a_database_from_a_newer_reviewer_gets_a_clear_message_and_exit_code_2(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui import test_main_window as main_window_tests
 from tests.ui.conftest import run_async
 

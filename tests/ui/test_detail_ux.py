@@ -22,14 +22,16 @@ from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import Block, BlockKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.runner import Runtime
-from reviewer_app.ui import theme
-from reviewer_app.ui.decision_dialogs import CANNED_REJECT_REASONS, EditArgumentsDialog, RejectDialog
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.edit_diff import edit_diff
 from reviewer_app.ui.detail.timeline import KIND_ROLE, TimelineModel, block_status, block_title
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
+from reviewer_app.ui.dialogs.reasons import CANNED_REJECT_REASONS
+from reviewer_app.ui.dialogs.reject import RejectDialog
 from reviewer_app.ui.runs.model import RunsModel
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui import test_main_window as main_window_tests
-from tests.ui.conftest import run_async
+from tests.ui.conftest import OpenMainWindow, run_async
 from tests.ui.test_main_window import WRITE, dialog_of, finish, press, start, wait_for_request
 
 # The real window over a real runtime and SQLite file, as the main window's own tests use them.
@@ -636,7 +638,7 @@ def test_a_huge_edit_preview_is_cut_with_a_note(qtbot: Any) -> None:
 
 
 def test_a_run_whose_request_expired_end_to_end(
-    qt_backend: SQLHITLBackend, ui_settings: Any, tmp_path: Path, qtbot: Any, qtmodeltester: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: Any, tmp_path: Path, qtbot: Any
 ) -> None:
     """The real runtime expires the request (its default: reject); the window says so everywhere."""
     from reviewer_app.domain.policy import ApprovalPolicy
@@ -647,11 +649,7 @@ def test_a_run_whose_request_expired_end_to_end(
     catalog = AgentCatalog((agent("expiring", policy=ApprovalPolicy(expires_after_s=1)),))
     rt = Runtime(qt_backend, catalog, workspaces_dir=tmp_path / "workspaces", expiry_interval_s=0.2)
     run_async(qtbot, rt.start())
-    win = MainWindow(qt_backend, rt, settings=ui_settings, tray=False)
-    qtbot.addWidget(win)
-    qtmodeltester.check(win.runs.model)
-    win.show()
-    win.start()
+    win = open_main_window(rt, checked=lambda window: (window.runs.model,), loaded=False)
     try:
         invocation_id = run_async(qtbot, rt.start_run("expiring", "write it", script=WRITE))
         qtbot.waitUntil(lambda: win.detail.summary is not None, timeout=10_000)

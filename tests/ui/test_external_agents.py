@@ -24,11 +24,11 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import TextDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, EXTERNAL_ROLE, EXTERNAL_TIP
-from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.runs.model import EXTERNAL_ROLE as RUN_EXTERNAL_ROLE
-from tests.ui.conftest import run_async
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow, run_async, window_models
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "external_agent.py"
@@ -77,17 +77,11 @@ class AgentProcess:
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> Iterator[MainWindow]:
     """The window as a reviewer opens it next to external agents: no agent runtime of its own."""
-    win = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(win)
-    for model in (win.inbox.model, win.runs.model, win.detail.timeline_model):
-        qtmodeltester.check(model)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    win.start()
-    qtbot.waitUntil(lambda: not win.live.busy)
+    win = open_main_window(checked=window_models)
     yield win
     win.close()
 

@@ -20,8 +20,8 @@ from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.history.model import COL_BY, COL_DECISION, COL_REASON, PAGE_SIZE
-from reviewer_app.ui.main_window import HISTORY_TAB, MainWindow
-from tests.ui.conftest import run_async
+from reviewer_app.ui.window.main_window import HISTORY_TAB, MainWindow
+from tests.ui.conftest import OpenMainWindow, run_async
 
 SHOWN = {"path": "notes.txt", "content": "line one\nline two\n"}
 EDITED = {"path": "notes.txt", "content": "line one\nline two, reviewed\n"}
@@ -63,17 +63,8 @@ async def _seed(backend: SQLHITLBackend, approvals: int) -> str:
     return stored.rule.id
 
 
-def _window(backend: SQLHITLBackend, settings: QSettings, qtbot: Any, qtmodeltester: Any) -> MainWindow:
-    win = MainWindow(backend, None, settings=settings, tray=False)
-    qtbot.addWidget(win)
-    if qtmodeltester is not None:
-        qtmodeltester.check(win.history.model)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    win.start()
-    assert run_async(qtbot, win.live.wait_loaded(timeout=10))
-    return win
+def history_model(window: MainWindow) -> tuple[Any, ...]:
+    return (window.history.model,)
 
 
 @pytest.fixture
@@ -83,9 +74,9 @@ def seeded(qt_backend: SQLHITLBackend, qtbot: Any) -> str:
 
 @pytest.fixture
 def window(
-    qt_backend: SQLHITLBackend, seeded: str, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, seeded: str, ui_settings: QSettings, qtbot: Any
 ) -> Iterator[MainWindow]:
-    win = _window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    win = open_main_window(checked=history_model)
     yield win
     win.close()
 
@@ -211,10 +202,12 @@ def test_slash_focuses_the_search_and_down_or_return_moves_into_the_results(wind
     assert QApplication.focusWidget() is history.view and history.search_box.text() == "echo"
 
 
-def test_pages_come_in_as_the_view_scrolls(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any) -> None:
+def test_pages_come_in_as_the_view_scrolls(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> None:
     """Without the model tester (it calls fetchMore itself, see the next test) only scrolling asks for pages."""
     run_async(qtbot, _seed(qt_backend, approvals=2 * PAGE_SIZE + 30), timeout=60_000)
-    win = _window(qt_backend, ui_settings, qtbot, None)
+    win = open_main_window()
     try:
         open_history(qtbot, win)
         model = win.history.model
@@ -232,11 +225,11 @@ def test_pages_come_in_as_the_view_scrolls(qt_backend: SQLHITLBackend, ui_settin
 
 
 def test_paging_under_the_model_tester(
-    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
     """The same under QAbstractItemModelTester (which also calls fetchMore itself after every change)."""
     run_async(qtbot, _seed(qt_backend, approvals=2 * PAGE_SIZE + 30), timeout=60_000)
-    win = _window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    win = open_main_window(checked=history_model)
     try:
         open_history(qtbot, win)
         model = win.history.model

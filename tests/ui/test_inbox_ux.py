@@ -22,8 +22,8 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.inbox.cells import COL_AGENT, COL_EXPIRES, COL_REQUEST, COL_SUMMARY
-from reviewer_app.ui.main_window import MainWindow
-from tests.ui.conftest import OFFSCREEN_NOISE, run_async
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OFFSCREEN_NOISE, OpenMainWindow, run_async
 
 LONG_PATH = "reports/quarterly/2026/summary-of-the-whole-year.txt"
 
@@ -36,21 +36,11 @@ def runtime(qt_backend: SQLHITLBackend, tmp_path: Path, qtbot: Any) -> Iterator[
     run_async(qtbot, rt.stop())
 
 
-def open_window(backend: SQLHITLBackend, settings: QSettings, qtbot: Any, runtime: Runtime | None = None) -> MainWindow:
-    win = MainWindow(backend, runtime, settings=settings, tray=False)
-    qtbot.addWidget(win)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    win.start()
-    assert run_async(qtbot, win.live.wait_loaded(timeout=10))
-    qtbot.waitUntil(lambda: not win.live.busy)
-    return win
-
-
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
-    win = open_window(qt_backend, ui_settings, qtbot)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window()
     qtmodeltester.check(win.inbox.model)
     yield win
     if shiboken6.isValid(win):
@@ -171,7 +161,7 @@ def test_group_rows_show_the_runs_prompt_and_ids_are_elided_in_the_middle_and_co
     qtbot.waitUntil(lambda: str(run_index.siblingAtColumn(COL_SUMMARY).data()) == "tidy the release notes")
     assert str(session_index.siblingAtColumn(COL_SUMMARY).data()) == "tidy the release notes"
     assert str(run_index.siblingAtColumn(COL_REQUEST).data()) == "1 pending"
-    from reviewer_app.ui.texts import short_id
+    from reviewer_app.ui.common.texts import short_id
 
     elided = short_id("inv_0123456789abcdef0123")
     assert elided.startswith("inv_01") and elided.endswith("0123") and "…" in elided
@@ -235,11 +225,11 @@ def test_settings_are_saved_on_change_without_closing(
 
 
 def test_a_restored_filter_that_hides_requests_says_so_in_the_inbox(
-    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
     ui_settings.setValue("filters/search", "nothing-matches-this")
     ui_settings.sync()
-    win = open_window(qt_backend, ui_settings, qtbot)
+    win = open_main_window()
     try:
         create(qtbot, qt_backend, 1)
         create(qtbot, qt_backend, 2)
@@ -258,7 +248,7 @@ def test_a_restored_filter_that_hides_requests_says_so_in_the_inbox(
 
 # -- 6. the keymap is generated from the real keys --------------------------------------------------------
 def test_every_key_of_the_window_is_in_the_keymap(window: MainWindow) -> None:
-    from reviewer_app.ui.keymap import as_typed, keymap_entries
+    from reviewer_app.ui.window.keymap import as_typed, keymap_entries
 
     entries = keymap_entries(window)
     listed = {keys for keys, _what in entries}
@@ -283,7 +273,7 @@ def test_every_key_of_the_window_is_in_the_keymap(window: MainWindow) -> None:
 def test_the_view_menu_switches_the_theme_and_remembers_it(
     window: MainWindow, ui_settings: QSettings, qapp: Any, qtbot: Any
 ) -> None:
-    from reviewer_app.ui import theme
+    from reviewer_app.ui.common import theme
 
     original_palette, original_style = qapp.palette(), qapp.style().name()
     qapp.setStyle("Fusion")
@@ -333,8 +323,8 @@ def test_a_run_the_board_does_not_hold_gets_its_title_from_the_database(
 ) -> None:
     """A big inbox's old runs are not on the runs board (it loads the newest 2,000): their titles are read lazily."""
     from reviewer_app.ui.inbox.titles import RunTitles
-    from reviewer_app.ui.live import LiveController
     from reviewer_app.ui.runs.model import RunsModel
+    from reviewer_app.ui.window.live import LiveController
 
     run_async(
         qtbot,

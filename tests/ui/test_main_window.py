@@ -22,11 +22,13 @@ from reviewer_app.domain.timeline import BlockKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
-from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, TextDialog
+from reviewer_app.ui.dialogs.answer import AnswerDialog
+from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.cells import COL_DECIDED, COL_EXPIRES
 from reviewer_app.ui.inbox.filters import Scope
-from reviewer_app.ui.main_window import MainWindow
-from tests.ui.conftest import run_async
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow, run_async, window_models
 
 
 @pytest.fixture
@@ -38,17 +40,10 @@ def runtime(qt_backend: SQLHITLBackend, tmp_path: Path, qtbot: Any) -> Iterator[
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, runtime: Runtime, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any):
-    win = MainWindow(qt_backend, runtime, settings=ui_settings, tray=False)
-    qtbot.addWidget(win)
-    for model in (win.inbox.model, win.runs.model, win.detail.timeline_model):
-        qtmodeltester.check(model)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    win.start()
-    assert run_async(qtbot, win.live.wait_loaded(timeout=10))  # every page of the first load is in
-    qtbot.waitUntil(lambda: not win.live.busy)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, runtime: Runtime, ui_settings: QSettings, qtbot: Any
+):
+    win = open_main_window(runtime, checked=window_models)
     assert win.windowTitle() == "Reviewer (0 pending)"  # the loaded (empty) inbox is counted
     yield win
     win.close()
@@ -380,7 +375,7 @@ def test_a_request_from_another_process_appears(
 
 
 def test_runs_board_new_run_cancel_and_follow_up(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
-    from reviewer_app.ui.decision_dialogs import NewRunDialog
+    from reviewer_app.ui.dialogs.new_run import NewRunDialog
     from reviewer_app.ui.runs.model import RUN_ID_ROLE
 
     window.show_tab(1)
@@ -425,10 +420,9 @@ def window_state(name: str) -> Any:
 
 
 def test_settings_restore_geometry_splitters_and_filters(
-    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
-    first = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(first)
+    first = open_main_window(show=False, start=False)
     first.resize(700, 520)  # the offscreen screen is 800x600: stay inside it
     first.splitter.setSizes([300, 700])
     first.inbox.type_combo.setCurrentIndex(2)
@@ -436,8 +430,7 @@ def test_settings_restore_geometry_splitters_and_filters(
     first.inbox.scope_combo.setCurrentIndex(1)  # "Decided"
     sizes = first.splitter.sizes()
     first.close()
-    second = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(second)
+    second = open_main_window(show=False, start=False)
     assert second.size().width() == 700 and second.size().height() == 520
     assert second.inbox.type_combo.currentIndex() == 2
     assert second.inbox.search_box.text() == "deploy"
@@ -487,7 +480,7 @@ def test_object_and_accessible_names(window: MainWindow) -> None:
 
 
 def test_a_huge_request_shows_truncated_and_show_all_renders_everything(
-    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
     content = "a line an agent wants to write\n" * 100_000  # ~3 MB
     run_async(
@@ -501,10 +494,7 @@ def test_a_huge_request_shows_truncated_and_show_all_renders_everything(
             data={"arguments": {"path": "big.txt", "content": content}},
         ),
     )
-    win = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(win)
-    win.show()
-    win.start()
+    win = open_main_window(loaded=False)
     qtbot.waitUntil(lambda: win.detail.hitl_id == "huge" and win.detail.decidable(), timeout=10_000)
     panel = win.detail.args_panel
     assert "showing the first" in panel.notice.text()
@@ -538,7 +528,7 @@ def test_a_new_request_notifies_when_the_window_is_not_active(window: MainWindow
 
 
 def test_dark_scheme_switches_palette_and_colours(qapp: Any, monkeypatch: Any) -> None:
-    from reviewer_app.ui import theme
+    from reviewer_app.ui.common import theme
 
     original = qapp.palette()
     qapp.setStyle("Fusion")

@@ -21,8 +21,10 @@ from PySide6.QtWidgets import QWidget
 
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.notifications import NativeNotifier, NotificationActions, shown_request
-from tests.ui.conftest import run_async
+from reviewer_app.runtime.agents import AgentCatalog
+from reviewer_app.ui.decide.operation import DecisionOp
+from reviewer_app.ui.desktop.notifications import NativeNotifier, NotificationActions, shown_request
+from tests.ui.conftest import OpenMainWindow, RecordingRuntime, run_async
 
 
 async def pending(backend: SQLHITLBackend, hitl_id: str, arguments: dict[str, Any] | None = None) -> Any:
@@ -44,7 +46,7 @@ def test_approve_decides_exactly_the_request_shown(qtbot: Any, qt_backend: SQLHI
     row = run_async(qtbot, pending(qt_backend, "h2"))
     shown = run_async(qtbot, shown_request(qt_backend, row))
     assert shown is not None and shown.hitl_id == "h2" and shown.title == "demo is blocked on you: run_shell"
-    actions = NotificationActions(qt_backend)
+    actions = NotificationActions(DecisionOp(qt_backend))
     with qtbot.waitSignal(actions.decided) as signal:
         assert run_async(qtbot, actions.approve(shown))
     assert signal.args == ["h2", "approve"]
@@ -59,11 +61,11 @@ def test_approve_of_a_request_decided_meanwhile_decides_nothing(qtbot: Any, qt_b
     shown = run_async(qtbot, shown_request(qt_backend, row))
     assert shown is not None
     run_async(qtbot, qt_backend.respond("h1", {"decision": "reject", "message": "by the other reviewer"}))
-    actions = NotificationActions(qt_backend)
+    actions = NotificationActions(DecisionOp(qt_backend))
     with qtbot.waitSignal(actions.refused) as signal:
         assert not run_async(qtbot, actions.approve(shown))
-    assert signal.args[0].startswith("Nothing was decided from the notification: demo is blocked on you")
-    assert "already reject by tester" in signal.args[0]
+    assert signal.args[0].startswith("Nothing was decided from the notification for demo is blocked on you")
+    assert "Someone else decided first: it was rejected by tester at " in signal.args[0]
     record = run_async(qtbot, qt_backend.get("h1"))
     assert record is not None and record["user_response"]["decision"] == "reject"
     assert [e.decision for e in run_async(qtbot, qt_backend.audit("h1"))] == ["reject"]
@@ -81,7 +83,7 @@ def test_approve_after_the_arguments_changed_decides_nothing(
     with raw:
         raw.execute("""UPDATE hitl_requests SET data = '{"arguments": {"command": "rm -rf /"}}' WHERE hitl_id = 'h1'""")
     raw.close()
-    actions = NotificationActions(qt_backend)
+    actions = NotificationActions(DecisionOp(qt_backend))
     with qtbot.waitSignal(actions.refused) as signal:
         assert not run_async(qtbot, actions.approve(shown))
     assert "Nothing was decided from the notification" in signal.args[0]
@@ -94,7 +96,9 @@ def test_reject_and_open(qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QS
     owner = QWidget()
     qtbot.addWidget(owner)
     tasks: list[asyncio.Task[Any]] = []
-    notifier = NativeNotifier(owner, qt_backend, ui_settings, lambda coro: tasks.append(asyncio.ensure_future(coro)))
+    notifier = NativeNotifier(
+        owner, DecisionOp(qt_backend), ui_settings, lambda coro: tasks.append(asyncio.ensure_future(coro))
+    )
     shown = run_async(qtbot, shown_request(qt_backend, row))
     assert shown is not None
     with qtbot.waitSignal(notifier.actions.openRequested) as opened:
@@ -110,10 +114,10 @@ def test_reject_and_open(qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QS
 def test_sound_setting(qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings) -> None:
     owner = QWidget()
     qtbot.addWidget(owner)
-    notifier = NativeNotifier(owner, qt_backend, ui_settings, lambda coro: None)
+    notifier = NativeNotifier(owner, DecisionOp(qt_backend), ui_settings, lambda coro: None)
     assert notifier.sound_enabled
     notifier.set_sound_enabled(False)
-    assert not NativeNotifier(owner, qt_backend, ui_settings, lambda coro: None).sound_enabled
+    assert not NativeNotifier(owner, DecisionOp(qt_backend), ui_settings, lambda coro: None).sound_enabled
 
 
 # -- end to end, with a real notification server ------------------------------------------------------------------
@@ -180,7 +184,9 @@ def sent_notification(qtbot: Any, backend: SQLHITLBackend, settings: QSettings, 
     owner = QWidget()  # never shown, so never active: the notification goes out
     qtbot.addWidget(owner)
     tasks: list[asyncio.Task[Any]] = []
-    notifier = NativeNotifier(owner, backend, settings, lambda coro: tasks.append(asyncio.ensure_future(coro)))
+    notifier = NativeNotifier(
+        owner, DecisionOp(backend), settings, lambda coro: tasks.append(asyncio.ensure_future(coro))
+    )
     identifier = run_async(qtbot, notifier.send_for([row]))
     assert identifier is not None and notifier.available, "dunst refused the notification"
     assert notifier.shown[identifier].hitl_id == row.hitl_id
@@ -228,3 +234,27 @@ def test_open_pressed_in_the_notification_server(
     assert opened.args == ["h1"]
     record = run_async(qtbot, qt_backend.get("h1"))
     assert record is not None and record["status"] == "pending"
+
+
+def test_a_notification_decides_through_the_runtime_when_the_window_has_one(
+    open_main_window: OpenMainWindow, qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings, tmp_path: Path
+) -> None:
+    """A run waiting in this process resumes at once from a notification's Approve, as from the window's key."""
+    runtime = RecordingRuntime(qt_backend, AgentCatalog(), workspaces_dir=tmp_path / "workspaces")
+    run_async(qtbot, runtime.start())
+    try:
+        script = [{"tool_calls": [{"name": "run_shell", "args": {"command": "echo from-a-notification"}}]}]
+        invocation_id = run_async(qtbot, runtime.start_run("demo", "do it", script=script))
+        window = open_main_window(runtime, show=False, loaded=False)
+        qtbot.waitUntil(lambda: window.inbox.model.visible_count == 1, timeout=10_000)
+        row = next(iter(window.inbox.model.requests_in_scope()))
+        shown = run_async(qtbot, shown_request(qt_backend, row))
+        assert shown is not None
+        with qtbot.waitSignal(window.decided) as decided:
+            window.native_notifier.press("approve", shown)
+        assert decided.args == [row.hitl_id, "approve"]
+        assert runtime.decided_here == [(row.hitl_id, "approve")]
+        record = run_async(qtbot, runtime.wait_for_run(invocation_id, timeout=15), timeout=20_000)
+        assert record.state == "done"
+    finally:
+        run_async(qtbot, runtime.stop())

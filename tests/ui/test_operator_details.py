@@ -12,20 +12,22 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
-from reviewer_app.ui.decision_dialogs import EditArgumentsDialog
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.pane import countdown_color
 from reviewer_app.ui.detail.settled import settled_phrase
+from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
 from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
-from reviewer_app.ui.keymap import keymap_entries
-from reviewer_app.ui.main_window import MainWindow
-from tests.ui.conftest import make_summary
-from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
+from reviewer_app.ui.window.keymap import keymap_entries
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow, make_summary
+from tests.ui.triage_helpers import dialog_of, shell, show, status, triage_models
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window(checked=triage_models)
     yield win
     win.close()
 

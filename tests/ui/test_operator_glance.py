@@ -16,14 +16,16 @@ from PySide6.QtWidgets import QWidget
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_REQUEST
 from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
-from reviewer_app.ui.main_window import MainWindow
-from tests.ui.conftest import run_async
-from tests.ui.triage_helpers import WORKSPACE, open_window, shell, show, status
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow, run_async
+from tests.ui.triage_helpers import WORKSPACE, shell, show, status, triage_models
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window(checked=triage_models)
     yield win
     win.close()
 
@@ -114,7 +116,12 @@ def test_a_conflict_banner_never_covers_the_request_header_goes_with_esc_and_exp
 
 
 def test_the_flat_queue_is_one_row_per_request_most_urgent_first_and_remembered(
-    window: MainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+    open_main_window: OpenMainWindow,
+    window: MainWindow,
+    qt_backend: SQLHITLBackend,
+    ui_settings: QSettings,
+    qtbot: Any,
+    qtmodeltester: Any,
 ) -> None:
     old = shell(qtbot, qt_backend, "h1", "ls -la", session="s1", invocation="i1")
     risky = shell(qtbot, qt_backend, "h2", "rm -rf build", session="s2", invocation="i2")
@@ -159,7 +166,6 @@ def test_the_flat_queue_is_one_row_per_request_most_urgent_first_and_remembered(
     qtbot.waitUntil(lambda: status(qtbot, qt_backend, old)[0] == "completed", timeout=10_000)
     qtbot.waitUntil(lambda: window.detail.hitl_id == expiring, timeout=5_000)
     assert ui_settings.value(FLAT_QUEUE_KEY, type=bool) is True
-    again = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(again)
+    again = open_main_window(show=False, start=False)
     assert again.inbox.flat  # remembered
     again.close()

@@ -14,17 +14,20 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.bulk import BulkDialog
-from reviewer_app.ui.decision_dialogs import CANNED_REJECT_REASONS, RECENT_REASONS_KEY, RejectDialog
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.dialogs.reasons import CANNED_REJECT_REASONS, RECENT_REASONS_KEY
+from reviewer_app.ui.dialogs.reject import RejectDialog
 from reviewer_app.ui.rules.editor import RuleEditorDialog
-from tests.ui.conftest import run_async
-from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
+from reviewer_app.ui.triage.bulk import BulkDialog
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow, run_async
+from tests.ui.triage_helpers import dialog_of, shell, show, status, triage_models
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window(checked=triage_models)
     yield win
     win.close()
 

@@ -10,10 +10,9 @@ from PySide6.QtGui import QKeySequence
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.audit.window import AuditWindow
-from reviewer_app.ui.main_window import MainWindow
-from reviewer_app.ui.notifications import SOUND_SETTING
+from reviewer_app.ui.desktop.notifications import SOUND_SETTING
 from reviewer_app.ui.stats.window import StatsWindow
-from tests.ui.conftest import run_async
+from tests.ui.conftest import OpenMainWindow, run_async
 
 
 async def seed(backend: SQLHITLBackend) -> None:
@@ -29,19 +28,11 @@ async def seed(backend: SQLHITLBackend) -> None:
     await backend.respond("h1", {"decision": "reject", "message": "no"})
 
 
-def make_window(qtbot: Any, backend: SQLHITLBackend, settings: QSettings) -> MainWindow:
-    window = MainWindow(backend, None, settings=settings, tray=False)
-    qtbot.addWidget(window)
-    window.show()
-    qtbot.waitExposed(window)
-    window.start()
-    assert run_async(qtbot, window.live.wait_loaded(timeout=10))
-    return window
-
-
-def test_view_menu_opens_audit_and_statistics(qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings) -> None:
+def test_view_menu_opens_audit_and_statistics(
+    open_main_window: OpenMainWindow, qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings
+) -> None:
     run_async(qtbot, seed(qt_backend))
-    window = make_window(qtbot, qt_backend, ui_settings)
+    window = open_main_window()
     texts = {action.text(): action.shortcut() for action in window.view_menu.actions()}
     assert texts["&Audit log"] == QKeySequence("Ctrl+5") and texts["&Statistics"] == QKeySequence("Ctrl+6")
     window.ops.audit_action.trigger()
@@ -60,10 +51,10 @@ def test_view_menu_opens_audit_and_statistics(qtbot: Any, qt_backend: SQLHITLBac
 
 
 def test_notification_sound_setting_and_outcomes(
-    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings
+    open_main_window: OpenMainWindow, qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings
 ) -> None:
     run_async(qtbot, seed(qt_backend))
-    window = make_window(qtbot, qt_backend, ui_settings)
+    window = open_main_window()
     native = window.native_notifier
     assert not native.available  # no tray (tests, screenshots): no native notifications either
     sound = native.sound_action
@@ -80,13 +71,13 @@ def test_notification_sound_setting_and_outcomes(
 
 
 def test_side_windows_close_with_escape_and_switch_with_their_keys(
-    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings
+    open_main_window: OpenMainWindow, qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings
 ) -> None:
     """Seen in use: Esc left the Statistics window open and Ctrl+5 did nothing while it was in front."""
     from PySide6.QtCore import Qt
 
     run_async(qtbot, seed(qt_backend))
-    window = make_window(qtbot, qt_backend, ui_settings)
+    window = open_main_window()
     stats = window.ops.show_stats()
     qtbot.waitExposed(stats)
     stats.activateWindow()

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.ui import platform_deps
-from reviewer_app.ui.platform_deps import EXIT_MISSING, EXIT_NO_WINDOW
+from reviewer_app.ui.startup import platform_deps
+from reviewer_app.ui.startup.platform_deps import EXIT_MISSING, EXIT_NO_WINDOW
 
 LINUX = sys.platform.startswith("linux")
 needs_gcc_and_ldd = pytest.mark.skipif(
@@ -59,7 +59,7 @@ def env_for(plugin: Path, **extra: str) -> dict[str, str]:
 
 def run_check(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "reviewer_app.ui.platform_deps", *args],
+        [sys.executable, "-m", "reviewer_app.ui.startup.platform_deps", *args],
         env=env,
         capture_output=True,
         text=True,
@@ -291,7 +291,7 @@ def test_make_run_checks_the_platform_libraries_before_starting_the_app() -> Non
     repo = Path(__file__).resolve().parents[2]
     plan = subprocess.run(["make", "-n", "-s", "run"], cwd=repo, capture_output=True, text=True, check=True).stdout
     lines = plan.splitlines()
-    check = next(i for i, line in enumerate(lines) if "-m reviewer_app.ui.platform_deps --install" in line)
+    check = next(i for i, line in enumerate(lines) if "-m reviewer_app.ui.startup.platform_deps --install" in line)
     start = next(i for i, line in enumerate(lines) if "/reviewer-app" in line and "platform_deps" not in line)
     assert check < start
 

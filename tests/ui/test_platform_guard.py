@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.ui import platform_deps
-from reviewer_app.ui.platform_deps import EXIT_NO_WINDOW
+from reviewer_app.ui.startup import platform_deps
+from reviewer_app.ui.startup.platform_deps import EXIT_NO_WINDOW
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Qt's xcb platform is Linux's")
 
@@ -105,7 +105,7 @@ def test_the_normal_start_path_asks_no_subprocess(tmp_path: Path, subprocess_env
         "    calls.append(a[0] if a else k.get('args'))\n"
         "    return real(self, *a, **k)\n"
         "subprocess.Popen.__init__ = spy\n"
-        "from reviewer_app.ui.platform_guard import create_application\n"
+        "from reviewer_app.ui.startup.platform_guard import create_application\n"
         "app = create_application(['reviewer-app'])\n"
         "print(app.platformName(), len(calls))\n"
     )
@@ -117,7 +117,7 @@ def test_the_normal_start_path_asks_no_subprocess(tmp_path: Path, subprocess_env
 
 def test_qt_messages_during_a_good_start_are_still_shown(tmp_path: Path, subprocess_env: dict[str, str]) -> None:
     script = (
-        "from reviewer_app.ui.platform_guard import create_application\n"
+        "from reviewer_app.ui.startup.platform_guard import create_application\n"
         "app = create_application(['reviewer-app'])\n"
         "print(app.platformName())\n"
     )

@@ -14,8 +14,8 @@ from PySide6.QtCore import QSettings
 from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store import Store
-from reviewer_app.ui import live
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window import live
+from tests.ui.conftest import OpenMainWindow
 
 
 def _create(store: Store, *ids: str) -> None:
@@ -34,11 +34,11 @@ def _create(store: Store, *ids: str) -> None:
 
 
 def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_requests(
+    open_main_window: OpenMainWindow,
     qt_backend: SQLHITLBackend,
     db_path: Path,
     ui_settings: QSettings,
     qtbot: Any,
-    qtmodeltester: Any,
     monkeypatch: Any,
 ) -> None:
     monkeypatch.setattr(live, "FIRST_PAGE", 5)
@@ -51,9 +51,7 @@ def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_req
                 "UPDATE hitl_requests SET created_at = created_at - 600, updated_at = updated_at - 600,"
                 " updated_at_ms = updated_at_ms - 600000"
             )
-        win = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-        qtbot.addWidget(win)
-        qtmodeltester.check(win.inbox.model)
+        win = open_main_window(checked=lambda window: (window.inbox.model,), show=False, start=False)
         seen: dict[str, Any] = {}
         progress: list[tuple[int, int]] = []
         win.live.loadProgress.connect(lambda loaded, expected: progress.append((loaded, expected)))

@@ -15,20 +15,22 @@ from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.queue import HITL_ID_ROLE
 from reviewer_app.ui.inbox.why_tips import WORKING
-from reviewer_app.ui.main_window import MainWindow
-from tests.ui.conftest import run_async
-from tests.ui.triage_helpers import open_window, shell
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow, run_async
+from tests.ui.triage_helpers import shell, triage_models
 
 ROWS = 40
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+) -> Iterator[MainWindow]:
     run_async(qtbot, qt_backend.add_rule(Rule.create("ask", "Bash(make deploy:*)", now=time.time())))
     for n in range(ROWS):
         shell(qtbot, qt_backend, f"h{n:02}", f"echo {n}", session=f"s{n % 4}", invocation=f"i{n % 4}")
     shell(qtbot, qt_backend, "deploy", "make deploy --prod", session="s9", invocation="i9")
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    win = open_main_window(checked=triage_models)
     qtmodeltester.check(win.inbox.queue.model)
     yield win
     win.close()

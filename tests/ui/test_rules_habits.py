@@ -14,20 +14,26 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.model import COL_FINDINGS, COL_PATTERN
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.policy.test_habits import seed
-from tests.ui.triage_helpers import dialog_of, open_window, shell
+from tests.ui.conftest import OpenMainWindow
+from tests.ui.triage_helpers import dialog_of, shell, triage_models
 
 
 @pytest.fixture
 def window(
-    db_path: Path, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+    open_main_window: OpenMainWindow,
+    db_path: Path,
+    qt_backend: SQLHITLBackend,
+    ui_settings: QSettings,
+    qtbot: Any,
+    qtmodeltester: Any,
 ) -> Iterator[MainWindow]:
     seed(db_path)
     shell(qtbot, qt_backend, "pending-npm", "npm test", session="s7", invocation="i7")  # the rule would settle it
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    win = open_main_window(checked=triage_models)
     habits = win.triage.rules.habits
     qtmodeltester.check(habits.suggestions)
     qtmodeltester.check(habits.findings)

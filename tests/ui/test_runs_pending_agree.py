@@ -16,20 +16,17 @@ from PySide6.QtCore import QSettings
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import ExternalCall, ReviewClient
-from reviewer_app.ui.live import SLACK_MS
-from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.runs.model import COL_PENDING
-from tests.ui.conftest import run_async
+from reviewer_app.ui.window.live import SLACK_MS
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow, run_async
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any) -> Iterator[MainWindow]:
-    win = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    win.start()
-    qtbot.waitUntil(lambda: not win.live.busy)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window()
     yield win
     win.close()
 

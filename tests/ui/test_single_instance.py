@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reviewer_app.ui.single_instance import SingleInstance, database_key, server_name
+from reviewer_app.ui.desktop.single_instance import SingleInstance, database_key, server_name
 
 pytestmark = pytest.mark.slow
 
@@ -112,7 +112,7 @@ def test_guard_in_process(qtbot: Any, tmp_path: Path, monkeypatch: pytest.Monkey
 def test_no_guard_in_a_directory_others_can_enter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    from reviewer_app.ui.single_instance import runtime_dir
+    from reviewer_app.ui.desktop.single_instance import runtime_dir
 
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

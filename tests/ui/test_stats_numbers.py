@@ -15,7 +15,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.stats.numbers import RUBBER_STAMP_MARK
 from reviewer_app.ui.stats.window import StatsWindow
 from tests.policy.test_habits import seed
-from tests.ui.test_ops_views import make_window
+from tests.ui.conftest import OpenMainWindow
 
 
 def column(model: Any, col: int) -> list[str]:
@@ -23,10 +23,15 @@ def column(model: Any, col: int) -> list[str]:
 
 
 def test_ctrl_6_shows_time_to_decide_approve_rates_rubber_stamps_and_the_rules_share(
-    qtbot: Any, qt_backend: SQLHITLBackend, ui_settings: QSettings, db_path: Path, qtmodeltester: Any
+    open_main_window: OpenMainWindow,
+    qtbot: Any,
+    qt_backend: SQLHITLBackend,
+    ui_settings: QSettings,
+    db_path: Path,
+    qtmodeltester: Any,
 ) -> None:
     seed(db_path)
-    window = make_window(qtbot, qt_backend, ui_settings)
+    window = open_main_window()
     qtbot.keyClick(window, Qt.Key.Key_6, Qt.KeyboardModifier.ControlModifier)
     stats = window.ops.stats_window
     assert isinstance(stats, StatsWindow) and stats.isVisible()

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QMessageBox
 
 from reviewer_app.domain.rules import Rule, parse_rule_pattern
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.main_window import MainWindow
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.model import (
     COL_EFFECT,
@@ -23,13 +22,16 @@ from reviewer_app.ui.rules.model import (
     COL_PATTERN,
     COL_SCOPE,
 )
-from tests.ui.conftest import run_async
-from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow, run_async
+from tests.ui.triage_helpers import dialog_of, shell, show, status, triage_models
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window(checked=triage_models)
     yield win
     win.close()
 

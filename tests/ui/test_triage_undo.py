@@ -9,16 +9,18 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import RejectDialog
-from reviewer_app.ui.main_window import MainWindow
-from reviewer_app.ui.settings import DEFAULT_UNDO_GRACE_S, HOLD_APPROVALS_KEY, UNDO_GRACE_KEY, undo_grace_seconds
-from tests.ui.conftest import run_async
-from tests.ui.triage_helpers import open_window, shell, show, status
+from reviewer_app.ui.dialogs.reject import RejectDialog
+from reviewer_app.ui.window.main_window import MainWindow
+from reviewer_app.ui.window.settings import DEFAULT_UNDO_GRACE_S, HOLD_APPROVALS_KEY, UNDO_GRACE_KEY, undo_grace_seconds
+from tests.ui.conftest import OpenMainWindow, run_async
+from tests.ui.triage_helpers import shell, show, status, triage_models
 
 
 @pytest.fixture
-def window(qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any) -> Iterator[MainWindow]:
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window(checked=triage_models)
     yield win
     win.close()
 
@@ -115,9 +117,9 @@ def test_grace_zero_commits_at_once(window: MainWindow, qt_backend: SQLHITLBacke
 
 
 def test_closing_the_window_commits_what_is_still_held(
-    qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any, qtmodeltester: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
-    win = open_window(qt_backend, ui_settings, qtbot, qtmodeltester)
+    win = open_main_window(checked=triage_models)
     with_grace(win, 10)
     first = shell(qtbot, qt_backend, "h1", "git status")
     second = shell(qtbot, qt_backend, "h2", "git log")
@@ -171,12 +173,12 @@ def test_the_title_counts_what_the_inbox_lists_while_a_decision_is_held(
 
 
 def test_an_approval_reaches_the_agent_at_once_while_a_rejection_waits_out_its_grace(
-    qt_backend: SQLHITLBackend, tmp_path: Any, qtbot: Any, qtmodeltester: Any
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, tmp_path: Any, qtbot: Any
 ) -> None:
     """Issue 25: the shipped settings. ``a`` is the key an agent waits on most; a wrong ``a`` on anything risky is
     already stopped by ``a a``, so approvals are not held. A rejection (its reason may be the wrong one) is."""
     settings = QSettings(str(tmp_path / "shipped.ini"), QSettings.Format.IniFormat)
-    win = open_window(qt_backend, settings, qtbot, qtmodeltester)
+    win = open_main_window(settings=settings, checked=triage_models)
     try:
         assert win.triage.undo.grace_s == DEFAULT_UNDO_GRACE_S and not win.triage.undo.hold_approvals
         win.triage.undo.clock = FakeClock()

@@ -250,7 +250,7 @@ def test_models_answer_parent_as_a_model_and_as_a_qobject() -> None:
 def test_tray_notifier_gives_one_notice_per_arrival_while_the_window_is_not_in_front(qtbot: Any) -> None:
     from PySide6.QtWidgets import QWidget
 
-    from reviewer_app.ui.tray import TrayNotifier
+    from reviewer_app.ui.desktop.tray import TrayNotifier
     from tests.ui.conftest import make_summary
 
     window = QWidget()

@@ -22,13 +22,14 @@ from reviewer_app.persistence.changes import SQLiteChangeFeed
 from reviewer_app.persistence.store import Store
 from reviewer_app.runtime.process_groups import proc_group_members
 from reviewer_app.runtime.recovery import pid_alive
-from reviewer_app.ui.main_window import MainWindow
 from tests.runtime.test_recovery_process import cli, kill, start_run, wait_until, write_script
+from tests.ui.conftest import OpenMainWindow
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux prctl")]
 
 
 def test_an_open_window_marks_a_sigkilled_runner_interrupted_within_seconds(
+    open_main_window: OpenMainWindow,
     qt_backend: SQLHITLBackend,
     db_path: Path,
     tmp_path: Path,
@@ -37,10 +38,7 @@ def test_an_open_window_marks_a_sigkilled_runner_interrupted_within_seconds(
     subprocess_env: dict[str, str],
 ) -> None:
     other = Store.open(db_path)  # migrated before the child process opens it
-    win = MainWindow(qt_backend, None, settings=ui_settings, tray=False)
-    qtbot.addWidget(win)
-    win.show()
-    win.start()
+    win = open_main_window(loaded=False)
     messages: list[list[str]] = []
     win.live.runsNeedAction.connect(messages.append)
 
@@ -99,13 +97,12 @@ class _FlakyFeed(SQLiteChangeFeed):
 
 
 def test_the_status_bar_says_while_the_change_feed_retries_and_the_window_still_sees_other_processes(
-    db_path: Path, qloop: Any, ui_settings: QSettings, qtbot: Any
+    open_main_window: OpenMainWindow, db_path: Path, qloop: Any, ui_settings: QSettings, qtbot: Any
 ) -> None:
     other = Store.open(db_path)
     backend = SQLHITLBackend(db_path, reviewer="tester", feed=_FlakyFeed(db_path))
     try:
-        win = MainWindow(backend, None, settings=ui_settings, tray=False)
-        qtbot.addWidget(win)
+        win = open_main_window(backend=backend, show=False, start=False)
         statuses: list[str] = []
         win.live.feedStatus.connect(statuses.append)
         shown: list[str] = []
@@ -135,14 +132,13 @@ def test_the_status_bar_says_while_the_change_feed_retries_and_the_window_still_
 
 
 def test_the_status_bar_says_database_busy_while_a_write_is_retried_and_the_write_lands(
-    db_path: Path, qloop: Any, ui_settings: QSettings, qtbot: Any
+    open_main_window: OpenMainWindow, db_path: Path, qloop: Any, ui_settings: QSettings, qtbot: Any
 ) -> None:
     store = Store.open(db_path, busy_timeout_ms=100)  # short, so the lock outlasts it at once
     backend = SQLHITLBackend(store=store, reviewer="tester")
     locker = sqlite3.connect(db_path, isolation_level=None)
     try:
-        win = MainWindow(backend, None, settings=ui_settings, tray=False)
-        qtbot.addWidget(win)
+        win = open_main_window(backend=backend, show=False, start=False)
         statuses: list[str] = []
         win.live.databaseStatus.connect(statuses.append)
         win.show()

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import CANNED_REJECT_REASONS
+from reviewer_app.ui.dialogs.reasons import CANNED_REJECT_REASONS
 
 TOOLS = ("Xvfb", "openbox", "xdotool")
 pytestmark = pytest.mark.skipif(

@@ -4,26 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSettings
-
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.main_window import MainWindow
+from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import run_async
 
 WORKSPACE = "/work/proj"
 
 
-def open_window(backend: SQLHITLBackend, settings: QSettings, qtbot: Any, qtmodeltester: Any) -> MainWindow:
-    win = MainWindow(backend, None, settings=settings, tray=False)
-    qtbot.addWidget(win)
-    for model in (win.inbox.model, win.triage.rules.model):
-        qtmodeltester.check(model)
-    win.show()
-    win.activateWindow()
-    qtbot.waitExposed(win)
-    win.start()
-    assert run_async(qtbot, win.live.wait_loaded(timeout=10))
-    return win
+def triage_models(window: MainWindow) -> tuple[Any, ...]:
+    """The models the triage tests watch with QAbstractItemModelTester (``open_main_window(checked=…)``)."""
+    return (window.inbox.model, window.triage.rules.model)
 
 
 def shell(

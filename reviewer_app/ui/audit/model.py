@@ -11,7 +11,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 
 from reviewer_app.domain.records import AuditEntry
 from reviewer_app.domain.sanitize import redact_data, redact_secrets
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 
 COLUMNS = ("#", "Time", "Request", "Decision", "Reviewer", "Message", "Edited arguments", "Row hash")
 ID_ROLE = Qt.ItemDataRole.UserRole + 1

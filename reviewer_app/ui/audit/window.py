@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.records import AuditReport
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
 from reviewer_app.ui.audit.export import export_audit
 from reviewer_app.ui.audit.model import AuditModel
-from reviewer_app.ui.keepers import TaskKeeper
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.keepers import TaskKeeper
 
 FORMAT_FILTERS = {"jsonl": "JSON Lines (*.jsonl)", "csv": "CSV (*.csv)"}
 

@@ -22,7 +22,7 @@ from reviewer_app.domain.sanitize import terminal_safe
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.preview.describe import item_facts, network_text
 from reviewer_app.preview.request import RequestPreview, preview_inputs
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 
 STALE_CHECK_MS = 3000
 

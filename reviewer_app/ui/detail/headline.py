@@ -18,9 +18,9 @@ from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QVBoxLayout, QWidget
 
 from reviewer_app.domain.toolcall import command_of, path_of
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import tool_label
 from reviewer_app.ui.detail.json_view import monospace_font
-from reviewer_app.ui.texts import tool_label
 
 __all__ = ["Headline", "HeadlineView", "headline_of", "tool_label"]
 

@@ -28,7 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 
 DEFAULT_BUDGET = 200_000
 DEFAULT_MAX_LINE = 10_000

@@ -42,7 +42,9 @@ from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
 from reviewer_app.domain.policy import describe_session_approval
 from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.flow_layout import FlowLayout
+from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
 from reviewer_app.ui.detail.explain import ExplainSection
 from reviewer_app.ui.detail.headline import HeadlineView, headline_of
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
@@ -51,8 +53,6 @@ from reviewer_app.ui.detail.risk_chip import RiskChip
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
-from reviewer_app.ui.flow_layout import FlowLayout
-from reviewer_app.ui.texts import format_age, format_countdown, tool_label
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 COMMAND_KEYS = ("command", "cmd")

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from reviewer_app.domain.risk import Risk
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 
 MAX_REASONS_SHOWN = 2
 

@@ -12,7 +12,7 @@ from typing import Any
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.domain.toolcall import command_of, path_of
-from reviewer_app.ui.texts import format_age
+from reviewer_app.ui.common.texts import format_age
 
 DECISION_PAST = {
     "approve": "approved",

@@ -11,7 +11,7 @@ from PySide6.QtGui import QBrush, QColor, QHelpEvent, QPainter, QPaintEvent, QPe
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from reviewer_app.domain.timeline import Block, BlockKind, waiting_spans
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.timeline import block_duration_ms, block_status, block_title, format_duration
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, overload
+from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractItemModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -29,8 +28,9 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem,
 
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.timeline import Block, BlockEvent, BlockKind, apply_event, fold_events
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.json_view import monospace_font
+from reviewer_app.ui.models.tree_model import ROOT_KEY, TreeItemModel
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -236,13 +236,14 @@ class _Node:
         self.row = 0
 
 
-class TimelineModel(QAbstractItemModel):
+class TimelineModel(TreeItemModel):
     """The blocks of one invocation, in order of first appearance, each with a foldable detail row.
 
     Signals:
         blocksChanged(): blocks were added or changed (the strip redraws on it).
     """
 
+    headers = ("Timeline",)
     blocksChanged = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -335,43 +336,22 @@ class TimelineModel(QAbstractItemModel):
             return None
         return siblings[index.row()]
 
-    # -- Qt model ----------------------------------------------------------------------------
-    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if column != 0 or row < 0:
-            return QModelIndex()
-        if not parent.isValid():
-            return self.createIndex(row, 0, 0) if row < len(self._roots) else QModelIndex()
-        node = self._node(parent)
-        if node is None or row >= len(node.children):
-            return QModelIndex()
-        return self.createIndex(row, 0, node.uid)
-
-    @overload
-    def parent(self) -> QObject | None: ...
-    @overload
-    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
-    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
-        """The parent of ``index`` (the model API); without an argument the model's QObject parent."""
-        if index is None:
-            return super().parent()
-        if not index.isValid() or index.internalId() == 0:
-            return QModelIndex()
-        parent = self._nodes.get(index.internalId())
-        return self._index_of(parent) if parent is not None else QModelIndex()
-
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        if not parent.isValid():
+    # -- Qt model (index plumbing: TreeItemModel; keys are node uids) ------------------------
+    def child_total(self, key: int) -> int:
+        if key == ROOT_KEY:
             return len(self._roots)
-        if parent.column() != 0:
-            return 0
-        node = self._node(parent)
+        node = self._nodes.get(key)
         return len(node.children) if node is not None else 0
 
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 1
+    def child_key(self, parent_key: int, row: int) -> int | None:
+        siblings = self._roots if parent_key == ROOT_KEY else getattr(self._nodes.get(parent_key), "children", None)
+        if siblings is None or not 0 <= row < len(siblings) or siblings[row].is_detail:
+            return None
+        return siblings[row].uid
 
-    def hasChildren(self, parent: ModelIndex = QModelIndex()) -> bool:  # noqa: B008
-        return self.rowCount(parent) > 0
+    def place_of(self, key: int) -> tuple[int, int] | None:
+        node = self._nodes.get(key)
+        return (node.row, node.parent.uid if node.parent is not None else ROOT_KEY) if node is not None else None
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
         node = self._node(index)

@@ -19,9 +19,9 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
-from reviewer_app.ui import theme
-from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
-from reviewer_app.ui.texts import format_age
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import format_age
+from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
 PageLoader = Callable[[HistoryQuery, HistoryCursor | None, int], Awaitable[HistoryPage]]
 Spawn = Callable[[Coroutine[Any, Any, Any]], "asyncio.Task[Any]"]

@@ -19,11 +19,11 @@ from PySide6.QtGui import QColor, QFont
 from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.domain.risk import Risk
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import age_text_lasts, format_age, format_countdown, short_id, tool_label
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST, LEVEL_SESSION, Group, Grouping
 from reviewer_app.ui.inbox.risk import chip_icon, risk_text
-from reviewer_app.ui.texts import age_text_lasts, format_age, format_countdown, short_id, tool_label
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -72,7 +72,7 @@ class InboxCells:
         self._bold.setBold(True)
         self._colors = theme.current()
         self.risk_of: Callable[[str], Risk | None] | None = None  # the risk chips' source (ui/inbox/risk.py)
-        self.is_marked: Callable[[str], bool] | None = None  # marked for a bulk action (ui/bulk.py)
+        self.is_marked: Callable[[str], bool] | None = None  # marked for a bulk action (ui/triage/bulk.py)
         self._chips: dict[str, Any] = {}
         # A group row's human title (a run's prompt, a session's first run's), None when unknown.
         self.titles: Callable[[Group], str | None] = lambda _group: None

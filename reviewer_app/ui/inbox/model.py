@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from itertools import compress
 from operator import attrgetter
-from typing import Any, overload
+from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.domain.risk import Risk
@@ -36,6 +36,7 @@ from reviewer_app.ui.inbox.grouping import (
     Grouping,
     gc_paused,
 )
+from reviewer_app.ui.models.tree_model import TreeItemModel
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -45,7 +46,7 @@ BULK_CHANGE_THRESHOLD = 500
 _group_key = attrgetter("key")
 
 
-class InboxModel(QAbstractItemModel):
+class InboxModel(TreeItemModel):
     """Tree of pending (or decided) requests grouped by session and invocation.
 
     Signals:
@@ -117,7 +118,7 @@ class InboxModel(QAbstractItemModel):
         self._cells.risk_of = risk_of
 
     def set_mark_source(self, is_marked: Callable[[str], bool]) -> None:
-        """Which requests are marked for a bulk action (``ui.bulk.BulkController``): drawn checked."""
+        """Which requests are marked for a bulk action (``ui.triage.bulk.BulkController``): drawn checked."""
         self._cells.is_marked = is_marked
 
     def repaint_requests(self, hitl_ids: Iterable[str]) -> None:
@@ -357,15 +358,8 @@ class InboxModel(QAbstractItemModel):
             return self.createIndex(row, column, index.internalId())
         return super().sibling(row, column, index)
 
-    @overload
-    def parent(self) -> QObject | None: ...
-    @overload
-    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
-    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
-        """The parent of ``index`` (the model API); without an argument the model's QObject parent."""
-        if index is None:
-            return super().parent()
-        # Called several times per painted cell (selection checks): one lookup.
+    def parent_index(self, index: ModelIndex) -> QModelIndex:
+        """``parent(index)`` (TreeItemModel): called several times per painted cell (selection checks): one lookup."""
         group = self._by_uid.get(index.internalId())  # an invalid index and a session row have id 0: no group
         if group is None:
             return QModelIndex()

@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.ui import clipboard
+from reviewer_app.ui.common import clipboard
+from reviewer_app.ui.common.filter_bar import filter_combo, search_box
 from reviewer_app.ui.detail.pane import DetailPane
-from reviewer_app.ui.filter_bar import filter_combo, search_box
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
     COL_AGENT,
@@ -47,15 +47,15 @@ from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.queue import FlatQueue
 from reviewer_app.ui.inbox.titles import RunTitles
 from reviewer_app.ui.inbox.view import InboxView
-from reviewer_app.ui.live import LiveController
 from reviewer_app.ui.runs.model import RunsModel
+from reviewer_app.ui.window.live import LiveController
 
 FREEZE_ABOVE = 20_000
 SEARCH_DEBOUNCE_MS = 0  # coalesces keys queued together; a rebuild of 100,000 rows takes ~30 ms
 TYPE_FILTERS = (("All types", None), ("Tool approvals", HITLType.TOOL_APPROVAL.value), ("Questions", "ask_user"))
 SCOPES = (("Pending", Scope.PENDING), ("Decided", Scope.HISTORY), ("All", Scope.ALL))
 FILTER_KEYS = ("scope", "type", "tool", "agent", "search")
-HELD = "held"  # a decision made here waits out its undo grace period: shown as gone (ui/undo.py)
+HELD = "held"  # a decision made here waits out its undo grace period: shown as gone (ui/triage/undo.py)
 
 
 def _setfilter_combo(combo: QComboBox, text: str) -> None:
@@ -374,7 +374,7 @@ class InboxPanel(QWidget):
         elif selected is None:
             self.reselect(None)
 
-    # -- decisions held for their undo grace period (ui/undo.py) ---------------------------------
+    # -- decisions held for their undo grace period (ui/triage/undo.py) ---------------------------------
     def _without_held(self, rows: list[RequestSummary]) -> list[RequestSummary]:
         """Held requests look decided to the inbox; one really decided meanwhile is not put back on undo."""
         if not self._held:

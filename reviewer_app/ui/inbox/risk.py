@@ -18,7 +18,7 @@ from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 
 from reviewer_app.domain.risk import Risk
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 
 BATCH = 200
 UNKNOWN = Risk("low", ("not a tool call",))

@@ -16,8 +16,8 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QObject, Signal
 
 from reviewer_app.domain.records import RunRecord
+from reviewer_app.ui.common.texts import one_line
 from reviewer_app.ui.runs.model import RUN_ROLE, RunsModel
-from reviewer_app.ui.texts import one_line
 
 
 class RunTitles(QObject):

@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.rules import EFFECTS, Rule, RuleError, Verdict, new_rule_id, parse_duration
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
-from reviewer_app.ui.request_list import COL_WHAT, RequestListModel
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.models.request_list import COL_WHAT, RequestListModel
 
 PREVIEW_DEBOUNCE_MS = 250
 PREVIEW_LIMIT = 200

@@ -23,11 +23,11 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.habits import LintFinding, Suggestion
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
-from reviewer_app.ui.coalesced import CoalescedRead
-from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
-from reviewer_app.ui.keepers import TaskKeeper
-from reviewer_app.ui.list_model import ListTableModel, table_view
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.coalesced import CoalescedRead
+from reviewer_app.ui.common.keepers import TaskKeeper
+from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
+from reviewer_app.ui.models.list_model import ListTableModel, table_view
 
 
 def ask_text(found: Suggestion) -> str:

@@ -9,9 +9,9 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Qt
 
 from reviewer_app.domain.rules import Rule
-from reviewer_app.ui import theme
-from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
-from reviewer_app.ui.texts import format_age, format_countdown
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import format_age, format_countdown
+from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
 RULE_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 RULE_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.coalesced import CoalescedRead
-from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
-from reviewer_app.ui.list_model import table_view
-from reviewer_app.ui.live import LiveController
+from reviewer_app.ui.common.coalesced import CoalescedRead
+from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
+from reviewer_app.ui.models.list_model import table_view
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.habits import HabitsPanel
 from reviewer_app.ui.rules.model import COL_FINDINGS, COL_NOTE, COL_PATTERN, RulesModel, StoredRule, rule_state
+from reviewer_app.ui.window.live import LiveController
 
 AGES_EVERY_MS = 15_000
 

@@ -5,18 +5,17 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Iterable
-from typing import Any, overload
+from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, Qt
 from PySide6.QtGui import QFont
 
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import format_age, short_id
 from reviewer_app.ui.detail.timeline import format_duration
-from reviewer_app.ui.texts import format_age, short_id
-
-ModelIndex = QModelIndex | QPersistentModelIndex
+from reviewer_app.ui.models.tree_model import ROOT_KEY, ModelIndex, TreeItemModel
 
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 STATE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -75,8 +74,10 @@ def _key(run: RunRecord) -> tuple[int, str]:
     return (-run.created_at, run.id)
 
 
-class RunsModel(QAbstractItemModel):
+class RunsModel(TreeItemModel):
     """State groups (fixed top-level rows) holding their runs; a state change moves a run between groups."""
+
+    headers = HEADERS
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -169,49 +170,16 @@ class RunsModel(QAbstractItemModel):
     def _group_changed(self, group: int) -> None:
         self.dataChanged.emit(self.index(group, 0), self.index(group, 0))
 
-    # -- Qt model -------------------------------------------------------------------------
-    # internalId: 0 for a state group row, group row + 1 for a run row.
-    def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if row < 0 or not 0 <= column < len(HEADERS):
-            return QModelIndex()
-        if not parent.isValid():
-            return self.createIndex(row, column, 0) if row < len(GROUP_ORDER) else QModelIndex()
-        if parent.internalId() != 0 or parent.column() != 0:
-            return QModelIndex()
-        group = parent.row()
-        if row >= len(self._groups[group]):
-            return QModelIndex()
-        return self.createIndex(row, column, group + 1)
+    # -- Qt model (index plumbing: TreeItemModel) ------------------------------------------
+    # Keys: 0 the root, group row + 1 for a state group (the parent key of its runs); runs have no children.
+    def child_total(self, key: int) -> int:
+        return len(GROUP_ORDER) if key == ROOT_KEY else len(self._groups[key - 1])
 
-    @overload
-    def parent(self) -> QObject | None: ...
-    @overload
-    def parent(self, index: ModelIndex, /) -> QModelIndex: ...
-    def parent(self, index: ModelIndex | None = None) -> QObject | QModelIndex | None:
-        """The parent of ``index`` (the model API); without an argument the model's QObject parent."""
-        if index is None:
-            return super().parent()
-        if not index.isValid() or index.internalId() == 0:
-            return QModelIndex()
-        return self.createIndex(index.internalId() - 1, 0, 0)
+    def child_key(self, parent_key: int, row: int) -> int | None:
+        return row + 1 if parent_key == ROOT_KEY and 0 <= row < len(GROUP_ORDER) else None
 
-    def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        if not parent.isValid():
-            return len(GROUP_ORDER)
-        if parent.internalId() != 0 or parent.column() != 0:
-            return 0
-        return len(self._groups[parent.row()])
-
-    def columnCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return len(HEADERS)
-
-    def hasChildren(self, parent: ModelIndex = QModelIndex()) -> bool:  # noqa: B008
-        return self.rowCount(parent) > 0
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 5:
-            return HEADERS[section]
-        return None
+    def place_of(self, key: int) -> tuple[int, int] | None:
+        return (key - 1, ROOT_KEY)
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
         if not index.isValid():

@@ -21,11 +21,12 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
-from reviewer_app.ui.decision_dialogs import NewRunDialog, TextDialog
+from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.detail.pane import DetailPane
-from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
-from reviewer_app.ui.live import LiveController
+from reviewer_app.ui.dialogs.new_run import NewRunDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.runs.model import COL_ACTIVE, COL_PENDING, COL_PROMPT, COL_STARTED, RUN_ROLE, RunsModel
+from reviewer_app.ui.window.live import LiveController
 
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime

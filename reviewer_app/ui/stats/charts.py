@@ -18,7 +18,7 @@ from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtGui import QColor, QPainter
 
 from reviewer_app.domain.stats import HOUR_S, DecisionStats, TimeBucket
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 
 
 def _chart(title: str) -> QChart:

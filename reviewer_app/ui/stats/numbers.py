@@ -21,10 +21,10 @@ from reviewer_app.domain.habits import (
     Group,
     OperatorNumbers,
 )
-from reviewer_app.ui import theme
-from reviewer_app.ui.flat_model import ModelIndex
-from reviewer_app.ui.list_model import ListTableModel, table_view
-from reviewer_app.ui.texts import format_age
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import format_age
+from reviewer_app.ui.models.flat_model import ModelIndex
+from reviewer_app.ui.models.list_model import ListTableModel, table_view
 
 RUBBER_STAMP_MARK = "⚠ rubber stamp?"
 RUBBER_STAMP_TIP = (

@@ -14,11 +14,11 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QMain
 
 from reviewer_app.domain.stats import DAY_S, DecisionStats
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
-from reviewer_app.ui.keepers import TaskKeeper
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.keepers import TaskKeeper
+from reviewer_app.ui.common.texts import format_age
 from reviewer_app.ui.stats import charts
 from reviewer_app.ui.stats.numbers import NumbersPanel
-from reviewer_app.ui.texts import format_age
 
 PERIODS: tuple[tuple[str, int | None], ...] = (
     ("Last 24 hours", DAY_S),

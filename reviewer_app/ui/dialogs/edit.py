@@ -1,30 +1,17 @@
-"""Dialogs that collect a decision's text or edited arguments, plus the text viewer (the keymap: ``ui.keymap``).
-
-Every dialog is opened with ``open()`` and reports through signals: never ``exec()``,
-which would spin a nested event loop inside the qasync loop's callbacks.
-"""
+"""Edit a call's arguments before approving: one field per argument, checked against the tool's schema, with a diff."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSettings, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent, QTextCursor
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
-    QButtonGroup,
-    QComboBox,
-    QDialog,
     QDialogButtonBox,
-    QFormLayout,
     QGridLayout,
     QLabel,
-    QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QPlainTextEdit,
-    QRadioButton,
     QScrollArea,
     QSizePolicy,
     QStackedWidget,
@@ -33,72 +20,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.json_view import JsonHighlighter, monospace_font
+from reviewer_app.ui.dialogs.submit import SubmitDialog
 
 EDIT_LIMIT_CHARS = 2_000_000
 PREVIEW_SHOWN_CHARS = 200_000
 MAX_ERRORS_SHOWN = 5
-
-
-class _SubmitDialog(QDialog):
-    """OK/Cancel dialog whose OK is also Ctrl+Enter; subclasses say when OK is allowed."""
-
-    def __init__(self, title: str, ok_text: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(title)
-        self.setWindowModality(Qt.WindowModality.WindowModal)
-        self.layout_ = QVBoxLayout(self)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.ok_button.setText(ok_text)
-        self.ok_button.setObjectName("dialogOkButton")
-        self.ok_button.setAccessibleName(ok_text)
-        self.ok_button.setToolTip(f"{ok_text} (Ctrl+Enter)")
-        self.buttons.accepted.connect(self.try_submit)
-        self.buttons.rejected.connect(self.reject)
-        for keys in ("Ctrl+Return", "Ctrl+Enter"):
-            QShortcut(QKeySequence(keys), self, self.try_submit)
-
-    def finish_layout(self) -> None:
-        self.layout_.addWidget(self.buttons)
-
-    def submit_on_ctrl_enter(self, widget: QWidget) -> None:
-        """Text editors eat Ctrl+Enter as a newline: catch it before they do."""
-        widget.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
-            ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
-            if ctrl and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                self.try_submit()
-                return True
-        return super().eventFilter(watched, event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
-        if ctrl and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.try_submit()
-            return
-        super().keyPressEvent(event)
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        self.activateWindow()  # typing goes here at once, not to the window behind
-
-    def can_submit(self) -> bool:
-        return True
-
-    def submit(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def try_submit(self) -> None:
-        if self.can_submit():
-            self.submit()
-            self.accept()
-
-    def refresh_ok(self) -> None:
-        self.ok_button.setEnabled(self.can_submit())
 
 
 class _FieldEditor(QPlainTextEdit):
@@ -156,7 +84,7 @@ class _FieldEditor(QPlainTextEdit):
             raise ValueError(f"{self.name}: not valid JSON: {exc.msg} at line {exc.lineno}") from exc
 
 
-class EditArgumentsDialog(_SubmitDialog):
+class EditArgumentsDialog(SubmitDialog):
     """Edit & approve: each argument in its own editor (strings as real multi-line text) or the whole JSON.
 
     Checked against the tool's schema as you type; Ctrl+Enter first shows the edit as a diff
@@ -444,295 +372,3 @@ class EditArgumentsDialog(_SubmitDialog):
     def submit(self) -> None:
         assert self._value is not None
         self.submitted.emit(self._value)
-
-
-class TextDialog(_SubmitDialog):
-    """One text box: a reject reason (optional), steer guidance or a follow-up prompt (required).
-
-    Signals:
-        submitted(str): the text.
-    """
-
-    submitted = Signal(str)
-
-    def __init__(
-        self,
-        title: str,
-        prompt: str,
-        ok_text: str,
-        *,
-        required: bool,
-        object_name: str,
-        placeholder: str = "",
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(title, ok_text, parent)
-        self.setObjectName(object_name)
-        self.required = required
-        label = QLabel(prompt)
-        label.setWordWrap(True)
-        self.editor = QPlainTextEdit()
-        self.editor.setObjectName(f"{object_name}Text")
-        self.editor.setAccessibleName(prompt)
-        self.editor.setPlaceholderText(placeholder)
-        self.editor.setTabChangesFocus(True)
-        self.editor.textChanged.connect(self.refresh_ok)
-        self.submit_on_ctrl_enter(self.editor)
-        self.layout_.addWidget(label)
-        self.layout_.addWidget(self.editor, 1)
-        self.finish_layout()
-        self.resize(560, 260)
-        self.refresh_ok()
-        self.editor.setFocus()
-
-    def can_submit(self) -> bool:
-        return bool(self.editor.toPlainText().strip()) or not self.required
-
-    def submit(self) -> None:
-        self.submitted.emit(self.editor.toPlainText().strip())
-
-
-CANNED_REJECT_REASONS = (
-    "Stay inside the workspace: not this path.",
-    "Too broad: do something smaller and more specific.",
-    "Not now: explain why you need this first.",
-    "Never touch production, credentials or secrets.",
-    "Wrong approach: stop and summarise what you found.",
-)
-RECENT_REASONS_KEY = "decisions/recentRejectReasons"
-MAX_RECENT_REASONS = 4
-MAX_REASONS_SHOWN = 9  # one per number key
-
-
-def recent_reject_reasons(settings: QSettings | None) -> list[str]:
-    """The reasons typed lately, newest first (kept as JSON: QSettings lists differ between formats)."""
-    if settings is None:
-        return []
-    try:
-        value = json.loads(str(settings.value(RECENT_REASONS_KEY, "[]")))
-    except (json.JSONDecodeError, TypeError):
-        return []
-    return (
-        [str(v) for v in value if isinstance(v, str) and v.strip()][:MAX_RECENT_REASONS]
-        if isinstance(value, list)
-        else []
-    )
-
-
-def remember_reject_reason(settings: QSettings | None, reason: str) -> None:
-    if settings is None or not reason.strip():
-        return
-    recent = [reason, *(r for r in recent_reject_reasons(settings) if r != reason)][:MAX_RECENT_REASONS]
-    settings.setValue(RECENT_REASONS_KEY, json.dumps(recent))
-    settings.sync()
-
-
-class _ReasonList(QListWidget):
-    """Numbered reasons: a digit picks one, any other letter goes on into the reason's text box."""
-
-    def keyboardSearch(self, search: str) -> None:
-        """No type-ahead: letters are forwarded to the text box by the dialog."""
-
-
-def numbered_reasons(recent: Sequence[str]) -> list[tuple[str, bool]]:
-    """(reason, is recent) in key order: the stock reasons always hold 1-5, the recent ones of one's own follow.
-
-    Why stable: an operator learns "4 is *not now*"; numbering the recent reasons first moved every stock
-    reason each time a new one was typed, and ``r 4`` sent a different reason than yesterday.
-    """
-    own = [r for r in recent if r not in CANNED_REJECT_REASONS]
-    return [(r, False) for r in CANNED_REJECT_REASONS] + [(r, True) for r in own][
-        : MAX_REASONS_SHOWN - len(CANNED_REJECT_REASONS)
-    ]
-
-
-class RejectDialog(TextDialog):
-    """Reject: an optional reason, typed or picked by number (stock reasons 1-5, recent ones 6-9).
-
-    A digit in the list picks and never types: the list keeps the focus, so a second digit replaces the first.
-    Any other letter goes on into the text box.
-
-    Signals:
-        submitted(str): the reason (may be empty).
-    """
-
-    def __init__(self, settings: QSettings | None = None, parent: QWidget | None = None) -> None:
-        super().__init__(
-            "Reject",
-            "Why? (optional; the agent sees it). Press 1-9 for a reason below, or type your own.",
-            "Reject",
-            required=False,
-            object_name="rejectDialog",
-            placeholder="e.g. not in this directory",
-            parent=parent,
-        )
-        self.settings = settings
-        self.reasons = _ReasonList()
-        self.reasons.setObjectName("rejectReasons")
-        self.reasons.setAccessibleName("Reasons: press a number")
-        for number, (text, recent) in enumerate(numbered_reasons(recent_reject_reasons(settings)), start=1):
-            item = QListWidgetItem(f"{number}   {text}" + ("   (recent)" if recent else ""))
-            item.setData(Qt.ItemDataRole.UserRole, text)
-            self.reasons.addItem(item)
-        rows = max(1, self.reasons.count())
-        self.reasons.setFixedHeight(self.reasons.sizeHintForRow(0) * rows + 2 * self.reasons.frameWidth() + 4)
-        self.reasons.itemActivated.connect(lambda item: self.pick(self.reasons.row(item) + 1, focus_text=True))
-        self.reasons.installEventFilter(self)
-        self.layout_.insertWidget(1, self.reasons)
-        self.resize(600, 380)
-        self.reasons.setFocus()
-
-    def reason_texts(self) -> list[str]:
-        return [str(self.reasons.item(row).data(Qt.ItemDataRole.UserRole)) for row in range(self.reasons.count())]
-
-    def pick(self, number: int, *, focus_text: bool = False) -> None:
-        """Put reason ``number`` (1-based) in the text box, ready to send with Ctrl+Enter (or amend: Return)."""
-        texts = self.reason_texts()
-        if 1 <= number <= len(texts):
-            self.reasons.setCurrentRow(number - 1)
-            self.editor.setPlainText(texts[number - 1])
-            self.editor.moveCursor(self.editor.textCursor().MoveOperation.End)
-            if focus_text:
-                self.editor.setFocus()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        reasons = getattr(self, "reasons", None)  # events reach the filter while the base class builds itself
-        if watched is reasons and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
-            plain = not event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier)
-            if plain and Qt.Key.Key_1 <= event.key() <= Qt.Key.Key_9:
-                self.pick(int(event.key()) - int(Qt.Key.Key_0))
-                return True
-            if plain and event.text().isprintable() and event.text().strip():
-                self.editor.setFocus()  # typing a reason of one's own: it goes into the text box
-                self.editor.insertPlainText(event.text())
-                return True
-        return super().eventFilter(watched, event)
-
-    def submit(self) -> None:
-        reason = self.editor.toPlainText().strip()
-        remember_reject_reason(self.settings, reason)
-        super().submit()
-
-
-class AnswerDialog(_SubmitDialog):
-    """Answer an ``ask_user`` question: pick an option (keys 1-9) or type an answer.
-
-    Signals:
-        submitted(str): the answer.
-    """
-
-    submitted = Signal(str)
-
-    def __init__(self, question: str, options: list[str], parent: QWidget | None = None) -> None:
-        super().__init__("Answer the agent", "Answer", parent)
-        self.setObjectName("answerDialog")
-        label = QLabel(question or "(the agent asked without a question text)")
-        label.setObjectName("answerQuestion")
-        label.setWordWrap(True)
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        font = label.font()
-        font.setPointSizeF(font.pointSizeF() * 1.15)
-        label.setFont(font)
-        self.layout_.addWidget(label)
-        self.group = QButtonGroup(self)
-        self.options = [str(o) for o in options]
-        for number, option in enumerate(self.options, start=1):
-            button = QRadioButton(f"&{number}  {option}" if number < 10 else option)
-            button.setObjectName(f"answerOption{number}")
-            button.setAccessibleName(option)
-            self.group.addButton(button, number)
-            self.layout_.addWidget(button)
-            if number < 10:
-                QShortcut(QKeySequence(str(number)), self, button.click)
-        self.group.idToggled.connect(lambda *_: self.refresh_ok())
-        form = QFormLayout()
-        self.text = QLineEdit()
-        self.text.setObjectName("answerText")
-        self.text.setAccessibleName("Your answer")
-        self.text.setPlaceholderText("or type an answer" if self.options else "your answer")
-        self.text.textChanged.connect(self.refresh_ok)
-        self.text.returnPressed.connect(self.try_submit)
-        form.addRow("Answer:", self.text)
-        self.layout_.addLayout(form)
-        self.finish_layout()
-        self.resize(520, 200 + 28 * len(self.options))
-        self.refresh_ok()
-        if not self.options:
-            self.text.setFocus()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        key = event.key()
-        if Qt.Key.Key_1 <= key <= Qt.Key.Key_9 and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
-            button = self.group.button(int(key) - int(Qt.Key.Key_0))
-            if button is not None:
-                button.click()
-                return
-        super().keyPressEvent(event)
-
-    def answer(self) -> str:
-        typed = self.text.text().strip()
-        if typed:
-            return typed
-        checked = self.group.checkedId()
-        return self.options[checked - 1] if checked > 0 else ""
-
-    def can_submit(self) -> bool:
-        return bool(self.answer())
-
-    def submit(self) -> None:
-        self.submitted.emit(self.answer())
-
-
-class NewRunDialog(_SubmitDialog):
-    """Start a run: an agent and a prompt.
-
-    Signals:
-        submitted(str, str): agent name and prompt.
-    """
-
-    submitted = Signal(str, str)
-
-    def __init__(self, agents: list[str], parent: QWidget | None = None) -> None:
-        super().__init__("New run", "Start run", parent)
-        self.setObjectName("newRunDialog")
-        form = QFormLayout()
-        self.agent = QComboBox()
-        self.agent.setObjectName("newRunAgent")
-        self.agent.setAccessibleName("Agent")
-        self.agent.addItems(agents)
-        self.prompt = QPlainTextEdit()
-        self.prompt.setObjectName("newRunPrompt")
-        self.prompt.setAccessibleName("Prompt")
-        self.prompt.setPlaceholderText("What should the agent do?")
-        self.prompt.setTabChangesFocus(True)
-        self.prompt.textChanged.connect(self.refresh_ok)
-        self.submit_on_ctrl_enter(self.prompt)
-        form.addRow("&Agent:", self.agent)
-        form.addRow("&Prompt:", self.prompt)
-        self.layout_.addLayout(form)
-        self.finish_layout()
-        self.resize(560, 300)
-        self.refresh_ok()
-        self.prompt.setFocus()
-
-    def can_submit(self) -> bool:
-        return bool(self.agent.currentText()) and bool(self.prompt.toPlainText().strip())
-
-    def submit(self) -> None:
-        self.submitted.emit(self.agent.currentText(), self.prompt.toPlainText().strip())
-
-
-class TextViewerDialog(QDialog):
-    """A read-only window with a block's whole text, non-modal."""
-
-    def __init__(self, title: str, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle(title[:120])
-        layout = QVBoxLayout(self)
-        view = QPlainTextEdit()
-        view.setReadOnly(True)
-        view.setFont(monospace_font())
-        view.setPlainText(text)
-        layout.addWidget(view)
-        self.resize(760, 520)
-        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -11,25 +11,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtWidgets import QDialog, QWidget
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
-from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLStatus
+from reviewer_app.domain.decisions import Decision, DecisionKind
+from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.decision_dialogs import AnswerDialog, EditArgumentsDialog, RejectDialog, TextDialog
+from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
+from reviewer_app.ui.decide.operation import DecisionOp
 from reviewer_app.ui.detail.pane import DetailPane
-from reviewer_app.ui.detail.settled import conflict_phrase, describe_edit, describe_request, settled_phrase
+from reviewer_app.ui.detail.settled import describe_edit, describe_request, settled_phrase
+from reviewer_app.ui.dialogs.answer import AnswerDialog
+from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
+from reviewer_app.ui.dialogs.reject import RejectDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.panel import InboxPanel
-from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
-from reviewer_app.ui.live import LiveController
-from reviewer_app.ui.undo import UndoQueue
-
-if TYPE_CHECKING:
-    from reviewer_app.runtime.runner import Runtime
+from reviewer_app.ui.triage.undo import UndoQueue
+from reviewer_app.ui.window.live import LiveController
 
 DECISION_VERBS = {
     "approve": "Approved",
@@ -48,18 +47,15 @@ MAX_NOTICES = 200
 class DecisionController(QObject):
     """Turns a decision key or button into a committed decision on the request the detail pane shows.
 
-    Decisions go through the runtime when the window has one (its waiting run wakes at once),
-    else straight to the backend.
+    Decisions are sent by the window's :class:`DecisionOp` (through the runtime when there is one).
 
     Signals:
-        decided(str, str): a decision (hitl_id, kind) was committed from this window.
         failed(str): a decision was not recorded (conflict, validation, database); for the banner.
         message(str, int): a short note for the status bar and how long to show it (ms).
         noticed(str): the request on screen was settled elsewhere or expired; for an information banner.
         interacted(): the operator decided or asked to (the window's idle clock).
     """
 
-    decided = Signal(str, str)
     failed = Signal(str)
     message = Signal(str, int)
     noticed = Signal(str)
@@ -67,7 +63,7 @@ class DecisionController(QObject):
 
     def __init__(
         self,
-        backend: SQLHITLBackend,
+        op: DecisionOp,
         live: LiveController,
         detail: DetailPane,
         inbox: InboxPanel,
@@ -76,14 +72,13 @@ class DecisionController(QObject):
         dialog_parent: QWidget,
     ) -> None:
         super().__init__(dialog_parent)
-        self.backend = backend
+        self.op = op
         self.live = live
         self.detail = detail
         self.inbox = inbox
         self.tasks = tasks
         self.dialogs = dialogs
         self._dialog_parent = dialog_parent
-        self.runtime: Runtime | None = None
         self.undo: UndoQueue | None = None  # the window's undo grace period; None commits at once
         self.settings: QSettings | None = None  # where recent reject reasons are kept (the window's settings)
         self.now: Callable[[], float] = time.time
@@ -182,8 +177,9 @@ class DecisionController(QObject):
             self.send_decision(hitl_id, Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=digest))
         elif kind == "edit":
             schema = (prepared.record.get("data") or {}).get("schema")
-            if schema is None and self.runtime is not None and summary.tool_name:
-                schema = self.runtime.tool_schema(summary.tool_name)
+            runtime = self.op.runtime
+            if schema is None and runtime is not None and summary.tool_name:
+                schema = runtime.tool_schema(summary.tool_name)
             edit = EditArgumentsDialog(summary.tool_name or "tool", prepared.shown, schema, parent)
             edit.submitted.connect(
                 lambda args: self.send_decision(
@@ -273,36 +269,24 @@ class DecisionController(QObject):
         self.message.emit("Undone: nothing was decided", 3000)
 
     async def _decide(self, hitl_id: str, decision: Decision, next_id: str | None, *, held: bool = False) -> None:
-        still_pending = True
+        outcome = await self.op.decide(hitl_id, decision)
         try:
-            if self.runtime is not None:
-                await self.runtime.decide_and_resume(hitl_id, decision)
+            if outcome.decided:
+                verb = DECISION_VERBS.get(decision.kind.value, decision.kind.value)
+                self.message.emit(f"{verb}: {self._what.pop(hitl_id, hitl_id)}", 4000)
+                if self.detail.hitl_id == hitl_id and next_id is not None:
+                    self.inbox.select_request(next_id)
+                self.live.request_refresh()
+            elif outcome.elsewhere is not None:
+                self._decided_here.discard(hitl_id)
+                self._known_pending.discard(hitl_id)  # said here; the refresh need not say it again
+                self.failed.emit(f"{outcome.problem} The inbox was refreshed.")
+                self.live.request_refresh()
             else:
-                await self.backend.decide(hitl_id, decision)
-        except HITLConflict as exc:
-            still_pending = False
-            self._decided_here.discard(hitl_id)
-            phrase = conflict_phrase(exc.record, self.now())
-            self._known_pending.discard(hitl_id)  # said here; the refresh need not say it again
-            self.failed.emit(
-                f"Someone else decided first: {phrase or exc}; yours was not recorded. The inbox was refreshed."
-            )
-            self.live.request_refresh()
-        except (DecisionError, HITLNotFound) as exc:
-            self.failed.emit(f"The decision was not recorded: {exc}")
-        except Exception as exc:
-            self.failed.emit(f"Could not record the decision: {type(exc).__name__}: {exc}")
-        else:
-            still_pending = False
-            verb = DECISION_VERBS.get(decision.kind.value, decision.kind.value)
-            self.message.emit(f"{verb}: {self._what.pop(hitl_id, hitl_id)}", 4000)
-            self.decided.emit(hitl_id, decision.kind.value)
-            if self.detail.hitl_id == hitl_id and next_id is not None:
-                self.inbox.select_request(next_id)
-            self.live.request_refresh()
+                self.failed.emit(outcome.problem or "The decision was not recorded.")
         finally:
             if held:
-                self.inbox.release([hitl_id], restore=still_pending)
+                self.inbox.release([hitl_id], restore=outcome.still_pending)
             self._what.pop(hitl_id, None)
             if self.detail.hitl_id == hitl_id:
                 self.detail.set_busy(False)

@@ -6,7 +6,7 @@ it written to the database, so nothing (no run, no hook) ever acts on a decision
 
 Plain approvals (``a``) are not held unless ``hold_approvals`` is set: every held approval kept its agent
 waiting the whole grace period (5 s measured, ``bench/keypress_to_agent.py``), while a reflexive ``a`` on
-anything risky is already stopped by the high-risk confirmation (``ui/risk_confirm.py``). Rejections, steers,
+anything risky is already stopped by the high-risk confirmation (``ui/decide/risk_confirm.py``). Rejections, steers,
 edits, session approvals, bulk and rule actions are held: their text or their reach is what goes wrong. The held
 request leaves the inbox at once and the next one is shown, so triage never waits. Closing the window commits
 whatever is still held (:meth:`UndoQueue.flush`, then :meth:`UndoQueue.drain` before the backend closes).
@@ -24,7 +24,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from reviewer_app.ui.settings import DEFAULT_UNDO_GRACE_S
+from reviewer_app.ui.window.settings import DEFAULT_UNDO_GRACE_S
 
 TICK_MS = 100
 

@@ -1,6 +1,6 @@
 """Copying what the operator reads: a request's id, its command, its arguments; a run's or session's id.
 
-Ids are shown middle-elided (:func:`ui.texts.short_id`), so copying is how the whole id leaves the window.
+Ids are shown middle-elided (:func:`ui.common.texts.short_id`), so copying is how the whole id leaves the window.
 """
 
 from __future__ import annotations

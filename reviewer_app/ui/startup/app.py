@@ -21,11 +21,11 @@ from qasync import QEventLoop
 from reviewer_app.config import APP_AUTHOR, AppContext, default_agents_file
 from reviewer_app.domain.hitl import SchemaTooNew
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
-from reviewer_app.ui.gc_guard import MainThreadGC
-from reviewer_app.ui.main_window import MainWindow
-from reviewer_app.ui.platform_guard import EXIT_NO_WINDOW, WindowUnavailable, create_application
-from reviewer_app.ui.single_instance import SingleInstance
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.desktop.single_instance import SingleInstance
+from reviewer_app.ui.startup.gc_guard import MainThreadGC
+from reviewer_app.ui.startup.platform_guard import EXIT_NO_WINDOW, WindowUnavailable, create_application
+from reviewer_app.ui.window.main_window import MainWindow
 
 EXIT_CANNOT_OPEN = 2
 SCREENSHOT_TIMEOUT_S = 90.0
@@ -184,7 +184,7 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
             else:
                 if demo:
                     try:
-                        from reviewer_app.ui.demo import start_demo_runs
+                        from reviewer_app.ui.startup.demo import start_demo_runs
 
                         await start_demo_runs(runtime, ctx.workspaces_dir)
                     except Exception as exc:

@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QWidget
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.screen_fit import fit_to_screen
+from reviewer_app.ui.common.screen_fit import fit_to_screen
 
 
 class OpsViews:

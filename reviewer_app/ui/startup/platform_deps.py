@@ -7,7 +7,7 @@ library the loader cannot find for the plugin file and the Qt libraries it pulls
 as a Debian package by Debian's library-package naming rule and confirmed with ``apt-cache``.
 
 Standard library only and Qt is never imported, so this works while Qt cannot load at all. ``make run`` runs
-``python -m reviewer_app.ui.platform_deps --install`` before starting the window; the app uses
+``python -m reviewer_app.ui.startup.platform_deps --install`` before starting the window; the app uses
 :func:`explain_failure` to turn a failed start into one line (see ``platform_guard``).
 """
 
@@ -355,7 +355,7 @@ def _say(stream: TextIO, line: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Exit 0 when the window can start; else one line on stderr (and with --install, apt-get on Debian/Ubuntu)."""
-    parser = argparse.ArgumentParser(prog="python -m reviewer_app.ui.platform_deps", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m reviewer_app.ui.startup.platform_deps", description=main.__doc__)
     parser.add_argument("--install", action="store_true", help="install what is missing (Debian/Ubuntu, apt-get)")
     args = parser.parse_args(argv)
     if not sys.platform.startswith("linux"):

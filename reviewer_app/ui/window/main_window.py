@@ -2,9 +2,9 @@
 
 A thin assembly of rooms, each one concept: the inbox tab (:mod:`ui.inbox.panel`), the runs
 tab (:mod:`ui.runs.panel`), the detail pane (:mod:`ui.detail.pane`), decisions
-(:mod:`ui.decisions`), the tray (:mod:`ui.tray`), remembered settings (:mod:`ui.settings`)
+(:mod:`ui.decide.controller`), the tray (:mod:`ui.desktop.tray`), remembered settings (:mod:`ui.window.settings`)
 and the banner. The window never waits on the database: every read and decision is a task on
-the qasync loop (:class:`ui.keepers.TaskKeeper`), dialogs are opened with ``open()`` and answer
+the qasync loop (:class:`ui.common.keepers.TaskKeeper`), dialogs are opened with ``open()`` and answer
 through signals, and errors land in the non-modal banner.
 """
 
@@ -31,25 +31,26 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.timeline import BlockEvent
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import clipboard, theme
-from reviewer_app.ui.about import mask_url, open_about
-from reviewer_app.ui.banner import Banner
-from reviewer_app.ui.decision_dialogs import TextViewerDialog
-from reviewer_app.ui.decisions import DecisionController
+from reviewer_app.ui.common import clipboard, theme
+from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
+from reviewer_app.ui.common.screen_fit import fit_to_screen
+from reviewer_app.ui.decide.controller import DecisionController
+from reviewer_app.ui.decide.operation import DecisionOp
+from reviewer_app.ui.desktop.notifications import attach_native_notifier
+from reviewer_app.ui.desktop.tray import TrayNotifier
 from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.dialogs.viewer import TextViewerDialog
 from reviewer_app.ui.history.panel import HistoryPanel
 from reviewer_app.ui.inbox.panel import InboxPanel
 from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
-from reviewer_app.ui.keepers import DialogKeeper, TaskKeeper
-from reviewer_app.ui.keymap import KeymapDialog
-from reviewer_app.ui.live import LiveController
-from reviewer_app.ui.notifications import attach_native_notifier
-from reviewer_app.ui.ops_views import OpsViews
 from reviewer_app.ui.runs.panel import RunsPanel
-from reviewer_app.ui.screen_fit import fit_to_screen
-from reviewer_app.ui.settings import WindowSettings
-from reviewer_app.ui.tray import TrayNotifier
-from reviewer_app.ui.triage import Triage
+from reviewer_app.ui.triage.hub import Triage
+from reviewer_app.ui.window.about import mask_url, open_about
+from reviewer_app.ui.window.banner import Banner
+from reviewer_app.ui.window.keymap import KeymapDialog
+from reviewer_app.ui.window.live import LiveController
+from reviewer_app.ui.window.ops_views import OpsViews
+from reviewer_app.ui.window.settings import WindowSettings
 
 if TYPE_CHECKING:
     from reviewer_app.runtime.runner import Runtime
@@ -95,8 +96,9 @@ class MainWindow(QMainWindow):
         self.runs = RunsPanel(self.live, self.detail, self.tasks, self.dialogs)
         self.inbox = InboxPanel(self.live, self.detail, self.runs.model)
         self.history = HistoryPanel(backend, self.tasks.spawn)
+        self.decision_op = DecisionOp(backend, self)  # every decision made here: keys, triage, bulk, notifications
         self.decisions = DecisionController(
-            backend, self.live, self.detail, self.inbox, self.tasks, self.dialogs, dialog_parent=self
+            self.decision_op, self.live, self.detail, self.inbox, self.tasks, self.dialogs, dialog_parent=self
         )
         self.decisions.settings = settings  # recent reject reasons
         self.notifier = TrayNotifier(self, tray=tray)
@@ -278,7 +280,8 @@ class MainWindow(QMainWindow):
         self.left_tabs.currentChanged.connect(self._on_tab_changed)
         for clock in (self.inbox.interacted, self.decisions.interacted, self.history.interacted):
             clock.connect(self._note_interaction)
-        self.decisions.decided.connect(self.decided)
+        self.decision_op.decided.connect(self.decided)
+        self.decision_op.deciding.connect(lambda hitl_id: self.decisions.deciding_here([hitl_id]))
         self.decisions.failed.connect(lambda text: self.banner.show_message(text, timeout_ms=DECISION_NEWS_MS))
         self.decisions.noticed.connect(lambda text: self.banner.show_message(text, error=False, timeout_ms=10_000))
         self.detail.copied.connect(lambda text: self.statusBar().showMessage(text, 3000))
@@ -304,7 +307,7 @@ class MainWindow(QMainWindow):
     def set_runtime(self, runtime: Runtime | None) -> None:
         """Attach the agent runtime once it exists (the app builds it after the first screen)."""
         self.runtime = runtime
-        self.decisions.runtime = runtime
+        self.decision_op.runtime = runtime
         self.runs.set_runtime(runtime)
 
     @property

@@ -15,9 +15,9 @@ from PySide6.QtCore import QObject, Qt
 from reviewer_app.domain.hitl import HITLRecord, shown_arguments, summarize_arguments
 from reviewer_app.domain.risk import Risk
 from reviewer_app.domain.toolcall import command_of, path_of
-from reviewer_app.ui import theme
-from reviewer_app.ui.flat_model import FlatTableModel, ModelIndex
-from reviewer_app.ui.texts import tool_label
+from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import tool_label
+from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_STATUS, COL_TOOL, COL_WHAT, COL_RISK, COL_CREATED = range(5)

@@ -18,27 +18,26 @@ from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMenu, QPushButton, QWidget
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
-from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
+from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, RuleError, parse_rule_pattern, pattern_choices
-from reviewer_app.ui.bulk import BulkController
-from reviewer_app.ui.flow_layout import FlowLayout
+from reviewer_app.ui.common.flow_layout import FlowLayout
+from reviewer_app.ui.decide.risk_confirm import HighRiskConfirm
 from reviewer_app.ui.inbox.risk import RiskCache
-from reviewer_app.ui.risk_confirm import HighRiskConfirm
 from reviewer_app.ui.rules.editor import RuleEditorDialog
 from reviewer_app.ui.rules.panel import RulesPanel
-from reviewer_app.ui.settings import (
+from reviewer_app.ui.triage.bulk import BulkController
+from reviewer_app.ui.triage.undo import UndoBar, UndoQueue
+from reviewer_app.ui.window.settings import (
     UNDO_GRACE_CHOICES,
     hold_approvals,
     set_hold_approvals,
     set_undo_grace_seconds,
     undo_grace_seconds,
 )
-from reviewer_app.ui.undo import UndoBar, UndoQueue
 
 if TYPE_CHECKING:
-    from reviewer_app.ui.main_window import MainWindow
+    from reviewer_app.ui.window.main_window import MainWindow
 
 
 def _exact(pattern: str) -> bool:
@@ -243,21 +242,11 @@ class Triage(QObject):
         self.undo.hold(label, tuple(ids), run, on_undo=lambda: window.decisions.restore(ids))
 
     async def _decide_one(self, hitl_id: str, decision: Decision) -> bool:
-        window = self.window
-        window.decisions.deciding_here([hitl_id])
-        try:
-            if window.runtime is not None:
-                await window.runtime.decide_and_resume(hitl_id, decision)
-            else:
-                await window.backend.decide(hitl_id, decision)
-        except HITLConflict as exc:
-            window.show_error(f"Someone else decided first: {exc}")
-            return False
-        except (DecisionError, HITLNotFound) as exc:
-            window.show_error(f"The decision was not recorded: {exc}")
-            return False
-        window.decided.emit(hitl_id, decision.kind.value)
-        return True
+        """Decide through the window's one decision operation; True when the request is no longer pending."""
+        outcome = await self.window.decision_op.decide(hitl_id, decision)
+        if outcome.problem is not None:
+            self.window.show_error(outcome.problem)
+        return not outcome.still_pending
 
     def save_rule(
         self,

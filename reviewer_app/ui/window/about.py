@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from reviewer_app import __version__
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 
 
 def mask_url(url: str) -> str:

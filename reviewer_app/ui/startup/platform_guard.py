@@ -19,8 +19,8 @@ from pathlib import Path
 from PySide6.QtCore import QLibraryInfo, QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
-from reviewer_app.ui import platform_deps
-from reviewer_app.ui.platform_deps import EXIT_NO_WINDOW
+from reviewer_app.ui.startup import platform_deps
+from reviewer_app.ui.startup.platform_deps import EXIT_NO_WINDOW
 
 _PLUGIN_NAMED = re.compile(r'platform plugin "(?P<name>[^"]+)"')
 

@@ -18,11 +18,12 @@ from typing import Any
 from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtWidgets import QWidget
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
-from reviewer_app.domain.hitl import HITLConflict, HITLStatus, HITLType, shown_arguments
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.hitl import HITLStatus, HITLType, shown_arguments
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.domain.sanitize import redact_secrets
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.decide.operation import DecisionOp
 
 log = logging.getLogger(__name__)
 SOUND_SETTING = "notifications/sound"
@@ -42,7 +43,7 @@ class ShownRequest:
 
 
 class NotificationActions(QObject):
-    """What a notification's buttons do, on the backend's compare-and-set path.
+    """What a notification's buttons do: the window's one decision operation (runtime first, compare-and-set).
 
     Signals:
         decided(str, str): the request (hitl_id, kind) was decided from a notification.
@@ -50,14 +51,13 @@ class NotificationActions(QObject):
         openRequested(str): show this request in the window.
     """
 
-    deciding = Signal(str)
     decided = Signal(str, str)
     refused = Signal(str)
     openRequested = Signal(str)
 
-    def __init__(self, backend: SQLHITLBackend, parent: QObject | None = None) -> None:
+    def __init__(self, op: DecisionOp, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.backend = backend
+        self.op = op
 
     async def approve(self, shown: ShownRequest) -> bool:
         if not shown.can_approve:
@@ -71,22 +71,9 @@ class NotificationActions(QObject):
         )
 
     async def _decide(self, shown: ShownRequest, decision: Decision) -> bool:
-        self.deciding.emit(shown.hitl_id)
-        try:
-            await self.backend.decide(shown.hitl_id, decision)
-        except HITLConflict:
-            record = await self.backend.get(shown.hitl_id) or {}
-            stored = record.get("user_response")
-            response: dict[str, Any] = stored if isinstance(stored, dict) else {}
-            who = response.get("reviewer") or "someone else"
-            what = response.get("decision") or record.get("status") or "decided"
-            self.refused.emit(f"Nothing was decided from the notification: {shown.title} was already {what} by {who}.")
-            return False
-        except DecisionError as exc:
-            self.refused.emit(f"Nothing was decided from the notification for {shown.title}: {exc}")
-            return False
-        except Exception as exc:
-            self.refused.emit(f"Could not decide {shown.title} from the notification: {exc}")
+        outcome = await self.op.decide(shown.hitl_id, decision)
+        if not outcome.decided:
+            self.refused.emit(f"Nothing was decided from the notification for {shown.title}. {outcome.problem}")
             return False
         self.decided.emit(shown.hitl_id, decision.kind.value)
         return True
@@ -115,7 +102,7 @@ class NativeNotifier(QObject):
     """Sends a native notification for requests that arrive while the window is not active.
 
     ``available`` turns False once the platform refused a notification (no notification server): the tray's
-    message is the fallback then (see :class:`ui.tray.TrayNotifier`).
+    message is the fallback then (see :class:`ui.desktop.tray.TrayNotifier`).
 
     Signals:
         sent(object): a :class:`ShownRequest` (or a text for several requests) was notified.
@@ -128,16 +115,16 @@ class NativeNotifier(QObject):
     def __init__(
         self,
         window: QWidget,
-        backend: SQLHITLBackend,
+        op: DecisionOp,
         settings: QSettings,
         spawn: Callable[[Coroutine[Any, Any, Any]], Any],
     ) -> None:
         super().__init__(window)
         self._window = window
-        self._backend = backend
+        self._backend = op.backend
         self._settings = settings
         self._spawn = spawn
-        self.actions = NotificationActions(backend, self)
+        self.actions = NotificationActions(op, self)
         self.available = True
         self._notifier: Any = None
         self._capabilities: frozenset[Any] | None = None
@@ -251,7 +238,7 @@ def attach_native_notifier(window: Any, settings: QSettings, *, enabled: bool = 
     """
     from PySide6.QtGui import QAction
 
-    native = NativeNotifier(window, window.backend, settings, window.tasks.spawn)
+    native = NativeNotifier(window, window.decision_op, settings, window.tasks.spawn)
     native.available = enabled
     tray = window.notifier
     tray.native = native.wants
@@ -259,8 +246,6 @@ def attach_native_notifier(window: Any, settings: QSettings, *, enabled: bool = 
     window.live.pendingCountChanged.connect(set_badge)  # the dock / taskbar badge (the tray icon draws its own)
     native.unavailable.connect(lambda _reason: tray.show_last_as_message())
     native.actions.refused.connect(window.show_error)
-    native.actions.deciding.connect(lambda hitl_id: window.decisions.deciding_here([hitl_id]))
-    native.actions.decided.connect(window.decided)
     native.actions.decided.connect(
         lambda hitl_id, kind: window.statusBar().showMessage(f"{kind} {hitl_id} from the notification.", 6000)
     )

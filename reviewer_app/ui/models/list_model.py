@@ -8,7 +8,7 @@ from typing import Generic, TypeVar
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QAbstractItemView, QTreeView
 
-from reviewer_app.ui.flat_model import FlatTableModel
+from reviewer_app.ui.models.flat_model import FlatTableModel
 
 T = TypeVar("T")
 

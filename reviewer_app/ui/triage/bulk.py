@@ -35,19 +35,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
-from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLRecord, HITLStatus, HITLType, shown_arguments
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType, shown_arguments
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.shell import CommandScope, parse_command
 from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_tool, is_shell_tool, path_of
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
-from reviewer_app.ui.request_list import COL_WHAT, RequestListModel, describe_call
+from reviewer_app.ui.models.request_list import COL_WHAT, RequestListModel, describe_call
 
 if TYPE_CHECKING:  # the window builds the controller: no import at run time
-    from reviewer_app.ui.main_window import MainWindow
+    from reviewer_app.ui.window.main_window import MainWindow
 
 BULK_LIMIT = 2_000
 
@@ -395,24 +395,10 @@ class BulkController(QObject):
     async def _decide_all(self, decisions: dict[str, Decision], label: str) -> set[str]:
         """Each request with its own compare-and-set; returns the ids that are no longer pending."""
         window = self.window
-        runtime = window.runtime
-        done: set[str] = set()
-        elsewhere: list[str] = []
-        refused: list[str] = []
-        for hitl_id, decision in decisions.items():
-            try:
-                if runtime is not None:
-                    await runtime.decide_and_resume(hitl_id, decision)
-                else:
-                    await window.backend.decide(hitl_id, decision)
-            except HITLConflict as exc:
-                done.add(hitl_id)
-                elsewhere.append(f"{hitl_id} ({exc})")
-            except (DecisionError, HITLNotFound) as exc:
-                refused.append(f"{hitl_id}: {exc}")
-            else:
-                done.add(hitl_id)
-        decided = len(decisions) - len(elsewhere) - len(refused)
+        outcomes = await window.decision_op.decide_each(decisions.items())
+        elsewhere = [f"{o.hitl_id} ({o.elsewhere})" for o in outcomes if o.elsewhere is not None]
+        refused = [f"{o.hitl_id}: {o.problem}" for o in outcomes if o.still_pending]
+        decided = sum(o.decided for o in outcomes)
         window.statusBar().showMessage(f"{label}: {decided} decided", 5000)
         problems = []
         if elsewhere:
@@ -424,4 +410,4 @@ class BulkController(QObject):
         if problems:
             self.failed.emit(" · ".join(problems))
         window.live.request_refresh()
-        return done
+        return {o.hitl_id for o in outcomes if not o.still_pending}

@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon, QWidget
 
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.ui import theme
+from reviewer_app.ui.common import theme
 
 NOTICE_MS = 8000
 

@@ -1,5 +1,5 @@
 """What the window remembers between sessions, in QSettings: geometry, splitters, search, filters, theme, and
-the undo grace period of decisions (``ui/undo.py``).
+the undo grace period of decisions (``ui/triage/undo.py``).
 
 Saved whenever one of them changes (after a short pause), not only on a clean close: a window that is
 killed keeps what the operator set.

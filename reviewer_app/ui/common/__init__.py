@@ -1,0 +1,1 @@
+"""Small pieces every room of the window shares: texts, the theme, clipboard, task keepers, layouts."""

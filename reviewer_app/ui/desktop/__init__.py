@@ -1,0 +1,1 @@
+"""The window on the desktop: tray icon, native notifications, one window per database."""
