@@ -33,7 +33,7 @@ from typing import Any, TypedDict
 from common import Goal, clock, describe_ms, load_average, report, settle
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
-from reviewer_app.domain.policy import ApprovalPolicy
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.store import StoreTx
@@ -127,7 +127,7 @@ class ReviewerSide:
         def transaction() -> Iterator[StoreTx]:
             seen: list[str] = []
             with original() as tx:
-                create, decide = tx.create_request, tx.settle
+                create, decide = tx.requests.create, tx.requests.decide
 
                 def create_request(request: Any, **kwargs: Any) -> None:
                     create(request, **kwargs)

@@ -58,7 +58,7 @@ class RunSupervisor(RunDriver):
         return taken
 
     async def _take_over(self, record: RunRecord) -> bool:
-        claimed = await self.backend.write(lambda tx: tx.claim_run(record.id, self.owner, expected_owner=record.owner))
+        claimed = await self.backend.write(lambda tx: tx.runs.claim(record.id, self.owner, expected_owner=record.owner))
         if not claimed:
             return False  # another process was quicker
         kill_process_group(record.process_group)  # whatever tool the dead owner was running ends now
@@ -121,7 +121,7 @@ class RunSupervisor(RunDriver):
 
     async def _fail_unloadable(self, record: RunRecord, exc: Exception) -> None:
         def fail(tx: StoreTx) -> None:
-            tx.set_run_state(record.id, RunState.FAILED, error=f"cannot resume: {exc}")
+            tx.runs.set_state(record.id, RunState.FAILED, error=f"cannot resume: {exc}")
 
         with contextlib.suppress(Exception):
             await self.backend.write(fail)
@@ -203,4 +203,4 @@ class RunSupervisor(RunDriver):
 
 
 def _beat(owner: str, groups: dict[str, int | None], tx: StoreTx) -> int:
-    return tx.heartbeat(owner, groups)
+    return tx.runs.heartbeat(owner, groups)

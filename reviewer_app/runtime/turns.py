@@ -158,7 +158,7 @@ class RunDriver(RuntimeCore):
         owner = self.owner
 
         def work(tx: StoreTx) -> str | _Step:
-            current = tx.run_state_and_owner(run.invocation_id)
+            current = tx.runs.state_and_owner(run.invocation_id)
             if current is None:
                 return "the run no longer exists"
             db_state, db_owner = current
@@ -167,19 +167,19 @@ class RunDriver(RuntimeCore):
             step = plan(tx) if plan is not None else fixed
             if db_state.finished and db_state is not step.state:
                 return f"run is {db_state.value}"
-            tx.set_run_state(run.invocation_id, step.state, error=error, add_active_ms=add_ms, current=db_state)
+            tx.runs.set_state(run.invocation_id, step.state, error=error, add_active_ms=add_ms, current=db_state)
             for request in step.requests:
                 # The invocation was just read above, so its session exists too: no INSERT OR IGNORE for them.
-                tx.create_request(dataclasses.replace(request, checkpoint_id=ckpt_id), ensure_parents=False)
+                tx.requests.create(dataclasses.replace(request, checkpoint_id=ckpt_id), ensure_parents=False)
             for decided in step.settled:
                 arguments = decided.request.data.get("arguments")
-                tx.settle_by_rule(decided.request, decided.verdict, arguments, ensure_parents=False)
+                tx.rules.settle(decided.request, decided.verdict, arguments, ensure_parents=False)
             all_events = [*buffered, *step.events] if buffered else step.events
             if all_events:
-                tx.append_events(all_events)
+                tx.timeline.append(all_events)
             if ckpt_id is not None:
                 state_json = ckpt_state if ckpt_state is not None else run.ckpt.to_state()
-                tx.save_run_state(
+                tx.checkpoints.save(
                     ckpt_id, run.invocation_id, run.session_id, state_json, new_messages, first_index=saved
                 )
             return step
@@ -295,8 +295,8 @@ class RunDriver(RuntimeCore):
         run.ckpt.add_assistant_turn(turn)
 
         def plan(tx: StoreTx) -> _Step:
-            rules = tx.session_rule_entries(run.session_id)
-            policy_rules = tx.active_policy_rules(time.time())
+            rules = tx.waivers.entries(run.session_id)
+            policy_rules = tx.rules.active(time.time())
             workspace = str(run.ctx.workspace)
             settled: list[RuleSettlement] = []
             events: list[BlockEvent] = []
@@ -505,7 +505,7 @@ class RunDriver(RuntimeCore):
         self._given_up[run.invocation_id] = str(exc)
         with contextlib.suppress(Exception):  # one try: when it fails too, recovery sees this process gone later
             await self.backend.write(
-                lambda tx: tx.claim_run(run.invocation_id, None, expected_owner=self.owner), retry=False
+                lambda tx: tx.runs.claim(run.invocation_id, None, expected_owner=self.owner), retry=False
             )
 
     async def _fail(self, run: _Run, exc: BaseException) -> None:
@@ -565,5 +565,5 @@ def _record_waiver(tx: StoreTx, result: GateResult) -> str | None:
     if result.waiver is None or result.waived_by is None:
         return None
     rule_id, rule = result.waived_by
-    tx.settle_by_waiver(result.waiver, rule_id, rule, result.call.arguments, ensure_parents=False)
+    tx.waivers.settle(result.waiver, rule_id, rule, result.call.arguments, ensure_parents=False)
     return f"session-rule:{rule_id}"

@@ -50,7 +50,7 @@ def one_clear_line(result: subprocess.CompletedProcess[bytes]) -> str:
 def seeded(db: Path) -> None:
     store = Store.open(db)
     with store.transaction() as tx:
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="h1",
                 hitl_type="tool_approval",
@@ -177,7 +177,7 @@ def test_pending_lists_a_poison_row_without_crashing(tmp_path: Path, subprocess_
     seeded(db)
     store = Store.open(db)
     with store.transaction() as tx:
-        tx.create_request(
+        tx.requests.create(
             NewRequest(hitl_id="h2", hitl_type="tool_approval", session_id="s1", invocation_id="i1", data={})
         )
     store.close()
@@ -204,7 +204,7 @@ def test_pending_with_large_arguments_lists_the_summary_and_streams_the_full_jso
     content = "z" * (20 * 1024 * 1024)
     store = Store.open(db)
     with store.transaction() as tx:  # the store directly: as an older version, before the 16 MiB limit
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="h-big",
                 hitl_type="tool_approval",
