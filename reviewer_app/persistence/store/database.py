@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, overload
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DatabaseError, OperationalError
@@ -42,6 +42,36 @@ from reviewer_app.persistence.store.waivers import WaiverReads, WaiverWrites
 T = TypeVar("T")
 
 
+A = TypeVar("A")
+
+
+class _Aggregate(Generic[A]):
+    """A transaction's aggregate, made on first use: most transactions touch two or three of them, and the
+    SQLite fast path's short transactions would otherwise pay for all of them."""
+
+    def __init__(self, make: Callable[[StoreTx], A]) -> None:
+        self._make = make
+        self._slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}"
+
+    @overload
+    def __get__(self, tx: None, owner: type) -> _Aggregate[A]: ...
+
+    @overload
+    def __get__(self, tx: StoreTx, owner: type | None = None) -> A: ...
+
+    def __get__(self, tx: StoreTx | None, owner: type | None = None) -> A | _Aggregate[A]:
+        if tx is None:  # looked up on the class (documentation tools)
+            return self
+        made: A | None = getattr(tx, self._slot, None)
+        if made is None:
+            made = self._make(tx)
+            setattr(tx, self._slot, made)
+        return made
+
+
 class StoreTx:
     """One write transaction: the write side of every aggregate, on one connection. From :meth:`Store.transaction`.
 
@@ -49,18 +79,30 @@ class StoreTx:
     :class:`Statements` and the other aggregates it writes through (a decision appends its audit row).
     """
 
-    __slots__ = ("audit", "blobs", "checkpoints", "requests", "rules", "runs", "statements", "timeline", "waivers")
+    __slots__ = (
+        "_audit",
+        "_blobs",
+        "_checkpoints",
+        "_requests",
+        "_rules",
+        "_runs",
+        "_timeline",
+        "_waivers",
+        "statements",
+    )
+    statements: Statements
+
+    blobs = _Aggregate(lambda tx: BlobWrites(tx.statements))
+    audit = _Aggregate(lambda tx: AuditWrites(tx.statements, tx.blobs))
+    runs = _Aggregate(lambda tx: RunWrites(tx.statements))
+    checkpoints = _Aggregate(lambda tx: CheckpointWrites(tx.statements, tx.blobs))
+    timeline = _Aggregate(lambda tx: TimelineWrites(tx.statements, tx.blobs))
+    requests = _Aggregate(lambda tx: RequestWrites(tx.statements, tx.runs, tx.audit))
+    rules = _Aggregate(lambda tx: RuleWrites(tx.statements, tx.requests))
+    waivers = _Aggregate(lambda tx: WaiverWrites(tx.statements, tx.requests))
 
     def __init__(self, statements: Statements) -> None:
         self.statements = statements
-        self.blobs = BlobWrites(statements)
-        self.audit = AuditWrites(statements, self.blobs)
-        self.runs = RunWrites(statements)
-        self.checkpoints = CheckpointWrites(statements, self.blobs)
-        self.timeline = TimelineWrites(statements, self.blobs)
-        self.requests = RequestWrites(statements, self.runs, self.audit)
-        self.rules = RuleWrites(statements, self.requests)
-        self.waivers = WaiverWrites(statements, self.requests)
 
     @property
     def connection(self) -> Connection:

@@ -85,6 +85,8 @@ class RequestLookups:
     """The request reads both sides make: ``store.requests`` through the reader, ``tx.requests`` under the
     transaction's write lock (the same statements)."""
 
+    __slots__ = ("_db",)
+
     def __init__(self, db: RowSource) -> None:
         self._db = db
 
@@ -107,9 +109,10 @@ class RequestLookups:
 class RequestWrites(RequestLookups):
     """``tx.requests``: creating and deciding requests inside one transaction."""
 
+    __slots__ = ("_audit", "_runs", "_tx")
+
     def __init__(self, db: Statements, runs: RunWrites, audit: AuditWrites) -> None:
-        super().__init__(db)
-        self._tx = db
+        self._db = self._tx = db
         self._runs = runs
         self._audit = audit
 
@@ -231,9 +234,10 @@ class RequestWrites(RequestLookups):
 class RequestReads(RequestLookups):
     """``store.requests``: records, inbox summaries, keyset pages, expiry candidates."""
 
+    __slots__ = ("_reader",)
+
     def __init__(self, db: Reader) -> None:
-        super().__init__(db)
-        self._reader = db
+        self._db = self._reader = db
 
     def extras(self, hitl_id: str) -> dict[str, Any] | None:
         """The app's own columns of a request (agent, summary, who decided and how)."""

@@ -97,6 +97,8 @@ class RuleLookups:
     """The rules in force, read by both sides: ``store.rules`` and ``tx.rules`` (under the write lock, as the gate
     reads them)."""
 
+    __slots__ = ("_db",)
+
     def __init__(self, db: RowSource) -> None:
         self._db = db
 
@@ -108,9 +110,10 @@ class RuleLookups:
 class RuleWrites(RuleLookups):
     """``tx.rules``: adding, revoking and counting rules, and settling a call a rule decided."""
 
+    __slots__ = ("_requests", "_tx")
+
     def __init__(self, db: Statements, requests: RequestWrites) -> None:
-        super().__init__(db)
-        self._tx = db
+        self._db = self._tx = db
         self._requests = requests
 
     def add(self, rule: Rule, *, created_by: str | None = None) -> bool:
@@ -141,6 +144,8 @@ class RuleWrites(RuleLookups):
 
 class RuleReads(RuleLookups):
     """``store.rules``: the rules, with their bookkeeping."""
+
+    __slots__ = ()
 
     def list(self, *, include_inactive: bool = False, now: float | None = None) -> list[StoredRule]:
         """Every rule (``include_inactive``) or those in force at ``now``, oldest first."""

@@ -34,6 +34,8 @@ def _session_rules(rows: Iterable[Mapping[str, Any]]) -> list[tuple[int, Session
 class WaiverLookups:
     """A session's waivers, read by both sides: ``store.waivers`` and ``tx.waivers`` (under the write lock)."""
 
+    __slots__ = ("_db",)
+
     def __init__(self, db: RowSource) -> None:
         self._db = db
 
@@ -49,9 +51,10 @@ class WaiverLookups:
 class WaiverWrites(WaiverLookups):
     """``tx.waivers``: granting a waiver, and settling a call one lets through, inside one transaction."""
 
+    __slots__ = ("_requests", "_tx")
+
     def __init__(self, db: Statements, requests: RequestWrites) -> None:
-        super().__init__(db)
-        self._tx = db
+        self._db = self._tx = db
         self._requests = requests
 
     def add(self, session_id: str, rule: SessionRule, *, created_by: str | None, hitl_id: str | None) -> bool:
@@ -81,3 +84,5 @@ class WaiverWrites(WaiverLookups):
 
 class WaiverReads(WaiverLookups):
     """``store.waivers``: a session's waivers."""
+
+    __slots__ = ()
