@@ -79,7 +79,7 @@ def test_invalid_utf8_on_the_command_line(tmp_path: Path, subprocess_env: dict[s
     line = one_clear_line(result)
     assert result.returncode == EXIT_BAD_ENCODING
     assert "not valid UTF-8" in line
-    assert Store.open(db).get_request("h1")["status"] == "pending"  # type: ignore[index]
+    assert Store.open(db).requests.get("h1")["status"] == "pending"  # type: ignore[index]
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_a_read_only_database(shared_dir: Path, subprocess_env: dict[str, str], 
     assert "read-only" in line and str(db) in line
     shared_dir.chmod(0o755)
     db.chmod(0o644)
-    assert Store.open(db).get_request("h1")["status"] == "pending"  # type: ignore[index]
+    assert Store.open(db).requests.get("h1")["status"] == "pending"  # type: ignore[index]
 
 
 def test_a_database_folder_that_cannot_exist(tmp_path: Path, subprocess_env: dict[str, str]) -> None:
@@ -157,14 +157,14 @@ def test_edit_arguments_from_a_file_or_stdin_beyond_the_argv_limit(
     args_file = tmp_path / "args.json"
     args_file.write_text(json.dumps(big))
     assert main(["decide", "h1", "edit", "--args-file", str(args_file), "--db", str(db)]) == 0
-    record = Store.open(db).get_request("h1")
+    record = Store.open(db).requests.get("h1")
     assert record is not None and record["user_response"]["args"] == big
 
     second = tmp_path / "r2.db"
     seeded(second)
     result = cli(subprocess_env, "decide", "h1", "edit", "--args-file", "-", "--db", str(second), stdin=json.dumps(big))
     assert result.returncode == 0, result.stderr
-    assert Store.open(second).get_request("h1")["user_response"]["args"] == big  # type: ignore[index]
+    assert Store.open(second).requests.get("h1")["user_response"]["args"] == big  # type: ignore[index]
 
     bad = cli(subprocess_env, "decide", "h1", "edit", "--args-file", str(tmp_path / "nope.json"), "--db", str(db))
     assert bad.returncode == 2 and "cannot read" in one_clear_line(bad)
