@@ -36,7 +36,7 @@ def seed(path: Path, size: int) -> None:
 
     store = Store.open(path)
     with store.transaction() as tx:  # the store itself: rows an older version could have written
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="big",
                 hitl_type="tool_approval",

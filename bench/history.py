@@ -116,10 +116,12 @@ def build(path: Path, rows: int) -> None:
     seal = AuditSeal(directory / "audit.key", directory / "anchors")
     store = Store.open(path, seal=seal)
     with store.transaction() as tx:  # one decision through the store: the chain's meta rows and its key id
-        tx.create_request(
+        tx.requests.create(
             NewRequest("h0", "tool_approval", "s0", "i0", data={"arguments": {"command": "true"}}, tool_name="Bash")
         )
-        tx.settle("h0", {"decision": "approve", "args_sha256": args_digest({"command": "true"})}, reviewer="dana")
+        tx.requests.decide(
+            "h0", {"decision": "approve", "args_sha256": args_digest({"command": "true"})}, reviewer="dana"
+        )
     store.close()
 
     rng = random.Random(18)

@@ -42,7 +42,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
-from reviewer_app.domain.policy import ApprovalPolicy
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.store import StoreTx
@@ -219,7 +219,7 @@ class ReviewerSide:
             statements: list[Statement] = []
             _recording.statements = statements
             with original() as tx:
-                create, decide = tx.create_request, tx.settle
+                create, decide = tx.requests.create, tx.requests.decide
 
                 def create_request(request: Any, **kwargs: Any) -> None:
                     create(request, **kwargs)

@@ -29,7 +29,7 @@ from typing import Any
 from common import Goal, machine_info, report
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
-from reviewer_app.domain.policy import ApprovalPolicy
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.llm_clients import ModelClient

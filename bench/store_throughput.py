@@ -267,10 +267,10 @@ def check_same_rows(ours: Path, raw: Path) -> None:
     for path in (ours, raw):
         store = Store.open(path)
         try:
-            verdict = store.verify_audit()
+            verdict = store.audit.verify()
             if not verdict.ok:
                 raise SystemExit(f"audit chain of {path.name} does not verify: {verdict}")
-            sample = store.get_request("x-h7")
+            sample = store.requests.get("x-h7")
             if sample is None or sample["status"] != "completed" or sample["user_response"]["decision"] != "approve":
                 raise SystemExit(f"{path.name}: request x-h7 was not completed as expected: {sample}")
         finally:
@@ -281,7 +281,7 @@ def _store_sync(store: Store, items: list[dict[str, Any]]) -> None:
     """The store layer alone: the same two transactions, called directly (no thread, no event loop)."""
     for item in items:
         with store.transaction() as tx:
-            tx.create_request(
+            tx.requests.create(
                 NewRequest(
                     hitl_id=item["hitl_id"],
                     hitl_type="tool_approval",
@@ -294,7 +294,7 @@ def _store_sync(store: Store, items: list[dict[str, Any]]) -> None:
                 )
             )
         with store.transaction() as tx:
-            tx.settle(item["hitl_id"], item["response"], reviewer=item["response"]["reviewer"])
+            tx.requests.decide(item["hitl_id"], item["response"], reviewer=item["response"]["reviewer"])
 
 
 async def _raw_via_db_thread(

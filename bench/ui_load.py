@@ -171,7 +171,7 @@ def child(args: argparse.Namespace) -> None:
         results["runs_done"] = sum(1 for r in records if r.state == "done")
         results["runs_states"] = sorted({r.state for r in records})
         results["load_s"] = ended - started
-        results["events"] = await backend.run(backend.store.last_event_seq)
+        results["events"] = await backend.run(backend.store.timeline.last_seq)
         results["idle"] = stalls(idle_from, idle_to)
         results["load"] = stalls(started, ended)
         finish()

@@ -8,7 +8,7 @@ caches are cleared first, as for a request the window shows for the first time. 
 and workspace, then the reasons, the segments and the effects (disk and git read with a 250 ms budget).
 
 Reference, measured in the same run and interleaved request by request: reading the same record alone on the
-same thread (``store.get_request``), the floor any per-request work pays.
+same thread (``store.requests.get``), the floor any per-request work pays.
 Prints ``GOAL why_preview_p50_ms <measured> <=50ms PASS|MISS``.
 """
 
@@ -95,7 +95,7 @@ async def measure(backend: SQLHITLBackend, ids: list[str]) -> tuple[list[float],
     for _round in range(ROUNDS):
         for hitl_id in ids:
             started = time.perf_counter()
-            await backend.run(store.get_request, hitl_id)
+            await backend.run(store.requests.get, hitl_id)
             reads.append(time.perf_counter() - started)
             await backend.run(clear_caches)
             started = time.perf_counter()

@@ -58,10 +58,8 @@ async def main(args: argparse.Namespace) -> int:
         # Register the run so the runs board shows it, marked external, before the first request.
         await backend.write(
             lambda tx: (
-                tx.ensure_session(session_id, agent=args.agent, external=True),
-                tx.ensure_invocation(
-                    invocation_id, session_id, agent=args.agent, prompt=f"write {args.path}", external=True
-                ),
+                tx.runs.ensure_session(session_id, agent=args.agent, external=True),
+                tx.runs.ensure(invocation_id, session_id, agent=args.agent, prompt=f"write {args.path}", external=True),
             )
         )
 
@@ -85,16 +83,16 @@ async def main(args: argparse.Namespace) -> int:
             tool_name="write_file",
         )
         await block("hitl", {"hitl_id": hitl_id, "tool": "write_file"}, parent_id=tool_block)
-        await backend.write(lambda tx: tx.set_run_state(invocation_id, RunState.WAITING))
+        await backend.write(lambda tx: tx.runs.set_state(invocation_id, RunState.WAITING))
         say(f"waiting for a decision on {hitl_id}")
         try:
             record = await backend.wait_for_response(hitl_id, timeout=args.timeout)
         except TimeoutError:
             await backend.cancel(hitl_id)
-            await backend.write(lambda tx: tx.set_run_state(invocation_id, RunState.CANCELLED, error="no decision"))
+            await backend.write(lambda tx: tx.runs.set_state(invocation_id, RunState.CANCELLED, error="no decision"))
             say(f"outcome: nobody decided {hitl_id} within {args.timeout} s; cancelled it")
             return 2
-        await backend.write(lambda tx: tx.set_run_state(invocation_id, RunState.RUNNING))
+        await backend.write(lambda tx: tx.runs.set_state(invocation_id, RunState.RUNNING))
         decision = Decision.from_user_response(record["user_response"])
         who = decision.reviewer or "someone"
         if record["status"] == "completed" and decision.kind.runs_tool:
@@ -104,7 +102,7 @@ async def main(args: argparse.Namespace) -> int:
             except (OSError, ValueError) as exc:
                 problem = str(exc)
                 await block("tool_use", {"status": "error", "result": problem}, op="patch", block_id=tool_block)
-                await backend.write(lambda tx: tx.set_run_state(invocation_id, RunState.FAILED, error=problem))
+                await backend.write(lambda tx: tx.runs.set_state(invocation_id, RunState.FAILED, error=problem))
                 say(f"outcome: failed: {problem}")
                 return 1
             result = f"wrote {written} ({decision.kind.value} by {who})"
@@ -114,7 +112,7 @@ async def main(args: argparse.Namespace) -> int:
             result = f"did not write {args.path}: {decision.kind.value} by {who}: {why}"
             await block("tool_use", {"status": "error", "result": result}, op="patch", block_id=tool_block)
         await block("text", {"content": result})
-        await backend.write(lambda tx: tx.set_run_state(invocation_id, RunState.DONE))
+        await backend.write(lambda tx: tx.runs.set_state(invocation_id, RunState.DONE))
         say(f"outcome: {result}")
         return 0
 

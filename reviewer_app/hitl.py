@@ -55,7 +55,6 @@ from reviewer_app.domain.hitl import (
 from reviewer_app.domain.hook_lease import ANSWERED_ELSEWHERE, abandoned_by_hook, answered_elsewhere
 from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.domain.limits import RequestRejected, check_request
-from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
@@ -64,12 +63,13 @@ from reviewer_app.domain.stats import DecisionStats
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.toolcall import is_shell_tool
+from reviewer_app.domain.waivers import SessionRule, rule_for
 from reviewer_app.domain.why import PreviewInputs, why_asked
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx, now_ms
-from reviewer_app.persistence.store.policy import StoredRule
+from reviewer_app.persistence.store.rules import StoredRule
 
 __all__ = [
     "Decision",
@@ -336,10 +336,10 @@ class SQLHITLBackend:
             expires_at=expires_at,
             external=bool((metadata or {}).get("external", False)),
         )
-        await self.write(lambda tx: tx.create_request(request))
+        await self.write(lambda tx: tx.requests.create(request))
 
     async def get(self, hitl_id: str) -> HITLRecord | None:
-        return await self.run(self.store.get_request, hitl_id)
+        return await self.run(self.store.requests.get, hitl_id)
 
     async def respond(self, hitl_id: str, user_response: dict[str, Any]) -> None:
         """Complete a pending request with ``user_response`` (compare-and-set).
@@ -360,17 +360,17 @@ class SQLHITLBackend:
             response["reviewer"] = self.reviewer
 
         def work(tx: StoreTx) -> HITLRecord | _Abandoned:
-            record = tx.get_request(hitl_id)
+            record = tx.requests.get(hitl_id)
             if record is not None and record["status"] == HITLStatus.PENDING.value:
                 abandoned = _settle_if_abandoned(tx, record)
                 if abandoned is not None:
                     return _Abandoned(abandoned)
             if decision is not None:
                 if record is None or record["status"] != HITLStatus.PENDING.value:
-                    raise tx.conflict_for(hitl_id, decision.kind.value)
+                    raise tx.requests.conflict_for(hitl_id, decision.kind.value)
                 validate_decision(record, decision)
                 self._grant_session_rule(tx, record, decision)
-            return tx.settle(hitl_id, response, reviewer=self.reviewer)
+            return tx.requests.decide(hitl_id, response, reviewer=self.reviewer)
 
         _refuse_if_abandoned(await self.write(work), decision.kind.value if decision is not None else "respond to")
 
@@ -382,7 +382,7 @@ class SQLHITLBackend:
         """
         who = by or self.reviewer
         await self.write(
-            lambda tx: tx.settle(
+            lambda tx: tx.requests.decide(
                 hitl_id,
                 None,
                 status=HITLStatus.CANCELLED,
@@ -393,10 +393,10 @@ class SQLHITLBackend:
         )
 
     async def get_pending_by_session(self, session_id: str) -> list[HITLRecord]:
-        return await self.run(self.store.pending_records, session_id=session_id)
+        return await self.run(self.store.requests.pending, session_id=session_id)
 
     async def get_pending_by_invocation(self, invocation_id: str) -> list[HITLRecord]:
-        return await self.run(self.store.pending_records, invocation_id=invocation_id)
+        return await self.run(self.store.requests.pending, invocation_id=invocation_id)
 
     # -- extensions --------------------------------------------------------------------------
     async def wait_for_response(self, hitl_id: str, timeout: float | None = None) -> HITLRecord:
@@ -430,7 +430,7 @@ class SQLHITLBackend:
 
         def work() -> list[HITLRecord]:
             expired = []
-            for record in self.store.due_for_expiry(moment):
+            for record in self.store.requests.due_for_expiry(moment):
                 kind = default_decision(record) if callable(default_decision) else default_decision
                 response = {
                     "decision": kind,
@@ -441,7 +441,7 @@ class SQLHITLBackend:
                 try:
                     with self.store.transaction() as tx:
                         expired.append(
-                            tx.settle(
+                            tx.requests.decide(
                                 record["hitl_id"],
                                 response,
                                 status=HITLStatus.EXPIRED,
@@ -475,14 +475,14 @@ class SQLHITLBackend:
         """
         candidates = [
             hitl_id
-            for hitl_id, metadata in await self.run(self.store.pending_external_metadata)
+            for hitl_id, metadata in await self.run(self.store.requests.pending_external_metadata)
             if abandoned_by_hook(metadata) is not None
         ]
         settled = []
         for candidate in candidates:
 
             def work(tx: StoreTx, hitl_id: str = candidate) -> HITLRecord | None:
-                current = tx.get_request(hitl_id)
+                current = tx.requests.get(hitl_id)
                 if current is None or current["status"] != HITLStatus.PENDING.value:
                     return None
                 return _settle_if_abandoned(tx, current)
@@ -508,14 +508,16 @@ class SQLHITLBackend:
             decision = dataclasses.replace(decision, reviewer=reviewer)
 
         def work(tx: StoreTx) -> HITLRecord | _Abandoned:
-            record = tx.get_request(hitl_id)
+            record = tx.requests.get(hitl_id)
             if record is None or record["status"] != HITLStatus.PENDING.value:
-                raise tx.conflict_for(hitl_id, decision.kind.value)
+                raise tx.requests.conflict_for(hitl_id, decision.kind.value)
             abandoned = _settle_if_abandoned(tx, record)
             if abandoned is not None:
                 return _Abandoned(abandoned)
             validate_decision(record, decision)
-            decided = tx.settle(hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message)
+            decided = tx.requests.decide(
+                hitl_id, decision.to_user_response(), reviewer=reviewer, message=decision.message
+            )
             self._grant_session_rule(tx, record, decision)
             if then is not None:
                 then(tx, decided)
@@ -535,54 +537,54 @@ class SQLHITLBackend:
         rule = rule_for(record["tool_name"], args if isinstance(args, dict) else {})
         if rule is None:  # the command can never be waived (substitution, unparseable…): this call only
             return
-        tx.add_session_rule(record["session_id"], rule, created_by=self.reviewer, hitl_id=record["hitl_id"])
+        tx.waivers.add(record["session_id"], rule, created_by=self.reviewer, hitl_id=record["hitl_id"])
 
     async def session_rules(self, session_id: str) -> list[SessionRule]:
         """The approve-for-session waivers in force for ``session_id``."""
-        return await self.run(self.store.session_rules, session_id)
+        return await self.run(self.store.waivers.of_session, session_id)
 
     async def list_records(self, query: RequestQuery | None = None) -> list[HITLRecord]:
-        return await self.run(self.store.query_records, query or RequestQuery())
+        return await self.run(self.store.requests.query, query or RequestQuery())
 
     async def list_summaries(self, query: RequestQuery | None = None) -> list[RequestSummary]:
-        return await self.run(self.store.query_summaries, query or RequestQuery())
+        return await self.run(self.store.requests.summaries, query or RequestQuery())
 
     async def list_runs(self, **kwargs: Any) -> list[RunRecord]:
-        return await self.run(self.store.list_runs, **kwargs)
+        return await self.run(self.store.runs.list, **kwargs)
 
     async def events(self, invocation_id: str, *, after_seq: int = 0) -> list[BlockEvent]:
-        return await self.run(self.store.events, invocation_id, after_seq=after_seq)
+        return await self.run(self.store.timeline.of_run, invocation_id, after_seq=after_seq)
 
     async def get_run(self, invocation_id: str) -> RunRecord | None:
-        return await self.run(self.store.get_run, invocation_id)
+        return await self.run(self.store.runs.get, invocation_id)
 
     async def session_info(self, session_id: str) -> dict[str, Any] | None:
         """The session's row (agent, workspace, external) as a dict, or None."""
-        return await self.run(self.store.session_info, session_id)
+        return await self.run(self.store.runs.session_info, session_id)
 
     async def latest_checkpoint(self, invocation_id: str) -> tuple[str, dict[str, Any]] | None:
         """The run's newest checkpoint as ``(checkpoint_id, state)``."""
-        return await self.run(self.store.latest_checkpoint, invocation_id)
+        return await self.run(self.store.checkpoints.latest, invocation_id)
 
     async def count_pending(self) -> int:
-        return await self.run(self.store.count_pending)
+        return await self.run(self.store.requests.count_pending)
 
     async def summary_page(
         self, statuses: Sequence[str], *, after: tuple[int, int, str] | None = None, limit: int | None = None
     ) -> list[RequestSummary]:
         """One keyset page of inbox rows (oldest first), after the ``(created_at, updated_at_ms, hitl_id)`` key."""
-        return await self.run(self.store.summary_page, statuses, after=after, limit=limit)
+        return await self.run(self.store.requests.summary_page, statuses, after=after, limit=limit)
 
     async def decided_among(self, hitl_ids: Sequence[str]) -> list[HITLRecord]:
         """The requests among ``hitl_ids`` that are no longer pending (one query however many)."""
-        return await self.run(self.store.decided_among, hitl_ids)
+        return await self.run(self.store.requests.decided_among, hitl_ids)
 
     async def events_since(self, after_seq: int, *, limit: int = 10_000) -> list[BlockEvent]:
         """Timeline events of every run after ``after_seq`` (the CLI's progress lines follow these)."""
-        return await self.run(self.store.events_since, after_seq, limit=limit)
+        return await self.run(self.store.timeline.since, after_seq, limit=limit)
 
     async def last_event_seq(self) -> int:
-        return await self.run(self.store.last_event_seq)
+        return await self.run(self.store.timeline.last_seq)
 
     @property
     def database_url(self) -> str:
@@ -590,18 +592,18 @@ class SQLHITLBackend:
         return self.store.url
 
     async def audit(self, hitl_id: str | None = None) -> list[AuditEntry]:
-        return await self.run(self.store.audit_entries, hitl_id=hitl_id)
+        return await self.run(self.store.audit.entries, hitl_id=hitl_id)
 
     async def audit_page(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
         """One page of the decision log after ``after_id`` (keyset paging for exports)."""
-        return await self.run(self.store.audit_page, after_id=after_id, limit=limit)
+        return await self.run(self.store.audit.page, after_id=after_id, limit=limit)
 
     async def verify_audit(self) -> AuditReport:
-        return await self.run(self.store.verify_audit)
+        return await self.run(self.store.audit.verify)
 
     async def unsigned_decisions(self, records: Iterable[HITLRecord]) -> dict[str, str]:
         """Of these records, the decided ones that are not what their audit rows signed: ``hitl_id`` → why."""
-        return await self.run(self.store.decision_audit_problems, list(records))
+        return await self.run(self.store.audit.decision_problems, list(records))
 
     async def signed(self, record: HITLRecord) -> HITLRecord:
         """``record`` once its decision is checked against its audit row (edit, message, shown arguments), so an
@@ -614,12 +616,12 @@ class SQLHITLBackend:
 
     async def last_activity_ms(self, invocation_id: str, *, ignoring_block: str) -> tuple[int, bool]:
         """When the run last showed life, and whether ``ignoring_block`` is on its timeline (see the store's)."""
-        return await self.run(self.store.last_activity_ms, invocation_id, ignoring_block=ignoring_block)
+        return await self.run(self.store.runs.last_activity_ms, invocation_id, ignoring_block=ignoring_block)
 
     async def append_blocks(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
         """Append timeline events (from this or another process); returns them with their ``seq``."""
         batch = list(events)
-        return await self.write(lambda tx: tx.append_events(batch))
+        return await self.write(lambda tx: tx.timeline.append(batch))
 
     async def emit_block(
         self,
@@ -665,8 +667,8 @@ class SQLHITLBackend:
         """
 
         def work(tx: StoreTx) -> bool:
-            tx.ensure_session(session_id, agent=agent, external=external)
-            return tx.ensure_invocation(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
+            tx.runs.ensure_session(session_id, agent=agent, external=external)
+            return tx.runs.ensure(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
 
         return await self.write(work)
 
@@ -675,7 +677,7 @@ class SQLHITLBackend:
         """Store a persistent rule; :class:`HITLConflict` when its id is taken."""
 
         def work(tx: StoreTx) -> None:
-            if not tx.add_policy_rule(rule, created_by=created_by or default_reviewer()):
+            if not tx.rules.add(rule, created_by=created_by or default_reviewer()):
                 raise HITLConflict(f"a rule with id {rule.id!r} already exists")
 
         await self.write(work)
@@ -683,16 +685,16 @@ class SQLHITLBackend:
 
     async def revoke_rule(self, rule_id: str) -> bool:
         """Revoke a rule (it stays on the record); False when unknown or already revoked."""
-        return await self.write(lambda tx: tx.revoke_policy_rule(rule_id))
+        return await self.write(lambda tx: tx.rules.revoke(rule_id))
 
     async def import_rules(self, rules: Sequence[Rule], *, created_by: str | None = None) -> list[bool]:
         """Add several rules in one transaction; per rule, False when its id existed already (left unchanged)."""
         who = created_by or default_reviewer()
-        return await self.write(lambda tx: [tx.add_policy_rule(rule, created_by=who) for rule in rules])
+        return await self.write(lambda tx: [tx.rules.add(rule, created_by=who) for rule in rules])
 
     async def list_rules(self, *, include_inactive: bool = False) -> list[StoredRule]:
         """The rules in force now (or every rule, revoked and expired ones too), oldest first."""
-        return await self.run(lambda: self.store.policy_rules(include_inactive=include_inactive))
+        return await self.run(lambda: self.store.rules.list(include_inactive=include_inactive))
 
     async def active_rules(self) -> list[Rule]:
         return [entry.rule for entry in await self.list_rules()]
@@ -766,7 +768,7 @@ class SQLHITLBackend:
             candidates = [record for record in candidates if record["hitl_id"] in allowed]
 
         def settle_one(tx: StoreTx, hitl_id: str) -> HITLRecord | None:
-            current = tx.get_request(hitl_id)
+            current = tx.requests.get(hitl_id)
             if current is None or current["status"] != HITLStatus.PENDING.value:
                 return None
             call = call_of_record(current)
@@ -775,14 +777,14 @@ class SQLHITLBackend:
             if verdict is None or verdict.effect == "ask":
                 return None
             assert call is not None
-            if prevailing_verdict(rule, tx.active_policy_rules(now), call, now) is not None:
+            if prevailing_verdict(rule, tx.rules.active(now), call, now) is not None:
                 return None  # another deny or ask rule in force covers it: the policy as a whole does not settle it
             decision = verdict_decision(verdict, shown_arguments(current))
             assert decision.reviewer is not None
-            decided = tx.settle(
+            decided = tx.requests.decide(
                 hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message
             )
-            tx.record_rule_hit(rule.id)
+            tx.rules.record_hit(rule.id)
             return decided
 
         settled: list[HITLRecord] = []
@@ -809,20 +811,20 @@ class SQLHITLBackend:
             return None
 
         def work(tx: StoreTx) -> HITLRecord | None:  # again under the write lock: a rule may have changed
-            if tx.get_request(request.hitl_id) is not None:
+            if tx.requests.get(request.hitl_id) is not None:
                 return None
             now = time.time()
-            rules = tx.active_policy_rules(now)
+            rules = tx.rules.active(now)
             verdict = evaluate(rules, call, now) if rules else None
             if verdict is None or verdict.effect == "ask":
                 return None
             agent = request.agent_name
-            tx.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
-            tx.ensure_invocation(
+            tx.runs.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
+            tx.runs.ensure(
                 request.invocation_id, request.session_id, agent=agent, prompt=title, external=request.external
             )
             arguments = request.data.get("arguments")
-            return tx.settle_by_rule(request, verdict, arguments, ensure_parents=False)
+            return tx.rules.settle(request, verdict, arguments, ensure_parents=False)
 
         return await self.write(work)
 
@@ -851,28 +853,28 @@ class SQLHITLBackend:
             )
 
         # a plain read first: most calls have no waiver and need no write lock
-        if covering(await self.run(self.store.session_rule_entries, request.session_id)) is None:
+        if covering(await self.run(self.store.waivers.entries, request.session_id)) is None:
             return None
 
         def work(tx: StoreTx) -> HITLRecord | None:  # again under the write lock: the waiver is read where it is used
-            if tx.get_request(request.hitl_id) is not None:
+            if tx.requests.get(request.hitl_id) is not None:
                 return None
-            waiver = covering(tx.session_rule_entries(request.session_id))
+            waiver = covering(tx.waivers.entries(request.session_id))
             if waiver is None:
                 return None
             agent = request.agent_name
-            tx.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
-            tx.ensure_invocation(
+            tx.runs.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
+            tx.runs.ensure(
                 request.invocation_id, request.session_id, agent=agent, prompt=title, external=request.external
             )
-            return tx.settle_by_waiver(request, waiver[0], waiver[1], arguments, ensure_parents=False)
+            return tx.waivers.settle(request, waiver[0], waiver[1], arguments, ensure_parents=False)
 
         return await self.write(work)
 
     async def stale_owned_runs(self, states: Sequence[str], *, stale_after_ms: int) -> list[RunRecord]:
         """Runs in ``states`` whose owner has not sent a heartbeat for ``stale_after_ms`` (liveness sweeps)."""
         before = now_ms() - stale_after_ms
-        return await self.run(self.store.stale_owned_runs, states, beat_before_ms=before)
+        return await self.run(self.store.runs.stale_owned, states, beat_before_ms=before)
 
     # -- approve-for-session settles its identical siblings (issue 14) --------------------------------------------
     async def settle_session_siblings(self, approved: HITLRecord) -> list[HITLRecord]:
@@ -889,7 +891,7 @@ class SQLHITLBackend:
         shown = shown_arguments(approved)
         digest = args_digest(shown)
         rule = rule_for(tool, shown) if is_shell_tool(tool) and isinstance(shown, dict) else None
-        pending = await self.run(self.store.pending_records, session_id=approved["session_id"])
+        pending = await self.run(self.store.requests.pending, session_id=approved["session_id"])
 
         def sibling(record: HITLRecord) -> bool:
             if record["hitl_id"] == approved["hitl_id"] or record.get("tool_name") != tool:
@@ -902,7 +904,7 @@ class SQLHITLBackend:
             return rule is not None and isinstance(args, dict) and rule.matches(tool, args)
 
         def approve_one(tx: StoreTx, hitl_id: str) -> HITLRecord | None:
-            current = tx.get_request(hitl_id)
+            current = tx.requests.get(hitl_id)
             if current is None or current["status"] != HITLStatus.PENDING.value or not sibling(current):
                 return None
             decision = Decision(
@@ -915,7 +917,9 @@ class SQLHITLBackend:
                 validate_decision(current, decision)
             except DecisionError:
                 return None  # it does not allow approve: left for a human
-            return tx.settle(hitl_id, decision.to_user_response(), reviewer=self.reviewer, message=decision.message)
+            return tx.requests.decide(
+                hitl_id, decision.to_user_response(), reviewer=self.reviewer, message=decision.message
+            )
 
         settled: list[HITLRecord] = []
         for record in pending:
@@ -934,7 +938,7 @@ class SQLHITLBackend:
         or no longer exists, is left out.
         """
         wanted = list(dict.fromkeys(hitl_ids))
-        records = await self.run(lambda: [self.store.get_request(hitl_id) for hitl_id in wanted])
+        records = await self.run(lambda: [self.store.requests.get(hitl_id) for hitl_id in wanted])
 
         def judge() -> dict[str, Risk]:
             risks: dict[str, Risk] = {}
@@ -978,7 +982,7 @@ class SQLHITLBackend:
     # -- operator views: statistics and the audit log's size (issue 19) ---------------------------------------
     async def decision_stats(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:
         """Aggregates for the Statistics view over ``[since_s, until_s)`` (None: since the beginning), by SQL."""
-        return await self.run(lambda: self.store.decision_stats(since_s=since_s, until_s=until_s))
+        return await self.run(lambda: self.store.stats.decisions(since_s=since_s, until_s=until_s))
 
     # -- the operator's habits: own numbers, rules worth making, rules to fix (issue 26) -------------------------
     async def decided_history(self, *, days: int | None = None, limit: int = 100_000) -> list[HITLRecord]:
@@ -1023,7 +1027,7 @@ class SQLHITLBackend:
 
     async def audit_count(self) -> int:
         """The number of rows in the decision log."""
-        return await self.run(self.store.audit_row_count)
+        return await self.run(self.store.audit.count)
 
     # -- history (issue 18.4) ------------------------------------------------------------------------------
     async def history_page(
@@ -1034,11 +1038,11 @@ class SQLHITLBackend:
         The search text is matched as literal word prefixes (full-text index: FTS5 on SQLite, tsvector on
         PostgreSQL), whatever it contains. Entries leave the arguments out; :meth:`history_entry` has them.
         """
-        return await self.run(self.store.history_page, query or HistoryQuery(), after=after, limit=limit)
+        return await self.run(self.store.history.page, query or HistoryQuery(), after=after, limit=limit)
 
     async def history_entry(self, audit_id: int) -> HistoryEntry | None:
         """One decision with the arguments as shown and as edited when it was made, and its rule's pattern."""
-        return await self.run(self.store.history_entry, audit_id)
+        return await self.run(self.store.history.entry, audit_id)
 
 
 def _settle_if_abandoned(tx: StoreTx, record: HITLRecord) -> HITLRecord | None:
@@ -1047,7 +1051,7 @@ def _settle_if_abandoned(tx: StoreTx, record: HITLRecord) -> HITLRecord | None:
     why = abandoned_by_hook(metadata)
     if why is None:
         return None
-    return tx.settle(
+    return tx.requests.decide(
         record["hitl_id"],
         None,
         status=HITLStatus.CANCELLED,

@@ -148,7 +148,7 @@ async def test_external_agent_is_resumed_by_reviewer_app_decide(
         # on PostgreSQL the recorded identity is the database login, the name only its label
         carol = "carol" if reviewer.reviewer == "rita" else reviewer.reviewer.replace("(rita)", "(carol)")
         assert f"approve by {carol}" in output
-        extras = await reviewer.run(reviewer.store.get_request_extras, HITL_ID)
+        extras = await reviewer.run(reviewer.store.requests.extras, HITL_ID)
         assert extras is not None and extras["decided_by"] == carol
         assert [(e.reviewer, e.decision) for e in await reviewer.audit()] == [(carol, "approve")]
     finally:

@@ -21,9 +21,9 @@ from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLType
-from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.rules import Rule, RuleError, Verdict
 from reviewer_app.domain.toolcall import ToolCall
+from reviewer_app.domain.waivers import SessionRule
 
 RULE_COLUMNS = ("id", "effect", "pattern", "scope", "expires_at", "note", "created_at")
 

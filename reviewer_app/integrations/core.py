@@ -362,7 +362,7 @@ class ReviewClient:
     async def set_run_state(self, invocation_id: str, state: RunState, *, error: str | None = None) -> bool:
         """Move the run to ``state`` when that is a legal step from where it is; False when it was not."""
         try:
-            await self.backend.write(lambda tx: tx.set_run_state(invocation_id, state, error=error))
+            await self.backend.write(lambda tx: tx.runs.set_state(invocation_id, state, error=error))
         except (InvalidTransition, KeyError):
             return False
         return True

@@ -16,24 +16,24 @@ from reviewer_app.domain.why import PreviewInputs
 
 def read_inputs(store: Any, hitl_id: str, *, now: float | None = None) -> PreviewInputs | None:
     """The record, the rules (in force and expired), the session's waivers and the workspace (DB thread)."""
-    record = store.get_request(hitl_id)
+    record = store.requests.get(hitl_id)
     if record is None:
         return None
     now = time.time() if now is None else now
     active: list[Rule] = []
     expired: list[Rule] = []
-    for entry in store.policy_rules(include_inactive=True):
+    for entry in store.rules.list(include_inactive=True):
         if entry.revoked_at is not None:
             continue
         (expired if entry.rule.expired(now) else active).append(entry.rule)
     data = record.get("data") if isinstance(record.get("data"), dict) else {}
     workspace = data.get("cwd") if isinstance(data, dict) and isinstance(data.get("cwd"), str) else None
     if workspace is None:
-        run = store.get_run(record["invocation_id"])
+        run = store.runs.get(record["invocation_id"])
         workspace = run.workspace if run is not None and run.workspace else None
     if workspace is None:
-        info = store.session_info(record["session_id"]) or {}
+        info = store.runs.session_info(record["session_id"]) or {}
         workspace = info.get("workspace") if isinstance(info.get("workspace"), str) else None
     return PreviewInputs(
-        record, tuple(active), tuple(expired), tuple(store.session_rules(record["session_id"])), workspace
+        record, tuple(active), tuple(expired), tuple(store.waivers.of_session(record["session_id"])), workspace
     )

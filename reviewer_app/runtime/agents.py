@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviewer_app.domain.policy import ApprovalPolicy
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.runtime.demo import DEMO_SYSTEM_PROMPT, demo_script
 from reviewer_app.runtime.llm_clients import ModelClient, ScriptedModel, model_from_config
 from reviewer_app.runtime.tools import builtin_tools

@@ -22,11 +22,11 @@ from reviewer_app.domain.limits import (
     is_undecodable,
     scrub_text,
 )
-from reviewer_app.domain.policy import ApprovalPolicy, SessionRule
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.rule_outcome import verdict_message
 from reviewer_app.domain.rules import Rule, Verdict, evaluate
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
+from reviewer_app.domain.waivers import ApprovalPolicy, SessionRule
 from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
 from reviewer_app.runtime.llm_clients import ModelTurn, ToolCall
 from reviewer_app.runtime.tools import ToolArgumentsError, ToolRegistry

@@ -99,16 +99,16 @@ async def sweep_idle_external_runs(
 
 def _end(invocation_id: str, session_id: str, reason: str, moment: int, tx: StoreTx) -> bool:
     """In one transaction: the run still open, its end block with the reason, and its state done."""
-    found = tx.run_state_and_owner(invocation_id)
+    found = tx.runs.state_and_owner(invocation_id)
     if found is None or found[0].value not in OPEN_STATES:
         return False
     current = found[0]
     if current is RunState.WAITING:
-        tx.set_run_state(invocation_id, RunState.RUNNING, current=current)
+        tx.runs.set_state(invocation_id, RunState.RUNNING, current=current)
         current = RunState.RUNNING
     data = {"state": RunState.DONE.value, "error": reason, "idle": True}
-    tx.append_events(
+    tx.timeline.append(
         [BlockEvent(f"{invocation_id}:end", BlockKind.END, BlockOp.APPLY, data, session_id, invocation_id, moment)]
     )
-    tx.set_run_state(invocation_id, RunState.DONE, error=reason, current=current)
+    tx.runs.set_state(invocation_id, RunState.DONE, error=reason, current=current)
     return True

@@ -99,18 +99,18 @@ def _interrupt_or_release(
     invocation_id: str, owner: str, running: Sequence[str], events: Sequence[BlockEvent], tx: StoreTx
 ) -> str | None:
     """In one transaction that re-checks the dead owner: interrupt (inside a tool call) or release the run."""
-    current = tx.run_state_and_owner(invocation_id)
+    current = tx.runs.state_and_owner(invocation_id)
     if current is None or current[1] != owner or current[0].value not in LIVE_STATES:
         return None  # someone else interrupted or took it meanwhile
     if running and current[0] is RunState.RUNNING:
-        tx.set_run_state(
+        tx.runs.set_state(
             invocation_id,
             RunState.INTERRUPTED,
             error=f"interrupted while running {', '.join(running)}",
             owner=None,
             current=current[0],
         )
-        tx.append_events(list(events))
+        tx.timeline.append(list(events))
         return "interrupted"
-    tx.claim_run(invocation_id, None, expected_owner=owner)
+    tx.runs.claim(invocation_id, None, expected_owner=owner)
     return "released"

@@ -146,7 +146,7 @@ class Runtime:
 
             def release(tx: StoreTx) -> None:
                 for invocation_id in driven:
-                    tx.claim_run(invocation_id, None, expected_owner=self.owner)
+                    tx.runs.claim(invocation_id, None, expected_owner=self.owner)
 
             try:
                 await self.backend.write(release)
@@ -238,8 +238,8 @@ class Runtime:
         state = ckpt.to_state()
 
         def create(tx: StoreTx) -> None:
-            tx.ensure_session(session_id, agent=spec.name, workspace=str(workspace))
-            tx.ensure_invocation(
+            tx.runs.ensure_session(session_id, agent=spec.name, workspace=str(workspace))
+            tx.runs.ensure(
                 invocation_id,
                 session_id,
                 agent=spec.name,
@@ -248,7 +248,7 @@ class Runtime:
                 parent_id=parent_id,
                 owner=self.owner,
             )
-            tx.save_run_state(ckpt_id, invocation_id, session_id, state, ckpt.messages, first_index=0)
+            tx.checkpoints.save(ckpt_id, invocation_id, session_id, state, ckpt.messages, first_index=0)
 
         await self.backend.write(create)
         run = DrivenRun(
@@ -307,14 +307,14 @@ class Runtime:
         )
 
         def cancel(tx: StoreTx) -> None:
-            current = tx.run_state_and_owner(invocation_id)
+            current = tx.runs.state_and_owner(invocation_id)
             if current is None:
                 raise KeyError(f"no run with id {invocation_id!r}")
             if current[0].finished:
                 raise ValueError(f"run {invocation_id} is already {current[0].value}")
             # Read under the write lock: no request of this run can be created before the commit.
-            for pending in tx.pending_records(invocation_id=invocation_id):
-                tx.settle(
+            for pending in tx.requests.pending(invocation_id=invocation_id):
+                tx.requests.decide(
                     pending["hitl_id"],
                     None,
                     status=HITLStatus.CANCELLED,
@@ -322,8 +322,8 @@ class Runtime:
                     decision=DecisionKind.CANCEL.value,
                     message="run cancelled",
                 )
-            tx.set_run_state(invocation_id, RunState.CANCELLED, error=f"cancelled by {reviewer}")
-            tx.append_events([end])
+            tx.runs.set_state(invocation_id, RunState.CANCELLED, error=f"cancelled by {reviewer}")
+            tx.timeline.append([end])
 
         try:
             await self.backend.write(cancel)
@@ -351,7 +351,7 @@ class Runtime:
             if refusal is not None:
                 raise ValueError(refusal)
         claimed = await self.backend.write(
-            lambda tx: tx.claim_run(invocation_id, self.owner, expected_owner=record.owner)
+            lambda tx: tx.runs.claim(invocation_id, self.owner, expected_owner=record.owner)
         )
         if not claimed:
             raise ValueError(f"run {invocation_id} was taken over by another process meanwhile")

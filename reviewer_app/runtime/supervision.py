@@ -94,7 +94,7 @@ class RunSupervisor:
         return taken
 
     async def _take_over(self, record: RunRecord) -> bool:
-        claimed = await self.backend.write(lambda tx: tx.claim_run(record.id, self.owner, expected_owner=record.owner))
+        claimed = await self.backend.write(lambda tx: tx.runs.claim(record.id, self.owner, expected_owner=record.owner))
         if not claimed:
             return False  # another process was quicker
         kill_process_group(record.process_group)  # whatever tool the dead owner was running ends now
@@ -134,7 +134,7 @@ class RunSupervisor:
 
     async def _fail_unloadable(self, record: RunRecord, exc: Exception) -> None:
         def fail(tx: StoreTx) -> None:
-            tx.set_run_state(record.id, RunState.FAILED, error=f"cannot resume: {exc}")
+            tx.runs.set_state(record.id, RunState.FAILED, error=f"cannot resume: {exc}")
 
         with contextlib.suppress(Exception):
             await self.backend.write(fail)

@@ -507,7 +507,7 @@ class RunDriver:
         self._given_up[run.invocation_id] = str(exc)
         with contextlib.suppress(Exception):  # one try: when it fails too, recovery sees this process gone later
             await self.backend.write(
-                lambda tx: tx.claim_run(run.invocation_id, None, expected_owner=self.owner), retry=False
+                lambda tx: tx.runs.claim(run.invocation_id, None, expected_owner=self.owner), retry=False
             )
 
     async def _fail(self, run: DrivenRun, exc: BaseException) -> None:

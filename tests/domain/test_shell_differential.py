@@ -28,10 +28,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.rules import Rule, RuleError, ToolCall, evaluate
 from reviewer_app.domain.shell import CommandScope, invocations, parse_command
 from reviewer_app.domain.shell_effects import command_effects, deny_forms
+from reviewer_app.domain.waivers import SessionRule
 
 GENERATED_CASES = 500
 # Derandomized (the same examples on every run, no example database): each runs bash, so no per-example deadline.

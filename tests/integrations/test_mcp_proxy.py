@@ -601,7 +601,7 @@ async def test_an_edit_rewritten_in_the_row_is_refused_and_never_reaches_the_ups
         store = Store.open(db_path)
         try:
             with store.transaction() as tx:
-                tx.settle(record["hitl_id"], edit.to_user_response(), reviewer="mallory")
+                tx.requests.decide(record["hitl_id"], edit.to_user_response(), reviewer="mallory")
                 forged = json.dumps({**edit.to_user_response(), "args": {"text": "wire the money"}})
                 tx.connection.execute(text("UPDATE hitl_requests SET user_response = :r"), {"r": forged})
         finally:

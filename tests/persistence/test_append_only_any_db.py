@@ -33,9 +33,9 @@ def test_run_state_events_and_audit_round_trip(any_db: str) -> None:
     store = Store.open(any_db)
     try:
         with store.transaction() as tx:
-            tx.ensure_session("s1")
-            tx.ensure_invocation("i1", "s1")
-            tx.save_run_state(
+            tx.runs.ensure_session("s1")
+            tx.runs.ensure("i1", "s1")
+            tx.checkpoints.save(
                 "i1:ckpt:000001",
                 "i1",
                 "s1",
@@ -43,8 +43,8 @@ def test_run_state_events_and_audit_round_trip(any_db: str) -> None:
                 [{"role": "system", "content": "hi"}, {"role": "tool", "tool_call_id": "c1", "content": BIG}],
                 first_index=0,
             )
-            tx.append_events([_event({"status": "success", "result": BIG})])
-            tx.create_request(
+            tx.timeline.append([_event({"status": "success", "result": BIG})])
+            tx.requests.create(
                 NewRequest(
                     hitl_id="h1",
                     hitl_type="tool_approval",
@@ -56,25 +56,29 @@ def test_run_state_events_and_audit_round_trip(any_db: str) -> None:
                 ensure_parents=False,
             )
         with store.transaction() as tx:  # a pending request names the first checkpoint: it is kept
-            tx.save_run_state("i1:ckpt:000002", "i1", "s1", {"agent": "a", "pending": [], "seq": 2}, [], first_index=2)
-        assert store.get_checkpoint("i1:ckpt:000001") is not None
+            tx.checkpoints.save(
+                "i1:ckpt:000002", "i1", "s1", {"agent": "a", "pending": [], "seq": 2}, [], first_index=2
+            )
+        assert store.checkpoints.get("i1:ckpt:000001") is not None
         with store.transaction() as tx:
-            tx.settle(
+            tx.requests.decide(
                 "h1",
                 Decision(DecisionKind.APPROVE, args_sha256=args_digest({"content": BIG})).to_user_response(),
                 reviewer="r",
             )
-            tx.save_run_state("i1:ckpt:000003", "i1", "s1", {"agent": "a", "pending": [], "seq": 3}, [], first_index=2)
-        assert store.get_checkpoint("i1:ckpt:000001") is None and store.get_checkpoint("i1:ckpt:000002") is None
+            tx.checkpoints.save(
+                "i1:ckpt:000003", "i1", "s1", {"agent": "a", "pending": [], "seq": 3}, [], first_index=2
+            )
+        assert store.checkpoints.get("i1:ckpt:000001") is None and store.checkpoints.get("i1:ckpt:000002") is None
 
-        latest = store.latest_checkpoint("i1")
+        latest = store.checkpoints.latest("i1")
         assert latest is not None and latest[0] == "i1:ckpt:000003"
         assert latest[1]["messages"][1]["content"] == BIG and latest[1]["format"] == STATE_FORMAT
-        (event,) = store.events("i1")
+        (event,) = store.timeline.of_run("i1")
         assert event.data == {"status": "success", "result": BIG}
-        (entry,) = store.audit_entries(hitl_id="h1")
+        (entry,) = store.audit.entries(hitl_id="h1")
         assert entry.shown_args == {"content": BIG}
-        assert store.verify_audit().ok
+        assert store.audit.verify().ok
         with store.engines.reader.connect() as connection:
             blobs = connection.execute(text("SELECT count(*) FROM blobs")).scalar_one()
         assert blobs == 2  # the result (message, checkpoint, event share it) and the shown arguments
@@ -128,12 +132,12 @@ def test_migration_converts_old_checkpoints_and_events(any_db: str) -> None:
         engines.dispose()
     store = Store.open(any_db)
     try:
-        latest = store.latest_checkpoint("i1")
+        latest = store.checkpoints.latest("i1")
         assert latest is not None and latest[0] == "i1:ckpt:000002"
         expected = {**old_states[1], "format": STATE_FORMAT, "message_count": 2}
         assert latest[1] == expected
-        assert store.get_checkpoint("i1:ckpt:000001") is None  # superseded, named by no pending request
-        (event,) = store.events("i1")
+        assert store.checkpoints.get("i1:ckpt:000001") is None  # superseded, named by no pending request
+        (event,) = store.timeline.of_run("i1")
         assert event.data == {"result": BIG, "status": "success"}
         with store.engines.reader.connect() as connection:
             longest = connection.execute(text("SELECT max(length(CAST(data AS TEXT))) FROM block_events")).scalar_one()

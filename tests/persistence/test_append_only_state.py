@@ -118,13 +118,13 @@ def test_a_value_remembered_from_a_rolled_back_transaction_is_written_again(stor
     script = [{"text": BIG}]
     state = {"agent": "a", "pending": [], "script": script}
     with store.transaction() as tx:
-        tx.ensure_session("s")
-        tx.ensure_invocation("i", "s")
+        tx.runs.ensure_session("s")
+        tx.runs.ensure("i", "s")
     with pytest.raises(RuntimeError), store.transaction() as tx:
-        tx.save_run_state("i:ckpt:000001", "i", "s", state, [{"role": "user", "content": "hi"}], first_index=0)
+        tx.checkpoints.save("i:ckpt:000001", "i", "s", state, [{"role": "user", "content": "hi"}], first_index=0)
         raise RuntimeError("rolled back")
     with store.transaction() as tx:
-        tx.save_run_state("i:ckpt:000002", "i", "s", state, [{"role": "user", "content": "hi"}], first_index=0)
-    latest = store.latest_checkpoint("i")
+        tx.checkpoints.save("i:ckpt:000002", "i", "s", state, [{"role": "user", "content": "hi"}], first_index=0)
+    latest = store.checkpoints.latest("i")
     assert latest is not None and latest[1]["script"] == script
     assert latest[1]["messages"] == [{"role": "user", "content": "hi"}]

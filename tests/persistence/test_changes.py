@@ -39,7 +39,7 @@ async def test_commit_on_another_connection_wakes_a_waiter(store: Store, db_path
         waiter = asyncio.create_task(feed.wait(token, timeout=5))
         await asyncio.sleep(0.1)
         with store.transaction() as tx:  # a separate connection, as another process would be
-            tx.ensure_session("someone-else")
+            tx.runs.ensure_session("someone-else")
         new_token = await asyncio.wait_for(waiter, 2)
         assert new_token != token
     finally:

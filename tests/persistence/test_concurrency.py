@@ -26,7 +26,7 @@ def seed(store: Store, prefix: str, count: int) -> None:
 
 
 def seed_one(tx: StoreTx, hitl_id: str, index: int) -> None:
-    tx.create_request(
+    tx.requests.create(
         NewRequest(
             hitl_id=hitl_id,
             hitl_type="tool_approval",
@@ -68,12 +68,12 @@ def test_two_processes_decide_500_requests_exactly_once(db_path: Path, tmp_path:
     won = [hitl_id for result in results for hitl_id in result["won"]]
     assert len(won) == COUNT and len(set(won)) == COUNT
     assert sum(result["lost"] for result in results) == COUNT  # every loser was told it lost
-    assert store.count_pending() == 0
-    entries = store.audit_entries()
+    assert store.requests.count_pending() == 0
+    entries = store.audit.entries()
     assert len(entries) == COUNT and len({e.hitl_id for e in entries}) == COUNT
     winners = {hitl_id: result["reviewer"] for result in results for hitl_id in result["won"]}
     assert all(winners[e.hitl_id] == e.reviewer for e in entries)
-    assert store.verify_audit().ok
+    assert store.audit.verify().ok
     store.close()
     print(
         f"\n2 processes x {COUNT} requests: {elapsed:.2f} s, "
@@ -108,7 +108,7 @@ async def test_wait_for_response_wakes_when_another_process_responds(
     assert proc.returncode == 0
     assert record["status"] == "completed"
     assert record["user_response"] == {"decision": "respond", "message": "from afar", "reviewer": "other-process"}
-    extras = await backend.run(backend.store.get_request_extras, "x1")
+    extras = await backend.run(backend.store.requests.extras, "x1")
     assert extras is not None and extras["decided_by"] == "other-process"
     latency = woke - float(out.decode().strip())
     print(f"\ncross-process wake-up: {latency * 1000:.0f} ms")  # the speed goal lives in bench/
@@ -125,7 +125,7 @@ def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path, su
             time.sleep(0.002)
         store = Store.open({str(db)!r})
         with store.transaction() as tx:
-            tx.ensure_session("s-" + str(__import__("os").getpid()))
+            tx.runs.ensure_session("s-" + str(__import__("os").getpid()))
         store.close()
         """
     )
@@ -140,7 +140,7 @@ def test_processes_opening_a_new_database_at_once_all_succeed(tmp_path: Path, su
         assert proc.returncode == 0, err
     store = Store.open(db)
     try:
-        assert store.list_runs() == []
+        assert store.runs.list() == []
         with store.engines.reader.connect() as connection:
             assert connection.exec_driver_sql("SELECT count(*) FROM sessions").scalar() == 4
             assert connection.exec_driver_sql("SELECT count(*) FROM alembic_version").scalar() == 1

@@ -29,8 +29,8 @@ def test_one_transactions_requests_list_in_creation_order_whatever_their_ids(db_
         ids = [f"hitl_{chr(ord('z') - n)}" for n in range(20)]
         with store.transaction() as tx:
             for n, hitl_id in enumerate(ids):
-                tx.create_request(request(n, hitl_id))
-        listed = store.query_summaries(RequestQuery())
+                tx.requests.create(request(n, hitl_id))
+        listed = store.requests.summaries(RequestQuery())
         assert [s.hitl_id for s in listed] == ids
         stamps = [s.updated_at_ms for s in listed]
         assert stamps == sorted(set(stamps))  # distinct and increasing

@@ -277,7 +277,7 @@ async def test_migration_indexes_decisions_made_before_it(any_db: str) -> None:
     engines.dispose()
     store = Store.open(any_db, migrate_schema=False)
     with store.transaction() as tx:
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="old",
                 hitl_type="tool_approval",
@@ -287,7 +287,7 @@ async def test_migration_indexes_decisions_made_before_it(any_db: str) -> None:
                 tool_name="run_shell",
             )
         )
-        tx.settle("old", {"decision": "reject", "message": "before the index"}, reviewer="erin")
+        tx.requests.decide("old", {"decision": "reject", "message": "before the index"}, reviewer="erin")
     store.close()
 
     backend = SQLHITLBackend(any_db)

@@ -236,7 +236,7 @@ async def test_approve_for_session_adds_rule(backend: SQLHITLBackend) -> None:
     args = {"command": "git status"}
     await make(backend, "h1", data={"arguments": args}, tool_name="run_shell")
     await backend.decide("h1", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(args)))
-    rules = await backend.run(backend.store.session_rules, "s1")
+    rules = await backend.run(backend.store.waivers.of_session, "s1")
     assert [r.to_dict() for r in rules] == [
         {
             "tool_name": "run_shell",
@@ -259,7 +259,7 @@ async def test_approve_for_session_of_an_unwaivable_command_adds_no_rule(backend
     await make(backend, "h1", data={"arguments": args}, tool_name="run_shell")
     await backend.decide("h1", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(args)))
     assert (await backend.get("h1"))["status"] == "completed"
-    assert await backend.run(backend.store.session_rules, "s1") == []
+    assert await backend.run(backend.store.waivers.of_session, "s1") == []
 
 
 async def test_filtered_paged_listing(backend: SQLHITLBackend) -> None:

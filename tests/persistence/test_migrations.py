@@ -65,9 +65,9 @@ def test_upgrade_from_older_revision_keeps_data_and_backs_up(db_path: Path) -> N
 
     store = Store.open(db_path)
     try:
-        pending = store.get_request("old-pending")
+        pending = store.requests.get("old-pending")
         assert pending is not None and pending["data"] == {"arguments": {"path": "a"}}
-        assert store.get_request_extras("old-done") == {
+        assert store.requests.extras("old-done") == {
             "agent": None,
             "summary": "path: a",
             "decision": "approve",

@@ -33,7 +33,7 @@ ROUNDS = 50
 def _seed(store: Store, count: int) -> None:
     with store.transaction() as tx:
         for index in range(count):
-            tx.create_request(
+            tx.requests.create(
                 NewRequest(
                     hitl_id=f"m{index:04d}",
                     hitl_type="tool_approval",
@@ -98,14 +98,14 @@ def test_two_reviewer_processes_decide_1000_requests_exactly_once(
         assert len(won) == COUNT
         assert sum(len(r["won"]) + r["lost"] for r in results) == 2 * COUNT
         # The database agrees: every request decided once, by the process that was told it won.
-        assert store.count_pending() == 0
-        summaries = store.query_summaries(RequestQuery(statuses=()))
+        assert store.requests.count_pending() == 0
+        summaries = store.requests.summaries(RequestQuery(statuses=()))
         assert {s.hitl_id: s.decided_by for s in summaries} == won
         assert {s.decision for s in summaries} == {"approve"}
-        entries = store.audit_entries()
+        entries = store.audit.entries()
         assert len(entries) == COUNT
         assert {e.hitl_id: e.reviewer for e in entries} == won
-        report = store.verify_audit()
+        report = store.audit.verify()
         assert report.ok and report.rows_checked == COUNT
     finally:
         store.close()

@@ -28,7 +28,7 @@ def _libpq(url: str) -> str:
 
 def _write(store: Store, hitl_id: str) -> None:
     with store.transaction() as tx:
-        tx.create_request(NewRequest(hitl_id=hitl_id, hitl_type="ask_user", session_id="s", invocation_id="i"))
+        tx.requests.create(NewRequest(hitl_id=hitl_id, hitl_type="ask_user", session_id="s", invocation_id="i"))
 
 
 async def _until(predicate: object, timeout: float = 10.0) -> None:
@@ -91,12 +91,12 @@ def test_notify_is_sent_on_commit_only(pg_url: str) -> None:
         with psycopg.connect(_libpq(pg_url), autocommit=True) as listener:
             listener.execute(f"LISTEN {CHANGES_CHANNEL}")
             with pytest.raises(RuntimeError), store.transaction() as tx:
-                tx.create_request(
+                tx.requests.create(
                     NewRequest(hitl_id="rolled-back", hitl_type="ask_user", session_id="s", invocation_id="i")
                 )
                 raise RuntimeError("abort the transaction")
             assert list(listener.notifies(timeout=0.3)) == []
-            assert store.get_request("rolled-back") is None
+            assert store.requests.get("rolled-back") is None
             _write(store, "h1")
             [notice] = list(listener.notifies(timeout=5, stop_after=1))
             assert notice.channel == CHANGES_CHANNEL

@@ -19,11 +19,11 @@ from sqlalchemy import text
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, SchemaTooNew
-from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.shell import CommandScope
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
+from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.hitl import SQLHITLBackend, default_reviewer
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.engine import create_engines
@@ -36,7 +36,7 @@ BIG = 2**40  # beyond 32-bit integers: the BigInteger columns must hold it
 
 def _create(store: Store, hitl_id: str, *, session: str = "s1", invocation: str = "i1", **extra: Any) -> None:
     with store.transaction() as tx:
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id=hitl_id,
                 hitl_type=extra.pop("hitl_type", "tool_approval"),
@@ -107,9 +107,9 @@ def test_upgrade_from_0001_backfills_decisions_on_postgres(pg_url: str) -> None:
     store = Store.open(pg_url)
     try:
         assert migrate.current_revision(store.engines) == migrate.head_revision()
-        done = store.get_request_extras("old-done")
+        done = store.requests.extras("old-done")
         assert done is not None and done["decision"] == "approve" and done["decided_by"] == "dana"
-        pending = store.get_request("old-pending")
+        pending = store.requests.get("old-pending")
         assert pending is not None and pending["status"] == "pending"
     finally:
         store.close()
@@ -132,31 +132,31 @@ def test_store_round_trip(any_db: str) -> None:
     try:
         data = {"arguments": {"command": "ls -la ~/Müll", "nested": {"list": [1, 2.5, None, True], "big": BIG}}}
         _create(store, "h1", data=data, expires_at=BIG, metadata={"agent": "coder", "ünï": "cödé"})
-        record = store.get_request("h1")
+        record = store.requests.get("h1")
         assert record is not None
         assert record["data"] == data and record["expires_at"] == BIG
         assert record["metadata"] == {"agent": "coder", "ünï": "cödé"}
         # ON CONFLICT DO NOTHING: a reused id is refused and overwrites nothing.
         with pytest.raises(HITLConflict, match="already exists"):
             _create(store, "h1", data={"arguments": {"command": "rm -rf /"}})
-        assert store.get_request("h1") == record
+        assert store.requests.get("h1") == record
         # Compare-and-set with RETURNING, then the loser learns who won.
         with store.transaction() as tx:
-            decided = tx.settle("h1", {"decision": "approve", "reviewer": "ann"}, reviewer="ann")
+            decided = tx.requests.decide("h1", {"decision": "approve", "reviewer": "ann"}, reviewer="ann")
         assert decided["status"] == "completed" and decided["data"] == data
         with pytest.raises(HITLConflict, match="ann") as lost, store.transaction() as tx:
-            tx.settle("h1", {"decision": "reject"}, reviewer="bob")
+            tx.requests.decide("h1", {"decision": "reject"}, reviewer="bob")
         assert lost.value.record is not None and lost.value.record["status"] == "completed"
         with pytest.raises(HITLNotFound), store.transaction() as tx:
-            tx.settle("nope", {"decision": "reject"}, reviewer="bob")
-        extras = store.get_request_extras("h1")
+            tx.requests.decide("nope", {"decision": "reject"}, reviewer="bob")
+        extras = store.requests.extras("h1")
         # On PostgreSQL the name a client gives is only a label after its database login (issue 12).
         ann = "ann" if store.database_login() is None else f"{store.database_login()} (ann)"
         assert extras is not None and (extras["decision"], extras["decided_by"]) == ("approve", ann)
-        [entry] = store.audit_entries()
+        [entry] = store.audit.entries()
         assert (entry.hitl_id, entry.reviewer, entry.shown_args) == ("h1", ann, data["arguments"])
         assert entry.shown_args_sha256 == args_digest(data["arguments"])
-        assert store.verify_audit().ok
+        assert store.audit.verify().ok
         # Autoincrement seq and RETURNING on the timeline.
         events = [
             BlockEvent(
@@ -171,30 +171,30 @@ def test_store_round_trip(any_db: str) -> None:
             for n in range(3)
         ]
         with store.transaction() as tx:
-            stored = tx.append_events(events)
+            stored = tx.timeline.append(events)
         seqs = [event.seq for event in stored]
         assert seqs == sorted(seqs) and len(set(seqs)) == 3
-        assert [e.data for e in store.events("i1")] == [{"text": f"part {n}"} for n in range(3)]
-        assert [e.seq for e in store.events_since(seqs[0])] == seqs[1:]
-        assert store.last_event_seq() == seqs[-1]
+        assert [e.data for e in store.timeline.of_run("i1")] == [{"text": f"part {n}"} for n in range(3)]
+        assert [e.seq for e in store.timeline.since(seqs[0])] == seqs[1:]
+        assert store.timeline.last_seq() == seqs[-1]
         # Checkpoints, rules (deduplicated), runs.
         with store.transaction() as tx:
-            tx.save_checkpoint("c1", "i1", "s1", {"messages": [{"role": "user", "content": "hi"}]})
-            assert tx.add_session_rule(
+            tx.checkpoints.save_whole("c1", "i1", "s1", {"messages": [{"role": "user", "content": "hi"}]})
+            assert tx.waivers.add(
                 "s1", SessionRule("run_shell", CommandScope.exact("ls")), created_by="ann", hitl_id="h1"
             )
-            assert not tx.add_session_rule(
+            assert not tx.waivers.add(
                 "s1", SessionRule("run_shell", CommandScope.exact("ls")), created_by="ann", hitl_id="h1"
             )
-            assert tx.set_run_state("i1", RunState.WAITING) is RunState.RUNNING
-        assert store.latest_checkpoint("i1") == ("c1", {"messages": [{"role": "user", "content": "hi"}]})
-        assert store.session_rules("s1") == [SessionRule("run_shell", CommandScope.exact("ls"))]
+            assert tx.runs.set_state("i1", RunState.WAITING) is RunState.RUNNING
+        assert store.checkpoints.latest("i1") == ("c1", {"messages": [{"role": "user", "content": "hi"}]})
+        assert store.waivers.of_session("s1") == [SessionRule("run_shell", CommandScope.exact("ls"))]
         _create(store, "h2", data={"arguments": {"path": "/etc/Hosts"}}, tool_name="read_file")
-        run = store.get_run("i1")
+        run = store.runs.get("i1")
         assert run is not None and run.state == "waiting" and run.pending == 1 and run.agent == "coder"
-        assert [s.hitl_id for s in store.query_summaries(RequestQuery(text="hosts"))] == ["h2"]
-        assert store.query_summaries(RequestQuery(statuses=(), newest_first=True))[0].hitl_id == "h2"
-        assert store.count_pending() == 1
+        assert [s.hitl_id for s in store.requests.summaries(RequestQuery(text="hosts"))] == ["h2"]
+        assert store.requests.summaries(RequestQuery(statuses=(), newest_first=True))[0].hitl_id == "h2"
+        assert store.requests.count_pending() == 1
     finally:
         store.close()
 
@@ -205,7 +205,7 @@ def test_concurrent_decisions_on_one_store_keep_the_audit_chain(any_db: str) -> 
     try:
         with store.transaction() as tx:
             for n in range(60):
-                tx.create_request(
+                tx.requests.create(
                     NewRequest(
                         hitl_id=f"r{n}",
                         hitl_type="tool_approval",
@@ -222,7 +222,7 @@ def test_concurrent_decisions_on_one_store_keep_the_audit_chain(any_db: str) -> 
             for n in range(60):
                 try:
                     with store.transaction() as tx:
-                        tx.settle(f"r{n}", {"decision": "approve", "reviewer": name}, reviewer=name)
+                        tx.requests.decide(f"r{n}", {"decision": "approve", "reviewer": name}, reviewer=name)
                     won.append(f"r{n}")
                 except HITLConflict:
                     lost += 1
@@ -233,9 +233,9 @@ def test_concurrent_decisions_on_one_store_keep_the_audit_chain(any_db: str) -> 
         won = [hitl_id for ids, _ in results for hitl_id in ids]
         assert sorted(won) == sorted(f"r{n}" for n in range(60))
         assert sum(lost for _, lost in results) == 3 * 60
-        entries = store.audit_entries()
+        entries = store.audit.entries()
         assert len(entries) == 60 and len({e.hitl_id for e in entries}) == 60
-        assert store.verify_audit().ok
+        assert store.audit.verify().ok
     finally:
         store.close()
 
@@ -267,7 +267,7 @@ async def test_decisions_record_the_reviewer(any_db: str, monkeypatch: pytest.Mo
         await default.respond("h2", {"decision": "reject", "reviewer": "carol"})  # a name asserted, not recorded
         expected = {"h0": alice, "h1": anonymous, "h2": anonymous}
         for hitl_id, who in expected.items():
-            extras = await named.run(named.store.get_request_extras, hitl_id)
+            extras = await named.run(named.store.requests.extras, hitl_id)
             assert extras is not None and extras["decided_by"] == who
         assert {e.hitl_id: e.reviewer for e in await named.audit()} == expected
         with pytest.raises(HITLConflict) as lost:
@@ -294,12 +294,12 @@ async def test_requests_from_external_agents_are_marked_external(any_db: str) ->
         )
         await backend.create(hitl_id="own", hitl_type="ask_user", session_id="s-own", invocation_id="i-own")
         ext_run, own_run = (
-            await backend.run(backend.store.get_run, "i-ext"),
-            await backend.run(backend.store.get_run, "i-own"),
+            await backend.run(backend.store.runs.get, "i-ext"),
+            await backend.run(backend.store.runs.get, "i-own"),
         )
         assert ext_run is not None and ext_run.external and ext_run.agent == "ci-bot"
         assert own_run is not None and not own_run.external
-        session = await backend.run(backend.store.session_info, "s-ext")
+        session = await backend.run(backend.store.runs.session_info, "s-ext")
         assert session is not None and session["external"] is True
         record = await backend.get("ext")
         assert record is not None and record["metadata"]["external"] is True
@@ -326,14 +326,14 @@ def test_verify_audit_reads_one_snapshot_while_decisions_land(any_db: str) -> No
     try:
         with store.transaction() as tx:
             for n in range(150):
-                tx.create_request(NewRequest(hitl_id=f"v{n}", hitl_type="ask_user", session_id="s", invocation_id="i"))
+                tx.requests.create(NewRequest(hitl_id=f"v{n}", hitl_type="ask_user", session_id="s", invocation_id="i"))
         done = threading.Event()
 
         def decide_all() -> None:
             try:
                 for n in range(150):
                     with store.transaction() as tx:
-                        tx.settle(f"v{n}", {"decision": "respond", "message": "ok"}, reviewer="w")
+                        tx.requests.decide(f"v{n}", {"decision": "respond", "message": "ok"}, reviewer="w")
             finally:
                 done.set()
 
@@ -341,10 +341,10 @@ def test_verify_audit_reads_one_snapshot_while_decisions_land(any_db: str) -> No
         writer.start()
         reports = []
         while not done.is_set():
-            reports.append(store.verify_audit())
+            reports.append(store.audit.verify())
         writer.join()
         bad = [report for report in reports if not report.ok]
         assert bad == [] and len(reports) > 1
-        assert store.verify_audit().rows_checked == 150
+        assert store.audit.verify().rows_checked == 150
     finally:
         store.close()

@@ -24,7 +24,7 @@ def impatient_store(db_path: Path) -> Store:
 
 def _write(store: Store) -> None:
     with store.transaction() as tx:
-        tx.ensure_session("s-retry")
+        tx.runs.ensure_session("s-retry")
 
 
 def test_a_lock_held_past_busy_timeout_is_retried_with_backoff_and_reported(
@@ -50,7 +50,7 @@ def test_a_lock_held_past_busy_timeout_is_retried_with_backoff_and_reported(
         locker.close()
     assert statuses == [BUSY, None]
     assert delays[:4] == [0.05, 0.1, 0.2, 0.4]  # doubling from 50 ms, capped at 2 s
-    assert impatient_store.session_info("s-retry") is not None
+    assert impatient_store.runs.session_info("s-retry") is not None
     print(f"\nlock released after 1.0 s; the write landed after {took:.2f} s, backoff {delays}")
 
 
@@ -66,7 +66,7 @@ def test_a_lock_that_is_never_released_gives_up_after_the_budget(impatient_store
         locker.close()
     assert statuses == [BUSY, None]
     _write(impatient_store)  # the store is usable again afterwards
-    assert impatient_store.session_info("s-retry") is not None
+    assert impatient_store.runs.session_info("s-retry") is not None
 
 
 def test_other_errors_are_not_retried(impatient_store: Store) -> None:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.persistence.store import Store
 
 
 def _request(tx, hitl_id: str) -> None:
-    tx.create_request(
+    tx.requests.create(
         NewRequest(
             hitl_id=hitl_id, hitl_type="tool_approval", session_id="s1", invocation_id="i1", data={"arguments": {}}
         )
@@ -26,10 +26,10 @@ def test_a_failed_transaction_rolls_back_everything_and_the_next_one_commits(sto
     with pytest.raises(RuntimeError, match="boom"), store.transaction() as tx:
         _request(tx, "h1")
         raise RuntimeError("boom")
-    assert store.get_request("h1") is None
+    assert store.requests.get("h1") is None
     with store.transaction() as tx:
         _request(tx, "h2")
-    assert store.get_request("h2") is not None
+    assert store.requests.get("h2") is not None
 
 
 def test_sqlalchemy_statements_join_the_transaction_and_share_its_fate(store: Store) -> None:
@@ -37,26 +37,26 @@ def test_sqlalchemy_statements_join_the_transaction_and_share_its_fate(store: St
     with store.transaction() as tx:
         _request(tx, "h1")  # creates session s1
     with pytest.raises(RuntimeError, match="undo both"), store.transaction() as tx:
-        assert tx.add_session_rule("s1", rule, created_by="t", hitl_id="h1")  # goes through SQLAlchemy
+        assert tx.waivers.add("s1", rule, created_by="t", hitl_id="h1")  # goes through SQLAlchemy
         _request(tx, "h9")  # a prepared statement after it, on the same connection
         raise RuntimeError("undo both")
-    assert store.session_rules("s1") == []
-    assert store.get_request("h9") is None
+    assert store.waivers.of_session("s1") == []
+    assert store.requests.get("h9") is None
     with store.transaction() as tx:
-        assert tx.add_session_rule("s1", rule, created_by="t", hitl_id="h1")
-        assert tx.session_rules("s1") == [rule]
-    assert store.session_rules("s1") == [rule]
+        assert tx.waivers.add("s1", rule, created_by="t", hitl_id="h1")
+        assert tx.waivers.of_session("s1") == [rule]
+    assert store.waivers.of_session("s1") == [rule]
     with store.transaction() as tx:  # and the connection is usable again afterwards
         _request(tx, "h2")
-    assert store.get_request("h2") is not None
+    assert store.requests.get("h2") is not None
 
 
 def test_reads_inside_a_transaction_see_only_committed_rows(store: Store) -> None:
     with store.transaction() as tx:
         _request(tx, "h1")
-        assert store.get_request("h1") is None  # another connection, as before: uncommitted rows are not visible
-        assert tx.get_request("h1") is not None
-    assert store.get_request("h1") is not None
+        assert store.requests.get("h1") is None  # another connection, as before: uncommitted rows are not visible
+        assert tx.requests.get("h1") is not None
+    assert store.requests.get("h1") is not None
 
 
 def test_a_writer_on_another_thread_waits_for_the_commit(store: Store) -> None:
@@ -67,7 +67,7 @@ def test_a_writer_on_another_thread_waits_for_the_commit(store: Store) -> None:
         started.set()
         with store.transaction() as tx:  # BEGIN IMMEDIATE: waits until the first transaction commits
             order.append("other begins")
-            assert tx.get_request("h1") is not None
+            assert tx.requests.get("h1") is not None
             _request(tx, "h2")
 
     thread = threading.Thread(target=other)
@@ -79,18 +79,18 @@ def test_a_writer_on_another_thread_waits_for_the_commit(store: Store) -> None:
         order.append("first commits")
     thread.join(10)
     assert order == ["first commits", "other begins"]
-    assert store.get_request("h2") is not None
+    assert store.requests.get("h2") is not None
 
 
 def test_close_releases_the_held_connections(db_path: Path) -> None:
     opened = Store.open(db_path)
     with opened.transaction() as tx:
         _request(tx, "h1")
-    assert opened.get_request("h1") is not None
+    assert opened.requests.get("h1") is not None
     opened.close()
     reopened = Store.open(db_path)
     try:
-        assert reopened.get_request("h1") is not None
+        assert reopened.requests.get("h1") is not None
         with reopened.transaction() as tx:  # nothing from the closed store holds a lock
             _request(tx, "h2")
     finally:

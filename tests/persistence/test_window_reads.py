@@ -17,7 +17,7 @@ PENDING = (HITLStatus.PENDING.value,)
 def _seed(store: Store, count: int) -> None:
     with store.transaction() as tx:
         for index in range(count):
-            tx.create_request(
+            tx.requests.create(
                 NewRequest(
                     hitl_id=f"r{index:03d}",
                     hitl_type="ask_user" if index % 5 == 0 else "tool_approval",
@@ -36,12 +36,12 @@ def test_summary_pages_follow_arrival_order_without_gaps_or_repeats(any_db: str)
     try:
         _seed(store, 50)
         with store.transaction() as tx:
-            tx.settle("r010", {"decision": "reject"}, reviewer="x")
-        everything = store.query_summaries(RequestQuery())
-        assert store.summary_page(PENDING) == everything
+            tx.requests.decide("r010", {"decision": "reject"}, reviewer="x")
+        everything = store.requests.summaries(RequestQuery())
+        assert store.requests.summary_page(PENDING) == everything
         pages, after = [], None
         while True:
-            page = store.summary_page(PENDING, after=after, limit=8)
+            page = store.requests.summary_page(PENDING, after=after, limit=8)
             pages.extend(page)
             if len(page) < 8:
                 break
@@ -49,7 +49,7 @@ def test_summary_pages_follow_arrival_order_without_gaps_or_repeats(any_db: str)
             # A decision between two pages: the rows still to come never include it, and none is skipped.
             if len(pages) == 16:
                 with store.transaction() as tx:
-                    tx.settle("r040", {"decision": "reject"}, reviewer="x")
+                    tx.requests.decide("r040", {"decision": "reject"}, reviewer="x")
         assert [s.hitl_id for s in pages] == [s.hitl_id for s in everything if s.hitl_id != "r040"]
         assert pages == [s for s in everything if s.hitl_id != "r040"]  # every field, external included
         assert {s.external for s in pages} == {True, False}
@@ -65,9 +65,9 @@ def test_the_runs_query_counts_pending_requests_through_the_run_index(db_path: P
     store = Store.open(db_path)
     try:
         _seed(store, 30)
-        runs = {run.id: run.pending for run in store.list_runs()}
+        runs = {run.id: run.pending for run in store.runs.list()}
         assert runs == {f"i{n}": sum(1 for i in range(30) if i % 7 == n) for n in range(7)}
-        assert store.get_run("i3") is not None and store.get_run("i3").pending == 4
+        assert store.runs.get("i3") is not None and store.runs.get("i3").pending == 4
         from sqlalchemy.dialects import sqlite
 
         sql = str(_runs_query(None, 10).compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True}))

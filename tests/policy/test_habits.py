@@ -30,7 +30,7 @@ def _decided(
     tx: object, hitl_id: str, command: str, decision: str, *, session: str, reviewer: str = "dana", wait: int = 2
 ) -> None:
     WAITS[hitl_id] = wait
-    tx.create_request(  # type: ignore[attr-defined]
+    tx.requests.create(  # type: ignore[attr-defined]
         NewRequest(
             hitl_id=hitl_id,
             hitl_type="tool_approval",
@@ -41,7 +41,7 @@ def _decided(
             tool_name="Bash",
         )
     )
-    tx.settle(hitl_id, {"decision": decision, "reviewer": reviewer}, reviewer=reviewer)  # type: ignore[attr-defined]
+    tx.requests.decide(hitl_id, {"decision": decision, "reviewer": reviewer}, reviewer=reviewer)  # type: ignore[attr-defined]
 
 
 def seed(db: Path) -> None:
@@ -57,11 +57,11 @@ def seed(db: Path) -> None:
                 _decided(tx, f"r{n}", "rm -rf build", "approve", session="s1", wait=4)
             for n in range(3):
                 _decided(tx, f"x{n}", "make lint", "approve", session="s2", reviewer="rule:rule_make")
-            tx.add_policy_rule(Rule("allow", "Bash(make lint)", id="rule_make", created_at=time.time()))
-            tx.add_policy_rule(Rule("allow", "Bash(rm:*)", id="rule_rm", created_at=old))
-            tx.add_policy_rule(Rule("allow", "Bash(git push:*)", id="rule_push", created_at=old))
-            tx.add_policy_rule(Rule("deny", "Bash(git push)", id="rule_nopush", created_at=old))
-            tx.add_policy_rule(Rule("allow", "Bash(cowsay:*)", id="rule_cow", created_at=old))
+            tx.rules.add(Rule("allow", "Bash(make lint)", id="rule_make", created_at=time.time()))
+            tx.rules.add(Rule("allow", "Bash(rm:*)", id="rule_rm", created_at=old))
+            tx.rules.add(Rule("allow", "Bash(git push:*)", id="rule_push", created_at=old))
+            tx.rules.add(Rule("deny", "Bash(git push)", id="rule_nopush", created_at=old))
+            tx.rules.add(Rule("allow", "Bash(cowsay:*)", id="rule_cow", created_at=old))
     finally:
         store.close()
     with sqlite3.connect(db) as raw:  # the time each took to decide (the store stamps both ends with its clock)

@@ -2,7 +2,7 @@
 
 Every adapter, hook and proxy submits through the client, so the next identical call is settled by
 ``session-rule:<id>`` with a record and an audit row, exactly as the runtime does, while a changed or compound
-command still waits for a human (the same scope rules, ``domain/policy.py``).
+command still waits for a human (the same scope rules, ``domain/waivers.py``).
 """
 
 from __future__ import annotations

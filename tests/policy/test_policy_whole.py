@@ -17,9 +17,9 @@ def _seed(db_path: Path) -> None:
     store = Store.open(db_path)
     try:
         with store.transaction() as tx:
-            tx.create_request(_request("h-status", "Bash", {"command": "git status"}))
-            tx.create_request(_request("h-diff", "Bash", {"command": "git diff"}))
-            tx.create_request(_request("h-branch", "Bash", {"command": "git branch"}))
+            tx.requests.create(_request("h-status", "Bash", {"command": "git status"}))
+            tx.requests.create(_request("h-diff", "Bash", {"command": "git diff"}))
+            tx.requests.create(_request("h-branch", "Bash", {"command": "git branch"}))
     finally:
         store.close()
 
@@ -56,7 +56,7 @@ def test_settle_pending_settles_only_what_the_whole_policy_allows(
     assert code == 0 and json.loads(out)["settled"] == ["h-status"]
     store = Store.open(policy_db)
     try:
-        statuses = {h: (store.get_request(h) or {}).get("status") for h in ("h-status", "h-diff", "h-branch")}
+        statuses = {h: (store.requests.get(h) or {}).get("status") for h in ("h-status", "h-diff", "h-branch")}
     finally:
         store.close()
     assert statuses == {

@@ -35,13 +35,13 @@ def seed(db_path: Path, count: int = 0) -> None:
     store = Store.open(db_path)
     try:
         with store.transaction() as tx:
-            tx.create_request(_request("h-status", "Bash", {"command": "git status"}))
-            tx.create_request(_request("h-push", "Bash", {"command": "git push --force origin main"}))
-            tx.create_request(_request("h-write", "Write", {"file_path": "/work/project/src/app.py"}))
-            tx.create_request(_request("h-log", "Bash", {"command": "git log --oneline"}))
-            tx.settle("h-log", {"decision": "approve", "reviewer": "dana"}, reviewer="dana")
+            tx.requests.create(_request("h-status", "Bash", {"command": "git status"}))
+            tx.requests.create(_request("h-push", "Bash", {"command": "git push --force origin main"}))
+            tx.requests.create(_request("h-write", "Write", {"file_path": "/work/project/src/app.py"}))
+            tx.requests.create(_request("h-log", "Bash", {"command": "git log --oneline"}))
+            tx.requests.decide("h-log", {"decision": "approve", "reviewer": "dana"}, reviewer="dana")
             for index in range(count):  # filler to make the preview page through the history
-                tx.create_request(_request(f"h-filler-{index}", "Read", {"file_path": f"/work/project/f{index}"}))
+                tx.requests.create(_request(f"h-filler-{index}", "Read", {"file_path": f"/work/project/f{index}"}))
     finally:
         store.close()
 

@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.risk import assess
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.domain.why import why_asked
 from reviewer_app.persistence.store import Store
 from reviewer_app.preview.request import preview_request
@@ -107,8 +107,8 @@ def _seed(db: Path, workspace: Path) -> None:
     store = Store.open(db)
     try:
         with store.transaction() as tx:
-            tx.create_request(new_request("h-curl", CURL_ARGUMENTS, workspace, hook_event="PermissionRequest"))
-            tx.add_policy_rule(Rule("allow", "Bash(rm:*)", id="rule_rm", created_at=time.time()))
+            tx.requests.create(new_request("h-curl", CURL_ARGUMENTS, workspace, hook_event="PermissionRequest"))
+            tx.rules.add(Rule("allow", "Bash(rm:*)", id="rule_rm", created_at=time.time()))
     finally:
         store.close()
 
@@ -163,7 +163,7 @@ def test_the_preview_is_bound_to_the_arguments_hash(tmp_path: Path) -> None:
         first = preview_request(store, "h-curl")
         assert first is not None
         with store.transaction() as tx:
-            tx.create_request(new_request("h-other", {"command": "rm -rf build"}, tmp_path))
+            tx.requests.create(new_request("h-other", {"command": "rm -rf build"}, tmp_path))
         second = preview_request(store, "h-other")
         assert second is not None and second.args_sha256 != first.args_sha256
         assert "would have allowed it, but the call is high risk" in second.why[0]

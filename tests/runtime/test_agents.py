@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.domain.policy import ApprovalPolicy
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.runtime.agents import AgentCatalog, AgentConfigError, parse_agents
 from reviewer_app.runtime.llm_clients import ScriptedModel
 

@@ -32,7 +32,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
 def seed(store: Store) -> None:
     schema = builtin_tools().get("write_file").parameters
     with store.transaction() as tx:
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="h-write",
                 hitl_type="tool_approval",
@@ -43,7 +43,7 @@ def seed(store: Store) -> None:
                 tool_name="write_file",
             )
         )
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="h-ask",
                 hitl_type="ask_user",
@@ -93,7 +93,7 @@ def test_decide_from_the_cli_and_its_error_exits(store: Store, db_path: Path, ca
     assert code == EXIT_USAGE and "not answered" in err
     code, _, err = run_cli(capsys, "decide", "h-ask", "approve", "--db", db)
     assert code == EXIT_USAGE and "answered" in err
-    assert store.count_pending() == 2  # nothing was lost or half-applied
+    assert store.requests.count_pending() == 2  # nothing was lost or half-applied
 
     code, out, err = run_cli(capsys, "--reviewer", "alice", "decide", "h-write", "approve", "--db", db)
     assert code == 0 and out == "h-write: approve (by alice)\n"
@@ -108,7 +108,7 @@ def test_decide_from_the_cli_and_its_error_exits(store: Store, db_path: Path, ca
     entries = json.loads(out)
     assert [(e["hitl_id"], e["decision"], e["reviewer"]) for e in entries] == [
         ("h-write", "approve", "alice"),
-        ("h-ask", "respond", store.audit_entries()[1].reviewer),
+        ("h-ask", "respond", store.audit.entries()[1].reviewer),
     ]
     assert entries[0]["shown_args_sha256"] == args_digest(WRITE_ARGS) and isinstance(entries[0]["time"], float)
     code, out, _ = run_cli(capsys, "audit", "--db", db)
@@ -194,7 +194,7 @@ def test_run_with_an_agents_file(db_path: Path, tmp_path: Path, capsys) -> None:
     assert out == "shell done\n"
     assert [p.read_text() for p in ws.glob("*/hi.txt")] == ["hi\n"]
     store = Store.open(db_path)
-    assert store.count_pending() == 0 and store.audit_entries() == []  # ungated: nobody was asked
+    assert store.requests.count_pending() == 0 and store.audit.entries() == []  # ungated: nobody was asked
     store.close()
 
 
@@ -227,9 +227,9 @@ def test_cancelling_a_run_from_another_process_ends_it_with_a_failure_exit(
     )
     try:
         deadline = time.monotonic() + 30
-        while not store.pending_records() and time.monotonic() < deadline:
+        while not store.requests.pending() and time.monotonic() < deadline:
             time.sleep(0.02)
-        (request,) = store.pending_records()
+        (request,) = store.requests.pending()
         cancel = subprocess.run(
             [*base, "cancel", request["invocation_id"], "--db", str(db_path)],
             env=subprocess_env,
@@ -247,8 +247,8 @@ def test_cancelling_a_run_from_another_process_ends_it_with_a_failure_exit(
             proc.communicate()
     assert proc.returncode == EXIT_FAILED
     assert f"run {request['invocation_id']} cancelled" in err
-    assert store.get_run(request["invocation_id"]).state == "cancelled"
-    assert store.get_request(request["hitl_id"])["status"] == "cancelled"
+    assert store.runs.get(request["invocation_id"]).state == "cancelled"
+    assert store.requests.get(request["hitl_id"])["status"] == "cancelled"
     store.close()
 
 

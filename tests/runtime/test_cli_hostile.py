@@ -50,7 +50,7 @@ def one_clear_line(result: subprocess.CompletedProcess[bytes]) -> str:
 def seeded(db: Path) -> None:
     store = Store.open(db)
     with store.transaction() as tx:
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="h1",
                 hitl_type="tool_approval",
@@ -79,7 +79,7 @@ def test_invalid_utf8_on_the_command_line(tmp_path: Path, subprocess_env: dict[s
     line = one_clear_line(result)
     assert result.returncode == EXIT_BAD_ENCODING
     assert "not valid UTF-8" in line
-    assert Store.open(db).get_request("h1")["status"] == "pending"  # type: ignore[index]
+    assert Store.open(db).requests.get("h1")["status"] == "pending"  # type: ignore[index]
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_a_read_only_database(shared_dir: Path, subprocess_env: dict[str, str], 
     assert "read-only" in line and str(db) in line
     shared_dir.chmod(0o755)
     db.chmod(0o644)
-    assert Store.open(db).get_request("h1")["status"] == "pending"  # type: ignore[index]
+    assert Store.open(db).requests.get("h1")["status"] == "pending"  # type: ignore[index]
 
 
 def test_a_database_folder_that_cannot_exist(tmp_path: Path, subprocess_env: dict[str, str]) -> None:
@@ -157,14 +157,14 @@ def test_edit_arguments_from_a_file_or_stdin_beyond_the_argv_limit(
     args_file = tmp_path / "args.json"
     args_file.write_text(json.dumps(big))
     assert main(["decide", "h1", "edit", "--args-file", str(args_file), "--db", str(db)]) == 0
-    record = Store.open(db).get_request("h1")
+    record = Store.open(db).requests.get("h1")
     assert record is not None and record["user_response"]["args"] == big
 
     second = tmp_path / "r2.db"
     seeded(second)
     result = cli(subprocess_env, "decide", "h1", "edit", "--args-file", "-", "--db", str(second), stdin=json.dumps(big))
     assert result.returncode == 0, result.stderr
-    assert Store.open(second).get_request("h1")["user_response"]["args"] == big  # type: ignore[index]
+    assert Store.open(second).requests.get("h1")["user_response"]["args"] == big  # type: ignore[index]
 
     bad = cli(subprocess_env, "decide", "h1", "edit", "--args-file", str(tmp_path / "nope.json"), "--db", str(db))
     assert bad.returncode == 2 and "cannot read" in one_clear_line(bad)
@@ -177,7 +177,7 @@ def test_pending_lists_a_poison_row_without_crashing(tmp_path: Path, subprocess_
     seeded(db)
     store = Store.open(db)
     with store.transaction() as tx:
-        tx.create_request(
+        tx.requests.create(
             NewRequest(hitl_id="h2", hitl_type="tool_approval", session_id="s1", invocation_id="i1", data={})
         )
     store.close()
@@ -204,7 +204,7 @@ def test_pending_with_large_arguments_lists_the_summary_and_streams_the_full_jso
     content = "z" * (20 * 1024 * 1024)
     store = Store.open(db)
     with store.transaction() as tx:  # the store directly: as an older version, before the 16 MiB limit
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="h-big",
                 hitl_type="tool_approval",

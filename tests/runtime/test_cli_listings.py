@@ -20,7 +20,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
 def test_pending_prints_the_question_of_an_ask_user_request(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = Store.open(db_path)
     with store.transaction() as tx:
-        tx.create_request(
+        tx.requests.create(
             NewRequest(
                 hitl_id="h-ask",
                 hitl_type="ask_user",
@@ -44,8 +44,8 @@ def test_runs_elides_a_long_prompt_keeping_its_quotes_balanced(
     store = Store.open(db_path)
     prompt = "please rewrite the deployment guide so that every section " * 3 + "ends well"
     with store.transaction() as tx:
-        tx.ensure_session("s1", agent="demo")
-        tx.ensure_invocation("i1", "s1", agent="demo", prompt=prompt)
+        tx.runs.ensure_session("s1", agent="demo")
+        tx.runs.ensure("i1", "s1", agent="demo", prompt=prompt)
     store.close()
     code, out, _ = run_cli(capsys, "runs", "--db", str(db_path))
     assert code == 0

@@ -30,9 +30,11 @@ ungated = ["run_shell"]
 
 def tool_events(store: Store, invocation_id: str, name: str) -> list[dict[str, object]]:
     calls = {
-        e.block_id for e in store.events(invocation_id) if e.kind.value == "tool_use" and e.data.get("name") == name
+        e.block_id
+        for e in store.timeline.of_run(invocation_id)
+        if e.kind.value == "tool_use" and e.data.get("name") == name
     }
-    return [e.data for e in store.events(invocation_id) if e.block_id in calls]
+    return [e.data for e in store.timeline.of_run(invocation_id) if e.block_id in calls]
 
 
 def wait_for(probe, timeout: float = 60.0):  # type: ignore[no-untyped-def]
@@ -87,7 +89,7 @@ def test_a_fifo_does_not_hang_the_run_and_sigterm_ends_it_while_a_tool_blocks(
         text=True,
     )
     try:
-        run = wait_for(store.list_runs)[0]
+        run = wait_for(store.runs.list)[0]
         # The FIFO read ends at once with an error and the run goes on to the next turn.
         read = wait_for(lambda: [d for d in tool_events(store, run.id, "read_file") if d.get("status") == "error"])
         assert "FIFO" in str(read[0]["result"])
@@ -106,7 +108,7 @@ def test_a_fifo_does_not_hang_the_run_and_sigterm_ends_it_while_a_tool_blocks(
             proc.communicate()
     assert code == EXIT_INTERRUPTED, err
     assert "stopped by signal" in err
-    after = store.get_run(run.id)
+    after = store.runs.get(run.id)
     assert after is not None and after.owner is None  # released: a worker can take it over
     store.close()
 

@@ -20,7 +20,7 @@ COUNT = 2_345  # more than two pages of both listings
 def _fill(store: Store, *, decided: bool) -> None:
     with store.transaction() as tx:
         for i in range(COUNT):
-            tx.create_request(
+            tx.requests.create(
                 NewRequest(
                     hitl_id=f"h{i:05d}",
                     hitl_type="tool_approval",
@@ -31,7 +31,7 @@ def _fill(store: Store, *, decided: bool) -> None:
                 )
             )
             if decided:
-                tx.settle(f"h{i:05d}", {"decision": "reject", "message": f"no {i}"}, reviewer="erin")
+                tx.requests.decide(f"h{i:05d}", {"decision": "reject", "message": f"no {i}"}, reviewer="erin")
 
 
 def test_pending_pages_through_a_long_queue(store: Store, db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,8 +56,8 @@ def test_audit_listing_streams_every_row_in_order(
     out = capsys.readouterr().out
     entries = json.loads(out)
     assert [entry["hitl_id"] for entry in entries] == [f"h{i:05d}" for i in range(COUNT)]
-    assert entries == [entry.to_dict() for entry in store.audit_entries()]  # the same rows as the old listing
-    expected = json.dumps([entry.to_dict() for entry in store.audit_entries()], indent=2, ensure_ascii=False)
+    assert entries == [entry.to_dict() for entry in store.audit.entries()]  # the same rows as the old listing
+    expected = json.dumps([entry.to_dict() for entry in store.audit.entries()], indent=2, ensure_ascii=False)
     assert out == expected + "\n"  # byte for byte what printing the whole list gave
 
     assert main(["audit", "--db", str(db_path)]) == 0

@@ -26,7 +26,7 @@ LOCK_HELD_S = 40  # past the engine's 30 s busy_timeout
 def _running(db_path: Path) -> str | None:
     store = Store.open(db_path)
     try:
-        runs = store.list_runs(states=["running"])
+        runs = store.runs.list(states=["running"])
         return runs[0].id if runs else None
     finally:
         store.close()
@@ -57,7 +57,7 @@ def test_a_write_lock_held_for_40_s_by_another_process_does_not_fail_the_run(
     assert "Traceback" not in stderr
     store = Store.open(db_path)
     try:
-        run = store.get_run(inv)
+        run = store.runs.get(inv)
     finally:
         store.close()
     assert run.state == "done" and run.error is None
@@ -116,7 +116,7 @@ def test_a_full_disk_is_retried_and_the_run_finishes_once_space_is_freed(
         assert "disk full — retrying" in stderr
         store = Store.open(db_path)
         try:
-            run = store.get_run(inv)
+            run = store.runs.get(inv)
         finally:
             store.close()
         assert run.state == "done"
@@ -145,7 +145,7 @@ def test_a_database_that_stays_full_gives_the_run_up_with_a_clear_error_instead_
         assert "Traceback" not in stderr
         store = Store.open(db_path)
         try:
-            run = store.get_run(inv)
+            run = store.runs.get(inv)
         finally:
             store.close()
         assert run.state != "failed"  # never marked failed for the database's trouble: resumable

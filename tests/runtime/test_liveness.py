@@ -49,24 +49,24 @@ def test_a_sigkilled_runner_inside_a_tool_is_interrupted_within_seconds_and_its_
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     shell_pid = 0
     try:
-        (request,) = wait_until(fresh_store.pending_records, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
         inv = request["invocation_id"]
-        workspace = Path(fresh_store.get_run(inv).workspace)
+        workspace = Path(fresh_store.runs.get(inv).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
         shell_pid = int(wait_until(lambda: _read(workspace / "shell.pid"), what="the shell pid"))
         # The owner's heartbeat records the tool's process group (the shell leads its own session).
-        wait_until(lambda: fresh_store.get_run(inv).process_group == shell_pid, what="the recorded group")
+        wait_until(lambda: fresh_store.runs.get(inv).process_group == shell_pid, what="the recorded group")
         assert proc_group_members(shell_pid)  # the shell and its sleep
         kill(proc)
         killed_at = time.monotonic()
     finally:
         if proc.poll() is None:
             kill(proc)
-    assert fresh_store.get_run(inv).state == "running"  # nobody has noticed yet
+    assert fresh_store.runs.get(inv).state == "running"  # nobody has noticed yet
 
     noticed_after = asyncio.run(_watch_until_settled(db_path, inv, killed_at))
 
-    run = fresh_store.get_run(inv)
+    run = fresh_store.runs.get(inv)
     assert run.state == "interrupted" and "run_shell" in (run.error or "")
     assert run.owner is None  # any worker or window may resolve it
     assert noticed_after < 5.0, f"noticed only after {noticed_after:.2f} s"
@@ -89,8 +89,8 @@ def test_the_shell_tool_dies_at_once_when_its_runtime_is_killed(
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     shell_pid = 0
     try:
-        (request,) = wait_until(fresh_store.pending_records, what="the pending request")
-        workspace = Path(fresh_store.get_run(request["invocation_id"]).workspace)
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        workspace = Path(fresh_store.runs.get(request["invocation_id"]).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
         shell_pid = int(wait_until(lambda: _read(workspace / "shell.pid"), what="the shell pid"))
         kill(proc)
@@ -144,12 +144,12 @@ async def _owned_run(backend: SQLHITLBackend, inv: str, owner: str, *, running: 
     state = ckpt.to_json()
 
     def create(tx: object) -> None:
-        tx.ensure_session("ses_" + inv, agent="demo")  # type: ignore[attr-defined]
-        tx.ensure_invocation(inv, "ses_" + inv, agent="demo", state=RunState.RUNNING, owner=owner)  # type: ignore[attr-defined]
-        tx.save_checkpoint(f"{inv}:1", inv, "ses_" + inv, state)  # type: ignore[attr-defined]
+        tx.runs.ensure_session("ses_" + inv, agent="demo")  # type: ignore[attr-defined]
+        tx.runs.ensure(inv, "ses_" + inv, agent="demo", state=RunState.RUNNING, owner=owner)  # type: ignore[attr-defined]
+        tx.checkpoints.save_whole(f"{inv}:1", inv, "ses_" + inv, state)  # type: ignore[attr-defined]
 
     await backend.write(create)
-    await backend.write(lambda tx: tx.heartbeat(owner, {inv: None}))
+    await backend.write(lambda tx: tx.runs.heartbeat(owner, {inv: None}))
     await asyncio.sleep(0.01)  # the beat is older than "now" for a sweep with stale_after_s=0
 
 
@@ -190,15 +190,15 @@ def test_a_running_worker_notices_a_runner_killed_after_it_started(
     )
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     try:
-        (request,) = wait_until(fresh_store.pending_records, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
         inv = request["invocation_id"]
-        workspace = Path(fresh_store.get_run(inv).workspace)
+        workspace = Path(fresh_store.runs.get(inv).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
         shell_pid = int(wait_until(lambda: _read(workspace / "shell.pid"), what="the shell pid"))
-        wait_until(lambda: fresh_store.get_run(inv).process_group == shell_pid, what="the recorded group")
+        wait_until(lambda: fresh_store.runs.get(inv).process_group == shell_pid, what="the recorded group")
         kill(proc)
         killed_at = time.monotonic()
-        wait_until(lambda: fresh_store.get_run(inv).state == "interrupted", timeout=30, what="the worker to notice")
+        wait_until(lambda: fresh_store.runs.get(inv).state == "interrupted", timeout=30, what="the worker to notice")
         noticed_after = time.monotonic() - killed_at
         wait_until(lambda: proc_group_members(shell_pid) == [], timeout=5, what="the tool's group to end")
     finally:

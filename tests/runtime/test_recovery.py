@@ -161,10 +161,10 @@ async def test_a_live_owner_is_never_robbed_and_a_stopped_one_is_taken_over(
         (request,) = await pending_requests(backend, inv)
         async with started_runtime(backend, tmp_path) as second:
             assert await second.recover() == []  # the first runtime is alive in this very process
-            run = await backend.run(backend.store.get_run, inv)
+            run = await backend.run(backend.store.runs.get, inv)
             assert run.owner == first.owner
     # ``first`` stopped: its runs are released and still waiting.
-    released = await backend.run(backend.store.get_run, inv)
+    released = await backend.run(backend.store.runs.get, inv)
     assert released.state == "waiting" and released.owner is None
     async with started_runtime(backend, tmp_path) as third:
         assert inv in third.active_runs()
@@ -186,13 +186,13 @@ async def test_runs_of_a_dead_process_are_recovered_and_other_hosts_are_left_alo
     dead_owner = f"{socket.gethostname()}:{dead_pid()}:0000"
 
     def reassign(tx):
-        tx.claim_run(dead, dead_owner, expected_owner=None)
-        tx.claim_run(remote, "elsewhere.example:1234:0000", expected_owner=None)
+        tx.runs.claim(dead, dead_owner, expected_owner=None)
+        tx.runs.claim(remote, "elsewhere.example:1234:0000", expected_owner=None)
 
     await backend.write(reassign)
     async with started_runtime(backend, tmp_path) as second:
         assert second.active_runs() == [dead]
-        assert (await backend.run(backend.store.get_run, remote)).owner == "elsewhere.example:1234:0000"
+        assert (await backend.run(backend.store.runs.get, remote)).owner == "elsewhere.example:1234:0000"
         (request,) = await pending_requests(backend, dead)
         await second.decide_and_resume(request["hitl_id"], approval(request))
         assert (await second.wait_for_run(dead, timeout=10)).state == "done"
@@ -235,12 +235,12 @@ async def test_run_queued_for_a_slot_when_its_process_died_applies_its_decisions
         inv = await first.start_run("tester", "x", script=[{"tool_calls": two}])
         by_tool = {r["tool_name"]: r for r in await pending_requests(backend, inv, count=2)}
         requests = [by_tool["run_shell"], by_tool["write_file"]]
-    await backend.write(lambda tx: tx.set_run_state(inv, RunState.QUEUED))
+    await backend.write(lambda tx: tx.runs.set_state(inv, RunState.QUEUED))
     await backend.decide(requests[0]["hitl_id"], approval(requests[0]))
     async with started_runtime(backend, tmp_path) as second:
 
         async def first_ran_second_waits() -> Any:
-            run = await backend.run(backend.store.get_run, inv)
+            run = await backend.run(backend.store.runs.get, inv)
             events = await backend.events(inv)
             ran = any(e.data.get("status") == "success" for e in events)
             return run if ran and run.state == "waiting" else None

@@ -102,13 +102,13 @@ def test_killed_run_is_decided_from_the_cli_and_finished_by_a_worker_exactly_onc
     )
     proc = start_run(subprocess_env, db_path, ws, script, "append one line")
     try:
-        (request,) = wait_until(fresh_store.pending_records, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
         kill(proc)
     finally:
         if proc.poll() is None:
             kill(proc)
     inv = request["invocation_id"]
-    run = fresh_store.get_run(inv)
+    run = fresh_store.runs.get(inv)
     assert run.state == "waiting" and run.owner and run.owner.split(":")[1] == str(proc.pid)
     effects = Path(run.workspace) / "effects.txt"
 
@@ -124,13 +124,13 @@ def test_killed_run_is_decided_from_the_cli_and_finished_by_a_worker_exactly_onc
     elapsed = time.perf_counter() - began
     assert worker.returncode == 0, worker.stderr
     assert "Traceback" not in worker.stderr
-    done = fresh_store.get_run(inv)
+    done = fresh_store.runs.get(inv)
     assert done.state == "done", (done, worker.stderr)
     assert effects.read_text() == "line\n"  # the side effect happened exactly once
-    events = fresh_store.events(inv)
+    events = fresh_store.timeline.of_run(inv)
     running = [e for e in events if e.kind is BlockKind.TOOL_USE and e.data.get("status") == "running"]
     assert len(running) == 1
-    assert fresh_store.verify_audit().ok
+    assert fresh_store.audit.verify().ok
     print(f"\nworker start -> recovered run done (incl. interpreter start-up): {elapsed:.2f} s")
 
 
@@ -146,8 +146,8 @@ def test_run_killed_inside_a_tool_is_interrupted_and_the_operator_aborts_it(
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     shell_pid = None
     try:
-        (request,) = wait_until(fresh_store.pending_records, what="the pending request")
-        workspace = Path(fresh_store.get_run(request["invocation_id"]).workspace)
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        workspace = Path(fresh_store.runs.get(request["invocation_id"]).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
         wait_until((workspace / "effects.txt").exists, what="the tool to start")
         shell_pid = int(wait_until(lambda: (workspace / "shell.pid").read_text().strip(), what="the shell pid"))
@@ -161,11 +161,11 @@ def test_run_killed_inside_a_tool_is_interrupted_and_the_operator_aborts_it(
             except ProcessLookupError:
                 pass
     inv = request["invocation_id"]
-    assert fresh_store.get_run(inv).state == "running"
+    assert fresh_store.runs.get(inv).state == "running"
 
     worker = cli(subprocess_env, "worker", "--exit-when-idle", "--db", str(db_path), "--workspaces", str(ws))
     assert worker.returncode == 0, worker.stderr
-    interrupted = fresh_store.get_run(inv)
+    interrupted = fresh_store.runs.get(inv)
     assert interrupted.state == "interrupted" and "run_shell" in interrupted.error
 
     refused = cli(subprocess_env, "resolve", inv, "rerun", "--db", str(db_path), "--workspaces", str(ws))
@@ -174,13 +174,13 @@ def test_run_killed_inside_a_tool_is_interrupted_and_the_operator_aborts_it(
     aborted = cli(subprocess_env, "resolve", inv, "abort", "--message", "killed by the test", "--db", str(db_path))
     assert aborted.returncode == 0, aborted.stderr
     assert aborted.stdout.strip() == "finished"
-    done = fresh_store.get_run(inv)
+    done = fresh_store.runs.get(inv)
     assert done.state == "done"
-    (_, state) = fresh_store.latest_checkpoint(inv)
+    (_, state) = fresh_store.checkpoints.latest(inv)
     results = [m["content"] for m in state["messages"] if m["role"] == "tool"]
     assert results == ["<aborted: killed by the test>"]
     assert (workspace / "effects.txt").read_text() == "start\n"  # never re-run
-    blocks = fold_events(fresh_store.events(inv))
+    blocks = fold_events(fresh_store.timeline.of_run(inv))
     tool = next(b for b in blocks if b.kind is BlockKind.TOOL_USE)
     assert tool.data["status"] == "error" and tool.data.get("interrupted") is True
 
@@ -195,13 +195,13 @@ def test_a_live_run_process_resumes_on_a_decision_made_by_another_process(
     )
     proc = start_run(subprocess_env, db_path, ws, script, "write")
     try:
-        (request,) = wait_until(fresh_store.pending_records, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
         inv = request["invocation_id"]
         decided = cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path))
         assert decided.returncode == 0, decided.stderr
-        wait_until(lambda: fresh_store.get_run(inv).state == "done", what="the run to finish")
-        decided_ms = fresh_store.get_request_extras(request["hitl_id"])["updated_at_ms"]
-        tool_done_ms = max(e.ts_ms for e in fresh_store.events(inv) if e.data.get("status") == "success")
+        wait_until(lambda: fresh_store.runs.get(inv).state == "done", what="the run to finish")
+        decided_ms = fresh_store.requests.extras(request["hitl_id"])["updated_at_ms"]
+        tool_done_ms = max(e.ts_ms for e in fresh_store.timeline.of_run(inv) if e.data.get("status") == "success")
         latency_ms = tool_done_ms - decided_ms
         out, err = proc.communicate(timeout=30)
     finally:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
-from reviewer_app.domain.policy import ApprovalPolicy
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.shell import CommandScope
 from reviewer_app.domain.timeline import BlockKind, BlockOp
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend
 from tests.runtime.test_runner_support import (
     agent,
@@ -42,7 +42,7 @@ async def test_approve_runs_the_tool_once_and_the_timeline_tells_the_story(
     async with started_runtime(backend, tmp_path) as runtime:
         inv = await runtime.start_run("tester", "write a note", script=[{"text": "Writing.", "tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, inv)
-        run = await backend.run(backend.store.get_run, inv)
+        run = await backend.run(backend.store.runs.get, inv)
         assert run.state == "waiting" and run.pending == 1
         assert not (workspace_of(run) / "notes.txt").exists()  # nothing acts before the decision
         assert request["tool_name"] == "write_file"
@@ -50,7 +50,7 @@ async def test_approve_runs_the_tool_once_and_the_timeline_tells_the_story(
         assert request["data"]["schema"]["required"] == ["path", "content"]
         assert request["metadata"] == {"agent": "tester"}
         assert request["checkpoint_id"] and request["block_id"] and request["tool_call_id"] == "call_0_0"
-        assert await backend.run(backend.store.get_checkpoint, request["checkpoint_id"]) is not None
+        assert await backend.run(backend.store.checkpoints.get, request["checkpoint_id"]) is not None
 
         await runtime.decide_and_resume(request["hitl_id"], approval(request))
         done = await runtime.wait_for_run(inv, timeout=10)
@@ -110,7 +110,7 @@ async def test_edit_that_breaks_the_schema_is_refused_and_the_run_keeps_waiting(
                 request["hitl_id"], Decision(DecisionKind.APPROVE, args_sha256=args_digest({}))
             )
         await asyncio.sleep(0.2)
-        run = await backend.run(backend.store.get_run, inv)
+        run = await backend.run(backend.store.runs.get, inv)
         assert run.state == "waiting" and run.pending == 1
         assert not (workspace_of(run) / "notes.txt").exists()
         await runtime.decide_and_resume(request["hitl_id"], approval(request))
@@ -191,7 +191,7 @@ async def test_parallel_calls_each_get_a_request_and_approved_siblings_run_when_
         requests = await pending_requests(backend, inv, count=3)
         by_path = {r["data"]["arguments"].get("path") or "shell": r for r in requests}
         assert len({r["hitl_id"] for r in requests}) == 3
-        ws = workspace_of(await backend.run(backend.store.get_run, inv))
+        ws = workspace_of(await backend.run(backend.store.runs.get, inv))
 
         await runtime.decide_and_resume(by_path["a.txt"]["hitl_id"], approval(by_path["a.txt"]))
         # The approved call runs while its siblings still wait; the run does not continue yet.
@@ -201,7 +201,7 @@ async def test_parallel_calls_each_get_a_request_and_approved_siblings_run_when_
                 break
             await asyncio.sleep(0.05)
         assert (ws / "a.txt").read_text() == "a"
-        run = await backend.run(backend.store.get_run, inv)
+        run = await backend.run(backend.store.runs.get, inv)
         assert run.state == "waiting" and run.pending == 2
         assert sum(1 for m in await messages(backend, inv) if m["role"] == "assistant") == 1
 
@@ -251,7 +251,7 @@ async def test_approve_for_session_waives_the_identical_command_but_not_others(
     (audit_row,) = await backend.audit(waived[0]["hitl_id"])
     assert audit_row.decision == "approve" and audit_row.reviewer == waived[0]["user_response"]["reviewer"]
     assert (await backend.verify_audit()).ok
-    rules = await backend.run(backend.store.session_rules, done.session_id)
+    rules = await backend.run(backend.store.waivers.of_session, done.session_id)
     assert [(r.tool_name, r.scope) for r in rules] == [("run_shell", CommandScope.exact("echo one >> log.txt"))]
     second_tool = [b for b in await timeline(backend, inv) if b.kind is BlockKind.TOOL_USE][1]
     assert second_tool.data["gated"] is False and second_tool.data["status"] == "success"
@@ -275,7 +275,7 @@ async def test_workspace_escapes_are_refused_through_the_runner(backend: SQLHITL
     async with started_runtime(backend, tmp_path) as runtime:
         inv = await runtime.start_run("tester", "x", session_id="ses_escape", script=[{"tool_calls": calls}])
         requests = await pending_requests(backend, inv, count=3)
-        assert workspace_of(await backend.run(backend.store.get_run, inv)) == ws
+        assert workspace_of(await backend.run(backend.store.runs.get, inv)) == ws
         for request in requests:
             await runtime.decide_and_resume(request["hitl_id"], approval(request))
         done = await runtime.wait_for_run(inv, timeout=10)
@@ -347,7 +347,7 @@ async def test_cancel_stops_the_run_and_cancels_its_requests_then_follow_up_cont
         inv = await runtime.start_run("tester", "x", script=[{"tool_calls": [WRITE]}, {"text": "second"}])
         (request,) = await pending_requests(backend, inv)
         await runtime.cancel_run(inv)
-        cancelled = await backend.run(backend.store.get_run, inv)
+        cancelled = await backend.run(backend.store.runs.get, inv)
         assert cancelled.state == "cancelled" and cancelled.pending == 0
         assert (await backend.get(request["hitl_id"]))["status"] == "cancelled"
         assert inv not in runtime.active_runs()
@@ -431,7 +431,7 @@ async def test_concurrency_cap_queues_runs_beyond_it(backend: SQLHITLBackend, tm
         runs = [await runtime.start_run("tester", f"job {i}", script=script) for i in range(5)]
 
         async def two_running() -> list[str] | None:
-            states = [(await backend.run(backend.store.get_run, inv)).state for inv in runs]
+            states = [(await backend.run(backend.store.runs.get, inv)).state for inv in runs]
             return states if states.count("running") == 2 else None
 
         states = await eventually(two_running, backend)

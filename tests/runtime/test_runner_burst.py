@@ -58,7 +58,7 @@ async def test_hundred_waiting_runs_decided_in_one_burst(backend: SQLHITLBackend
     # Resume latency per run: its decision's commit -> its tool's result committed (database clock, ms).
     latencies = []
     for record in records:
-        decided_ms = backend.store.get_request_extras(record["hitl_id"])["updated_at_ms"]
+        decided_ms = backend.store.requests.extras(record["hitl_id"])["updated_at_ms"]
         events = await backend.events(record["invocation_id"])
         done_ms = next(e.ts_ms for e in events if e.data.get("status") == "success" and e.data.get("decision"))
         latencies.append(done_ms - decided_ms)

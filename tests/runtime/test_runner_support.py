@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLRecord
-from reviewer_app.domain.policy import ApprovalPolicy
 from reviewer_app.domain.timeline import Block, fold_events
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.runtime.agents import DEFAULT_TOOLS, AgentCatalog, AgentSpec
 from reviewer_app.runtime.runner import Runtime
@@ -71,7 +71,7 @@ async def pending_requests(backend: SQLHITLBackend, invocation_id: str, count: i
 
 async def run_state(backend: SQLHITLBackend, invocation_id: str, *states: str, timeout: float = 10.0) -> Any:
     async def probe() -> Any:
-        record = await backend.run(backend.store.get_run, invocation_id)
+        record = await backend.run(backend.store.runs.get, invocation_id)
         return record if record is not None and record.state in states else None
 
     return await eventually(probe, backend, timeout)
@@ -83,7 +83,7 @@ def approval(record: HITLRecord, kind: DecisionKind = DecisionKind.APPROVE, **ex
 
 
 async def messages(backend: SQLHITLBackend, invocation_id: str) -> list[dict[str, Any]]:
-    latest = await backend.run(backend.store.latest_checkpoint, invocation_id)
+    latest = await backend.run(backend.store.checkpoints.latest, invocation_id)
     assert latest is not None
     return list(latest[1]["messages"])
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from reviewer_app.domain.policy import ApprovalPolicy
 from reviewer_app.domain.timeline import fold_events
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend
 from tests.runtime.test_openai_client import FakeOpenAI, delta, sse_reply
 from tests.runtime.test_runner_support import agent, approval, pending_requests, run_state, started_runtime

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.domain.policy import rule_for
 from reviewer_app.domain.risk import assess
 from reviewer_app.domain.rules import Rule, ToolCall, evaluate
+from reviewer_app.domain.waivers import rule_for
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.mcp_proxy.gating import GatePolicy, risk_of
 from tests.integrations.conftest import connect, notes_upstream, pending_request, proxy_command

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.domain.policy import ApprovalPolicy
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import ExternalCall, ReviewClient
 from tests.runtime.test_runner_support import agent, eventually, started_runtime

@@ -40,7 +40,7 @@ def _commit_step(
 ) -> str:
     """What the runtime's step commit does: read the run, then move it to waiting with a new request."""
     with store.transaction() as tx:
-        current = tx.run_state_and_owner(invocation_id)
+        current = tx.runs.state_and_owner(invocation_id)
         assert current is not None
         read.set()
         # Give a concurrent cancel the chance to commit between this read and the write below. With the row
@@ -48,8 +48,8 @@ def _commit_step(
         cancelled.wait(0.1)
         if current[0].finished:
             return "stopped"
-        tx.set_run_state(invocation_id, RunState.WAITING, current=current[0])
-        tx.create_request(
+        tx.runs.set_state(invocation_id, RunState.WAITING, current=current[0])
+        tx.requests.create(
             NewRequest(hitl_id=hitl_id, hitl_type="ask_user", session_id="s", invocation_id=invocation_id),
             ensure_parents=False,
         )
@@ -59,13 +59,13 @@ def _commit_step(
 def _cancel(store: Store, invocation_id: str) -> str:
     """What the runtime's cancel does: read the run, cancel its pending requests, mark it cancelled."""
     with store.transaction() as tx:
-        current = tx.run_state_and_owner(invocation_id)
+        current = tx.runs.state_and_owner(invocation_id)
         assert current is not None
         if current[0].finished:
             return "already finished"
-        for pending in tx.pending_records(invocation_id=invocation_id):
-            tx.settle(pending["hitl_id"], None, status=HITLStatus.CANCELLED, reviewer="ann", decision="cancel")
-        tx.set_run_state(invocation_id, RunState.CANCELLED, error="cancelled by ann")
+        for pending in tx.requests.pending(invocation_id=invocation_id):
+            tx.requests.decide(pending["hitl_id"], None, status=HITLStatus.CANCELLED, reviewer="ann", decision="cancel")
+        tx.runs.set_state(invocation_id, RunState.CANCELLED, error="cancelled by ann")
     return "cancelled"
 
 
@@ -77,8 +77,8 @@ def test_a_committed_cancel_is_never_undone_by_a_concurrent_step(pg_url: str) ->
         for n in range(ROUNDS):
             invocation_id = f"i{n}"
             with store.transaction() as tx:
-                tx.ensure_session("s")
-                tx.ensure_invocation(invocation_id, "s")
+                tx.runs.ensure_session("s")
+                tx.runs.ensure(invocation_id, "s")
             read, cancelled = threading.Event(), threading.Event()
 
             def cancel_after_read(
@@ -94,7 +94,7 @@ def test_a_committed_cancel_is_never_undone_by_a_concurrent_step(pg_url: str) ->
                 step = pool.submit(_commit_step, store, invocation_id, f"h{n}", read, cancelled)
                 cancel = pool.submit(cancel_after_read)
                 outcomes.append((step.result(), cancel.result()))  # neither raises
-            run = store.get_run(invocation_id)
+            run = store.runs.get(invocation_id)
             assert run is not None
             assert run.state == RunState.CANCELLED.value, f"round {n}: the cancel was undone ({run.state})"
             assert run.pending == 0, f"round {n}: a request was left pending on a cancelled run"
@@ -108,12 +108,12 @@ def test_a_run_update_is_conditional_on_the_state_read(any_db: str) -> None:
     store = Store.open(any_db)
     try:
         with store.transaction() as tx:
-            tx.ensure_session("s")
-            tx.ensure_invocation("i", "s")
-            tx.set_run_state("i", RunState.CANCELLED)
+            tx.runs.ensure_session("s")
+            tx.runs.ensure("i", "s")
+            tx.runs.set_state("i", RunState.CANCELLED)
         with pytest.raises(RunStateConflict, match="cancelled"), store.transaction() as tx:
-            tx.set_run_state("i", RunState.WAITING, current=RunState.RUNNING)
-        run = store.get_run("i")
+            tx.runs.set_state("i", RunState.WAITING, current=RunState.RUNNING)
+        run = store.runs.get("i")
         assert run is not None and run.state == RunState.CANCELLED.value
     finally:
         store.close()
@@ -183,7 +183,7 @@ async def test_a_reviewer_name_asserted_by_another_login_is_recorded_under_that_
         await plain.cancel("h3", by="alice")
         decided = {}
         for hitl_id in ("h1", "h2", "h3"):
-            extras = await bob.run(bob.store.get_request_extras, hitl_id)
+            extras = await bob.run(bob.store.requests.extras, hitl_id)
             assert extras is not None
             decided[hitl_id] = extras["decided_by"]
         assert decided == {"h1": "bob (alice)", "h2": "bob (alice)", "h3": "bob (alice)"}
@@ -223,7 +223,7 @@ def test_the_database_refuses_a_decision_or_audit_row_under_another_login(
     store = Store.open(pg_url)
     try:
         with store.transaction() as tx:
-            tx.create_request(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
+            tx.requests.create(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
     finally:
         store.close()
     _role(postgres_server, "bob")
@@ -258,7 +258,7 @@ def test_a_login_cannot_shadow_the_check_with_a_function_of_its_own(pg_url: str,
     store = Store.open(pg_url)
     try:
         with store.transaction() as tx:
-            tx.create_request(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
+            tx.requests.create(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
     finally:
         store.close()
     _role(postgres_server, "mallory")

@@ -80,7 +80,7 @@ def test_demo_start_path_shows_every_kind_of_request(tmp_path: Path, subprocess_
     assert shot.stat().st_size > 10_000
     backend = SQLHITLBackend(db)
     try:
-        pending = backend.store.query_summaries(RequestQuery())
+        pending = backend.store.requests.summaries(RequestQuery())
     finally:
         backend.close()
     tools = sorted(s.tool_name or s.hitl_type for s in pending)

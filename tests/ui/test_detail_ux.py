@@ -241,8 +241,8 @@ def test_the_store_counts_a_runs_expired_and_cancelled_requests(qtbot: Any, qt_b
     backend = qt_backend
 
     def make(tx: Any) -> None:
-        tx.ensure_session("s1", agent="demo")
-        tx.ensure_invocation("inv_1", "s1", agent="demo", prompt="p")
+        tx.runs.ensure_session("s1", agent="demo")
+        tx.runs.ensure("inv_1", "s1", agent="demo", prompt="p")
 
     run_async(qtbot, backend.write(make))
     for n in range(3):
@@ -347,9 +347,9 @@ def test_run_actions_are_described_keyed_actions(window: MainWindow) -> None:
 
 def test_retry_is_enabled_only_where_the_runtime_accepts_it(window: MainWindow, runtime: Runtime, qtbot: Any) -> None:
     def make(tx: Any) -> None:
-        tx.ensure_session("ext-s", agent="claude", external=True)
-        tx.ensure_invocation("inv_external", "ext-s", agent="claude", prompt="external job", external=True)
-        tx.set_run_state("inv_external", RunState.FAILED, error="boom")
+        tx.runs.ensure_session("ext-s", agent="claude", external=True)
+        tx.runs.ensure("inv_external", "ext-s", agent="claude", prompt="external job", external=True)
+        tx.runs.set_state("inv_external", RunState.FAILED, error="boom")
 
     run_async(qtbot, window.backend.write(make))
     window.show_tab(1)
@@ -641,7 +641,7 @@ def test_a_run_whose_request_expired_end_to_end(
     open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: Any, tmp_path: Path, qtbot: Any
 ) -> None:
     """The real runtime expires the request (its default: reject); the window says so everywhere."""
-    from reviewer_app.domain.policy import ApprovalPolicy
+    from reviewer_app.domain.waivers import ApprovalPolicy
     from reviewer_app.runtime.agents import AgentCatalog
     from reviewer_app.ui.detail.timeline import STATUS_ROLE
     from tests.runtime.test_runner_support import agent

@@ -351,8 +351,8 @@ def test_a_session_without_titled_runs_is_named_by_its_working_directory(
     project = tmp_path / "src" / "api"
 
     def work(tx: Any) -> None:
-        tx.ensure_session("ses-cc", agent="claude-code", workspace=str(project), external=True)
-        tx.ensure_invocation("inv-cc", "ses-cc", agent="claude-code", external=True)
+        tx.runs.ensure_session("ses-cc", agent="claude-code", workspace=str(project), external=True)
+        tx.runs.ensure("inv-cc", "ses-cc", agent="claude-code", external=True)
 
     run_async(qtbot, qt_backend.write(work))
     run_async(

@@ -21,7 +21,7 @@ from tests.ui.conftest import OpenMainWindow
 def _create(store: Store, *ids: str) -> None:
     with store.transaction() as tx:
         for hitl_id in ids:
-            tx.create_request(
+            tx.requests.create(
                 NewRequest(
                     hitl_id=hitl_id,
                     hitl_type="tool_approval",
@@ -64,8 +64,8 @@ def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_req
             seen["loaded"] = win.inbox.model.source_count
             # Meanwhile elsewhere: one request not loaded yet and one loaded are decided, one is new.
             with other.transaction() as tx:
-                tx.settle("p-039", {"decision": "reject"}, reviewer="elsewhere")
-                tx.settle("p-000", {"decision": "reject"}, reviewer="elsewhere")
+                tx.requests.decide("p-039", {"decision": "reject"}, reviewer="elsewhere")
+                tx.requests.decide("p-000", {"decision": "reject"}, reviewer="elsewhere")
             _create(other, "p-new")
 
         win.live.requestsAppended.connect(first_page_arrived)
@@ -73,7 +73,7 @@ def test_pages_arrive_with_an_honest_status_and_end_with_exactly_the_pending_req
         win.start()
         qtbot.waitUntil(lambda: "status" in seen, timeout=10_000)
         qtbot.waitUntil(lambda: not win.live.loading and not win.live.busy, timeout=10_000)
-        pending = {s.hitl_id for s in other.query_summaries(RequestQuery())}
+        pending = {s.hitl_id for s in other.requests.summaries(RequestQuery())}
         assert len(pending) == 39
         qtbot.waitUntil(lambda: {s.hitl_id for s in win.inbox.model.iter_requests()} == pending, timeout=10_000)
     finally:

@@ -18,7 +18,7 @@ def store_reaches(source: str) -> list[int]:
 
 
 def test_the_detector_sees_a_reach_into_the_store() -> None:
-    assert store_reaches("rows = self.backend.store.query_summaries(q)\n") == [1]
+    assert store_reaches("rows = self.backend.store.requests.summaries(q)\n") == [1]
     assert store_reaches("rows = await self.backend.list_summaries(q)\n") == []
 
 

@@ -49,17 +49,17 @@ def test_an_open_window_marks_a_sigkilled_runner_interrupted_within_seconds(
     )
     proc = start_run(subprocess_env, db_path, tmp_path / "ws", script, "slow work")
     try:
-        (request,) = wait_until(other.pending_records, what="the pending request")
+        (request,) = wait_until(other.requests.pending, what="the pending request")
         inv = request["invocation_id"]
-        workspace = Path(other.get_run(inv).workspace)
+        workspace = Path(other.runs.get(inv).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
         shell_pid = int(wait_until(lambda: _read(workspace / "shell.pid"), what="the shell pid"))
-        wait_until(lambda: other.get_run(inv).process_group == shell_pid, what="the recorded group")
+        wait_until(lambda: other.runs.get(inv).process_group == shell_pid, what="the recorded group")
         kill(proc)
         killed_at = time.monotonic()
         qtbot.waitUntil(lambda: bool(messages), timeout=15_000)
         noticed_after = time.monotonic() - killed_at
-        run = other.get_run(inv)
+        run = other.runs.get(inv)
     finally:
         if proc.poll() is None:
             kill(proc)
@@ -113,7 +113,7 @@ def test_the_status_bar_says_while_the_change_feed_retries_and_the_window_still_
         assert "retrying" in statuses[0] and "retrying" in shown[0]
         assert statuses[1] == ""  # well again
         with other.transaction() as tx:  # another writer commits a request
-            tx.create_request(
+            tx.requests.create(
                 NewRequest(
                     hitl_id="h-after",
                     hitl_type="tool_approval",

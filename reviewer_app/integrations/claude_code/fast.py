@@ -34,10 +34,10 @@ from reviewer_app.domain.audit import (
 )
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import summarize_arguments
-from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.rule_outcome import RULE_COLUMNS, rule_from_row, verdict_message
 from reviewer_app.domain.rules import Rule, evaluate, wildcard_may_settle
 from reviewer_app.domain.toolcall import ToolCall
+from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import digest, encode_value, pack
@@ -221,7 +221,7 @@ class FastStore:
                 connection.execute("ROLLBACK")
                 return False
             self._decide(fields, decision)
-            if rule_id is not None:  # as PolicyWrites.record_rule_hit
+            if rule_id is not None:  # as RuleWrites.record_hit
                 connection.execute(
                     "UPDATE policy_rules SET hit_count = hit_count + 1, last_hit_at = ? WHERE id = ?",
                     (time.time(), rule_id),

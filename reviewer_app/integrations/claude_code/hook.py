@@ -258,26 +258,24 @@ def settle_by_rule_tx(
     from reviewer_app.integrations.claude_code.fast import rule_decision, rule_verdict
 
     fields.check_limits()  # the door every writer passes (the fast path's twin does the same)
-    tx.ensure_session(fields.session_id, agent=fields.agent, workspace=workspace, external=True)
-    tx.ensure_invocation(
-        fields.invocation_id, fields.session_id, agent=fields.agent, prompt=fields.title, external=True
-    )
+    tx.runs.ensure_session(fields.session_id, agent=fields.agent, workspace=workspace, external=True)
+    tx.runs.ensure(fields.invocation_id, fields.session_id, agent=fields.agent, prompt=fields.title, external=True)
     now = time.time()
     verdict = rule_verdict(
         fields.tool_name,
         fields.arguments,
-        tx.session_rule_entries(fields.session_id),
+        tx.waivers.entries(fields.session_id),
         allow_tools,
         cwd=workspace,
-        policy_rules=tx.active_policy_rules(now),
+        policy_rules=tx.rules.active(now),
         agent=fields.agent,
         session_id=fields.session_id,
         now=now,
     )
-    if verdict is None or tx.get_request(fields.hitl_id) is not None:
+    if verdict is None or tx.requests.get(fields.hitl_id) is not None:
         return None
     decision = rule_decision(fields, verdict)
-    tx.create_request(
+    tx.requests.create(
         NewRequest(
             hitl_id=fields.hitl_id,
             hitl_type=fields.hitl_type,
@@ -293,11 +291,11 @@ def settle_by_rule_tx(
         ensure_parents=False,
     )
     assert decision.reviewer is not None
-    record = tx.settle(
+    record = tx.requests.decide(
         fields.hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message
     )
     if verdict.rule_id is not None:
-        tx.record_rule_hit(verdict.rule_id)
+        tx.rules.record_hit(verdict.rule_id)
     return record
 
 
@@ -468,7 +466,7 @@ async def _expire(
     }
     try:
         await backend.write(
-            lambda tx: tx.settle(
+            lambda tx: tx.requests.decide(
                 fields.hitl_id, response, status=HITLStatus.EXPIRED, reviewer="system:expiry", decision=kind
             )
         )

@@ -1,7 +1,9 @@
-"""The store, one module per aggregate: requests, runs (and checkpoints), timeline, audit, rules.
+"""The store, one module per aggregate: requests, runs, checkpoints, timeline, audit, rules, waivers, history,
+stats (and blobs).
 
-:class:`Store` reads, :class:`StoreTx` writes inside one transaction; both are assembled from the aggregates'
-classes in :mod:`.database`. The SQLite fast path (prepared statements, held connections) is :mod:`.fastpath`.
+:class:`Store` holds the read side of each aggregate (``store.requests``, ``store.runs``…) and
+:meth:`Store.transaction` yields a :class:`StoreTx` holding their write side (``tx.requests``…); both are put
+together in :mod:`.database`. The SQLite fast path (prepared statements, held connections) is :mod:`.fastpath`.
 """
 
 from reviewer_app.persistence.store.database import Store, StoreTx

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from sqlalchemy import and_, exists, func, insert, literal, or_, select, update
@@ -36,9 +36,9 @@ from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus
 from reviewer_app.domain.limits import decode_stored_json_fast
 from reviewer_app.domain.records import AuditEntry, AuditReport
-from reviewer_app.persistence.audit_seal import AuditKeyError
+from reviewer_app.persistence.audit_seal import AuditKeyError, AuditSeal
 from reviewer_app.persistence.blobs import decode_value, encode_value
-from reviewer_app.persistence.store.base import ReadsBase
+from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms
 from reviewer_app.persistence.tables import audit_t, meta_t, requests_t
@@ -100,15 +100,21 @@ _DECIDED_RESPONSES = select(requests_t.c.hitl_id, requests_t.c.decision, request
 )
 
 
-class AuditWrites(BlobWrites):
-    """Audit writes inside one transaction (the head is serialised by the write lock)."""
+class AuditWrites:
+    """``tx.audit``: appending to the chain inside one transaction (the head is serialised by the write lock)."""
+
+    __slots__ = ("_blobs", "_db")
+
+    def __init__(self, db: Statements, blobs: BlobWrites) -> None:
+        self._db = db
+        self._blobs = blobs
 
     def _chain_meta(self) -> dict[str, str]:
         # SQLite is already serialised by BEGIN IMMEDIATE; PostgreSQL locks the chain's meta rows.
-        query = _SELECT_CHAIN_META_FOR_UPDATE if self.dialect == "postgresql" else _SELECT_CHAIN_META
-        return {str(row["key"]): str(row["value"]) for row in self._rows(query, {})}
+        query = _SELECT_CHAIN_META_FOR_UPDATE if self._db.dialect == "postgresql" else _SELECT_CHAIN_META
+        return {str(row["key"]): str(row["value"]) for row in self._db.rows(query, {})}
 
-    def append_audit(
+    def append(
         self,
         *,
         hitl_id: str,
@@ -119,10 +125,11 @@ class AuditWrites(BlobWrites):
         edited_args: Any,
         message: str | None,
     ) -> str:
-        seal = self.seal
+        db = self._db
+        seal = db.seal
         if seal is None:
             raise AuditKeyError("audit rows are written only inside a Store transaction (it holds the audit key)")
-        reviewer = self.recorded(reviewer)  # what migration 0006's trigger accepts, and what the hash covers
+        reviewer = db.recorded(reviewer)  # what migration 0006's trigger accepts, and what the hash covers
         meta = self._chain_meta()
         # A database id is drawn only for a chain that has none yet: uuid4 and the key id cost ~60 µs per decision.
         missing = (
@@ -134,7 +141,7 @@ class AuditWrites(BlobWrites):
             # Read again after inserting: on PostgreSQL a concurrent first decision's rows block these inserts
             # until it commits, and the second read then locks them, so two processes never start two chains.
             for name, value in missing.items():
-                self._insert_ignore(meta_t, {"key": name, "value": value}, ["key"])
+                db.insert_ignore(meta_t, {"key": name, "value": value}, ["key"])
             meta = self._chain_meta()
         shown_sha = args_digest(shown_args) if shown_args is not None else None
         fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
@@ -145,8 +152,8 @@ class AuditWrites(BlobWrites):
         # Large shown arguments are not copied into the log: the row names their blob (the run's timeline and
         # checkpoint already hold it), and the hash covers their SHA-256 either way.
         encoded = encode_value(shown_args)  # the hook's fast path decides the same way (claude_code/fast.py)
-        shown_ref = f"{encoded[0]}:{self.put_blob(encoded[1])}" if encoded is not None else None
-        self._write(
+        shown_ref = f"{encoded[0]}:{self._blobs.put(encoded[1])}" if encoded is not None else None
+        db.write(
             _INSERT_AUDIT,
             {
                 "shown_args": shown_args if shown_ref is None else None,
@@ -156,31 +163,44 @@ class AuditWrites(BlobWrites):
                 **fields,
             },
         )
-        self._write(_UPDATE_AUDIT_HEAD, {"value": step.head_value})
-        url = self.database_url
-        self.after_commit("audit-anchor", lambda: seal.anchor(step.database_id, step.position, step.row_hash, url))
+        db.write(_UPDATE_AUDIT_HEAD, {"value": step.head_value})
+        url = db.database_url
+        db.after_commit("audit-anchor", lambda: seal.anchor(step.database_id, step.position, step.row_hash, url))
         return step.row_hash
 
 
-class AuditReads(ReadsBase):
-    """Audit reads and chain verification."""
+class AuditReads:
+    """``store.audit``: the log's rows, the chain verified against its anchors, decided records checked against it.
 
-    def audit_entries(self, *, hitl_id: str | None = None, limit: int | None = None) -> list[AuditEntry]:
+    ``seal`` and ``identity_url`` are the store's (the key and anchors are loaded on first use).
+    """
+
+    def __init__(self, db: Reader, seal: Callable[[], AuditSeal], identity_url: Callable[[], str]) -> None:
+        self._db = db
+        self._seal = seal
+        self._identity_url = identity_url
+
+    def entries(self, *, hitl_id: str | None = None, limit: int | None = None) -> list[AuditEntry]:
         query = select(audit_t).order_by(audit_t.c.id)
         if hitl_id is not None:
             query = query.where(audit_t.c.hitl_id == hitl_id)
         if limit is not None:
             query = query.limit(limit)
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             return _entries(connection, connection.execute(query).all())
 
-    def audit_page(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
+    def page(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
         """Audit rows after ``after_id`` in order: exports page through the log with flat memory."""
         query = select(audit_t).where(audit_t.c.id > after_id).order_by(audit_t.c.id).limit(limit)
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             return _entries(connection, connection.execute(query).all())
 
-    def decision_audit_problems(self, records: Sequence[HITLRecord]) -> dict[str, str]:
+    def count(self) -> int:
+        """How many rows the decision log holds (an export's progress is measured against it)."""
+        with self._db.reading() as connection:
+            return int(connection.execute(select(func.count()).select_from(audit_t)).scalar_one())
+
+    def decision_problems(self, records: Sequence[HITLRecord]) -> dict[str, str]:
         """For decided records about to be handed to an agent: ``hitl_id`` → why the record is not what the audit
         chain signed (its row missing, edited without the key, or saying something else). Absent when it is."""
         decided = [r for r in records if r.get("status") != HITLStatus.PENDING.value]
@@ -188,9 +208,9 @@ class AuditReads(ReadsBase):
             return {}
         ids = sorted({str(r["hitl_id"]) for r in decided})
         query = select(*_SIGNED_COLUMNS).where(audit_t.c.hitl_id.in_(ids)).order_by(audit_t.c.id)
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             meta = {str(k): str(v) for k, v in connection.execute(_SELECT_CHAIN_META)}
-            key = self.audit_seal.existing_key()
+            key = self._seal().existing_key()
             if key is not None and key_id(key) != meta.get(AUDIT_KEY_ID_KEY):
                 key = None  # not the chain's key: the rows' own hashes cannot be checked here
             rows: dict[str, list[dict[str, Any]]] = {}
@@ -221,17 +241,17 @@ class AuditReads(ReadsBase):
         position = connection.execute(select(func.count()).where(audit_t.c.id <= row["id"])).scalar_one()
         return int(position) < keyed_from and row_hash_matches(row["prev_hash"], fields, None, row["row_hash"])
 
-    def verify_audit(self, *, _attempt: int = 0) -> AuditReport:
+    def verify(self, *, _attempt: int = 0) -> AuditReport:
         """Walk the keyed chain, check it against its anchors, and cross-check every decided request."""
-        seal = self.audit_seal
+        seal = self._seal()
         # Anchors before the snapshot: each is appended after its commit, so every anchor read now is covered by
         # the rows the snapshot below sees (read after it, a busy log would look truncated).
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             early_id = connection.execute(select(meta_t.c.value).where(meta_t.c.key == DATABASE_ID_KEY)).scalar()
         early_anchors = seal.anchors(str(early_id)) if early_id else []
-        anchored_ids = seal.anchored_ids_for(self.identity_url)
-        with self._reading() as connection:
-            if self.engines.dialect == "postgresql":  # head and rows from one snapshot, as SQLite reads anyway
+        anchored_ids = seal.anchored_ids_for(self._identity_url())
+        with self._db.reading() as connection:
+            if self._db.dialect == "postgresql":  # head and rows from one snapshot, as SQLite reads anyway
                 connection.execution_options(isolation_level="REPEATABLE READ")
             meta = {str(k): str(v) for k, v in connection.execute(_SELECT_CHAIN_META)}
             keyed_from = int(meta.get(AUDIT_KEYED_FROM_KEY) or 0)
@@ -247,7 +267,7 @@ class AuditReads(ReadsBase):
             if database_id is not None and database_id != early_id and _attempt < 3:
                 # The first decision set the id between the two reads: its anchors, read now, could be newer than
                 # this snapshot. Start again, with the id known before the snapshot.
-                return self.verify_audit(_attempt=_attempt + 1)
+                return self.verify(_attempt=_attempt + 1)
             anchors = {a.count: a.head for a in early_anchors} if database_id else {}
             prev_hash = GENESIS_HASH
             checked = 0
@@ -325,7 +345,7 @@ class AuditReads(ReadsBase):
         which then fails its hash). On SQLite straight from the DB-API cursor (SQLAlchemy's row processing cost
         more than the hashing).
         """
-        if not self.engines.is_sqlite:
+        if not self._db.engines.is_sqlite:
             for row in connection.execute(select(*_CHAIN_COLUMNS).order_by(audit_t.c.id)):
                 *fields, ref = tuple(row)
                 if ref:

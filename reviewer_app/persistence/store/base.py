@@ -1,24 +1,45 @@
-"""What every aggregate module builds on: running statements inside a transaction, and reading."""
+"""What every aggregate holds: :class:`Statements` (one transaction's connection) or :class:`Reader` (the store's
+reads).
+
+Both answer :class:`RowSource` (``rows`` and ``reading``), so a lookup an aggregate makes on either side (a request
+by id, a session's waivers) is written once and runs on whichever the aggregate was given.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol, TypeVar, cast
 
 from sqlalchemy import Connection
 
 from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.persistence.audit_seal import AuditSeal
+from reviewer_app.persistence.blobs import ValueMemo
 from reviewer_app.persistence.engine import Engines
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _insert_ignore_statement, _Prepared
 from reviewer_app.persistence.store.records import CreationClock
 
 
-class TxBase:
-    """Statement plumbing shared by every aggregate's writes (and by reads on one connection)."""
+class RowSource(Protocol):
+    """Where an aggregate's lookups run: a transaction (:class:`Statements`) or the store's reads (:class:`Reader`)."""
+
+    @property
+    def dialect(self) -> str: ...
+
+    def rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]: ...
+
+    def reading(self) -> AbstractContextManager[Connection]: ...
+
+
+class Statements:
+    """One transaction's connection and the statement plumbing every aggregate's writes run through.
+
+    The store makes one per transaction (see :class:`reviewer_app.persistence.store.database.StoreTx`) and hands
+    it to each aggregate's write side; reads on one connection use it too (:meth:`Reader.rows`).
+    """
 
     def __init__(
         self,
@@ -33,6 +54,7 @@ class TxBase:
         self.creation_clock = CreationClock()  # the Store's own, set by it: stamps that never repeat
         self.database_url = ""
         self.login: str | None = None  # PostgreSQL: session_user, set by the Store (see recorded)
+        self.blob_memo: ValueMemo | None = None  # the Store's, set on each transaction (see ValueMemo)
         self._on_commit: dict[str, Callable[[], None]] = {}
         # SQLite only: statements compiled once per Store (see _Prepared); None means plain SQLAlchemy.
         self._prepared = prepared if dialect == "sqlite" else None
@@ -56,6 +78,11 @@ class TxBase:
         for action in actions:
             action()
 
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """This transaction's connection: a lookup inside it sees its own writes, under its write lock."""
+        yield self.connection
+
     def _prepared_for(self, stmt: Any, values: Mapping[str, Any]) -> _Prepared:
         assert self._prepared is not None
         key = (stmt, tuple(values))
@@ -64,14 +91,14 @@ class TxBase:
             prepared = self._prepared[key] = _Prepared.build(stmt, key[1], self.connection.dialect)
         return prepared
 
-    def _rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    def rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """Rows of a SELECT or of a statement with RETURNING, as mappings."""
         if self._prepared is None:
             return [cast(Mapping[str, Any], row._mapping) for row in self.connection.execute(stmt, values)]
         prepared = self._prepared_for(stmt, values)
         return list(prepared.rows(prepared.execute(self._driver(), values)))
 
-    def _write(self, stmt: Any, values: Mapping[str, Any]) -> int:
+    def write(self, stmt: Any, values: Mapping[str, Any]) -> int:
         """Run a write; returns the rows it changed."""
         if self._prepared is None:
             # preserve_rowcount: SQLAlchemy keeps an INSERT's rowcount only when asked (psycopg reports -1 otherwise).
@@ -87,9 +114,9 @@ class TxBase:
             driver = self._driver_connection = cast(sqlite3.Connection, self.connection.connection.driver_connection)
         return driver
 
-    def _insert_ignore(self, table: Any, values: dict[str, Any], index: Sequence[str]) -> int:
+    def insert_ignore(self, table: Any, values: dict[str, Any], index: Sequence[str]) -> int:
         """INSERT that does nothing when the key exists; returns rows inserted."""
-        return self._write(_insert_ignore_statement(table, tuple(index), self.dialect), values)
+        return self.write(_insert_ignore_statement(table, tuple(index), self.dialect), values)
 
 
 T = TypeVar("T")
@@ -108,8 +135,10 @@ def is_undecodable_text(error: BaseException) -> bool:
     return _UNDECODABLE_TEXT in str(error)
 
 
-class ReadsBase:
-    """Connection plumbing shared by every aggregate's reads (see :class:`Store`).
+class Reader:
+    """The store's reads: a held reader connection (SQLite files) or the pool, each read in its own transaction.
+
+    Every aggregate's read side holds the store's one :class:`Reader`.
 
     pysqlite refuses a TEXT value that is not valid UTF-8 and fails the whole query with it, so one row
     another program wrote could hide every request. A tolerant ``text_factory`` on every read would cost
@@ -117,10 +146,16 @@ class ReadsBase:
     with invalid bytes shown as U+FFFD.
     """
 
-    engines: Engines
-    _prepared: dict[Any, _Prepared]
-    _held_reader: _HeldConnection | None
     _lenient = threading.local()
+
+    def __init__(self, engines: Engines, prepared: dict[Any, _Prepared], held: _HeldConnection | None) -> None:
+        self.engines = engines
+        self._prepared = prepared
+        self._held_reader = held
+
+    @property
+    def dialect(self) -> str:
+        return self.engines.dialect
 
     def tolerating_bad_text(self, work: Callable[[], T]) -> T:
         """``work()``; if a stored TEXT value is not UTF-8, ``work()`` again decoding TEXT leniently.
@@ -142,7 +177,7 @@ class ReadsBase:
             for driver in touched:
                 driver.text_factory = str
 
-    def _decode_leniently_if_retrying(self, connection: Any) -> None:
+    def decode_leniently_if_retrying(self, connection: Any) -> None:
         """Inside :meth:`tolerating_bad_text`'s retry: this connection decodes invalid UTF-8 as U+FFFD."""
         touched: list[sqlite3.Connection] | None = getattr(self._lenient, "touched", None)
         if touched is None or not self.engines.is_sqlite:
@@ -151,27 +186,17 @@ class ReadsBase:
         driver.text_factory = _lenient_text
         touched.append(driver)
 
-    @property
-    def audit_seal(self) -> AuditSeal:
-        """The audit key and anchors (see :class:`Store`)."""
-        raise NotImplementedError
-
-    @property
-    def identity_url(self) -> str:
-        """The database as its audit anchors name it (see :class:`Store`)."""
-        raise NotImplementedError
-
     @contextmanager
-    def _reading(self) -> Iterator[Connection]:
+    def reading(self) -> Iterator[Connection]:
         held = self._held_reader
         connection = held.acquire() if held is not None else None
         if held is None or connection is None:
             with self.engines.read() as pooled:
-                self._decode_leniently_if_retrying(pooled)
+                self.decode_leniently_if_retrying(pooled)
                 yield pooled
             return
         try:
-            self._decode_leniently_if_retrying(connection)
+            self.decode_leniently_if_retrying(connection)
             yield connection
         finally:
             try:
@@ -182,7 +207,11 @@ class ReadsBase:
             finally:
                 held.release()
 
-    def _read(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    def rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """One prebuilt read (on SQLite a single autocommit SELECT on the DB-API connection, see _Prepared)."""
-        with self._reading() as connection:
-            return TxBase(connection, self.engines.dialect, self._prepared)._rows(stmt, values)
+        with self.reading() as connection:
+            return self.on(connection).rows(stmt, values)
+
+    def on(self, connection: Connection) -> Statements:
+        """Prebuilt statements on a connection this reader handed out (several reads in one)."""
+        return Statements(connection, self.engines.dialect, self._prepared)

@@ -6,43 +6,40 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, bindparam, select
 
-from reviewer_app.persistence.blobs import BlobCorrupt, ValueMemo, digest, pack, unpack
-from reviewer_app.persistence.store.base import TxBase
+from reviewer_app.persistence.blobs import BlobCorrupt, digest, pack, unpack
+from reviewer_app.persistence.store.base import Statements
 from reviewer_app.persistence.tables import blobs_t
 
 _BLOB_EXISTS = select(blobs_t.c.sha256).where(blobs_t.c.sha256 == bindparam("match_sha"))
 _READ_CHUNK = 200  # digests per IN list
 
 
-class BlobWrites(TxBase):
-    """``put_blob`` inside a transaction: the row is written only if no blob has those bytes yet."""
+class BlobWrites:
+    """``tx.blobs``: ``put`` writes the row only if no blob has those bytes yet (remembered for the transaction)."""
 
-    _blobs_put: set[str] | None = None
-    blob_memo: ValueMemo | None = None  # the Store's, set on each transaction (see ValueMemo)
+    __slots__ = ("_db", "_put")
 
-    def _known_blobs(self) -> set[str]:
-        known = self._blobs_put
-        if known is None:
-            known = self._blobs_put = set()
-        return known
+    def __init__(self, db: Statements) -> None:
+        self._db = db
+        self._put: set[str] = set()
 
-    def has_blob(self, sha: str) -> bool:
-        known = self._known_blobs()
+    def has(self, sha: str) -> bool:
+        known = self._put
         if sha in known:
             return True
-        if self._rows(_BLOB_EXISTS, {"match_sha": sha}):
+        if self._db.rows(_BLOB_EXISTS, {"match_sha": sha}):
             known.add(sha)
             return True
         return False
 
-    def put_blob(self, raw: bytes) -> str:
+    def put(self, raw: bytes) -> str:
         sha = digest(raw)
-        known = self._known_blobs()
+        known = self._put
         if sha in known:
             return sha
-        if not self._rows(_BLOB_EXISTS, {"match_sha": sha}):
+        if not self._db.rows(_BLOB_EXISTS, {"match_sha": sha}):
             codec, data = pack(raw)  # compressed only when new: an existing blob costs one indexed lookup
-            self._insert_ignore(blobs_t, {"sha256": sha, "codec": codec, "size": len(raw), "data": data}, ["sha256"])
+            self._db.insert_ignore(blobs_t, {"sha256": sha, "codec": codec, "size": len(raw), "data": data}, ["sha256"])
         known.add(sha)
         return sha
 

@@ -8,10 +8,10 @@ the store through :class:`reviewer_app.hitl.SQLHITLBackend`, which runs these me
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DatabaseError, OperationalError
@@ -25,24 +25,102 @@ from reviewer_app.persistence import migrate
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import ValueMemo
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url, sqlite_path
-from reviewer_app.persistence.store.audit import AuditReads
+from reviewer_app.persistence.store.audit import AuditReads, AuditWrites
+from reviewer_app.persistence.store.base import Reader, Statements
+from reviewer_app.persistence.store.blobstore import BlobWrites
+from reviewer_app.persistence.store.checkpoints import CheckpointReads, CheckpointWrites
 from reviewer_app.persistence.store.fastpath import _HeldConnection, _Prepared, _Write
 from reviewer_app.persistence.store.history import HistoryReads
-from reviewer_app.persistence.store.policy import PolicyReads, PolicyWrites
 from reviewer_app.persistence.store.records import CreationClock
 from reviewer_app.persistence.store.requests import RequestReads, RequestWrites
 from reviewer_app.persistence.store.rules import RuleReads, RuleWrites
-from reviewer_app.persistence.store.runs import RunReads
+from reviewer_app.persistence.store.runs import RunReads, RunWrites
 from reviewer_app.persistence.store.stats import StatsReads
 from reviewer_app.persistence.store.timeline import TimelineReads, TimelineWrites
+from reviewer_app.persistence.store.waivers import WaiverReads, WaiverWrites
+
+T = TypeVar("T")
 
 
-class StoreTx(PolicyWrites, RequestWrites, TimelineWrites, RuleWrites):
-    """Writes inside one transaction, every aggregate's. Obtain it from :meth:`Store.transaction`."""
+A = TypeVar("A")
 
 
-class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, PolicyReads, StatsReads, HistoryReads):
-    """Reviewer's database: open (and migrate) once, then read and write through it."""
+class _Aggregate(Generic[A]):
+    """A transaction's aggregate, made on first use: most transactions touch two or three of them, and the
+    SQLite fast path's short transactions would otherwise pay for all of them."""
+
+    def __init__(self, make: Callable[[StoreTx], A]) -> None:
+        self._make = make
+        self._slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}"
+
+    @overload
+    def __get__(self, tx: None, owner: type) -> _Aggregate[A]: ...
+
+    @overload
+    def __get__(self, tx: StoreTx, owner: type | None = None) -> A: ...
+
+    def __get__(self, tx: StoreTx | None, owner: type | None = None) -> A | _Aggregate[A]:
+        if tx is None:  # looked up on the class (documentation tools)
+            return self
+        made: A | None = getattr(tx, self._slot, None)
+        if made is None:
+            made = self._make(tx)
+            setattr(tx, self._slot, made)
+        return made
+
+
+class StoreTx:
+    """One write transaction: the write side of every aggregate, on one connection. From :meth:`Store.transaction`.
+
+    ``tx.requests.decide(...)``, ``tx.timeline.append(...)``: each aggregate holds this transaction's
+    :class:`Statements` and the other aggregates it writes through (a decision appends its audit row).
+    """
+
+    __slots__ = (
+        "_audit",
+        "_blobs",
+        "_checkpoints",
+        "_requests",
+        "_rules",
+        "_runs",
+        "_timeline",
+        "_waivers",
+        "statements",
+    )
+    statements: Statements
+
+    blobs = _Aggregate(lambda tx: BlobWrites(tx.statements))
+    audit = _Aggregate(lambda tx: AuditWrites(tx.statements, tx.blobs))
+    runs = _Aggregate(lambda tx: RunWrites(tx.statements))
+    checkpoints = _Aggregate(lambda tx: CheckpointWrites(tx.statements, tx.blobs))
+    timeline = _Aggregate(lambda tx: TimelineWrites(tx.statements, tx.blobs))
+    requests = _Aggregate(lambda tx: RequestWrites(tx.statements, tx.runs, tx.audit))
+    rules = _Aggregate(lambda tx: RuleWrites(tx.statements, tx.requests))
+    waivers = _Aggregate(lambda tx: WaiverWrites(tx.statements, tx.requests))
+
+    def __init__(self, statements: Statements) -> None:
+        self.statements = statements
+
+    @property
+    def connection(self) -> Connection:
+        """The transaction's connection (for statements no aggregate offers: tests, migrations' checks)."""
+        return self.statements.connection
+
+    def recorded(self, reviewer: str) -> str:
+        """The name a decision is recorded under (see :meth:`Statements.recorded`)."""
+        return self.statements.recorded(reviewer)
+
+    def committed(self) -> None:
+        """Called by the transaction's owner after COMMIT succeeded."""
+        self.statements.committed()
+
+
+class Store:
+    """Reviewer's database: open (and migrate) once, then read through one object per aggregate
+    (``store.requests.get(id)``, ``store.runs.list()``) and write in :meth:`transaction`."""
 
     def __init__(self, engines: Engines, *, seal: AuditSeal | None = None) -> None:
         self.engines = engines
@@ -56,6 +134,16 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
         self.creation_clock = CreationClock()
         self._identity_url: str | None = None
         self._blob_memo = ValueMemo()  # used on the DB thread only (one transaction at a time)
+        self._reader = reader = Reader(engines, self._prepared, self._held_reader)
+        self.requests = RequestReads(reader)
+        self.runs = RunReads(reader)
+        self.checkpoints = CheckpointReads(reader)
+        self.timeline = TimelineReads(reader)
+        self.audit = AuditReads(reader, lambda: self.audit_seal, lambda: self.identity_url)
+        self.rules = RuleReads(reader)
+        self.waivers = WaiverReads(reader)
+        self.history = HistoryReads(reader)
+        self.stats = StatsReads(reader)
 
     @classmethod
     def open(
@@ -116,7 +204,7 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
     def database_login(self) -> str | None:
         """Who the database says is connected (PostgreSQL's ``session_user``), read once; None on SQLite.
 
-        On PostgreSQL every decision is recorded under it (:meth:`StoreTx.recorded`), whatever name a client
+        On PostgreSQL every decision is recorded under it (:meth:`Statements.recorded`), whatever name a client
         asserts: the login, not the client, is the identity.
         """
         if self.engines.dialect != "postgresql":
@@ -126,14 +214,18 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
                 self._login = str(connection.execute(text("SELECT session_user")).scalar_one())
         return self._login
 
-    def _prepare_tx(self, tx: StoreTx) -> StoreTx:
-        tx.seal = self.audit_seal
-        tx.creation_clock = self.creation_clock
-        tx.blob_memo = self._blob_memo
-        tx.database_url = self.identity_url
-        tx.login = self.database_login()
-        self._decode_leniently_if_retrying(tx.connection)
-        return tx
+    def tolerating_bad_text(self, work: Callable[[], T]) -> T:
+        """``work()``, retried decoding TEXT leniently if a stored value is not UTF-8 (see :class:`Reader`)."""
+        return self._reader.tolerating_bad_text(work)
+
+    def _prepare_tx(self, statements: Statements) -> StoreTx:
+        statements.seal = self.audit_seal
+        statements.creation_clock = self.creation_clock
+        statements.blob_memo = self._blob_memo
+        statements.database_url = self.identity_url
+        statements.login = self.database_login()
+        self._reader.decode_leniently_if_retrying(statements.connection)
+        return StoreTx(statements)
 
     def close(self) -> None:
         for held in (self._held_writer, self._held_reader):
@@ -148,9 +240,9 @@ class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, Policy
     @contextmanager
     def _pooled_transaction(self) -> Iterator[StoreTx]:
         with self.engines.write() as connection:
-            tx = self._prepare_tx(StoreTx(connection, self.engines.dialect, self._prepared))
+            tx = self._prepare_tx(Statements(connection, self.engines.dialect, self._prepared))
             yield tx
         tx.committed()
 
     def _held_tx(self, connection: Connection, driver: sqlite3.Connection) -> StoreTx:
-        return self._prepare_tx(StoreTx(connection, "sqlite", self._prepared, driver))
+        return self._prepare_tx(Statements(connection, "sqlite", self._prepared, driver))

@@ -22,7 +22,7 @@ from reviewer_app.domain.history import (
     rule_id_of,
     search_terms,
 )
-from reviewer_app.persistence.store.base import ReadsBase
+from reviewer_app.persistence.store.base import Reader
 from reviewer_app.persistence.tables import audit_t, policy_rules_t, requests_t
 
 MAX_PAGE = 1_000
@@ -110,10 +110,13 @@ def _entry(row: Any) -> HistoryEntry:
     )
 
 
-class HistoryReads(ReadsBase):
-    """Decided requests for the History view, ``reviewer-app audit`` and exports."""
+class HistoryReads:
+    """``store.history``: decided requests for the History view, ``reviewer-app audit`` and exports."""
 
-    def history_page(self, query: HistoryQuery, *, after: HistoryCursor | None = None, limit: int = 100) -> HistoryPage:
+    def __init__(self, db: Reader) -> None:
+        self._db = db
+
+    def page(self, query: HistoryQuery, *, after: HistoryCursor | None = None, limit: int = 100) -> HistoryPage:
         """The newest decisions matching ``query`` older than ``after``, at most ``limit`` (≤ 1,000) of them.
 
         The search text is reduced to words (:func:`search_terms`) and each must prefix-match a word of the
@@ -123,30 +126,30 @@ class HistoryReads(ReadsBase):
         terms = search_terms(query.text)
         if query.text and not terms:  # only punctuation: nothing can match it (and nothing is scanned)
             return HistoryPage()
-        sql, params = _page_sql(self.engines.dialect, query, terms, after is not None)
+        sql, params = _page_sql(self._db.engines.dialect, query, terms, after is not None)
         if after is not None:
             params["after_id"] = after.audit_id
         params["limit"] = limit + 1
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             rows = list(connection.execute(text(sql), params))
             entries = [_entry(row) for row in rows[:limit]]
             entries = self._with_rule_patterns(connection, entries)
         next_cursor = entries[-1].cursor if len(rows) > limit else None
         return HistoryPage(entries, next_cursor)
 
-    def iter_history(self, query: HistoryQuery, *, page_size: int = 500) -> Iterator[HistoryEntry]:
+    def entries(self, query: HistoryQuery, *, page_size: int = 500) -> Iterator[HistoryEntry]:
         """Every matching decision, newest first, one page in memory at a time."""
         after: HistoryCursor | None = None
         while True:
-            page = self.history_page(query, after=after, limit=page_size)
+            page = self.page(query, after=after, limit=page_size)
             yield from page.entries
             if page.next_cursor is None:
                 return
             after = page.next_cursor
 
-    def history_entry(self, audit_id: int) -> HistoryEntry | None:
+    def entry(self, audit_id: int) -> HistoryEntry | None:
         """One decision with the arguments as shown and as edited at decision time."""
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             audit = connection.execute(select(audit_t).where(audit_t.c.id == audit_id)).first()
             if audit is None:
                 return None

@@ -1,4 +1,4 @@
-"""Requests: creating them, compare-and-set settling (with the audit row), and the inbox's listings."""
+"""Requests: creating them, deciding them (compare-and-set, with the audit row), and the inbox's listings."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from reviewer_app.domain.hitl import (
 )
 from reviewer_app.domain.records import NewRequest, RequestQuery, RequestSummary
 from reviewer_app.persistence.store.audit import AuditWrites
-from reviewer_app.persistence.store.base import ReadsBase, TxBase
+from reviewer_app.persistence.store.base import Reader, RowSource, Statements
 from reviewer_app.persistence.store.records import now_ms, row_to_record, summarize_request
 from reviewer_app.persistence.store.runs import RunWrites
 from reviewer_app.persistence.tables import (
@@ -65,7 +65,7 @@ def _decided_among_statement(count: int) -> Any:
 
 @cache
 def _summary_page_sql(statuses: int, after: bool, limit: bool) -> str:
-    """SQLite text of :meth:`Store.summary_page` (row values need SQLite >= 3.15)."""
+    """SQLite text of :meth:`RequestReads.summary_page` (row values need SQLite >= 3.15)."""
     columns = ", ".join(column.name for column in SUMMARY_COLUMNS)
     sql = f"SELECT {columns} FROM {requests_t.name} WHERE status IN ({', '.join('?' * statuses)})"
     if after:  # the created_at bound lets SQLite seek in ix_hitl_status_created
@@ -81,20 +81,52 @@ def _default_decision(status: HITLStatus) -> str:
     }.get(status, DecisionKind.RESPOND.value)
 
 
-class RequestWrites(RunWrites, AuditWrites):
-    """Request writes inside one transaction."""
+class RequestLookups:
+    """The request reads both sides make: ``store.requests`` through the reader, ``tx.requests`` under the
+    transaction's write lock (the same statements)."""
 
-    def create_request(self, request: NewRequest, *, ensure_parents: bool = True) -> None:
+    __slots__ = ("_db",)
+
+    def __init__(self, db: RowSource) -> None:
+        self._db = db
+
+    def get(self, hitl_id: str) -> HITLRecord | None:
+        rows = self._db.rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
+        return row_to_record(rows[0]) if rows else None
+
+    def pending(self, *, session_id: str | None = None, invocation_id: str | None = None) -> list[HITLRecord]:
+        """Pending requests, oldest first (in a transaction: read under its write lock)."""
+        query = select(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
+        if session_id is not None:
+            query = query.where(requests_t.c.session_id == session_id)
+        if invocation_id is not None:
+            query = query.where(requests_t.c.invocation_id == invocation_id)
+        query = query.order_by(requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
+        with self._db.reading() as connection:
+            return [row_to_record(row) for row in connection.execute(query)]
+
+
+class RequestWrites(RequestLookups):
+    """``tx.requests``: creating and deciding requests inside one transaction."""
+
+    __slots__ = ("_audit", "_runs", "_tx")
+
+    def __init__(self, db: Statements, runs: RunWrites, audit: AuditWrites) -> None:
+        self._db = self._tx = db
+        self._runs = runs
+        self._audit = audit
+
+    def create(self, request: NewRequest, *, ensure_parents: bool = True) -> None:
         """Insert a pending request, creating its session and invocation on first use.
 
         ``ensure_parents=False``: the caller has checked in this transaction that the invocation exists.
         """
         agent = request.agent_name
         if ensure_parents:
-            self.ensure_session(request.session_id, agent=agent, external=request.external)
-            self.ensure_invocation(request.invocation_id, request.session_id, agent=agent, external=request.external)
-        ms = self.creation_clock.next_ms()  # distinct and increasing: a turn's requests keep their order
-        inserted = self._insert_ignore(
+            self._runs.ensure_session(request.session_id, agent=agent, external=request.external)
+            self._runs.ensure(request.invocation_id, request.session_id, agent=agent, external=request.external)
+        ms = self._tx.creation_clock.next_ms()  # distinct and increasing: a turn's requests keep their order
+        inserted = self._tx.insert_ignore(
             requests_t,
             {
                 "hitl_id": request.hitl_id,
@@ -124,29 +156,16 @@ class RequestWrites(RunWrites, AuditWrites):
             ["hitl_id"],
         )
         if not inserted:
-            existing = self.get_request(request.hitl_id)
+            existing = self.get(request.hitl_id)
             status = existing["status"] if existing else "unknown"
             raise HITLConflict(
                 f"a request with id {request.hitl_id!r} already exists ({status}); request ids are never reused",
                 existing,
             )
 
-    def get_request(self, hitl_id: str) -> HITLRecord | None:
-        rows = self._rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
-        return row_to_record(rows[0]) if rows else None
-
-    def pending_records(self, *, invocation_id: str) -> list[HITLRecord]:
-        """The run's pending requests, read under this transaction's write lock."""
-        query = (
-            select(requests_t)
-            .where(requests_t.c.status == HITLStatus.PENDING.value, requests_t.c.invocation_id == invocation_id)
-            .order_by(requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
-        )
-        return [row_to_record(row) for row in self.connection.execute(query)]
-
     def conflict_for(self, hitl_id: str, attempted: str) -> HITLError:
         """The error for acting on a request that is not pending: not found, or who decided it."""
-        rows = self._rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
+        rows = self._tx.rows(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
         if not rows:
             return HITLNotFound(hitl_id)
         return HITLConflict.already_decided(
@@ -156,7 +175,7 @@ class RequestWrites(RunWrites, AuditWrites):
             decision=rows[0]["decision"],
         )
 
-    def settle(
+    def decide(
         self,
         hitl_id: str,
         user_response: dict[str, Any] | None,
@@ -173,10 +192,10 @@ class RequestWrites(RunWrites, AuditWrites):
         when the request is no longer pending.
         """
         ms = now_ms()
-        reviewer = self.recorded(reviewer)
+        reviewer = self._tx.recorded(reviewer)
         response = dict(user_response) if user_response is not None else None
         decision = decision or (response or {}).get("decision") or _default_decision(status)
-        rows = self._rows(
+        rows = self._tx.rows(
             _DECIDE_REQUEST,
             {
                 "match_hitl_id": hitl_id,
@@ -200,7 +219,7 @@ class RequestWrites(RunWrites, AuditWrites):
             message = raw if isinstance(raw, str) else None
         if edited_args is None and response is not None:
             edited_args = response.get("args")
-        self.append_audit(
+        self._audit.append(
             hitl_id=hitl_id,
             decision=decision,
             reviewer=reviewer,
@@ -212,17 +231,17 @@ class RequestWrites(RunWrites, AuditWrites):
         return record
 
 
-class RequestReads(ReadsBase):
-    """Request reads: records, inbox summaries, keyset pages, expiry candidates."""
+class RequestReads(RequestLookups):
+    """``store.requests``: records, inbox summaries, keyset pages, expiry candidates."""
 
-    def get_request(self, hitl_id: str) -> HITLRecord | None:
-        with self._reading():
-            rows = self._read(_SELECT_REQUEST, {"match_hitl_id": hitl_id})
-            return row_to_record(rows[0]) if rows else None
+    __slots__ = ("_reader",)
 
-    def get_request_extras(self, hitl_id: str) -> dict[str, Any] | None:
+    def __init__(self, db: Reader) -> None:
+        self._db = self._reader = db
+
+    def extras(self, hitl_id: str) -> dict[str, Any] | None:
         """The app's own columns of a request (agent, summary, who decided and how)."""
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             row = connection.execute(
                 select(
                     requests_t.c.agent,
@@ -240,18 +259,8 @@ class RequestReads(ReadsBase):
         query = select(requests_t.c.hitl_id, requests_t.c.metadata).where(
             requests_t.c.status == HITLStatus.PENDING.value, requests_t.c.external.is_(True)
         )
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             return [(str(row[0]), row[1]) for row in connection.execute(query)]
-
-    def pending_records(self, *, session_id: str | None = None, invocation_id: str | None = None) -> list[HITLRecord]:
-        query = select(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
-        if session_id is not None:
-            query = query.where(requests_t.c.session_id == session_id)
-        if invocation_id is not None:
-            query = query.where(requests_t.c.invocation_id == invocation_id)
-        query = query.order_by(requests_t.c.created_at, requests_t.c.updated_at_ms, requests_t.c.hitl_id)
-        with self._reading() as connection:
-            return [row_to_record(row) for row in connection.execute(query)]
 
     def _filtered(self, query: Any, q: RequestQuery) -> Any:
         if q.statuses:
@@ -285,13 +294,13 @@ class RequestReads(ReadsBase):
             query = query.offset(q.offset)
         return query
 
-    def query_records(self, q: RequestQuery) -> list[HITLRecord]:
-        with self._reading() as connection:
+    def query(self, q: RequestQuery) -> list[HITLRecord]:
+        with self._db.reading() as connection:
             return [row_to_record(row) for row in connection.execute(self._filtered(select(requests_t), q))]
 
-    def query_summaries(self, q: RequestQuery) -> list[RequestSummary]:
+    def summaries(self, q: RequestQuery) -> list[RequestSummary]:
         """Inbox rows without the data blobs: cheap enough for 100,000 requests."""
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             result = connection.execute(self._filtered(select(*SUMMARY_COLUMNS), q))
             return [RequestSummary(*row) for row in result]
 
@@ -304,15 +313,15 @@ class RequestReads(ReadsBase):
         row when others are decided meanwhile, as OFFSET would. On SQLite the rows come from the
         DB-API cursor directly, and the values many rows repeat (type, session, run, tool, agent,
         status, decision, reviewer) are shared strings rather than one copy per row: at 100,000
-        rows about twice as fast as :meth:`query_summaries` and ~35 MB smaller.
+        rows about twice as fast as :meth:`summaries` and ~35 MB smaller.
         """
         from sys import intern
 
         statuses = tuple(statuses)
         if not statuses:
             raise ValueError("summary_page needs at least one status")
-        with self._reading() as connection:
-            if self.engines.is_sqlite:
+        with self._db.reading() as connection:
+            if self._reader.engines.is_sqlite:
                 driver = cast(sqlite3.Connection, connection.connection.driver_connection)
                 sql = _summary_page_sql(len(statuses), after is not None, limit is not None)
                 params: list[Any] = list(statuses)
@@ -370,7 +379,7 @@ class RequestReads(ReadsBase):
         ]
 
     def count_pending(self) -> int:
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             return int(
                 connection.execute(
                     select(func.count()).select_from(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
@@ -381,11 +390,11 @@ class RequestReads(ReadsBase):
         """The requests among ``hitl_ids`` that are no longer pending: one query for every waiting run."""
         ids = list(dict.fromkeys(hitl_ids))
         found: list[HITLRecord] = []
-        with self._reading() as connection:
-            tx = TxBase(connection, self.engines.dialect, self._prepared)
+        with self._db.reading() as connection:
+            tx = self._reader.on(connection)
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                rows = tx._rows(_decided_among_statement(len(chunk)), {f"id_{i}": v for i, v in enumerate(chunk)})
+                rows = tx.rows(_decided_among_statement(len(chunk)), {f"id_{i}": v for i, v in enumerate(chunk)})
                 found.extend(row_to_record(row) for row in rows)
         return found
 
@@ -395,5 +404,5 @@ class RequestReads(ReadsBase):
             requests_t.c.expires_at.is_not(None),
             requests_t.c.expires_at <= now,
         )
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             return [row_to_record(row) for row in connection.execute(query)]

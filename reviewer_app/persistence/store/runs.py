@@ -1,9 +1,6 @@
-"""Runs: sessions, invocations (state, owner), their conversation and checkpoints, and the runs board's listing.
+"""Runs: sessions, invocations (state, owner, heartbeat) and the runs board's listing.
 
-Run state is append-only: each commit adds the conversation's new messages to ``run_messages`` and writes a
-small checkpoint (the turn's pending calls, counters, how many messages it resumes from); large values go to
-``blobs`` once (:mod:`reviewer_app.persistence.blobs`) and the superseded checkpoint is deleted in the same
-transaction unless a pending request names it.
+A run's conversation and checkpoints are their own aggregate (:mod:`.checkpoints`).
 """
 
 from __future__ import annotations
@@ -13,48 +10,20 @@ from collections.abc import Sequence
 from types import EllipsisType
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, delete, func, insert, select, update
+from sqlalchemy import and_, bindparam, func, select, update
 
 from reviewer_app.domain.hitl import (
     HITLStatus,
 )
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState, RunStateConflict, check_transition
-from reviewer_app.persistence.blobs import (
-    STATE_FORMAT,
-    externalize_message,
-    externalize_state,
-    internalize_message,
-    internalize_state,
-    message_digests,
-    state_digests,
-)
-from reviewer_app.persistence.store.base import ReadsBase
-from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
+from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.records import now_ms
 from reviewer_app.persistence.tables import (
-    checkpoints_t,
     events_t,
     invocations_t,
     requests_t,
-    run_messages_t,
     sessions_t,
-)
-
-_INSERT_CHECKPOINT = insert(checkpoints_t)
-_INSERT_MESSAGE = insert(run_messages_t)
-# Superseded checkpoints of one run: every one but the newest, unless a pending request names it (its
-# ``checkpoint_id``); ix_hitl_invocation_status answers the subquery.
-_PRUNE_CHECKPOINTS = delete(checkpoints_t).where(
-    checkpoints_t.c.invocation_id == bindparam("match_inv"),
-    checkpoints_t.c.checkpoint_id != bindparam("keep_id"),
-    checkpoints_t.c.checkpoint_id.not_in(
-        select(requests_t.c.checkpoint_id).where(
-            requests_t.c.invocation_id == bindparam("match_inv"),
-            requests_t.c.status == HITLStatus.PENDING.value,
-            requests_t.c.checkpoint_id.is_not(None),
-        )
-    ),
 )
 
 _SELECT_RUN_STATE = select(invocations_t.c.state).where(invocations_t.c.id == bindparam("match_id"))
@@ -105,14 +74,19 @@ def _runs_query(where: Any, limit: int | None) -> Any:
 _SELECT_RUN = _runs_query(invocations_t.c.id == bindparam("match_id"), 1)
 
 
-class RunWrites(BlobWrites):
-    """Session, run and checkpoint writes inside one transaction."""
+class RunWrites:
+    """``tx.runs``: session and run writes inside one transaction (and the reads that guard them)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Statements) -> None:
+        self._db = db
 
     def ensure_session(
         self, session_id: str, *, agent: str | None = None, workspace: str | None = None, external: bool = False
     ) -> None:
         now = int(time.time())
-        self._insert_ignore(
+        self._db.insert_ignore(
             sessions_t,
             {
                 "id": session_id,
@@ -125,7 +99,7 @@ class RunWrites(BlobWrites):
             ["id"],
         )
 
-    def ensure_invocation(
+    def ensure(
         self,
         invocation_id: str,
         session_id: str,
@@ -140,7 +114,7 @@ class RunWrites(BlobWrites):
         """Create the invocation unless it exists; True if it was created."""
         ms = now_ms()
         return (
-            self._insert_ignore(
+            self._db.insert_ignore(
                 invocations_t,
                 {
                     "id": invocation_id,
@@ -162,7 +136,7 @@ class RunWrites(BlobWrites):
             > 0
         )
 
-    def set_run_state(
+    def set_state(
         self,
         invocation_id: str,
         state: RunState,
@@ -178,7 +152,7 @@ class RunWrites(BlobWrites):
         update applies only while the run is still in that state; otherwise :class:`RunStateConflict`.
         """
         if current is None:
-            rows = self._rows(
+            rows = self._db.rows(
                 self._locking(_SELECT_RUN_STATE, _SELECT_RUN_STATE_FOR_UPDATE), {"match_id": invocation_id}
             )
             current_raw = rows[0]["state"] if rows else None
@@ -204,8 +178,8 @@ class RunWrites(BlobWrites):
             values["error"] = error
         if owner is not ...:
             values["owner"] = owner
-        if not self._write(_UPDATE_RUN, values):
-            rows = self._rows(_SELECT_RUN_STATE, {"match_id": invocation_id})
+        if not self._db.write(_UPDATE_RUN, values):
+            rows = self._db.rows(_SELECT_RUN_STATE, {"match_id": invocation_id})
             now = rows[0]["state"] if rows else "deleted"
             raise RunStateConflict(
                 f"run {invocation_id} changed from {current.value} to {now} meanwhile; not moved to {state.value}"
@@ -213,73 +187,20 @@ class RunWrites(BlobWrites):
         return current
 
     def _locking(self, plain: Any, for_update: Any) -> Any:
-        return for_update if self.dialect == "postgresql" else plain
+        return for_update if self._db.dialect == "postgresql" else plain
 
-    def save_run_state(
-        self,
-        checkpoint_id: str,
-        invocation_id: str,
-        session_id: str,
-        state: dict[str, Any],
-        new_messages: Sequence[dict[str, Any]],
-        *,
-        first_index: int,
-    ) -> None:
-        """Append the run's new messages (from ``first_index``), write the checkpoint, prune the superseded ones.
-
-        ``state`` is the checkpoint without its conversation; the stored one records the message count it
-        resumes from, so a reader rebuilds exactly the conversation this commit saw.
-        """
-        put = self.put_blob
-        for offset, message in enumerate(new_messages):
-            self._write(
-                _INSERT_MESSAGE,
-                {
-                    "invocation_id": invocation_id,
-                    "idx": first_index + offset,
-                    "message": externalize_message(message, put),
-                },
-            )
-        stored = externalize_state(state, put, memo=self.blob_memo, has=self.has_blob)
-        stored["format"] = STATE_FORMAT
-        stored["message_count"] = first_index + len(new_messages)
-        self._write(
-            _INSERT_CHECKPOINT,
-            {
-                "checkpoint_id": checkpoint_id,
-                "invocation_id": invocation_id,
-                "session_id": session_id,
-                "state": stored,
-                "created_ms": now_ms(),
-            },
-        )
-        self._write(_PRUNE_CHECKPOINTS, {"match_inv": invocation_id, "keep_id": checkpoint_id})
-
-    def save_checkpoint(self, checkpoint_id: str, invocation_id: str, session_id: str, state: dict[str, Any]) -> None:
-        """A checkpoint stored as given (format 1: the state holds everything); runs use :meth:`save_run_state`."""
-        self._write(
-            _INSERT_CHECKPOINT,
-            {
-                "checkpoint_id": checkpoint_id,
-                "invocation_id": invocation_id,
-                "session_id": session_id,
-                "state": state,
-                "created_ms": now_ms(),
-            },
-        )
-
-    def run_state_and_owner(self, invocation_id: str) -> tuple[RunState, str | None] | None:
+    def state_and_owner(self, invocation_id: str) -> tuple[RunState, str | None] | None:
         """A run's state and driving process, read (row-locked on PostgreSQL) by the transaction about to change it."""
         query = self._locking(_SELECT_RUN_STATE_OWNER, _SELECT_RUN_STATE_OWNER_FOR_UPDATE)
-        rows = self._rows(query, {"match_id": invocation_id})
+        rows = self._db.rows(query, {"match_id": invocation_id})
         return (RunState(rows[0]["state"]), rows[0]["owner"]) if rows else None
 
-    def claim_run(self, invocation_id: str, owner: str | None, *, expected_owner: str | None) -> bool:
+    def claim(self, invocation_id: str, owner: str | None, *, expected_owner: str | None) -> bool:
         """Compare-and-set the process that drives a run (None releases it); False if someone changed it first."""
         condition = (
             invocations_t.c.owner.is_(None) if expected_owner is None else invocations_t.c.owner == expected_owner
         )
-        result = self.connection.execute(
+        result = self._db.connection.execute(
             update(invocations_t)
             .where(invocations_t.c.id == invocation_id, condition)
             .values(owner=owner, updated_at_ms=now_ms(), heartbeat_ms=now_ms() if owner else None, process_group=None)
@@ -294,7 +215,7 @@ class RunWrites(BlobWrites):
         """
         if not process_groups:
             return 0
-        result = self.connection.execute(
+        result = self._db.connection.execute(
             update(invocations_t)
             .where(invocations_t.c.id == bindparam("match_id"), invocations_t.c.owner == owner)
             .values(heartbeat_ms=bindparam("beat_ms"), process_group=bindparam("group")),
@@ -303,65 +224,22 @@ class RunWrites(BlobWrites):
         return int(result.rowcount or 0)
 
 
-class RunReads(ReadsBase):
-    """Run, session and checkpoint reads."""
+class RunReads:
+    """``store.runs``: runs and sessions, one or the runs board's listing."""
 
-    def latest_checkpoint(self, invocation_id: str) -> tuple[str, dict[str, Any]] | None:
-        """The run's newest checkpoint as ``(id, state)``, its conversation (``messages``) and large values restored."""
-        query = (
-            select(checkpoints_t.c.checkpoint_id, checkpoints_t.c.state)
-            .where(checkpoints_t.c.invocation_id == invocation_id)
-            # By the run's own checkpoint sequence, never the wall clock (a clock stepped back would pick an
-            # older checkpoint and run a tool again). Ids share the run's prefix and end in the zero-padded
-            # sequence: longer is later, equal lengths compare as numbers.
-            .order_by(func.length(checkpoints_t.c.checkpoint_id).desc(), checkpoints_t.c.checkpoint_id.desc())
-            .limit(1)
-        )
-        with self._reading() as connection:
-            row = connection.execute(query).first()
-            if row is None:
-                return None
-            return (row[0], _assembled(connection, invocation_id, row[1]))
+    def __init__(self, db: Reader) -> None:
+        self._db = db
 
-    def get_checkpoint(self, checkpoint_id: str) -> dict[str, Any] | None:
-        with self._reading() as connection:
-            row = connection.execute(
-                select(checkpoints_t.c.invocation_id, checkpoints_t.c.state).where(
-                    checkpoints_t.c.checkpoint_id == checkpoint_id
-                )
-            ).first()
-            if row is None or not isinstance(row[1], dict):
-                return None
-            return _assembled(connection, row[0], row[1])
-
-    def get_run(self, invocation_id: str) -> RunRecord | None:
-        rows = self._read(_SELECT_RUN, {"match_id": invocation_id})
+    def get(self, invocation_id: str) -> RunRecord | None:
+        rows = self._db.rows(_SELECT_RUN, {"match_id": invocation_id})
         return RunRecord(**rows[0]) if rows else None
-
-    def list_runs(
-        self,
-        *,
-        states: Sequence[str] | None = None,
-        limit: int | None = 500,
-        updated_since_ms: int | None = None,
-        ids: Sequence[str] | None = None,
-    ) -> list[RunRecord]:
-        """Runs, newest first (only those of ``ids`` when given)."""
-        conditions = []
-        if states:
-            conditions.append(invocations_t.c.state.in_(list(states)))
-        if ids is not None:
-            conditions.append(invocations_t.c.id.in_(list(ids)))
-        if updated_since_ms is not None:
-            conditions.append(invocations_t.c.updated_at_ms >= updated_since_ms)
-        return self._runs(select_where=and_(*conditions) if conditions else None, limit=limit)
 
     def _runs(self, *, select_where: Any, limit: int | None) -> list[RunRecord]:
         query = _runs_query(select_where, limit)
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             return [RunRecord(**dict(row._mapping)) for row in connection.execute(query)]
 
-    def stale_owned_runs(self, states: Sequence[str], *, beat_before_ms: int) -> list[RunRecord]:
+    def stale_owned(self, states: Sequence[str], *, beat_before_ms: int) -> list[RunRecord]:
         """Runs in ``states`` that have an owner whose last heartbeat is older than ``beat_before_ms`` (or none)."""
         stale = invocations_t.c.heartbeat_ms.is_(None) | (invocations_t.c.heartbeat_ms < beat_before_ms)
         where = and_(
@@ -386,32 +264,28 @@ class RunReads(ReadsBase):
             .scalar_subquery()
         )
         marked = select(func.count()).where(on_run, events_t.c.block_id == ignoring_block).scalar_subquery()
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             row = connection.execute(select(run_ms, event_ms, request_ms, marked)).one()
         return max(int(value or 0) for value in row[:3]), bool(row[3])
 
     def session_info(self, session_id: str) -> dict[str, Any] | None:
-        rows = self._read(_SELECT_SESSION, {"match_id": session_id})
+        rows = self._db.rows(_SELECT_SESSION, {"match_id": session_id})
         return dict(rows[0]) if rows else None
 
-
-def _assembled(connection: Connection, invocation_id: str, state: Any) -> dict[str, Any]:
-    """A stored checkpoint as the runtime uses it: format 2 gets its conversation and large values back."""
-    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-        return state if isinstance(state, dict) else {}
-    count = int(state.get("message_count") or 0)
-    rows = connection.execute(
-        select(run_messages_t.c.message)
-        .where(run_messages_t.c.invocation_id == invocation_id, run_messages_t.c.idx < count)
-        .order_by(run_messages_t.c.idx)
-    ).all()
-    messages = [row[0] for row in rows]
-    if len(messages) != count:
-        raise ValueError(f"run {invocation_id}: its checkpoint resumes from {count} messages, {len(messages)} stored")
-    digests = state_digests(state)
-    for message in messages:
-        digests.extend(message_digests(message))
-    blobs = read_blobs(connection, digests) if digests else {}
-    assembled = internalize_state(state, blobs)
-    assembled["messages"] = [internalize_message(m, blobs) if digests else m for m in messages]
-    return assembled
+    def list(
+        self,
+        *,
+        states: Sequence[str] | None = None,
+        limit: int | None = 500,
+        updated_since_ms: int | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[RunRecord]:
+        """Runs, newest first (only those of ``ids`` when given)."""
+        conditions = []
+        if states:
+            conditions.append(invocations_t.c.state.in_(list(states)))
+        if ids is not None:
+            conditions.append(invocations_t.c.id.in_(list(ids)))
+        if updated_since_ms is not None:
+            conditions.append(invocations_t.c.updated_at_ms >= updated_since_ms)
+        return self._runs(select_where=and_(*conditions) if conditions else None, limit=limit)

@@ -14,8 +14,8 @@ from sqlalchemy import ColumnElement, and_, case, func, literal, not_, or_, sele
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.identity import SYSTEM_PREFIXES
 from reviewer_app.domain.stats import TIME_TO_DECISION_BUCKETS, DecisionStats, TimeBucket, bucket_seconds
-from reviewer_app.persistence.store.base import ReadsBase
-from reviewer_app.persistence.tables import audit_t, requests_t
+from reviewer_app.persistence.store.base import Reader
+from reviewer_app.persistence.tables import requests_t
 
 TOP_N = 15
 """Rows kept per breakdown (agents, tools, reviewers, rules): the busiest ones."""
@@ -42,10 +42,13 @@ def _by_person() -> ColumnElement[bool]:
     return and_(_r.status != HITLStatus.EXPIRED.value, _r.decided_by.is_not(None), not_(_named(SYSTEM_PREFIXES)))
 
 
-class StatsReads(ReadsBase):
-    """The Statistics view's aggregates."""
+class StatsReads:
+    """``store.stats``: the Statistics view's aggregates."""
 
-    def decision_stats(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:
+    def __init__(self, db: Reader) -> None:
+        self._db = db
+
+    def decisions(self, *, since_s: int | None, until_s: int | None = None) -> DecisionStats:
         """Aggregates for requests decided (or created, per agent and tool) in ``[since_s, until_s)``."""
         until = int(time.time()) + 1 if until_s is None else int(until_s)
         bucket = bucket_seconds(since_s, until)
@@ -64,8 +67,8 @@ class StatsReads(ReadsBase):
             name = label.label("name")
             return select(name, count.label("n")).where(where).group_by(name).order_by(count.desc(), name).limit(TOP_N)
 
-        with self._reading() as connection:
-            if self.engines.dialect == "postgresql":  # every figure from one snapshot
+        with self._db.reading() as connection:
+            if self._db.engines.dialect == "postgresql":  # every figure from one snapshot
                 connection.execution_options(isolation_level="REPEATABLE READ")
 
             def pairs(query: Any) -> list[tuple[str, int]]:
@@ -107,8 +110,3 @@ class StatsReads(ReadsBase):
                 per_reviewer=pairs(top(_r.decided_by, people)),
                 rule_hits=pairs(top(_r.decided_by, and_(decided, _by_rule()))),
             )
-
-    def audit_row_count(self) -> int:
-        """How many rows the decision log holds (an export's progress is measured against it)."""
-        with self._reading() as connection:
-            return int(connection.execute(select(func.count()).select_from(audit_t)).scalar_one())

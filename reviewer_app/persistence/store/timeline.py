@@ -14,7 +14,7 @@ from sqlalchemy import Connection, func, insert, select
 
 from reviewer_app.domain.timeline import BlockEvent
 from reviewer_app.persistence.blobs import externalize, internalize, ref_digests
-from reviewer_app.persistence.store.base import ReadsBase
+from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import row_to_event
 from reviewer_app.persistence.tables import (
@@ -24,16 +24,22 @@ from reviewer_app.persistence.tables import (
 _INSERT_EVENT = insert(events_t).returning(events_t.c.seq)
 
 
-class TimelineWrites(BlobWrites):
-    """Timeline writes inside one transaction."""
+class TimelineWrites:
+    """``tx.timeline``: appending events inside one transaction."""
 
-    def append_events(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
+    __slots__ = ("_blobs", "_db")
+
+    def __init__(self, db: Statements, blobs: BlobWrites) -> None:
+        self._db = db
+        self._blobs = blobs
+
+    def append(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
         """Append events; returns them with the ``seq`` the store assigned."""
         stored = []
-        put = self.put_blob
+        put = self._blobs.put
         for event in events:
             data, refs = externalize(event.data, put)
-            rows = self._rows(
+            rows = self._db.rows(
                 _INSERT_EVENT,
                 {
                     "block_id": event.block_id,
@@ -64,26 +70,29 @@ class TimelineWrites(BlobWrites):
         return stored
 
 
-class TimelineReads(ReadsBase):
-    """Timeline reads (one run, or every run after a ``seq``)."""
+class TimelineReads:
+    """``store.timeline``: one run's events, or every run's after a ``seq``."""
 
-    def events(self, invocation_id: str, *, after_seq: int = 0) -> list[BlockEvent]:
+    def __init__(self, db: Reader) -> None:
+        self._db = db
+
+    def of_run(self, invocation_id: str, *, after_seq: int = 0) -> list[BlockEvent]:
         query = (
             select(events_t)
             .where(events_t.c.invocation_id == invocation_id, events_t.c.seq > after_seq)
             .order_by(events_t.c.seq)
         )
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             return _events(connection, query)
 
-    def events_since(self, after_seq: int, *, limit: int = 10_000) -> list[BlockEvent]:
+    def since(self, after_seq: int, *, limit: int = 10_000) -> list[BlockEvent]:
         """Every invocation's events after ``after_seq``: the live feed's increment."""
         query = select(events_t).where(events_t.c.seq > after_seq).order_by(events_t.c.seq).limit(limit)
-        with self._reading() as connection:
+        with self._db.reading() as connection:
             return _events(connection, query)
 
-    def last_event_seq(self) -> int:
-        with self._reading() as connection:
+    def last_seq(self) -> int:
+        with self._db.reading() as connection:
             return int(connection.execute(select(func.coalesce(func.max(events_t.c.seq), 0))).scalar_one())
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from reviewer_app.domain.policy import describe_session_approval
+from reviewer_app.domain.waivers import describe_session_approval
 from reviewer_app.ui.detail.pane import DetailPane
 
 CONFIRM_WINDOW_S = 4.0

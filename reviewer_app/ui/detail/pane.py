@@ -39,8 +39,8 @@ from PySide6.QtWidgets import (
 )
 
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType
-from reviewer_app.domain.policy import describe_session_approval
 from reviewer_app.domain.records import RequestSummary, RunRecord
+from reviewer_app.domain.waivers import describe_session_approval
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.flow_layout import FlowLayout

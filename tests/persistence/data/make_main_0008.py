@@ -52,7 +52,7 @@ WAITING_SCRIPT = [
 
 
 def agent_spec():  # imported lazily: the environment is set first
-    from reviewer_app.domain.policy import ApprovalPolicy
+    from reviewer_app.domain.waivers import ApprovalPolicy
     from reviewer_app.runtime.agents import DEFAULT_TOOLS, AgentSpec
 
     return AgentSpec(

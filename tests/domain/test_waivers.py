@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from reviewer_app.domain.policy import (
+from reviewer_app.domain.shell import CommandScope, Redirection
+from reviewer_app.domain.waivers import (
     ApprovalPolicy,
     SessionRule,
     describe_session_approval,
     is_shell_tool,
     rule_for,
 )
-from reviewer_app.domain.shell import CommandScope, Redirection
 
 POLICY = ApprovalPolicy()
 
