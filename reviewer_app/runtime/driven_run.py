@@ -146,7 +146,7 @@ class StepCommit:
 
     def write(self, tx: StoreTx) -> str | RunStep:
         run = self.run
-        current = tx.run_state_and_owner(run.invocation_id)
+        current = tx.runs.state_and_owner(run.invocation_id)
         if current is None:
             return "the run no longer exists"
         db_state, db_owner = current
@@ -155,19 +155,19 @@ class StepCommit:
         step = self.plan(tx) if self.plan is not None else self.step
         if db_state.finished and db_state is not step.state:
             return f"run is {db_state.value}"
-        tx.set_run_state(run.invocation_id, step.state, error=self.error, add_active_ms=self.add_ms, current=db_state)
+        tx.runs.set_state(run.invocation_id, step.state, error=self.error, add_active_ms=self.add_ms, current=db_state)
         for request in step.requests:
             # The invocation was just read above, so its session exists too: no INSERT OR IGNORE for them.
-            tx.create_request(dataclasses.replace(request, checkpoint_id=self.ckpt_id), ensure_parents=False)
+            tx.requests.create(dataclasses.replace(request, checkpoint_id=self.ckpt_id), ensure_parents=False)
         for decided in step.settled:
             arguments = decided.request.data.get("arguments")
-            tx.settle_by_rule(decided.request, decided.verdict, arguments, ensure_parents=False)
+            tx.rules.settle(decided.request, decided.verdict, arguments, ensure_parents=False)
         all_events = [*self.buffered, *step.events] if self.buffered else step.events
         if all_events:
-            tx.append_events(all_events)
+            tx.timeline.append(all_events)
         if self.ckpt_id is not None:
             state_json = self.ckpt_state if self.ckpt_state is not None else run.ckpt.to_state()
-            tx.save_run_state(
+            tx.checkpoints.save(
                 self.ckpt_id, run.invocation_id, run.session_id, state_json, self.new_messages, first_index=self.saved
             )
         return step

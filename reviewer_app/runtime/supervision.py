@@ -218,4 +218,4 @@ class RunSupervisor:
 
 def record_heartbeat(owner: str, groups: dict[str, int | None], tx: StoreTx) -> int:
     """In a write transaction: ``owner`` lives, and each of its runs runs a tool in this process group (or none)."""
-    return tx.heartbeat(owner, groups)
+    return tx.runs.heartbeat(owner, groups)

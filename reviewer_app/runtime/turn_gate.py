@@ -54,8 +54,8 @@ class TurnGate:
         run.ckpt.add_assistant_turn(turn)
 
         def plan(tx: StoreTx) -> RunStep:
-            rules = tx.session_rule_entries(run.session_id)
-            policy_rules = tx.active_policy_rules(time.time())
+            rules = tx.waivers.entries(run.session_id)
+            policy_rules = tx.rules.active(time.time())
             workspace = str(run.ctx.workspace)
             settled: list[RuleSettlement] = []
             events: list[BlockEvent] = []
@@ -222,5 +222,5 @@ def record_waiver(tx: StoreTx, result: GateResult) -> str | None:
     if result.waiver is None or result.waived_by is None:
         return None
     rule_id, rule = result.waived_by
-    tx.settle_by_waiver(result.waiver, rule_id, rule, result.call.arguments, ensure_parents=False)
+    tx.waivers.settle(result.waiver, rule_id, rule, result.call.arguments, ensure_parents=False)
     return f"session-rule:{rule_id}"

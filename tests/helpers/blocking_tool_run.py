@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer_app.cli.runs import drive_until_finished
-from reviewer_app.domain.policy import ApprovalPolicy
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
 from reviewer_app.runtime.runner import Runtime

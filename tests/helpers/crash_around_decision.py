@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
-from reviewer_app.domain.policy import ApprovalPolicy
+from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend, shown_arguments
 from reviewer_app.persistence.store import StoreTx
 from reviewer_app.runtime.agents import AgentCatalog, AgentSpec
@@ -77,7 +77,7 @@ def die_around_decisions(backend: SQLHITLBackend, point: str) -> None:
     def transaction() -> Iterator[StoreTx]:
         decided: list[bool] = []
         with original() as tx:
-            settle = tx.settle
+            settle = tx.requests.decide
 
             def settle_and_note(*args: Any, **kwargs: Any) -> Any:
                 decided.append(True)

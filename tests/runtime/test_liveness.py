@@ -110,7 +110,7 @@ async def test_a_live_owner_or_a_fresh_heartbeat_is_never_settled(db_path: Path,
     async with SQLHITLBackend(db_path, reviewer="tester") as backend:
         await _owned_run(backend, "inv_live", live_owner, running=True)
         await _owned_run(backend, "inv_fresh", dead_owner, running=True)
-        await backend.write(lambda tx: tx.heartbeat(dead_owner, {"inv_fresh": None}))
+        await backend.write(lambda tx: tx.runs.heartbeat(dead_owner, {"inv_fresh": None}))
         assert await interrupt_dead_owners(backend, stale_after_s=30) == []  # fresh beat, live pid
         settled = await interrupt_dead_owners(backend, stale_after_s=0)
         assert [(s.invocation_id, s.outcome) for s in settled] == [("inv_fresh", "interrupted")]
