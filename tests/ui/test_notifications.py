@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QWidget
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.notifications import NativeNotifier, NotificationActions, shown_request
+from tests.helpers.x_server import xvfb
 from tests.ui.conftest import run_async
 
 
@@ -136,8 +137,11 @@ def notification_server(tmp_path: Path) -> Any:
     picker.chmod(0o755)
     config = tmp_path / "dunstrc"
     config.write_text(f"[global]\n    dmenu = {picker}\n", encoding="utf-8")
-    display = f":{70 + os.getpid() % 20}"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "800x600x24"], stderr=subprocess.DEVNULL)
+    with xvfb(screen="800x600x24", extra=()) as display:
+        yield from _bus_and_dunst(display, config, picker)
+
+
+def _bus_and_dunst(display: str, config: Path, picker: Path) -> Any:
     bus = subprocess.Popen(
         ["dbus-daemon", "--session", "--print-address=1", "--nofork"],
         stdout=subprocess.PIPE,
@@ -160,7 +164,7 @@ def notification_server(tmp_path: Path) -> Any:
             os.environ.pop("DBUS_SESSION_BUS_ADDRESS", None)
         else:
             os.environ["DBUS_SESSION_BUS_ADDRESS"] = old
-        for process in (dunst, bus, xvfb):
+        for process in (dunst, bus):
             process.terminate()
             process.wait(timeout=10)
 
