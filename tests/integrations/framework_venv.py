@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.shared_cache import installing
+
 CACHE = Path(os.environ.get("REVIEWER_TEST_CACHE", Path.home() / ".cache" / "reviewer-app-tests"))
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _GUI_ONLY = ("pyside6", "desktop-notifier", "qasync")
@@ -73,6 +75,13 @@ def framework_python(name: str, requirements: list[str], *, minor: str) -> str:
     venv = CACHE / f"venv-{name}-py{minor}-{key}"
     python = venv / "bin" / "python"
     if (venv / ".ready").exists() and python.exists():
+        return str(python)
+    with installing(venv):
+        return _create(name, minor, wanted, venv, python)
+
+
+def _create(name: str, minor: str, wanted: list[str], venv: Path, python: Path) -> str:
+    if (venv / ".ready").exists() and python.exists():  # another test worker made it while this one waited
         return str(python)
     base = find_python(minor)
     if base is None:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.shared_cache import installing
+
 CLAUDE_CODE_VERSION = "2.1.331"
 CODEX_VERSION = "0.169.0"
 
@@ -27,6 +29,13 @@ def cache_root() -> Path:
 
 def _install(directory: Path, packages: list[str], binary: Path) -> Path:
     if binary.is_file():
+        return binary
+    with installing(directory):
+        return _install_once(directory, packages, binary)
+
+
+def _install_once(directory: Path, packages: list[str], binary: Path) -> Path:
+    if binary.is_file():  # another test worker installed it while this one waited for the lock
         return binary
     if not (sys.platform == "linux" and platform.machine() in ("x86_64", "AMD64")):
         pytest.skip("the end-to-end tests install the linux-x64 builds of the agent CLIs")

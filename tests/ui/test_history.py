@@ -15,11 +15,12 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.history import HistoryEntry
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.history.model import COL_BY, COL_DECISION, COL_REASON, PAGE_SIZE
+from reviewer_app.ui.history.model import COL_BY, COL_DECISION, COL_REASON, PAGE_SIZE, HistoryModel
 from reviewer_app.ui.window.main_window import HISTORY_TAB, MainWindow
 from tests.ui.conftest import OpenMainWindow, run_async
 
@@ -259,3 +260,20 @@ def test_a_decision_made_meanwhile_appears_at_the_top(
     window.live.request_refresh()
     qtbot.waitUntil(lambda: window.history.model.rowCount() == 7, timeout=10_000)
     assert window.history.model.entry(0).hitl_id == "h-late"  # type: ignore[union-attr]
+
+
+async def _no_pages(*_: Any) -> Any:
+    raise AssertionError("no page is read")
+
+
+def test_an_age_reads_the_same_until_the_model_says_it_changed(qtbot: Any) -> None:
+    """A cell's text may only change with dataChanged: the model tester compares reads across a second's edge."""
+    entry = HistoryEntry(1, int(time.time() * 1000), "h1", "approve", "ann", None, False, tool_name="Bash")
+    model = HistoryModel(_no_pages, lambda coroutine: coroutine.close())
+    model._entries = [entry]  # a row held in memory, as a first page would put it
+    first = model.data(model.index(0, 0))
+    time.sleep(1.1)
+    assert model.data(model.index(0, 0)) == first
+    with qtbot.waitSignal(model.dataChanged) as changed:
+        model.refresh_ages()
+    assert changed.args[0].column() == 0 and model.data(model.index(0, 0)) != first

@@ -24,6 +24,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.ui.decide.operation import DecisionOp
 from reviewer_app.ui.desktop.notifications import NativeNotifier, NotificationActions, shown_request
+from tests.helpers.x_server import xvfb
 from tests.ui.conftest import OpenMainWindow, RecordingRuntime, run_async
 
 
@@ -140,8 +141,11 @@ def notification_server(tmp_path: Path) -> Any:
     picker.chmod(0o755)
     config = tmp_path / "dunstrc"
     config.write_text(f"[global]\n    dmenu = {picker}\n", encoding="utf-8")
-    display = f":{70 + os.getpid() % 20}"
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "800x600x24"], stderr=subprocess.DEVNULL)
+    with xvfb(screen="800x600x24", extra=()) as display:
+        yield from _bus_and_dunst(display, config, picker)
+
+
+def _bus_and_dunst(display: str, config: Path, picker: Path) -> Any:
     bus = subprocess.Popen(
         ["dbus-daemon", "--session", "--print-address=1", "--nofork"],
         stdout=subprocess.PIPE,
@@ -164,7 +168,7 @@ def notification_server(tmp_path: Path) -> Any:
             os.environ.pop("DBUS_SESSION_BUS_ADDRESS", None)
         else:
             os.environ["DBUS_SESSION_BUS_ADDRESS"] = old
-        for process in (dunst, bus, xvfb):
+        for process in (dunst, bus):
             process.terminate()
             process.wait(timeout=10)
 

@@ -4,10 +4,13 @@ first window and exits 0; a launch on another database opens its own window."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +21,11 @@ from reviewer_app.ui.desktop.single_instance import SingleInstance, database_key
 pytestmark = pytest.mark.slow
 
 
-def launch(db: Path, home: Path) -> subprocess.Popen[str]:
+def launch(db: Path, home: Path, run: Path) -> subprocess.Popen[str]:
     env = {
         **os.environ,
         "QT_QPA_PLATFORM": "offscreen",
-        "XDG_RUNTIME_DIR": str(home / "run"),
+        "XDG_RUNTIME_DIR": str(run),
         "XDG_CONFIG_HOME": str(home / "config"),
         "HOME": str(home),
         "REVIEWER_AGENTS_FILE": str(home / "agents.yaml"),
@@ -57,9 +60,18 @@ def wait_until_listening(path: Path, process: subprocess.Popen[str], seconds: fl
         time.sleep(0.1)
 
 
-def test_second_launch_focuses_the_first(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
+@pytest.fixture
+def run_dir() -> Iterator[Path]:
+    """A short private runtime folder: a socket path must fit AF_UNIX's 108 bytes, and pytest's per-worker
+    ``tmp_path`` can be longer than that."""
+    path = Path(tempfile.mkdtemp(prefix="ri-"))
+    path.chmod(0o700)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_second_launch_focuses_the_first(tmp_path: Path, run_dir: Path) -> None:
+    run = run_dir
     first_db, other_db = tmp_path / "a.db", tmp_path / "b.db"
     os.environ["XDG_RUNTIME_DIR"] = str(run)  # server_name() below resolves the same directory as the children
     try:
@@ -72,15 +84,15 @@ def test_second_launch_focuses_the_first(tmp_path: Path) -> None:
     stale.bind(str(socket_a))
     stale.close()
     assert socket_a.is_socket()
-    first = launch(first_db, tmp_path)
+    first = launch(first_db, tmp_path, run)
     processes = [first]
     try:
         wait_until_listening(socket_a, first)
-        second = launch(tmp_path / "." / "a.db", tmp_path)  # the same file named differently
+        second = launch(tmp_path / "." / "a.db", tmp_path, run)  # the same file named differently
         out, err = second.communicate(timeout=60)
         assert second.returncode == 0, err
         assert "already open; it was brought to the front" in out
-        other = launch(other_db, tmp_path)
+        other = launch(other_db, tmp_path, run)
         processes.append(other)
         wait_until_listening(socket_b, other)
         assert other.poll() is None  # its own window
@@ -96,8 +108,8 @@ def test_database_key() -> None:
     assert "secret" not in database_key("postgresql://bob:secret@db/reviews")
 
 
-def test_guard_in_process(qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+def test_guard_in_process(qtbot: Any, tmp_path: Path, run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run_dir))
     first, second = SingleInstance(str(tmp_path / "x.db")), SingleInstance(str(tmp_path / "x.db"))
     assert not second.hand_over()  # nobody listens yet
     assert first.listen()

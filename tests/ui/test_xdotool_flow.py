@@ -22,6 +22,7 @@ import pytest
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.dialogs.reasons import CANNED_REJECT_REASONS
+from tests.helpers.x_server import xvfb
 
 TOOLS = ("Xvfb", "openbox", "xdotool")
 pytestmark = pytest.mark.skipif(
@@ -55,19 +56,20 @@ def windows_named(env: dict[str, str], pattern: str) -> list[str]:
 
 @pytest.fixture
 def x_display(tmp_path: Path) -> Iterator[dict[str, str]]:
-    display = f":{90 + os.getpid() % 100}"
-    server = subprocess.Popen(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-    env = {**os.environ, "DISPLAY": display}
-    probe = ["xdotool", "getmouselocation"]
-    until(lambda: subprocess.run(probe, env=env, capture_output=True, check=False).returncode == 0, 10, "the X server")
-    manager = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield env
-    finally:
-        manager.terminate()
-        server.terminate()
-        manager.wait(5)
-        server.wait(5)
+    with xvfb() as display:
+        env = {**os.environ, "DISPLAY": display}
+        probe = ["xdotool", "getmouselocation"]
+        until(
+            lambda: subprocess.run(probe, env=env, capture_output=True, check=False).returncode == 0,
+            10,
+            "the X server",
+        )
+        manager = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            yield env
+        finally:
+            manager.terminate()
+            manager.wait(5)
 
 
 def test_approve_and_reject_with_a_numbered_reason_by_real_keys(x_display: dict[str, str], tmp_path: Path) -> None:

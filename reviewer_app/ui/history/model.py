@@ -75,6 +75,7 @@ class HistoryModel(FlatTableModel):
         self.generation = 0
         self.loaded_once = False
         self.last_query_ms = 0.0
+        self._ages_at = time.time()  # "(3s ago)" is counted from here, so a cell reads the same until refresh_ages
         self.fetch_allowed: Callable[[], bool] = lambda: True
         """Asked before each further page: the panel answers whether its view really wants one now."""
 
@@ -100,6 +101,14 @@ class HistoryModel(FlatTableModel):
     @property
     def has_more(self) -> bool:
         return self._more
+
+    def refresh_ages(self) -> None:
+        """Count the Decided column's ages from now, and say so to the views (a model's data changes only so)."""
+        self._ages_at = time.time()
+        if self._entries:
+            self.dataChanged.emit(
+                self.index(0, COL_WHEN), self.index(len(self._entries) - 1, COL_WHEN), [Qt.ItemDataRole.DisplayRole]
+            )
 
     # -- queries and pages ------------------------------------------------------------------------------
     def set_query(self, query: HistoryQuery) -> None:
@@ -135,6 +144,7 @@ class HistoryModel(FlatTableModel):
         if serial == self._query_serial:  # else a newer query is waiting: this page is stale
             self.beginResetModel()
             self._entries = list(page.entries)
+            self._ages_at = time.time()
             self._next = page.next_cursor
             self._more = page.next_cursor is not None
             self._shown_serial = serial
@@ -207,10 +217,9 @@ class HistoryModel(FlatTableModel):
             return entry.audit_id
         return None
 
-    @staticmethod
-    def _text(entry: HistoryEntry, column: int) -> str:
+    def _text(self, entry: HistoryEntry, column: int) -> str:
         if column == COL_WHEN:
-            return decided_at_text(entry.decided_at_ms)
+            return decided_at_text(entry.decided_at_ms, self._ages_at)
         if column == COL_DECISION:
             return entry.decision_words
         if column == COL_BY:

@@ -228,7 +228,7 @@ class HistoryPanel(QWidget):
 
     def _refresh_ages(self) -> None:
         if self.active and self.model.rowCount():
-            self.view.viewport().update()
+            self.model.refresh_ages()
 
     # -- reads ------------------------------------------------------------------------------------------
     async def _load_page(self, query: HistoryQuery, after: HistoryCursor | None, limit: int) -> HistoryPage:
