@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.ui import theme
 from reviewer_app.ui.detail.json_view import JsonHighlighter, monospace_font
+from reviewer_app.ui.typing_target import TypingTarget
 
 EDIT_LIMIT_CHARS = 2_000_000
 PREVIEW_SHOWN_CHARS = 200_000
@@ -238,6 +239,13 @@ class EditArgumentsDialog(_SubmitDialog):
         self.back_button.clicked.connect(self.back_to_editing)
         self.back_button.hide()
         self.finish_layout()
+        # Tab walks the values, then Review edit and Cancel; the tabs are switched with Alt+F / Alt+J, so Tab never
+        # parks on the tab bar, and typing on a button goes to the value being edited (issue 25).
+        self.tabs.tabBar().setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.form_page.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.last_editor: QPlainTextEdit = self.editor
+        self.typing = TypingTarget(self._typing_editor, self)
+        self.typing.watch(*self.buttons.buttons(), self.tabs.tabBar())
         self.resize(760, 580)
         self._validate_timer = QTimer(self, singleShot=True, interval=120)
         self._validate_timer.timeout.connect(self.validate)
@@ -280,6 +288,25 @@ class EditArgumentsDialog(_SubmitDialog):
     def field_editor(self, name: str) -> QPlainTextEdit:
         return self.fields[name]
 
+    def _typing_editor(self) -> QWidget | None:
+        """Where typing on a button goes: the value edited last on the tab shown (none during the preview)."""
+        if self.previewing:
+            return None
+        if self.tabs.currentIndex() == self.JSON_TAB or not self.fields:
+            return self.editor
+        if self.last_editor in self.fields.values():
+            return self.last_editor
+        return next(iter(self.fields.values()))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.FocusIn
+            and isinstance(watched, QPlainTextEdit)
+            and watched is not self.diff_view
+        ):
+            self.last_editor = watched
+        return super().eventFilter(watched, event)
+
     def _focus_first_editor(self) -> None:
         """The caret at the end of the longest text value (or of the JSON): typing appends, as one expects."""
         if self.tabs.currentIndex() == self.FIELDS_TAB and self.fields:
@@ -289,6 +316,7 @@ class EditArgumentsDialog(_SubmitDialog):
         target.moveCursor(QTextCursor.MoveOperation.End)
         target.ensureCursorVisible()
         target.setFocus()
+        self.last_editor = target
 
     def show_json(self) -> None:
         self.tabs.setCurrentIndex(self.JSON_TAB)

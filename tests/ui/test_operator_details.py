@@ -152,3 +152,22 @@ def test_after_e_the_caret_waits_at_the_end_of_the_value(
     assert field.textCursor().position() == len("npm run build")  # typing appends, it does not prepend
     qtbot.keyClicks(field, " -- --prod")
     assert field.toPlainText() == "npm run build -- --prod"
+
+
+def test_after_e_tab_moves_to_review_edit_and_typing_still_lands_in_the_value(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "npm run build")
+    show(qtbot, window, hitl_id)
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    field = dialog.field_editor("command")
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+    assert dialog.focusWidget() is dialog.ok_button  # past the last value: the button that reviews the edit
+    qtbot.keyClicks(dialog.focusWidget(), " -- --prod")  # typing on the button goes to the value, not nowhere
+    assert field.toPlainText() == "npm run build -- --prod"
+    assert dialog.focusWidget() is field
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab, Qt.KeyboardModifier.ShiftModifier)
+    assert dialog.focusWidget() is not dialog.tabs.tabBar()  # Shift+Tab from the first value wraps to Cancel
+    qtbot.keyClicks(dialog.focusWidget(), "!")
+    assert field.toPlainText() == "npm run build -- --prod!"
