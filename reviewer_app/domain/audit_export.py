@@ -13,20 +13,38 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from reviewer_app.domain.audit_words import audit_decision_words, audit_what
 from reviewer_app.domain.records import AuditEntry
 from reviewer_app.domain.sanitize import redact_data, redact_secrets
 
-COLUMNS = ("id", "hitl_id", "decision", "reviewer", "at_ms", "shown_args_sha256", "edited_args", "message", "row_hash")
+COLUMNS = (
+    "id",
+    "hitl_id",
+    "decision",
+    "decision_words",
+    "tool_name",
+    "what",
+    "reviewer",
+    "at_ms",
+    "shown_args_sha256",
+    "edited_args",
+    "message",
+    "row_hash",
+)
 FORMATS = ("jsonl", "csv")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def exported_row(entry: AuditEntry) -> dict[str, Any]:
-    """One audit row as exported: the :data:`COLUMNS`, with credentials in the message and edits redacted."""
+    """One audit row as exported: the :data:`COLUMNS`, with credentials in the message and edits redacted, and the
+    row in words (``decision_words``, ``what``: the tool's command or target, or the rule changed)."""
     return {
         "id": entry.id,
         "hitl_id": entry.hitl_id,
         "decision": entry.decision,
+        "decision_words": audit_decision_words(entry),
+        "tool_name": entry.tool_name,
+        "what": redact_secrets(audit_what(entry)),
         "reviewer": entry.reviewer,
         "at_ms": entry.at_ms,
         "shown_args_sha256": entry.shown_args_sha256,

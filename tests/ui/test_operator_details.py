@@ -171,3 +171,30 @@ def test_after_e_tab_moves_to_review_edit_and_typing_still_lands_in_the_value(
     assert dialog.focusWidget() is not dialog.tabs.tabBar()  # Shift+Tab from the first value wraps to Cancel
     qtbot.keyClicks(dialog.focusWidget(), "!")
     assert field.toPlainText() == "npm run build -- --prod!"
+
+
+def test_after_an_edit_history_names_what_ran_and_strikes_what_was_shown(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "rm -r build")
+    show(qtbot, window, hitl_id)
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    field = dialog.field_editor("command")
+    qtbot.keyClicks(field, "/tmp")
+    qtbot.waitUntil(dialog.ok_button.isEnabled)
+    qtbot.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(dialog.diff_view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: status(qtbot, qt_backend, hitl_id)[0] == "completed", timeout=10_000)
+    window.left_tabs.setCurrentIndex(2)  # History
+    history = window.history
+    qtbot.waitUntil(lambda: history.model.loaded_once and not history.model.loading, timeout=10_000)
+    assert [e.hitl_id for e in history.model.entries] == [hitl_id], (
+        window.left_tabs.currentIndex(),
+        history.model.entries,
+    )
+    history.view.setCurrentIndex(history.model.index(0, 0))
+    qtbot.waitUntil(lambda: history.detail.prepared is not None, timeout=10_000)
+    header = history.detail.header.text()
+    assert "Ran: <b>Bash “rm -r build/tmp”</b>" in header
+    assert "<s>rm -r build</s>" in header  # what was shown, struck through

@@ -31,6 +31,7 @@ from reviewer_app.persistence.store.history import HistoryReads
 from reviewer_app.persistence.store.policy import PolicyReads, PolicyWrites
 from reviewer_app.persistence.store.records import CreationClock
 from reviewer_app.persistence.store.requests import RequestReads, RequestWrites
+from reviewer_app.persistence.store.rule_audit import RuleEventReads
 from reviewer_app.persistence.store.rules import RuleReads, RuleWrites
 from reviewer_app.persistence.store.runs import RunReads
 from reviewer_app.persistence.store.stats import StatsReads
@@ -41,7 +42,9 @@ class StoreTx(PolicyWrites, RequestWrites, TimelineWrites, RuleWrites):
     """Writes inside one transaction, every aggregate's. Obtain it from :meth:`Store.transaction`."""
 
 
-class Store(RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, PolicyReads, StatsReads, HistoryReads):
+class Store(
+    RequestReads, RunReads, TimelineReads, AuditReads, RuleReads, PolicyReads, StatsReads, HistoryReads, RuleEventReads
+):
     """Reviewer's database: open (and migrate) once, then read and write through it."""
 
     def __init__(self, engines: Engines, *, seal: AuditSeal | None = None) -> None:

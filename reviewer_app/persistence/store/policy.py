@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, or_, select, update
 
+from reviewer_app.domain.audit_words import RULE_ADDED, RULE_EDITED, RULE_REVOKED
 from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.records import NewRequest
@@ -20,6 +21,7 @@ from reviewer_app.domain.rule_outcome import rule_from_row, verdict_decision, wa
 from reviewer_app.domain.rules import Rule, Verdict
 from reviewer_app.persistence.store.base import ReadsBase
 from reviewer_app.persistence.store.requests import RequestWrites
+from reviewer_app.persistence.store.rule_audit import RuleEventWrites
 from reviewer_app.persistence.tables import policy_rules_t
 
 _ACTIVE = policy_rules_t.c.revoked_at.is_(None) & or_(
@@ -93,16 +95,30 @@ def _rule_values(rule: Rule, created_by: str | None) -> dict[str, Any]:
     }
 
 
-class PolicyWrites(RequestWrites):
-    """Policy-rule writes (and the reads the gate makes under the same write lock)."""
+class PolicyWrites(RequestWrites, RuleEventWrites):
+    """Policy-rule writes (and the reads the gate makes under the same write lock); each change is audited."""
 
-    def add_policy_rule(self, rule: Rule, *, created_by: str | None = None) -> bool:
-        """Store a rule; False when a rule with its id exists already (then nothing changes)."""
-        return self._insert_ignore(policy_rules_t, _rule_values(rule, created_by), ["id"]) > 0
+    def add_policy_rule(self, rule: Rule, *, created_by: str | None = None, replaces: str | None = None) -> bool:
+        """Store a rule (revoking ``replaces``: an edit); False when a rule with its id exists already (then nothing
+        changes). Audited as ``rule_added``, or ``rule_edited`` naming the rule it replaced."""
+        if self._insert_ignore(policy_rules_t, _rule_values(rule, created_by), ["id"]) == 0:
+            return False
+        who = created_by or "unknown"
+        before = self.stored_rule(replaces) if replaces is not None else None
+        if before is not None and self._write(_REVOKE, {"match_id": replaces, "at": time.time()}) > 0:
+            self.audit_rule_event(RULE_EDITED, before=before, after=rule, reviewer=who)
+        else:
+            self.audit_rule_event(RULE_ADDED, before=None, after=rule, reviewer=who)
+        return True
 
-    def revoke_policy_rule(self, rule_id: str, *, at: float | None = None) -> bool:
-        """Revoke a rule (it stays on the record); False when unknown or already revoked."""
-        return self._write(_REVOKE, {"match_id": rule_id, "at": at if at is not None else time.time()}) > 0
+    def revoke_policy_rule(self, rule_id: str, *, at: float | None = None, revoked_by: str = "unknown") -> bool:
+        """Revoke a rule (it stays on the record, the revocation is audited); False when unknown or already revoked."""
+        rule = self.stored_rule(rule_id)
+        if self._write(_REVOKE, {"match_id": rule_id, "at": at if at is not None else time.time()}) == 0:
+            return False
+        if rule is not None:
+            self.audit_rule_event(RULE_REVOKED, before=rule, after=None, reviewer=revoked_by)
+        return True
 
     def record_rule_hit(self, rule_id: str, *, at: float | None = None) -> None:
         self._write(_RECORD_HIT, {"match_id": rule_id, "at": at if at is not None else time.time()})

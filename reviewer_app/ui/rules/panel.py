@@ -250,7 +250,7 @@ class RulesPanel(QWidget):
 
     async def revoke(self, rule_id: str) -> None:
         try:
-            revoked = await self.backend.revoke_rule(rule_id)
+            revoked = await self.backend.revoke_rule(rule_id, revoked_by=self.backend.reviewer)
         except Exception as exc:
             self.failed.emit(f"Could not revoke {rule_id}: {exc}")
             return
