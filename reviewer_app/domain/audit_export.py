@@ -21,15 +21,16 @@ COLUMNS = (
     "id",
     "hitl_id",
     "decision",
-    "decision_words",
-    "tool_name",
-    "what",
     "reviewer",
     "at_ms",
     "shown_args_sha256",
     "edited_args",
     "message",
     "row_hash",
+    # the row in words, after the signed columns (readers of the older files keep their column positions)
+    "decision_words",
+    "tool_name",
+    "what",
 )
 FORMATS = ("jsonl", "csv")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -42,15 +43,15 @@ def exported_row(entry: AuditEntry) -> dict[str, Any]:
         "id": entry.id,
         "hitl_id": entry.hitl_id,
         "decision": entry.decision,
-        "decision_words": audit_decision_words(entry),
-        "tool_name": entry.tool_name,
-        "what": redact_secrets(audit_what(entry)),
         "reviewer": entry.reviewer,
         "at_ms": entry.at_ms,
         "shown_args_sha256": entry.shown_args_sha256,
         "edited_args": redact_data(entry.edited_args),
         "message": None if entry.message is None else redact_secrets(entry.message),
         "row_hash": entry.row_hash,
+        "decision_words": audit_decision_words(entry),
+        "tool_name": entry.tool_name,
+        "what": redact_secrets(audit_what(entry)),
     }
 
 
