@@ -307,6 +307,15 @@ class EditArgumentsDialog(_SubmitDialog):
             self.last_editor = watched
         return super().eventFilter(watched, event)
 
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab into a value puts the caret at its end, as ``e`` does for the first: typing appends."""
+        moved = super().focusNextPrevChild(next)
+        widget = self.focusWidget()
+        if isinstance(widget, QPlainTextEdit) and widget is not self.diff_view:
+            widget.moveCursor(QTextCursor.MoveOperation.End)
+            self.last_editor = widget
+        return moved
+
     def _focus_first_editor(self) -> None:
         """The caret at the end of the longest text value (or of the JSON): typing appends, as one expects."""
         if self.tabs.currentIndex() == self.FIELDS_TAB and self.fields:

@@ -19,7 +19,7 @@ from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
 from reviewer_app.ui.keymap import keymap_entries
 from reviewer_app.ui.main_window import MainWindow
-from tests.ui.conftest import make_summary
+from tests.ui.conftest import make_summary, run_async
 from tests.ui.triage_helpers import dialog_of, open_window, shell, show, status
 
 
@@ -198,3 +198,29 @@ def test_after_an_edit_history_names_what_ran_and_strikes_what_was_shown(
     header = history.detail.header.text()
     assert "Ran: <b>Bash “rm -r build/tmp”</b>" in header
     assert "<s>rm -r build</s>" in header  # what was shown, struck through
+
+
+def test_tab_into_the_next_value_puts_the_caret_at_its_end(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    arguments = {"command": "git diff --stat", "description": "step 1"}
+    run_async(
+        qtbot,
+        qt_backend.create(
+            hitl_id="h2",
+            hitl_type="tool_approval",
+            session_id="s1",
+            invocation_id="i1",
+            data={"arguments": arguments, "agent": "claude-code"},
+            tool_name="Bash",
+        ),
+    )
+    show(qtbot, window, "h2")
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+    assert dialog.focusWidget() is dialog.field_editor("description")
+    qtbot.keyClicks(dialog.focusWidget(), " (staged)")
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+    qtbot.keyClicks(dialog.focusWidget(), "!")  # on Review edit: lands at the end of the value edited last
+    assert dialog.field_editor("description").toPlainText() == "step 1 (staged)!"
