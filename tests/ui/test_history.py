@@ -266,3 +266,14 @@ def test_a_decision_made_meanwhile_appears_at_the_top(
     window.live.request_refresh()
     qtbot.waitUntil(lambda: window.history.model.rowCount() == 7, timeout=10_000)
     assert window.history.model.entry(0).hitl_id == "h-late"  # type: ignore[union-attr]
+
+
+def test_a_search_that_leaves_the_shown_decision_out_clears_the_detail(window: MainWindow, qtbot: Any) -> None:
+    open_history(qtbot, window)
+    select(qtbot, window, "h-edit")
+    history = window.history
+    history.search_box.setText("ci cache")  # only the rejection matches
+    qtbot.waitUntil(lambda: history.model.rowCount() == 1 and not history.model.loading, timeout=10_000)
+    # the detail never shows a decision the list no longer holds (issue 25 triage)
+    assert history.detail.prepared is None
+    assert "Select a decision" in history.detail.header.text()

@@ -308,6 +308,9 @@ class HistoryPanel(QWidget):
                 self.view.selectionModel().blockSignals(True)
                 self.view.setCurrentIndex(self.model.index(row, 0))
                 self.view.selectionModel().blockSignals(False)
+            else:  # the query left it out: never show a decision the list does not hold
+                self._selected_audit_id = None
+                self.detail.show_prepared(None)
 
     def _after_rows(self) -> None:
         self._remember_choices()
