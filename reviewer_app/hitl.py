@@ -453,6 +453,9 @@ class SQLHITLBackend:
                     continue  # decided by someone else in the meantime: that decision stands
                 except (ValueError, TypeError, RecursionError) as exc:  # one bad row never stops the others
                     log.warning("could not expire request %r: %s", record.get("hitl_id"), exc)
+            if self.store.rules.expiries_to_audit(moment):  # a rule past its time: its expiry goes on the log once
+                with self.store.transaction() as tx:
+                    tx.rules.audit_expired(moment)
             return expired
 
         def work_and_tell() -> list[HITLRecord]:
@@ -673,19 +676,21 @@ class SQLHITLBackend:
         return await self.write(work)
 
     # -- persistent policy rules (issue 14) ------------------------------------------------------------------
-    async def add_rule(self, rule: Rule, *, created_by: str | None = None) -> StoredRule:
-        """Store a persistent rule; :class:`HITLConflict` when its id is taken."""
+    async def add_rule(self, rule: Rule, *, created_by: str | None = None, replaces: str | None = None) -> StoredRule:
+        """Store a persistent rule (revoking ``replaces`` in the same transaction: an edit, audited as one);
+        :class:`HITLConflict` when its id is taken."""
 
         def work(tx: StoreTx) -> None:
-            if not tx.rules.add(rule, created_by=created_by or default_reviewer()):
+            if not tx.rules.add(rule, created_by=created_by or default_reviewer(), replaces=replaces):
                 raise HITLConflict(f"a rule with id {rule.id!r} already exists")
 
         await self.write(work)
         return next(entry for entry in await self.list_rules(include_inactive=True) if entry.rule.id == rule.id)
 
-    async def revoke_rule(self, rule_id: str) -> bool:
-        """Revoke a rule (it stays on the record); False when unknown or already revoked."""
-        return await self.write(lambda tx: tx.rules.revoke(rule_id))
+    async def revoke_rule(self, rule_id: str, *, revoked_by: str | None = None) -> bool:
+        """Revoke a rule (it stays on the record; the revocation is audited); False when unknown or already revoked."""
+        who = revoked_by or default_reviewer()
+        return await self.write(lambda tx: tx.rules.revoke(rule_id, revoked_by=who))
 
     async def import_rules(self, rules: Sequence[Rule], *, created_by: str | None = None) -> list[bool]:
         """Add several rules in one transaction; per rule, False when its id existed already (left unchanged)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any, TextIO
 
 from reviewer_app.cli.context import open_backend
@@ -19,6 +20,7 @@ from reviewer_app.cli.output import dump, err, out
 from reviewer_app.config import AppContext
 
 PAGE = 1_000
+_REDACTED_OR_WORDS = ("edited_args", "message", "decision_words", "what")
 
 
 async def print_audit(backend: Any, as_json: bool, stream: TextIO) -> int:
@@ -35,13 +37,14 @@ async def print_audit(backend: Any, as_json: bool, stream: TextIO) -> int:
         for entry in page:
             redacted = exported_row(entry)
             if as_json:
-                row = {**entry.to_dict(), "edited_args": redacted["edited_args"], "message": redacted["message"]}
+                row = {**entry.to_dict(), **{key: redacted[key] for key in _REDACTED_OR_WORDS}}
                 text = json.dumps(row, indent=2, ensure_ascii=False, default=str)
                 stream.write(("[\n  " if first else ",\n  ") + json_terminal_safe(text.replace("\n", "\n  ")))
             else:
-                message = f"  {redacted['message']}" if redacted["message"] else ""
-                line = f"{entry.id:>6}  {entry.at_ms / 1000:.3f}  {entry.hitl_id}  {entry.decision:<20} "
-                stream.write(terminal_safe(line + f"{entry.reviewer}{message}") + "\n")
+                message = f"  ({redacted['message']})" if redacted["message"] else ""
+                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.at_ms / 1000))
+                line = f"{entry.id:>6}  {when}  {redacted['decision_words']:<32} {redacted['what']}"
+                stream.write(terminal_safe(f"{line}  by {entry.reviewer}  [{entry.hitl_id}]{message}") + "\n")
             first = False
         after = page[-1].id
         del page

@@ -193,7 +193,7 @@ async def run_rules(backend: Any, args: argparse.Namespace, *, out: Printer, err
                     out(f"{line}  {item['arguments']}")
             return 0
         if action == "revoke":
-            if await backend.revoke_rule(args.rule_id):
+            if await backend.revoke_rule(args.rule_id, revoked_by=backend.reviewer):
                 out(f"revoked {args.rule_id}")
                 return 0
             err(f"error: no rule in force with id {args.rule_id!r}")

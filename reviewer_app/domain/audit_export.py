@@ -13,16 +13,32 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from reviewer_app.domain.audit_words import audit_decision_words, audit_what
 from reviewer_app.domain.records import AuditEntry
 from reviewer_app.domain.sanitize import redact_data, redact_secrets
 
-COLUMNS = ("id", "hitl_id", "decision", "reviewer", "at_ms", "shown_args_sha256", "edited_args", "message", "row_hash")
+COLUMNS = (
+    "id",
+    "hitl_id",
+    "decision",
+    "reviewer",
+    "at_ms",
+    "shown_args_sha256",
+    "edited_args",
+    "message",
+    "row_hash",
+    # the row in words, after the signed columns (readers of the older files keep their column positions)
+    "decision_words",
+    "tool_name",
+    "what",
+)
 FORMATS = ("jsonl", "csv")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def exported_row(entry: AuditEntry) -> dict[str, Any]:
-    """One audit row as exported: the :data:`COLUMNS`, with credentials in the message and edits redacted."""
+    """One audit row as exported: the :data:`COLUMNS`, with credentials in the message and edits redacted, and the
+    row in words (``decision_words``, ``what``: the tool's command or target, or the rule changed)."""
     return {
         "id": entry.id,
         "hitl_id": entry.hitl_id,
@@ -33,6 +49,9 @@ def exported_row(entry: AuditEntry) -> dict[str, Any]:
         "edited_args": redact_data(entry.edited_args),
         "message": None if entry.message is None else redact_secrets(entry.message),
         "row_hash": entry.row_hash,
+        "decision_words": audit_decision_words(entry),
+        "tool_name": entry.tool_name,
+        "what": redact_secrets(audit_what(entry)),
     }
 
 

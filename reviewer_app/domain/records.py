@@ -61,11 +61,14 @@ class AuditEntry:
     message: str | None
     prev_hash: str
     row_hash: str
+    tool_name: str | None = None
+    """The tool of the request the row decided (read with the row, not signed by it); None for a rule event."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "hitl_id": self.hitl_id,
+            "tool_name": self.tool_name,
             "decision": self.decision,
             "reviewer": self.reviewer,
             "time": self.at_ms / 1000,

@@ -259,11 +259,25 @@ def is_sensitive_path(path: str, cwd: str | None = None, *, resolve: Callable[[s
     """A key, credential store, browser profile, start-up file, agent host setting, Reviewer's own file or git
     hook/config, or a pattern the operator added: by the path as given, its absolute form or its real target.
     ``resolve``: a memoised :func:`real_path`, when the caller resolves the same paths for other checks."""
-    matches = _matcher(operator_patterns())
+    patterns = operator_patterns()
+    matches = _matcher(patterns)
+    workspaces = _workspaces_prefix(os.environ.get("HOME"), os.environ.get("XDG_DATA_HOME"))
     for form in _forms(path, cwd, resolve):
         relative = form.lstrip("~").lstrip("/")
         while relative.startswith("../"):
             relative = relative[3:]
-        if relative not in ("", ".", "..") and matches(relative.casefold()):
-            return True
+        folded = relative.casefold()
+        if relative in ("", ".", "..") or not matches(folded):
+            continue
+        # The runtime's workspaces are the agents' ground inside the data directory: there only the table and the
+        # operator's own patterns count (a symlink out of a workspace is judged by its target, another form).
+        if form.startswith("/") and folded.startswith(workspaces) and not _matcher(patterns[2:])(folded):
+            continue
+        return True
     return False
+
+
+@functools.lru_cache(maxsize=4)
+def _workspaces_prefix(home: str | None, xdg_data: str | None) -> str:
+    """The runtime's default workspaces directory (``reviewer_app.config.default_workspaces_dir``), as matched."""
+    return (str(user_directory("data") / "workspaces").lstrip("/") + "/").casefold()

@@ -112,7 +112,8 @@ def test_decide_from_the_cli_and_its_error_exits(store: Store, db_path: Path, ca
     ]
     assert entries[0]["shown_args_sha256"] == args_digest(WRITE_ARGS) and isinstance(entries[0]["time"], float)
     code, out, _ = run_cli(capsys, "audit", "--db", db)
-    assert code == 0 and "h-write  approve" in out
+    first = out.splitlines()[0]  # the log in words: decision, tool and target, who, request
+    assert code == 0 and "Approved" in first and "write_file “notes.txt”" in first and "by alice  [h-write]" in first
 
 
 def test_audit_verify_reports_a_tampered_log(store: Store, db_path: Path, capsys) -> None:

@@ -11,6 +11,7 @@ import pytest
 from reviewer_app.cli import audit as cli_audit
 from reviewer_app.cli import main
 from reviewer_app.cli import pending as cli_pending
+from reviewer_app.domain.audit_words import audit_decision_words, audit_what
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.persistence.store import Store
 
@@ -56,13 +57,18 @@ def test_audit_listing_streams_every_row_in_order(
     out = capsys.readouterr().out
     entries = json.loads(out)
     assert [entry["hitl_id"] for entry in entries] == [f"h{i:05d}" for i in range(COUNT)]
-    assert entries == [entry.to_dict() for entry in store.audit.entries()]  # the same rows as the old listing
-    expected = json.dumps([entry.to_dict() for entry in store.audit.entries()], indent=2, ensure_ascii=False)
+    whole = [  # the rows of the old listing, and each in words (as the exports give them)
+        {**entry.to_dict(), "decision_words": audit_decision_words(entry), "what": audit_what(entry)}
+        for entry in store.audit.entries()
+    ]
+    assert entries == whole
+    expected = json.dumps(whole, indent=2, ensure_ascii=False)
     assert out == expected + "\n"  # byte for byte what printing the whole list gave
 
     assert main(["audit", "--db", str(db_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == COUNT and "h00000  reject" in lines[0] and lines[-1].endswith("erin  no 2344")
+    assert len(lines) == COUNT and "Rejected" in lines[0] and "[h00000]" in lines[0]
+    assert lines[-1].endswith("by erin  [h02344]  (no 2344)")
 
 
 def test_empty_listings(db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

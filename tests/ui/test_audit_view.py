@@ -80,7 +80,7 @@ def test_pages_through_the_log(qtbot: Any, qt_backend: SQLHITLBackend) -> None:
     qtbot.waitUntil(lambda: window.model.rowCount() == 250)
     qtbot.waitUntil(lambda: not window.model.loading)
     assert window.model.exhausted and not window.model.canFetchMore()
-    assert window.model.index(249, 0).data() == "250" and window.model.index(0, 3).data() == "reject"
+    assert window.model.index(249, 0).data() == "250" and window.model.index(0, 2).data() == "Rejected"
     assert "250 rows" in window.windowTitle()
 
 

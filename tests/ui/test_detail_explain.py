@@ -106,3 +106,28 @@ def test_a_run_or_an_empty_pane_has_no_explanation(window: MainWindow, qtbot: An
     explain = shown(window, qtbot, "ls")
     window.detail.show_empty()
     assert explain.preview is None and not explain.why_label.isVisible()
+
+
+def test_what_it_will_touch_shows_a_writes_diff_line_by_line(window: MainWindow, qtbot: Any, tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "NOTES.md").write_text("# Notes\n\n- started\n")
+    run_async(
+        qtbot,
+        window.backend.create(
+            hitl_id="write-notes",
+            hitl_type="tool_approval",
+            session_id="ext-session",
+            invocation_id="ext-run",
+            tool_name="Write",
+            data={
+                "arguments": {"file_path": str(workspace / "NOTES.md"), "content": "# Notes\n\n- tidied\n"},
+                "cwd": str(workspace),
+            },
+            metadata={"agent": "claude-code", "external": True},
+        ),
+    )
+    explain = shown(window, qtbot, "write-notes")
+    body = explain.view.toPlainText()
+    assert "-- started\n+- tidied" in body  # the diff reads as lines, not one line of \x0a escapes
+    assert "\\x0a" not in body

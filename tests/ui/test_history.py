@@ -277,3 +277,14 @@ def test_an_age_reads_the_same_until_the_model_says_it_changed(qtbot: Any) -> No
     with qtbot.waitSignal(model.dataChanged) as changed:
         model.refresh_ages()
     assert changed.args[0].column() == 0 and model.data(model.index(0, 0)) != first
+
+
+def test_a_search_that_leaves_the_shown_decision_out_clears_the_detail(window: MainWindow, qtbot: Any) -> None:
+    open_history(qtbot, window)
+    select(qtbot, window, "h-edit")
+    history = window.history
+    history.search_box.setText("ci cache")  # only the rejection matches
+    qtbot.waitUntil(lambda: history.model.rowCount() == 1 and not history.model.loading, timeout=10_000)
+    # the detail never shows a decision the list no longer holds (issue 25 triage)
+    assert history.detail.prepared is None
+    assert "Select a decision" in history.detail.header.text()

@@ -19,7 +19,7 @@ from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
 from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
 from reviewer_app.ui.window.keymap import keymap_entries
 from reviewer_app.ui.window.main_window import MainWindow
-from tests.ui.conftest import OpenMainWindow, make_summary
+from tests.ui.conftest import OpenMainWindow, make_summary, run_async
 from tests.ui.triage_helpers import dialog_of, shell, show, status, triage_models
 
 
@@ -154,3 +154,75 @@ def test_after_e_the_caret_waits_at_the_end_of_the_value(
     assert field.textCursor().position() == len("npm run build")  # typing appends, it does not prepend
     qtbot.keyClicks(field, " -- --prod")
     assert field.toPlainText() == "npm run build -- --prod"
+
+
+def test_after_e_tab_moves_to_review_edit_and_typing_still_lands_in_the_value(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "npm run build")
+    show(qtbot, window, hitl_id)
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    field = dialog.field_editor("command")
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+    assert dialog.focusWidget() is dialog.ok_button  # past the last value: the button that reviews the edit
+    qtbot.keyClicks(dialog.focusWidget(), " -- --prod")  # typing on the button goes to the value, not nowhere
+    assert field.toPlainText() == "npm run build -- --prod"
+    assert dialog.focusWidget() is field
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab, Qt.KeyboardModifier.ShiftModifier)
+    assert dialog.focusWidget() is not dialog.tabs.tabBar()  # Shift+Tab from the first value wraps to Cancel
+    qtbot.keyClicks(dialog.focusWidget(), "!")
+    assert field.toPlainText() == "npm run build -- --prod!"
+
+
+def test_after_an_edit_history_names_what_ran_and_strikes_what_was_shown(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    hitl_id = shell(qtbot, qt_backend, "h1", "rm -r build")
+    show(qtbot, window, hitl_id)
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    field = dialog.field_editor("command")
+    qtbot.keyClicks(field, "/tmp")
+    qtbot.waitUntil(dialog.ok_button.isEnabled)
+    qtbot.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(dialog.diff_view, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: status(qtbot, qt_backend, hitl_id)[0] == "completed", timeout=10_000)
+    window.left_tabs.setCurrentIndex(2)  # History
+    history = window.history
+    qtbot.waitUntil(lambda: history.model.loaded_once and not history.model.loading, timeout=10_000)
+    assert [e.hitl_id for e in history.model.entries] == [hitl_id], (
+        window.left_tabs.currentIndex(),
+        history.model.entries,
+    )
+    history.view.setCurrentIndex(history.model.index(0, 0))
+    qtbot.waitUntil(lambda: history.detail.prepared is not None, timeout=10_000)
+    header = history.detail.header.text()
+    assert "Ran: <b>Bash “rm -r build/tmp”</b>" in header
+    assert "<s>rm -r build</s>" in header  # what was shown, struck through
+
+
+def test_tab_into_the_next_value_puts_the_caret_at_its_end(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    arguments = {"command": "git diff --stat", "description": "step 1"}
+    run_async(
+        qtbot,
+        qt_backend.create(
+            hitl_id="h2",
+            hitl_type="tool_approval",
+            session_id="s1",
+            invocation_id="i1",
+            data={"arguments": arguments, "agent": "claude-code"},
+            tool_name="Bash",
+        ),
+    )
+    show(qtbot, window, "h2")
+    press(qtbot, window, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+    assert dialog.focusWidget() is dialog.field_editor("description")
+    qtbot.keyClicks(dialog.focusWidget(), " (staged)")
+    qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+    qtbot.keyClicks(dialog.focusWidget(), "!")  # on Review edit: lands at the end of the value edited last
+    assert dialog.field_editor("description").toPlainText() == "step 1 (staged)!"

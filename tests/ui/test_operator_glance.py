@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QWidget
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_REQUEST
-from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
+from reviewer_app.ui.inbox.queue import COL_WAITING, FLAT_QUEUE_KEY
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OpenMainWindow, run_async
 from tests.ui.triage_helpers import WORKSPACE, shell, show, status, triage_models
@@ -169,3 +169,29 @@ def test_the_flat_queue_is_one_row_per_request_most_urgent_first_and_remembered(
     again = open_main_window(show=False, start=False)
     assert again.inbox.flat  # remembered
     again.close()
+
+
+def test_the_flat_queues_waiting_column_shows_an_hours_countdown_whole(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    run_async(
+        qtbot,
+        qt_backend.create(
+            hitl_id="h1",
+            hitl_type="tool_approval",
+            session_id="s1",
+            invocation_id="i1",
+            tool_name="Bash",
+            data={"arguments": {"command": "pytest -q"}, "agent": "claude-code"},
+            expires_at=int(time.time()) + 3590,  # a Claude Code hook's hour: "in 59:49"
+        ),
+    )
+    qtbot.waitUntil(lambda: window.inbox.model.index_for("h1").isValid(), timeout=10_000)
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_Q)
+    queue = window.inbox.queue
+    qtbot.waitUntil(lambda: queue.model.rowCount() == 1, timeout=10_000)
+    text = queue.model.index(0, COL_WAITING).data()
+    assert text.startswith("in 59:")
+    # in the triage session it read "in…08": the column was narrower than its text
+    assert queue.view.header().sectionSize(COL_WAITING) >= queue.view.fontMetrics().horizontalAdvance(text) + 8

@@ -302,3 +302,24 @@ def test_settling_now_leaves_what_a_deny_rule_in_force_covers(
     dialog.try_submit()
     qtbot.waitUntil(lambda: status(qtbot, qt_backend, lint)[0] == "completed", timeout=10_000)
     assert status(qtbot, qt_backend, deploy)[0] == "pending"
+
+
+def test_the_rules_list_answers_keys_delete_revokes_return_edits_insert_adds(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    rule = Rule.create("allow", "Bash(git status)", now=time.time())
+    run_async(qtbot, qt_backend.add_rule(rule))
+    qtbot.keyClick(window, Qt.Key.Key_4, Qt.KeyboardModifier.ControlModifier)
+    panel = window.triage.rules
+    panel.refresh()
+    qtbot.waitUntil(lambda: rows(window) == ["Bash(git status)"])
+    panel.focus_list()
+    qtbot.keyClick(panel.view, Qt.Key.Key_Delete)  # a keyboard-only operator had to Tab to the buttons
+    box = next(d for d in panel.dialogs.open_dialogs if isinstance(d, QMessageBox))
+    assert "Bash(git status)" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.keyClick(panel.view, Qt.Key.Key_Return)
+    edit = next(d for d in panel.dialogs.open_dialogs if d.windowTitle().startswith("Edit rule"))
+    edit.reject()
+    qtbot.keyClick(panel.view, Qt.Key.Key_Insert)
+    assert any(d.windowTitle() == "Add rule" for d in panel.dialogs.open_dialogs)

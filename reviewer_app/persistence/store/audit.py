@@ -95,6 +95,10 @@ _SIGNED_COLUMNS = (
     audit_t.c.prev_hash,
     audit_t.c.row_hash,
 )
+# Audit rows with the tool of the request each decided, so a listing names the tool (rule events have none).
+_SELECT_ENTRIES = select(audit_t, requests_t.c.tool_name).select_from(
+    audit_t.outerjoin(requests_t, requests_t.c.hitl_id == audit_t.c.hitl_id)
+)
 _DECIDED_RESPONSES = select(requests_t.c.hitl_id, requests_t.c.decision, requests_t.c.user_response).where(
     requests_t.c.status != HITLStatus.PENDING.value
 )
@@ -181,7 +185,7 @@ class AuditReads:
         self._identity_url = identity_url
 
     def entries(self, *, hitl_id: str | None = None, limit: int | None = None) -> list[AuditEntry]:
-        query = select(audit_t).order_by(audit_t.c.id)
+        query = _SELECT_ENTRIES.order_by(audit_t.c.id)
         if hitl_id is not None:
             query = query.where(audit_t.c.hitl_id == hitl_id)
         if limit is not None:
@@ -191,7 +195,7 @@ class AuditReads:
 
     def page(self, *, after_id: int = 0, limit: int = 1000) -> list[AuditEntry]:
         """Audit rows after ``after_id`` in order: exports page through the log with flat memory."""
-        query = select(audit_t).where(audit_t.c.id > after_id).order_by(audit_t.c.id).limit(limit)
+        query = _SELECT_ENTRIES.where(audit_t.c.id > after_id).order_by(audit_t.c.id).limit(limit)
         with self._db.reading() as connection:
             return _entries(connection, connection.execute(query).all())
 

@@ -98,7 +98,7 @@ class StoreTx:
     checkpoints = _Aggregate(lambda tx: CheckpointWrites(tx.statements, tx.blobs))
     timeline = _Aggregate(lambda tx: TimelineWrites(tx.statements, tx.blobs))
     requests = _Aggregate(lambda tx: RequestWrites(tx.statements, tx.runs, tx.audit))
-    rules = _Aggregate(lambda tx: RuleWrites(tx.statements, tx.requests))
+    rules = _Aggregate(lambda tx: RuleWrites(tx.statements, tx.requests, tx.audit))
     waivers = _Aggregate(lambda tx: WaiverWrites(tx.statements, tx.requests))
 
     def __init__(self, statements: Statements) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import select, text
 
+from reviewer_app.domain.audit_words import RULE_EVENTS
 from reviewer_app.domain.history import (
     HistoryCursor,
     HistoryEntry,
@@ -35,6 +36,9 @@ _EDITED = {
     "sqlite": "coalesce(a.edited_args, 'null') != 'null'",
     "postgresql": "coalesce(a.edited_args::text, 'null') <> 'null'",
 }
+
+
+_NOT_RULE_EVENT = "a.decision NOT IN (" + ", ".join(f"'{event}'" for event in RULE_EVENTS) + ")"
 
 
 def fts5_match(terms: tuple[str, ...]) -> str:
@@ -65,6 +69,7 @@ def _page_sql(dialect: str, query: HistoryQuery, terms: tuple[str, ...], after: 
         id_column = "a.id"
     if after:
         where.append(f"{id_column} < :after_id")
+    where.append(_NOT_RULE_EVENT)  # the log also records rule changes; History lists decisions only
     for column, value in (
         ("r.tool_name", query.tool_name),
         ("r.agent", query.agent),

@@ -14,12 +14,15 @@ from typing import Any
 
 from sqlalchemy import bindparam, or_, select, update
 
+from reviewer_app.domain.audit_words import RULE_ADDED, RULE_EDITED, RULE_REVOKED
 from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.rule_outcome import rule_from_row, verdict_decision
 from reviewer_app.domain.rules import Rule, Verdict
+from reviewer_app.persistence.store.audit import AuditWrites
 from reviewer_app.persistence.store.base import RowSource, Statements
 from reviewer_app.persistence.store.requests import RequestWrites
+from reviewer_app.persistence.store.rule_audit import RuleEvents, expiries_to_audit
 from reviewer_app.persistence.tables import policy_rules_t
 
 _ACTIVE = policy_rules_t.c.revoked_at.is_(None) & or_(
@@ -108,21 +111,42 @@ class RuleLookups:
 
 
 class RuleWrites(RuleLookups):
-    """``tx.rules``: adding, revoking and counting rules, and settling a call a rule decided."""
+    """``tx.rules``: adding, revoking and counting rules (each change audited), and settling a call a rule
+    decided."""
 
-    __slots__ = ("_requests", "_tx")
+    __slots__ = ("_events", "_requests", "_tx")
 
-    def __init__(self, db: Statements, requests: RequestWrites) -> None:
+    def __init__(self, db: Statements, requests: RequestWrites, audit: AuditWrites) -> None:
         self._db = self._tx = db
         self._requests = requests
+        self._events = RuleEvents(db, audit)
 
-    def add(self, rule: Rule, *, created_by: str | None = None) -> bool:
-        """Store a rule; False when a rule with its id exists already (then nothing changes)."""
-        return self._tx.insert_ignore(policy_rules_t, _rule_values(rule, created_by), ["id"]) > 0
+    def add(self, rule: Rule, *, created_by: str | None = None, replaces: str | None = None) -> bool:
+        """Store a rule (revoking ``replaces``: an edit); False when a rule with its id exists already (then nothing
+        changes). Audited as ``rule_added``, or ``rule_edited`` naming the rule it replaced."""
+        if self._tx.insert_ignore(policy_rules_t, _rule_values(rule, created_by), ["id"]) == 0:
+            return False
+        who = created_by or "unknown"
+        before = self._events.stored_rule(replaces) if replaces is not None else None
+        if before is not None and self._tx.write(_REVOKE, {"match_id": replaces, "at": time.time()}) > 0:
+            self._events.record(RULE_EDITED, before=before, after=rule, reviewer=who)
+        else:
+            self._events.record(RULE_ADDED, before=None, after=rule, reviewer=who)
+        return True
 
-    def revoke(self, rule_id: str, *, at: float | None = None) -> bool:
-        """Revoke a rule (it stays on the record); False when unknown or already revoked."""
-        return self._tx.write(_REVOKE, {"match_id": rule_id, "at": at if at is not None else time.time()}) > 0
+    def revoke(self, rule_id: str, *, at: float | None = None, revoked_by: str = "unknown") -> bool:
+        """Revoke a rule (it stays on the record, the revocation is audited); False when unknown or already
+        revoked."""
+        rule = self._events.stored_rule(rule_id)
+        if self._tx.write(_REVOKE, {"match_id": rule_id, "at": at if at is not None else time.time()}) == 0:
+            return False
+        if rule is not None:
+            self._events.record(RULE_REVOKED, before=rule, after=None, reviewer=revoked_by)
+        return True
+
+    def audit_expired(self, now: float) -> list[str]:
+        """Put on the audit log the expiry of every rule past its time not recorded yet; their ids."""
+        return self._events.record_expiries(now)
 
     def record_hit(self, rule_id: str, *, at: float | None = None) -> None:
         self._tx.write(_RECORD_HIT, {"match_id": rule_id, "at": at if at is not None else time.time()})
@@ -152,3 +176,7 @@ class RuleReads(RuleLookups):
         if include_inactive:
             return _stored(self._db.rows(_SELECT_ALL, {}))
         return _stored(self._db.rows(_SELECT_ACTIVE, {"now": now if now is not None else time.time()}))
+
+    def expiries_to_audit(self, now: float) -> bool:
+        """Whether some rule's expiry is not on the audit log yet (read without the write lock)."""
+        return expiries_to_audit(self._db, now)

@@ -1,4 +1,5 @@
-"""The decision log as a table, filled a page at a time as the operator scrolls (keyset paging by row id)."""
+"""The decision log as a table that reads as a log (the decision in words, the tool, its command or target),
+filled a page at a time as the operator scrolls (keyset paging by row id)."""
 
 from __future__ import annotations
 
@@ -9,33 +10,48 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from reviewer_app.domain.audit_words import audit_by_words, audit_decision_words, audit_what, is_rule_event
 from reviewer_app.domain.records import AuditEntry
 from reviewer_app.domain.sanitize import redact_data, redact_secrets
 from reviewer_app.ui.common import theme
 
-COLUMNS = ("#", "Time", "Request", "Decision", "Reviewer", "Message", "Edited arguments", "Row hash")
+COLUMNS = ("#", "Time", "Decision", "Tool", "Command or target", "Reviewer", "Reason or note", "Request", "Row hash")
+COL_DECISION, COL_WHAT, COL_HASH = 2, 4, 8
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 Index = QModelIndex | QPersistentModelIndex
 
 
 def _cell(entry: AuditEntry, column: int) -> str:
+    """A row as a log line: when, what was decided in words, on which tool and command or target, by whom, why."""
     if column == 0:
         return str(entry.id)
     if column == 1:
         return datetime.fromtimestamp(entry.at_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
-    if column == 2:
-        return entry.hitl_id
+    if column == COL_DECISION:
+        return audit_decision_words(entry)
     if column == 3:
-        return entry.decision
-    if column == 4:
-        return entry.reviewer
+        return "rule" if is_rule_event(entry.decision) else entry.tool_name or ""
+    if column == COL_WHAT:
+        return redact_secrets(audit_what(entry))
     if column == 5:
-        return redact_secrets(entry.message or "").replace("\n", " ")
+        return audit_by_words(entry)
     if column == 6:
-        edited = entry.edited_args
-        return "" if edited is None else json.dumps(redact_data(edited), ensure_ascii=False, sort_keys=True)
+        return redact_secrets(entry.message or "").replace("\n", " ")
+    if column == 7:
+        return entry.hitl_id
     return entry.row_hash[:16] + "…"
+
+
+def _tooltip(entry: AuditEntry, column: int) -> str | None:
+    if column == COL_HASH:
+        return entry.row_hash
+    if column == COL_WHAT and entry.edited_args is not None:
+        edited = json.dumps(redact_data(entry.edited_args), ensure_ascii=False, sort_keys=True)
+        return f"{'As it became' if is_rule_event(entry.decision) else 'Edited arguments'}: {edited}"[:4000]
+    if column == COL_DECISION:
+        return f"stored as {entry.decision}"
+    return None
 
 
 class AuditModel(QAbstractTableModel):
@@ -113,8 +129,8 @@ class AuditModel(QAbstractTableModel):
         entry = self.entries[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return _cell(entry, index.column())
-        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 7:
-            return entry.row_hash
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return _tooltip(entry, index.column())
         if role == ID_ROLE:
             return entry.id
         if role == Qt.ItemDataRole.BackgroundRole and entry.id == self.broken_id:

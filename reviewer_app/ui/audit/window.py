@@ -64,7 +64,7 @@ class AuditWindow(QMainWindow):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        for column, width in enumerate((60, 150, 180, 130, 140, 320, 260, 150)):
+        for column, width in enumerate((50, 140, 190, 80, 380, 120, 220, 160, 130)):
             self.view.setColumnWidth(column, width)
         self.setCentralWidget(self.view)
 

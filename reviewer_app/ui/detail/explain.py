@@ -69,7 +69,8 @@ def body_html(preview: RequestPreview, stale: list[str]) -> str:
                 f"<span style='color:{muted}'>{_text(item_facts(item))}</span></li>"
             )
             if item.get("diff"):
-                rows.append(f"<pre>{_text(item['diff'][:4000])}</pre>")
+                diff = terminal_safe(str(item["diff"][:4000]), keep_newlines=True)  # lines stay lines
+                rows.append(f"<pre>{html.escape(diff)}</pre>")
     for item in effects.network:
         rows.append(f"<li><b>network</b> {_text(network_text(item))}</li>")
     for item in effects.executes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QDialogButtonBox,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.json_view import JsonHighlighter, monospace_font
 from reviewer_app.ui.dialogs.submit import SubmitDialog
+from reviewer_app.ui.dialogs.typing_target import TypingTarget
 
 EDIT_LIMIT_CHARS = 2_000_000
 PREVIEW_SHOWN_CHARS = 200_000
@@ -166,6 +167,13 @@ class EditArgumentsDialog(SubmitDialog):
         self.back_button.clicked.connect(self.back_to_editing)
         self.back_button.hide()
         self.finish_layout()
+        # Tab walks the values, then Review edit and Cancel; the tabs are switched with Alt+F / Alt+J, so Tab never
+        # parks on the tab bar, and typing on a button goes to the value being edited (issue 25).
+        self.tabs.tabBar().setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.form_page.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.last_editor: QPlainTextEdit = self.editor
+        self.typing = TypingTarget(self._typing_editor, self)
+        self.typing.watch(*self.buttons.buttons(), self.tabs.tabBar())
         self.resize(760, 580)
         self._validate_timer = QTimer(self, singleShot=True, interval=120)
         self._validate_timer.timeout.connect(self.validate)
@@ -208,6 +216,34 @@ class EditArgumentsDialog(SubmitDialog):
     def field_editor(self, name: str) -> QPlainTextEdit:
         return self.fields[name]
 
+    def _typing_editor(self) -> QWidget | None:
+        """Where typing on a button goes: the value edited last on the tab shown (none during the preview)."""
+        if self.previewing:
+            return None
+        if self.tabs.currentIndex() == self.JSON_TAB or not self.fields:
+            return self.editor
+        if self.last_editor in self.fields.values():
+            return self.last_editor
+        return next(iter(self.fields.values()))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.FocusIn
+            and isinstance(watched, QPlainTextEdit)
+            and watched is not self.diff_view
+        ):
+            self.last_editor = watched
+        return super().eventFilter(watched, event)
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        """Tab into a value puts the caret at its end, as ``e`` does for the first: typing appends."""
+        moved = super().focusNextPrevChild(next)
+        widget = self.focusWidget()
+        if isinstance(widget, QPlainTextEdit) and widget is not self.diff_view:
+            widget.moveCursor(QTextCursor.MoveOperation.End)
+            self.last_editor = widget
+        return moved
+
     def _focus_first_editor(self) -> None:
         """The caret at the end of the longest text value (or of the JSON): typing appends, as one expects."""
         if self.tabs.currentIndex() == self.FIELDS_TAB and self.fields:
@@ -217,6 +253,7 @@ class EditArgumentsDialog(SubmitDialog):
         target.moveCursor(QTextCursor.MoveOperation.End)
         target.ensureCursorVisible()
         target.setFocus()
+        self.last_editor = target
 
     def show_json(self) -> None:
         self.tabs.setCurrentIndex(self.JSON_TAB)

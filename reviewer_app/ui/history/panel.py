@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from reviewer_app.domain.audit_words import call_words
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
@@ -124,10 +125,12 @@ def header_html(entry: HistoryEntry) -> str:
     """Who, when, what, why: the decision in words (never a stored kind name), as rich text."""
     when = datetime.fromtimestamp(entry.decided_at_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
     what = entry.tool_name or ("a question" if entry.hitl_type == "ask_user" else "a request")
-    lines = [
-        f"<b>{html.escape(entry.decision_words)}</b> by <b>{html.escape(entry.decided_by_words)}</b> at {when}",
-        f"{html.escape(what)}: {html.escape(entry.summary[:500])}",
-    ]
+    lines = [f"<b>{html.escape(entry.decision_words)}</b> by <b>{html.escape(entry.decided_by_words)}</b> at {when}"]
+    if entry.edited_args is not None:  # what ran is the edit; the summary is of what was shown (issue 25)
+        lines.append(f"Ran: <b>{html.escape(call_words(entry.tool_name, entry.edited_args))}</b>")
+        lines.append(f"Shown: <s>{html.escape(call_words(None, entry.shown_args).strip('“”'))}</s>")
+    else:
+        lines.append(f"{html.escape(what)}: {html.escape(entry.summary[:500])}")
     if entry.reason:
         label = "Reason" if entry.decision in ("reject", "cancel", "expire") else "Message"
         lines.append(f"{label}: <i>{html.escape(entry.reason[:2000])}</i>")
@@ -305,6 +308,9 @@ class HistoryPanel(QWidget):
                 self.view.selectionModel().blockSignals(True)
                 self.view.setCurrentIndex(self.model.index(row, 0))
                 self.view.selectionModel().blockSignals(False)
+            else:  # the query left it out: never show a decision the list does not hold
+                self._selected_audit_id = None
+                self.detail.show_prepared(None)
 
     def _after_rows(self) -> None:
         self._remember_choices()

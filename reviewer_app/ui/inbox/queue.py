@@ -138,7 +138,9 @@ class QueueView(CommandListView):
         header = self.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((COL_WHO, 120), (COL_WAITING, 52)):  # the command keeps the room
+        # The command keeps the room; the waiting time fits an hour's countdown whole ("in 59:08", never "in…08").
+        waiting = max(52, self.fontMetrics().horizontalAdvance("in 59:59") + 16)
+        for column, width in ((COL_WHO, 120), (COL_WAITING, waiting)):
             header.resizeSection(column, width)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -124,6 +125,13 @@ class RulesPanel(QWidget):
         self.inactive_check.toggled.connect(lambda _on: self.refresh())
         self.view.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
         self.view.doubleClicked.connect(lambda _index: self.open_edit())
+        # Keys on the list, for an operator who never leaves the keyboard: Delete revokes, Return edits, Insert adds.
+        for keys, slot in (("Delete", self.confirm_revoke), ("Return", self.open_edit), ("Insert", self.open_add)):
+            shortcut = QShortcut(QKeySequence(keys), self.view, lambda slot=slot: slot())
+            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+        self.add_button.setToolTip(self.add_button.toolTip() + " (Insert)")
+        self.edit_button.setToolTip(self.edit_button.toolTip() + " (Return)")
+        self.revoke_button.setToolTip(self.revoke_button.toolTip() + " (Delete)")
         live.refreshed.connect(self.refresh)  # hit counts move as rules decide calls
         self._ages = QTimer(self, interval=AGES_EVERY_MS)  # "expires in", "last hit … ago" move with the clock
         self._ages.timeout.connect(self._repaint_ages)
@@ -250,7 +258,7 @@ class RulesPanel(QWidget):
 
     async def revoke(self, rule_id: str) -> None:
         try:
-            revoked = await self.backend.revoke_rule(rule_id)
+            revoked = await self.backend.revoke_rule(rule_id, revoked_by=self.backend.reviewer)
         except Exception as exc:
             self.failed.emit(f"Could not revoke {rule_id}: {exc}")
             return

@@ -268,9 +268,7 @@ class Triage(QObject):
             done: set[str] = set()
             if approve is not None and await self._decide_one(*approve):
                 done.add(approve[0])
-            stored = await backend.add_rule(rule, created_by=backend.reviewer)
-            if replaces is not None:
-                await backend.revoke_rule(replaces)
+            stored = await backend.add_rule(rule, created_by=backend.reviewer, replaces=replaces)
             # Exactly the pending requests the preview showed: one that arrived since is asked as usual.
             settled = await backend.settle_pending_by_rule(rule.id, only=pending_ids) if settle else []
             done.update(str(record["hitl_id"]) for record in settled)
