@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reviewer_app.cli_audit import print_audit
+from reviewer_app.cli.audit import print_audit
 
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.rules import Rule
