@@ -568,6 +568,10 @@ class SQLHITLBackend:
         """One keyset page of inbox rows (oldest first), after the ``(created_at, updated_at_ms, hitl_id)`` key."""
         return await self.run(self.store.summary_page, statuses, after=after, limit=limit)
 
+    async def data_size(self, hitl_id: str) -> int | None:
+        """Bytes of the request's stored data, read without loading it (None: no such request)."""
+        return await self.run(self.store.data_size, hitl_id)
+
     async def decided_among(self, hitl_ids: Sequence[str]) -> list[HITLRecord]:
         """The requests among ``hitl_ids`` that are no longer pending (one query however many)."""
         return await self.run(self.store.decided_among, hitl_ids)
