@@ -388,9 +388,7 @@ class RequestReads(ReadsBase):
         with self._reading() as connection:
             if self.engines.is_sqlite:
                 driver = cast(sqlite3.Connection, connection.connection.driver_connection)
-                found = driver.execute(
-                    f"SELECT rowid FROM {requests_t.name} WHERE hitl_id = ?", (hitl_id,)
-                ).fetchone()
+                found = driver.execute(f"SELECT rowid FROM {requests_t.name} WHERE hitl_id = ?", (hitl_id,)).fetchone()
                 if found is None:
                     return None
                 with driver.blobopen(requests_t.name, requests_t.c.data.name, found[0], readonly=True) as blob:
