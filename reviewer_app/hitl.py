@@ -125,6 +125,53 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
+class SharedDecidedLookup:
+    """One ``decided_among`` query for every waiter a change wakes in this process, not one read per waiter.
+
+    A change (any commit, by anyone) wakes every ``wait_for_response`` of the process at once: with 200 agents
+    waiting that was 200 reads per commit, queued on the one database thread, and the decision an agent waited
+    for arrived behind them. The waiters woken together join one look-up, run after the loop has resumed them.
+    """
+
+    def __init__(self, backend: SQLHITLBackend) -> None:
+        self._backend = backend
+        self._ids: set[str] = set()
+        self._answer: asyncio.Future[dict[str, HITLRecord]] | None = None
+        self._task: asyncio.Task[None] | None = None  # the running look-up, referenced until it ends
+
+    async def decided(self, hitl_id: str) -> HITLRecord | None:
+        """The request's record if it is no longer pending, else None (asked together with the other waiters)."""
+        loop = asyncio.get_running_loop()
+        answer = self._answer
+        if answer is None or answer.get_loop() is not loop:
+            answer = self._answer = loop.create_future()
+            self._ids = set()
+            loop.call_soon(self._start)  # after the waiters the same change resumed have joined
+        self._ids.add(hitl_id)
+        found = await asyncio.shield(answer)
+        return found.get(hitl_id)
+
+    def _start(self) -> None:
+        answer, ids = self._answer, list(self._ids)
+        self._answer, self._ids = None, set()
+        if answer is None:
+            return
+        self._task = asyncio.get_running_loop().create_task(self._look_up(answer, ids))
+
+    async def _look_up(self, answer: asyncio.Future[dict[str, HITLRecord]], ids: list[str]) -> None:
+        try:
+            records = await self._backend.decided_among(ids)
+        except BaseException as exc:  # every waiter of this look-up sees the error, as its own read would
+            if not answer.done():
+                answer.set_exception(exc)
+                answer.exception()  # retrieved: waiters cancelled meanwhile leave no "never retrieved" warning
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return
+        if not answer.done():
+            answer.set_result({record["hitl_id"]: record for record in records})
+
+
 class _DatabaseThread:
     """The backend's single database thread: runs jobs in order, hands results back to the caller's loop.
 
@@ -221,6 +268,7 @@ class SQLHITLBackend:
         self.feed = feed or change_feed_for(store.engines)
         self._db_thread = _DatabaseThread("reviewer-db")
         self._closed = False
+        self._decided_lookups = SharedDecidedLookup(self)
 
     # -- plumbing ------------------------------------------------------------------------------
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -406,17 +454,18 @@ class SQLHITLBackend:
         and :class:`DecisionNotOnRecord` when the decided record is not what its audit row signed.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            token = self.feed.token()
-            record = await self.get(hitl_id)
-            if record is None:
-                raise HITLNotFound(hitl_id)
-            if record["status"] != HITLStatus.PENDING.value:
-                return await self.signed(record)
+        token = self.feed.token()
+        record = await self.get(hitl_id)
+        if record is None:
+            raise HITLNotFound(hitl_id)
+        while record["status"] == HITLStatus.PENDING.value:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
             await self.feed.wait(token, remaining)
+            token = self.feed.token()
+            record = await self._decided_lookups.decided(hitl_id) or record
+        return await self.signed(record)
 
     async def expire_due(
         self, now: int | None = None, *, default_decision: Callable[[HITLRecord], str] | str = "reject"

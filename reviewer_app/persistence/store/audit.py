@@ -385,7 +385,7 @@ _RESPONSES_TO_READ_PG = (
     "SELECT hitl_id, decision, user_response::text FROM hitl_requests"
     " WHERE status <> 'pending' AND user_response IS NOT NULL"
 )
-_BATCH = 1000
+_BATCH = 5000
 
 
 def _sqlite_batches(cursor: sqlite3.Cursor) -> Iterator[Sequence[Any]]:
