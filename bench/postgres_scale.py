@@ -14,7 +14,8 @@ app's own functions, each next to a reference doing the same work with raw psyco
 Part 2, a team on one server: ``--reviewers`` (20) reviewer processes decide the requests raised by ``--agents``
 (200) agent tasks spread over ``--agent-processes`` (4) processes, each agent raising ``--rounds`` requests one
 after the other and waiting for each decision (``wait_for_response``, LISTEN/NOTIFY). Reviewers list the queue
-(``summary_page``) when the feed wakes them and decide what they see (compare-and-set). Measured: wake-up p50/p99
+(``summary_page``) when the feed wakes them and decide one request of it at a time, picked at random
+(compare-and-set). Measured: wake-up p50/p99
 (request committed -> first seen by a reviewer; decision committed -> seen by its agent), CAS conflicts counted;
 asserted: every request decided exactly once (one audit row, the agent's outcome is the winner's), none lost.
 
@@ -153,15 +154,31 @@ def load(url: str, seal: Any, rows: int) -> float:
                         response["message"] = message
                     requests.append(
                         (
-                            f"h{i}", "tool_approval", f"bs{i % sessions}", f"bi{i % invocations}", json.dumps(data), "{}",
-                            "expired" if kind == "expire" else "completed", "response", tool, json.dumps(response),
-                            at // 1000, created // 1000, at // 1000, at, summarize_request("tool_approval", data, tool),
-                            AGENTS[i % len(AGENTS)], kind, reviewer, True,
+                            f"h{i}",
+                            "tool_approval",
+                            f"bs{i % sessions}",
+                            f"bi{i % invocations}",
+                            json.dumps(data),
+                            "{}",
+                            "expired" if kind == "expire" else "completed",
+                            "response",
+                            tool,
+                            json.dumps(response),
+                            at // 1000,
+                            created // 1000,
+                            at // 1000,
+                            at,
+                            summarize_request("tool_approval", data, tool),
+                            AGENTS[i % len(AGENTS)],
+                            kind,
+                            reviewer,
+                            True,
                         )
-                    )  # fmt: skip
+                    )
+                    shown_text, edited_text = json.dumps(shown), json.dumps(edited)
                     audit.append(
-                        (f"h{i}", kind, reviewer, at, json.dumps(shown), shown_sha, json.dumps(edited), message, head, row_hash)
-                    )  # fmt: skip
+                        (f"h{i}", kind, reviewer, at, shown_text, shown_sha, edited_text, message, head, row_hash)
+                    )
                     head = row_hash
                     position += 1
                 with cur.copy(
@@ -306,10 +323,9 @@ async def agent_process(url: str, first: int, tasks: int, rounds: int) -> None:
 
 
 async def reviewer_process(url: str, index: int, stop_file: Path) -> None:
-    """List the queue whenever the feed wakes, decide what is seen (compare-and-set), count conflicts."""
+    """List the queue whenever the feed wakes, decide one request of it (compare-and-set), count conflicts."""
     from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
     from reviewer_app.domain.hitl import HITLConflict, HITLStatus
-
     from reviewer_app.hitl import SQLHITLBackend
 
     first_seen: dict[str, float] = {}
@@ -317,30 +333,31 @@ async def reviewer_process(url: str, index: int, stop_file: Path) -> None:
     conflicts = 0
     rng = random.Random(index)
     async with SQLHITLBackend(url, reviewer=f"r{index:02d}") as backend:
-        while not stop_file.exists():
+        while not stop_file.exists():  # noqa: ASYNC240 - one stat per look, the bench's own stop signal
             token = backend.feed.token()
             page = await backend.summary_page((HITLStatus.PENDING.value,), limit=200)
             now = time.time()
             for summary in page:
                 first_seen.setdefault(summary.hitl_id, now)
-            start = rng.randrange(len(page)) if page else 0
-            for summary in page[start:] + page[:start]:
-                hitl_id = summary.hitl_id
-                kind = DecisionKind.APPROVE if hash(hitl_id) % 4 else DecisionKind.REJECT
-                decision = Decision(
-                    kind,
-                    message="not now" if kind is DecisionKind.REJECT else None,
-                    args_sha256=args_digest(_shown(hitl_id)) if kind is DecisionKind.APPROVE else None,
-                    extra={"bench_reviewer": index},
-                )
-                try:
-                    await backend.decide(hitl_id, decision)
-                except HITLConflict:
-                    conflicts += 1
-                    continue
-                decided[hitl_id] = time.time()
             if not page:
                 await backend.feed.wait(token, 0.5)
+                continue
+            # One decision per look, as a person takes one request at a time: picked at random from the queue,
+            # so two reviewers sometimes take the same one and one of them loses the compare-and-set.
+            hitl_id = rng.choice(page).hitl_id
+            kind = DecisionKind.APPROVE if rng.random() < 0.75 else DecisionKind.REJECT
+            decision = Decision(
+                kind,
+                message="not now" if kind is DecisionKind.REJECT else None,
+                args_sha256=args_digest(_shown(hitl_id)) if kind is DecisionKind.APPROVE else None,
+                extra={"bench_reviewer": index},
+            )
+            try:
+                await backend.decide(hitl_id, decision)
+            except HITLConflict:
+                conflicts += 1
+                continue
+            decided[hitl_id] = time.time()
     print(RESULT_PREFIX + json.dumps({"seen": first_seen, "decided": decided, "conflicts": conflicts}), flush=True)
 
 
@@ -510,7 +527,11 @@ def main() -> None:
             f"team: {args.reviewers} reviewer processes, {args.agents} agents in {args.agent_processes} processes,"
             f" {result['requests']:,} requests in {result['elapsed_s']:.1f} s ({load_average_text()}):"
         )
-        for label, key in (("request committed -> seen by a reviewer", "to_reviewer"), ("decision committed -> seen by its agent", "to_agent")):  # fmt: skip
+        labels = {
+            "to_reviewer": "request committed -> seen by a reviewer",
+            "to_agent": "decision committed -> seen by its agent",
+        }
+        for key, label in labels.items():
             stats = result[key]
             print(
                 f"  {label}: p50 {stats['p50_ms']:.1f} ms, p99 {stats['p99_ms']:.1f} ms, max {stats['max_ms']:.1f} ms"
