@@ -48,7 +48,9 @@ _CHAIN_KEYS = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_
 _SELECT_CHAIN_META = select(meta_t.c.key, meta_t.c.value).where(
     or_(*(meta_t.c.key == literal(name) for name in _CHAIN_KEYS))
 )
-_SELECT_CHAIN_META_FOR_UPDATE = _SELECT_CHAIN_META.with_for_update()
+# Locked in key order: in the order a scan meets them, two decisions could take them in different orders once the
+# head row had moved (each decision rewrites it), and PostgreSQL killed one of them as a deadlock.
+_SELECT_CHAIN_META_FOR_UPDATE = _SELECT_CHAIN_META.order_by(meta_t.c.key).with_for_update()
 _UPDATE_AUDIT_HEAD = update(meta_t).where(meta_t.c.key == AUDIT_HEAD_KEY)
 _INSERT_AUDIT = insert(audit_t)
 ANCHOR_GRACE_MS = 10_000
