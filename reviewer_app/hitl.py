@@ -18,6 +18,7 @@ pending, and they are committed before anything acts on them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import getpass
@@ -126,50 +127,93 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 
 
 class SharedDecidedLookup:
-    """One ``decided_among`` query for every waiter a change wakes in this process, not one read per waiter.
+    """The requests this process's ``wait_for_response`` calls await, looked up together: one ``decided_among``
+    query per change the feed reports, and only the waiters whose request was decided are woken.
 
-    A change (any commit, by anyone) wakes every ``wait_for_response`` of the process at once: with 200 agents
-    waiting that was 200 reads per commit, queued on the one database thread, and the decision an agent waited
-    for arrived behind them. The waiters woken together join one look-up, run after the loop has resumed them.
+    Each waiter used to wake on every change (any commit, by anyone) and read its own request: with 200 agents
+    waiting that was 200 wake-ups and 200 reads per commit, and under load the decision an agent waited for was
+    seen seconds after its commit. (The runtime's own runs wait through ``runtime/watcher.py`` the same way.)
     """
 
     def __init__(self, backend: SQLHITLBackend) -> None:
         self._backend = backend
-        self._ids: set[str] = set()
-        self._answer: asyncio.Future[dict[str, HITLRecord]] | None = None
-        self._task: asyncio.Task[None] | None = None  # the running look-up, referenced until it ends
+        self._futures: dict[str, list[asyncio.Future[HITLRecord]]] = {}
+        self._changed: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
 
-    async def decided(self, hitl_id: str) -> HITLRecord | None:
-        """The request's record if it is no longer pending, else None (asked together with the other waiters)."""
+    async def wait(self, hitl_id: str, timeout: float | None) -> HITLRecord | None:
+        """The request's record once it is no longer pending; None when ``timeout`` seconds pass first."""
         loop = asyncio.get_running_loop()
-        answer = self._answer
-        if answer is None or answer.get_loop() is not loop:
-            answer = self._answer = loop.create_future()
-            self._ids = set()
-            loop.call_soon(self._start)  # after the waiters the same change resumed have joined
-        self._ids.add(hitl_id)
-        found = await asyncio.shield(answer)
-        return found.get(hitl_id)
-
-    def _start(self) -> None:
-        answer, ids = self._answer, list(self._ids)
-        self._answer, self._ids = None, set()
-        if answer is None:
-            return
-        self._task = asyncio.get_running_loop().create_task(self._look_up(answer, ids))
-
-    async def _look_up(self, answer: asyncio.Future[dict[str, HITLRecord]], ids: list[str]) -> None:
+        changed = self._watching(loop)
+        future: asyncio.Future[HITLRecord] = loop.create_future()
+        self._futures.setdefault(hitl_id, []).append(future)
+        changed.set()  # look once now: the decision may have landed since the caller's own read
         try:
-            records = await self._backend.decided_among(ids)
-        except BaseException as exc:  # every waiter of this look-up sees the error, as its own read would
-            if not answer.done():
-                answer.set_exception(exc)
-                answer.exception()  # retrieved: waiters cancelled meanwhile leave no "never retrieved" warning
-            if isinstance(exc, asyncio.CancelledError):
+            await asyncio.wait({future}, timeout=timeout)
+        finally:
+            waiting = self._futures.get(hitl_id)
+            if waiting is not None:
+                with contextlib.suppress(ValueError):
+                    waiting.remove(future)
+                if not waiting:
+                    del self._futures[hitl_id]
+            if not future.done():
+                future.cancel()
+        return None if future.cancelled() else future.result()
+
+    def _watching(self, loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+        if self._loop is not loop or self._changed is None or self._task is None or self._task.done():
+            self.stop()
+            self._loop, self._changed = loop, asyncio.Event()
+            self._unsubscribe = self._backend.feed.subscribe(self._on_change)
+            self._task = loop.create_task(self._watch(self._changed), name="reviewer-wait-for-response")
+        return self._changed
+
+    def _on_change(self) -> None:
+        if self._futures and self._changed is not None:
+            self._changed.set()
+
+    async def _watch(self, changed: asyncio.Event) -> None:
+        while True:
+            await changed.wait()
+            changed.clear()
+            ids = list(self._futures)
+            if not ids:
+                continue
+            try:
+                records = await self._backend.decided_among(ids)
+            except asyncio.CancelledError:
                 raise
-            return
-        if not answer.done():
-            answer.set_result({record["hitl_id"]: record for record in records})
+            except Exception:  # a transient database error must not strand every waiter: look again shortly
+                log.exception("wait_for_response: look-up failed; retrying")
+                await asyncio.sleep(0.5)
+                changed.set()
+                continue
+            for record in records:
+                for future in self._futures.pop(record["hitl_id"], []):
+                    if not future.done():
+                        future.set_result(record)
+
+    def stop(self) -> None:
+        """Stop watching (the backend closes); waiters still waiting are cancelled."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        task, self._task = self._task, None
+        if task is not None and not task.done() and not task.get_loop().is_closed():
+            task.get_loop().call_soon_threadsafe(self._release, task)
+
+    def _release(self, task: asyncio.Task[None]) -> None:
+        """On the loop: end the look-ups and fail the waiters left, as the feed's waits failed once it closed."""
+        task.cancel()
+        if not self._backend._closed:
+            return  # a new loop took over: its waiters are watched by the new task
+        for futures in self._futures.values():
+            for future in futures:
+                if not future.done():
+                    future.set_exception(RuntimeError("the HITL backend is closed"))
 
 
 class _DatabaseThread:
@@ -329,6 +373,7 @@ class SQLHITLBackend:
         if self._closed:
             return
         self._closed = True
+        self._decided_lookups.stop()
         self._db_thread.shutdown()
         self.feed.close()
         if self._owns_store:
@@ -453,18 +498,14 @@ class SQLHITLBackend:
         Raises :class:`HITLNotFound` for an unknown id, :class:`TimeoutError` when ``timeout`` seconds pass first,
         and :class:`DecisionNotOnRecord` when the decided record is not what its audit row signed.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        token = self.feed.token()
         record = await self.get(hitl_id)
         if record is None:
             raise HITLNotFound(hitl_id)
-        while record["status"] == HITLStatus.PENDING.value:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
+        if record["status"] == HITLStatus.PENDING.value:
+            decided = await self._decided_lookups.wait(hitl_id, timeout)
+            if decided is None:
                 raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
-            await self.feed.wait(token, remaining)
-            token = self.feed.token()
-            record = await self._decided_lookups.decided(hitl_id) or record
+            record = decided
         return await self.signed(record)
 
     async def expire_due(
