@@ -144,7 +144,8 @@ class SharedDecidedLookup:
         self._unsubscribe: Callable[[], None] | None = None
 
     async def wait(self, hitl_id: str, timeout: float | None) -> HITLRecord | None:
-        """The request's record once it is no longer pending; None when ``timeout`` seconds pass first."""
+        """The request's record once it is no longer pending, checked against its audit row (else
+        :class:`DecisionNotOnRecord`); None when ``timeout`` seconds pass first."""
         loop = asyncio.get_running_loop()
         changed = self._watching(loop)
         future: asyncio.Future[HITLRecord] = loop.create_future()
@@ -184,6 +185,8 @@ class SharedDecidedLookup:
                 continue
             try:
                 records = await self._backend.decided_among(ids)
+                # Checked against their audit rows here, all in one read, rather than by each waiter in turn.
+                problems = await self._backend.unsigned_decisions(records) if records else {}
             except asyncio.CancelledError:
                 raise
             except Exception:  # a transient database error must not strand every waiter: look again shortly
@@ -192,9 +195,17 @@ class SharedDecidedLookup:
                 changed.set()
                 continue
             for record in records:
-                for future in self._futures.pop(record["hitl_id"], []):
-                    if not future.done():
+                hitl_id = str(record["hitl_id"])
+                problem = problems.get(hitl_id)
+                if problem is not None:
+                    log.error("%s", problem)
+                for future in self._futures.pop(hitl_id, []):
+                    if future.done():
+                        continue
+                    if problem is None:
                         future.set_result(record)
+                    else:
+                        future.set_exception(DecisionNotOnRecord(hitl_id, problem))
 
     def stop(self) -> None:
         """Stop watching (the backend closes); waiters still waiting are cancelled."""
@@ -501,12 +512,12 @@ class SQLHITLBackend:
         record = await self.get(hitl_id)
         if record is None:
             raise HITLNotFound(hitl_id)
-        if record["status"] == HITLStatus.PENDING.value:
-            decided = await self._decided_lookups.wait(hitl_id, timeout)
-            if decided is None:
-                raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
-            record = decided
-        return await self.signed(record)
+        if record["status"] != HITLStatus.PENDING.value:
+            return await self.signed(record)
+        decided = await self._decided_lookups.wait(hitl_id, timeout)  # signed by then
+        if decided is None:
+            raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
+        return decided
 
     async def expire_due(
         self, now: int | None = None, *, default_decision: Callable[[HITLRecord], str] | str = "reject"

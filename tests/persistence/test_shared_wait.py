@@ -61,3 +61,29 @@ async def test_forty_waiters_woken_by_one_decision_share_one_look_up(tmp_path: P
     finally:
         await agents.aclose()
         await reviewer.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_waiter_is_refused_a_decision_no_audit_row_signed(tmp_path: Path) -> None:
+    """The shared look-up checks what it hands out against the audit chain, as each waiter's own read did."""
+    import sqlite3
+
+    from reviewer_app.domain.hitl import DecisionNotOnRecord
+
+    db = tmp_path / "r.db"
+    agents = SQLHITLBackend(db, reviewer="agent")
+    try:
+        await agents.create(
+            hitl_id="h1", hitl_type="tool_approval", session_id="s", invocation_id="i", data={}, tool_name="t"
+        )
+        waiting = asyncio.ensure_future(agents.wait_for_response("h1", timeout=30))
+        await asyncio.sleep(0.3)
+        with sqlite3.connect(db) as forger:  # "decided" straight in the table: no audit row signs it
+            forger.execute(
+                "UPDATE hitl_requests SET status = 'completed', decision = 'approve', decided_by = 'mallory',"
+                " user_response = '{\"decision\": \"approve\"}' WHERE hitl_id = 'h1'"
+            )
+        with pytest.raises(DecisionNotOnRecord):
+            await asyncio.wait_for(waiting, 10)
+    finally:
+        await agents.aclose()
