@@ -453,6 +453,7 @@ def main() -> None:
     parser.add_argument("--agent-processes", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=5, help="requests each agent raises in turn")
     parser.add_argument("--skip-history", action="store_true", help="part 2 only")
+    parser.add_argument("--skip-team", action="store_true", help="part 1 only")
     parser.add_argument("--agent", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--reviewer", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -520,6 +521,9 @@ def main() -> None:
                     at_least=False,
                 ),
             ]
+        if args.skip_team:
+            report(goals, figures, bench="postgres_scale")
+            return
         url = server.url(server.create_database())
         result = team(url, directory, args.reviewers, args.agents, args.agent_processes, args.rounds)
         figures["team"] = result
