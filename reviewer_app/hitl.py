@@ -189,10 +189,11 @@ class SharedDecidedLookup:
                 problems = await self._backend.unsigned_decisions(records) if records else {}
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a transient database error must not strand every waiter: look again shortly
-                log.exception("wait_for_response: look-up failed; retrying")
-                await asyncio.sleep(0.5)
-                changed.set()
+            except Exception as exc:  # past the backend's own retries: each waiter fails as its own read would have
+                for hitl_id in ids:
+                    for future in self._futures.pop(hitl_id, []):
+                        if not future.done():
+                            future.set_exception(exc)
                 continue
             for record in records:
                 hitl_id = str(record["hitl_id"])
