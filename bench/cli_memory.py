@@ -13,8 +13,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from common import load_average
+
 ARGUMENT_BYTES = 100_000_000
-TARGET_TABLE_MB = 120  # the table never loads the arguments: the interpreter alone
+TARGET_TABLE_MB = 120  # the table never loads the arguments: the interpreter alone (issue 29, item 6)
+TARGET_TABLE_RATIO = 2.0  # the same goal against the reference measured in the run (a small request)
 TARGET_JSON_MB = 400  # one record at a time (it was ~740 MB: the list, its text, and the text as bytes)
 
 MEASURE = """
@@ -60,8 +63,12 @@ def main() -> None:
     print(
         f"reference (small request): {base:.0f} MB; 100 MB of arguments: table {table:.0f} MB, --json {as_json:.0f} MB"
     )
+    print(f"({load_average()})")
     for name, value, target in (("table", table, TARGET_TABLE_MB), ("json", as_json, TARGET_JSON_MB)):
         print(f"GOAL pending_{name}_peak_rss_mb {value:.0f} {target} {'PASS' if value <= target else 'MISS'}")
+    ratio = table / base  # the issue's 120 MB is about twice the interpreter and its imports (~60 MB)
+    verdict = "PASS" if ratio <= TARGET_TABLE_RATIO else "MISS"
+    print(f"GOAL pending_table_peak_rss_vs_small {ratio:.2f}x <={TARGET_TABLE_RATIO}x {verdict}")
 
 
 if __name__ == "__main__":

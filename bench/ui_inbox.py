@@ -2,14 +2,16 @@
 
 Measures, in a fresh process started the way a user starts the app (``reviewer-app --db DB gui``):
 
-* start: from spawning the process to the first paint of the inbox with its rows (goal <= 1.0 s);
+* start: from spawning the process to the first paint of the inbox with its rows (goal <= 0.5 s, and <= 2x the
+  bare window below);
   a window that shows the oldest requests first and loads the rest in the background is also timed
   until every request is in ("all loaded", printed next to it, not a goal);
 * RSS: resident memory once the inbox is painted and after the interactions below (goal <= 300 MB);
 * a filter keystroke, once all requests are in the inbox (a keystroke over a partly loaded inbox
   would filter fewer rows): a key typed into the search box until the inbox model is rebuilt and
   the view repainted; several keystrokes (typing and erasing), the slowest one counts (goal <= 50 ms);
-* selecting the request with 1 MB of arguments until its detail view is painted (goal <= 100 ms).
+* selecting the request with 1 MB of arguments until its detail view is painted (goal <= 50 ms, and <= 2x
+  selecting a small request just before it, the reference).
 
 Reference, in the same run: a bare PySide6 window (a QTreeView over 100 rows) started the same way,
 so the start-up and memory figures can be read against what Python + Qt alone cost on this machine.
@@ -31,7 +33,13 @@ from typing import Any
 from common import REPO_ROOT, Goal, Profile, describe_ms, report
 
 BIG_MARKER = "bench-1mb-arguments"
+SMALL_INDEX = 40_002  # a write_file request of ~150 bytes, selected first as the reference for the 1 MB one
+SMALL_ID = f"hitl_{SMALL_INDEX:06d}"
 RESULT_PREFIX = "BENCH_RESULT "
+TARGET_FIRST_PAINT_S = 0.5
+TARGET_FIRST_PAINT_RATIO = 2.0
+TARGET_DETAIL_MS = 50.0
+TARGET_DETAIL_RATIO = 2.0
 
 
 # -- seeding -------------------------------------------------------------------------------------
@@ -294,17 +302,21 @@ def child(args: argparse.Namespace) -> None:
         return next((w.text() for w in app.allWidgets() if w.objectName() == "searchBox"), "")
 
     def select_big() -> None:
+        select(SMALL_ID, "select_small_ms", lambda: select(args.big_id, "select_big_ms", finish))
+
+    def select(hitl_id: str, key: str, then: Any) -> None:
         view = state["view"]
         model = view.model()
-        index = model.index_for(args.big_id)
+        index = model.index_for(hitl_id)
         if not index.isValid():
-            finish(f"request {args.big_id} is not in the inbox (search box: {search_text()!r})")
+            finish(f"request {hitl_id} is not in the inbox (search box: {search_text()!r})")
             return
         results["search_text_at_select"] = search_text()
         view.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
-        QTimer.singleShot(100, lambda: select_now(view, index))  # let the scroll settle: only selecting is timed
+        # let the scroll settle: only selecting is timed
+        QTimer.singleShot(100, lambda: select_now(view, index, hitl_id, key, then))
 
-    def select_now(view: QAbstractItemView, index: Any) -> None:
+    def select_now(view: QAbstractItemView, index: Any, hitl_id: str, key: str, then: Any) -> None:
         started = time.monotonic()
         window = view.window()
         detail = getattr(window, "detail", None)
@@ -316,7 +328,7 @@ def child(args: argparse.Namespace) -> None:
         def detail_painted(watched: QObject) -> bool:
             """After the window says the request is shown, the first paint inside its detail pane."""
             if shown_signal is not None and detail is not None:
-                return args.big_id in loaded and isinstance(watched, QWidget) and detail.isAncestorOf(watched)
+                return hitl_id in loaded and isinstance(watched, QWidget) and detail.isAncestorOf(watched)
             for target in (watched, watched.parent()):  # no such signal: a text view showing the request
                 document = getattr(target, "document", None)
                 if callable(document):
@@ -324,15 +336,17 @@ def child(args: argparse.Namespace) -> None:
                     for _ in range(60):
                         if not block.isValid():
                             break
-                        if block.length() < 10_000 and BIG_MARKER in block.text():
+                        if block.length() < 10_000 and marker in block.text():
                             return True
                         block = block.next()
             return False
 
+        marker = BIG_MARKER if hitl_id == args.big_id else f"module_{SMALL_INDEX}.py"
+
         def done() -> None:
-            results["select_big_ms"] = (time.monotonic() - started) * 1000
+            results[key] = (time.monotonic() - started) * 1000
             results["rss_mb_detail"] = process.memory_info().rss / 2**20
-            finish()
+            QTimer.singleShot(100, then)
 
         wait_for_paint(detail_painted, done)
         state["debug"] = lambda: {
@@ -425,6 +439,7 @@ def main() -> None:
     loaded = [r["loaded_s"] for r in good if "loaded_s" in r]
     keystrokes = [ms for r in good for ms in r.get("keystroke_ms", [])]
     selects = [r["select_big_ms"] for r in good if "select_big_ms" in r]
+    small_selects = [r["select_small_ms"] for r in good if "select_small_ms" in r]
     details: dict[str, Any] = {"apps": apps, "bare": bares}
     print(f"inbox at scale ({args.requests:,} pending), {len(good)} of {args.starts} starts measured:")
     if start:
@@ -444,11 +459,22 @@ def main() -> None:
     if selects:
         median = sorted(selects)[len(selects) // 2]
         print(f"  select 1 MB request -> painted p50 {median:7.1f} ms  max {max(selects):7.1f} ms")
+    big_ms = sorted(selects)[len(selects) // 2] if selects else inf
+    small_ms = sorted(small_selects)[len(small_selects) // 2] if small_selects else inf
+    if small_selects:
+        print(f"  reference: select a small request -> painted p50 {small_ms:7.1f} ms")
+    bare_s = bare_start["p50_ms"] / 1000 if bare_start else inf
+    start_s = start["p50_ms"] / 1000 if start else inf
+    # Issue 29 item 6: first paint <= 0.5 s and a 1 MB detail <= 50 ms. Each also as a ratio to its reference in
+    # this run, which a loaded machine slows alike: 0.5 s against a bare PySide6 window's ~0.25 s on a quiet
+    # machine (2x), and 50 ms against a small request's detail (~25 ms quiet: 2x).
     goals = [
-        Goal("inbox_start_to_first_paint", start["p50_ms"] / 1000 if start else inf, 1.0, "s", at_least=False),
+        Goal("inbox_start_to_first_paint", start_s, TARGET_FIRST_PAINT_S, "s", at_least=False),
+        Goal("inbox_first_paint_vs_bare_window", start_s / bare_s, TARGET_FIRST_PAINT_RATIO, "x", at_least=False),
         Goal("inbox_rss", rss, 300, "MB", at_least=False),
         Goal("inbox_filter_keystroke_max", max(keystrokes, default=inf), 50, "ms", at_least=False),
-        Goal("inbox_select_1mb_detail", max(selects, default=inf), 100, "ms", at_least=False),
+        Goal("inbox_select_1mb_detail", big_ms, TARGET_DETAIL_MS, "ms", at_least=False),
+        Goal("inbox_select_1mb_vs_small", big_ms / small_ms, TARGET_DETAIL_RATIO, "x", at_least=False),
     ]
     report(goals, details, bench="ui_inbox")
 

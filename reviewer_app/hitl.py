@@ -18,6 +18,7 @@ pending, and they are committed before anything acts on them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import getpass
@@ -125,6 +126,108 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
+class SharedDecidedLookup:
+    """The requests this process's ``wait_for_response`` calls await, looked up together: one ``decided_among``
+    query per change the feed reports, and only the waiters whose request was decided are woken.
+
+    Each waiter used to wake on every change (any commit, by anyone) and read its own request: with 200 agents
+    waiting that was 200 wake-ups and 200 reads per commit, and under load the decision an agent waited for was
+    seen seconds after its commit. (The runtime's own runs wait through ``runtime/watcher.py`` the same way.)
+    """
+
+    def __init__(self, backend: SQLHITLBackend) -> None:
+        self._backend = backend
+        self._futures: dict[str, list[asyncio.Future[HITLRecord]]] = {}
+        self._changed: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    async def wait(self, hitl_id: str, timeout: float | None) -> HITLRecord | None:
+        """The request's record once it is no longer pending, checked against its audit row (else
+        :class:`DecisionNotOnRecord`); None when ``timeout`` seconds pass first."""
+        loop = asyncio.get_running_loop()
+        changed = self._watching(loop)
+        future: asyncio.Future[HITLRecord] = loop.create_future()
+        self._futures.setdefault(hitl_id, []).append(future)
+        changed.set()  # look once now: the decision may have landed since the caller's own read
+        try:
+            await asyncio.wait({future}, timeout=timeout)
+        finally:
+            waiting = self._futures.get(hitl_id)
+            if waiting is not None:
+                with contextlib.suppress(ValueError):
+                    waiting.remove(future)
+                if not waiting:
+                    del self._futures[hitl_id]
+            if not future.done():
+                future.cancel()
+        return None if future.cancelled() else future.result()
+
+    def _watching(self, loop: asyncio.AbstractEventLoop) -> asyncio.Event:
+        if self._loop is not loop or self._changed is None or self._task is None or self._task.done():
+            self.stop()
+            self._loop, self._changed = loop, asyncio.Event()
+            self._unsubscribe = self._backend.feed.subscribe(self._on_change)
+            self._task = loop.create_task(self._watch(self._changed), name="reviewer-wait-for-response")
+        return self._changed
+
+    def _on_change(self) -> None:
+        if self._futures and self._changed is not None:
+            self._changed.set()
+
+    async def _watch(self, changed: asyncio.Event) -> None:
+        while True:
+            await changed.wait()
+            changed.clear()
+            ids = list(self._futures)
+            if not ids:
+                continue
+            try:
+                records = await self._backend.decided_among(ids)
+                # Checked against their audit rows here, all in one read, rather than by each waiter in turn.
+                problems = await self._backend.unsigned_decisions(records) if records else {}
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # past the backend's own retries: each waiter fails as its own read would have
+                for hitl_id in ids:
+                    for future in self._futures.pop(hitl_id, []):
+                        if not future.done():
+                            future.set_exception(exc)
+                continue
+            for record in records:
+                hitl_id = str(record["hitl_id"])
+                problem = problems.get(hitl_id)
+                if problem is not None:
+                    log.error("%s", problem)
+                for future in self._futures.pop(hitl_id, []):
+                    if future.done():
+                        continue
+                    if problem is None:
+                        future.set_result(record)
+                    else:
+                        future.set_exception(DecisionNotOnRecord(hitl_id, problem))
+
+    def stop(self) -> None:
+        """Stop watching (the backend closes); waiters still waiting are cancelled."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        task, self._task = self._task, None
+        if task is not None and not task.done() and not task.get_loop().is_closed():
+            task.get_loop().call_soon_threadsafe(self._release, task)
+
+    def _release(self, task: asyncio.Task[None]) -> None:
+        """On the loop: end the look-ups and fail the waiters left, as the feed's waits failed once it closed."""
+        task.cancel()
+        if not self._backend._closed:
+            return  # a new loop took over: its waiters are watched by the new task
+        for futures in self._futures.values():
+            for future in futures:
+                if not future.done():
+                    future.set_exception(RuntimeError("the HITL backend is closed"))
+
+
 class _DatabaseThread:
     """The backend's single database thread: runs jobs in order, hands results back to the caller's loop.
 
@@ -221,6 +324,7 @@ class SQLHITLBackend:
         self.feed = feed or change_feed_for(store.engines)
         self._db_thread = _DatabaseThread("reviewer-db")
         self._closed = False
+        self._decided_lookups = SharedDecidedLookup(self)
 
     # -- plumbing ------------------------------------------------------------------------------
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -281,6 +385,7 @@ class SQLHITLBackend:
         if self._closed:
             return
         self._closed = True
+        self._decided_lookups.stop()
         self._db_thread.shutdown()
         self.feed.close()
         if self._owns_store:
@@ -405,18 +510,15 @@ class SQLHITLBackend:
         Raises :class:`HITLNotFound` for an unknown id, :class:`TimeoutError` when ``timeout`` seconds pass first,
         and :class:`DecisionNotOnRecord` when the decided record is not what its audit row signed.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            token = self.feed.token()
-            record = await self.get(hitl_id)
-            if record is None:
-                raise HITLNotFound(hitl_id)
-            if record["status"] != HITLStatus.PENDING.value:
-                return await self.signed(record)
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
-            await self.feed.wait(token, remaining)
+        record = await self.get(hitl_id)
+        if record is None:
+            raise HITLNotFound(hitl_id)
+        if record["status"] != HITLStatus.PENDING.value:
+            return await self.signed(record)
+        decided = await self._decided_lookups.wait(hitl_id, timeout)  # signed by then
+        if decided is None:
+            raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
+        return decided
 
     async def expire_due(
         self, now: int | None = None, *, default_decision: Callable[[HITLRecord], str] | str = "reject"
@@ -577,6 +679,10 @@ class SQLHITLBackend:
     ) -> list[RequestSummary]:
         """One keyset page of inbox rows (oldest first), after the ``(created_at, updated_at_ms, hitl_id)`` key."""
         return await self.run(self.store.requests.summary_page, statuses, after=after, limit=limit)
+
+    async def data_size(self, hitl_id: str) -> int | None:
+        """Bytes of the request's stored data, read without loading it (None: no such request)."""
+        return await self.run(self.store.requests.data_size, hitl_id)
 
     async def decided_among(self, hitl_ids: Sequence[str]) -> list[HITLRecord]:
         """The requests among ``hitl_ids`` that are no longer pending (one query however many)."""

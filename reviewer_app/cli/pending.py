@@ -1,7 +1,9 @@
 """``reviewer-app pending``: the queue as a table or JSON, in memory bounded by the largest single request.
 
 The queue is read in keyset pages of summaries (``summary_page``), never all at once. The table shows each
-request's stored one-line summary, so it never loads the arguments at all. The JSON
+request's stored one-line summary and the SHA-256 of its arguments; a request whose stored data passes
+:data:`TABLE_READ_LIMIT` is not read at all (its size is asked first): its digest column says so and
+``pending --json`` gives it, so the table stays at the interpreter's own memory. The JSON
 listing fetches and writes one record at a time, in slices, rather than building the whole list and then a
 second copy of it as text (100 MB of arguments used to take ~740 MB).
 """
@@ -19,6 +21,7 @@ from reviewer_app.config import AppContext
 
 _PAGE = 1_000  # summaries per keyset page
 _SLICE = 1 << 20  # write long pieces of JSON in 1 MiB slices: no second full-size copy as bytes
+TABLE_READ_LIMIT = 4 << 20  # the table reads (and hashes) a request's data up to this many bytes
 
 
 def question_line(record: dict[str, Any]) -> str | None:
@@ -59,14 +62,20 @@ async def print_pending(backend: Any, as_json: bool, stream: TextIO) -> int:
         if not listed and as_json:
             stream.write("[")
         listed = True
+        if not as_json:
+            size = await backend.data_size(s.hitl_id)
+            if size is None:
+                continue  # gone since the listing
+            if size > TABLE_READ_LIMIT:
+                stream.write(terminal_safe(_unread_line(s, size)) + "\n")
+                continue
         record = await backend.get(s.hitl_id)
         if record is None or record["status"] != "pending":  # decided or gone since the listing
             continue
         digest = args_digest(shown_arguments(record))
         if not as_json:
-            tool, agent = s.tool_name or "-", s.agent or "-"
             what = question_line(record) or s.summary
-            line = f"{s.hitl_id}  {s.hitl_type:<13} {tool:<12} {agent:<10} {digest[:12]}  {what}"
+            line = _table_line(s, digest[:12], what)
             stream.write(terminal_safe(line) + "\n")
             continue
         stream.write("\n  " if first else ",\n  ")
@@ -81,6 +90,15 @@ async def print_pending(backend: Any, as_json: bool, stream: TextIO) -> int:
     elif as_json:
         stream.write("\n]\n" if not first else "]\n")
     return 0
+
+
+def _table_line(s: Any, digest: str, what: str) -> str:
+    return f"{s.hitl_id}  {s.hitl_type:<13} {s.tool_name or '-':<12} {s.agent or '-':<10} {digest:<12}  {what}"
+
+
+def _unread_line(s: Any, size: int) -> str:
+    """A request too large for the table to read: its summary, its size, and where its SHA-256 is."""
+    return _table_line(s, "(not read)", f"{s.summary}  [data {size / 2**20:.1f} MiB: pending --json shows its SHA-256]")
 
 
 async def _pending_summaries(backend: Any) -> AsyncIterator[Any]:

@@ -89,3 +89,30 @@ async def test_a_response_whose_message_differs_from_the_audited_one_is_reported
         assert not report.ok and "h2" in (report.problem or "") and "message" in (report.problem or "")
     finally:
         await backend.aclose()
+
+
+@pytest.mark.asyncio
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "forged",
+    [
+        '{"decision": "approve", "reviewer": "auditor"}',
+        '{"decision": "reject", "decision": "approve"}',
+        '{"\\u0064ecision": "approve"}',
+        '{"x": {"decision": "reject"}, "decision": "approve"}',
+    ],
+)
+async def test_postgres_streams_the_responses_and_still_reports_a_forged_one(pg_url: str, forged: str) -> None:
+    """PostgreSQL reads the responses as text from a server-side cursor, with the same checks as SQLite."""
+    import psycopg
+
+    backend = await _rejected(pg_url)  # type: ignore[arg-type]
+    try:
+        with psycopg.connect(pg_url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as raw:
+            raw.execute("SET session_replication_role = replica")  # past migration 0011's trigger, as an owner could
+            raw.execute("UPDATE hitl_requests SET user_response = %s WHERE hitl_id = 'h2'", (forged,))
+        report = await backend.verify_audit()
+        assert not report.ok
+        assert report.problem == "request h2's stored response says approve, its audited decision is reject"
+    finally:
+        await backend.aclose()

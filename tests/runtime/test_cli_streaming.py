@@ -80,3 +80,37 @@ def test_empty_listings(db_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().out == "[]\n"
     assert main(["pending", "--db", str(db_path)]) == 0
     assert capsys.readouterr().out == "no pending requests\n"
+
+
+def test_pending_table_never_reads_a_request_larger_than_its_limit(
+    store: Store, db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table asks each request's size first: 20 MB of arguments are listed by their summary, unread."""
+    import tracemalloc
+
+    with store.transaction() as tx:
+        for hitl_id, content in (("h-small", "hello"), ("h-big", "z" * (20 * 2**20))):
+            tx.requests.create(
+                NewRequest(
+                    hitl_id=hitl_id,
+                    hitl_type="tool_approval",
+                    session_id="s1",
+                    invocation_id="i1",
+                    data={"arguments": {"path": f"{hitl_id}.txt", "content": content}},
+                    tool_name="write_file",
+                )
+            )
+    tracemalloc.start()
+    try:
+        assert main(["pending", "--db", str(db_path)]) == 0
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    small, big = capsys.readouterr().out.splitlines()
+    assert peak < 8 * 2**20, f"the table read the big request ({peak / 2**20:.0f} MiB allocated)"
+    assert big.startswith("h-big") and "(not read)" in big and "path: h-big.txt" in big and "20.0 MiB" in big
+    assert len(big) < 300
+    assert small.startswith("h-small") and "(not read)" not in small  # small requests keep their digest
+    from reviewer_app.domain.decisions import args_digest
+
+    assert args_digest({"path": "h-small.txt", "content": "hello"})[:12] in small

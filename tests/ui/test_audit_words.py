@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from reviewer_app.cli.audit import print_audit
-
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend

@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt
 
+from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.ui.detail.json_view import JsonPanel, JsonView, fold_ranges, format_json
@@ -216,7 +217,7 @@ def test_json_panel_shows_a_10mb_payload_truncated_with_show_all(qtbot: Any) -> 
     assert panel.view.document().characterCount() < 260_000  # what Qt lays out stays small
     assert panel.show_all_button.isVisibleTo(panel)
     assert "10.0 MB" in panel.notice.text()
-    assert prepared.digest and prepared.total_chars > 10_000_000
+    assert prepared.digest == args_digest(record["data"]["arguments"]) and prepared.total_chars > 10_000_000
 
 
 def test_write_file_diff_against_the_workspace(tmp_path: Path) -> None:

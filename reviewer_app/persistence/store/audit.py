@@ -48,7 +48,9 @@ _CHAIN_KEYS = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_
 _SELECT_CHAIN_META = select(meta_t.c.key, meta_t.c.value).where(
     or_(*(meta_t.c.key == literal(name) for name in _CHAIN_KEYS))
 )
-_SELECT_CHAIN_META_FOR_UPDATE = _SELECT_CHAIN_META.with_for_update()
+# Locked in key order: in the order a scan meets them, two decisions could take them in different orders once the
+# head row had moved (each decision rewrites it), and PostgreSQL killed one of them as a deadlock.
+_SELECT_CHAIN_META_FOR_UPDATE = _SELECT_CHAIN_META.order_by(meta_t.c.key).with_for_update()
 _UPDATE_AUDIT_HEAD = update(meta_t).where(meta_t.c.key == AUDIT_HEAD_KEY)
 _INSERT_AUDIT = insert(audit_t)
 ANCHOR_GRACE_MS = 10_000
@@ -98,9 +100,6 @@ _SIGNED_COLUMNS = (
 # Audit rows with the tool of the request each decided, so a listing names the tool (rule events have none).
 _SELECT_ENTRIES = select(audit_t, requests_t.c.tool_name).select_from(
     audit_t.outerjoin(requests_t, requests_t.c.hitl_id == audit_t.c.hitl_id)
-)
-_DECIDED_RESPONSES = select(requests_t.c.hitl_id, requests_t.c.decision, requests_t.c.user_response).where(
-    requests_t.c.status != HITLStatus.PENDING.value
 )
 
 
@@ -346,20 +345,19 @@ class AuditReads:
         """The log's rows in chain order, the JSON columns decoded, one at a time (flat memory at any length).
 
         Large shown arguments are read back from their blob (one missing or damaged reads as a placeholder,
-        which then fails its hash). On SQLite straight from the DB-API cursor (SQLAlchemy's row processing cost
-        more than the hashing).
+        which then fails its hash). Straight from the DB-API cursor, JSON read as text and decoded with orjson
+        (SQLAlchemy's row processing cost more than the hashing); on PostgreSQL a server-side cursor.
         """
-        if not self._db.engines.is_sqlite:
-            for row in connection.execute(select(*_CHAIN_COLUMNS).order_by(audit_t.c.id)):
-                *fields, ref = tuple(row)
-                if ref:
-                    fields[5] = _shown_from_blob(connection, ref)
-                yield tuple(fields)
-            return
-        driver = cast(sqlite3.Connection, connection.connection.driver_connection)
-        names = ", ".join(column.name for column in _CHAIN_COLUMNS)
-        cursor = driver.execute(f"SELECT {names} FROM {audit_t.name} ORDER BY id")
-        while rows := cursor.fetchmany(1000):
+        if self._db.engines.is_sqlite:
+            driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+            names = ", ".join(column.name for column in _CHAIN_COLUMNS)
+            batches: Iterator[Sequence[Any]] = _sqlite_batches(
+                driver.execute(f"SELECT {names} FROM {audit_t.name} ORDER BY id")
+            )
+        else:  # the JSON columns as text, decoded below as on SQLite; a server-side cursor keeps memory flat
+            names = ", ".join(f"{c.name}::text" if c.name in _JSON_CHAIN_COLUMNS else c.name for c in _CHAIN_COLUMNS)
+            batches = _pg_batches(connection, f"SELECT {names} FROM {audit_t.name} ORDER BY id")
+        for rows in batches:
             for row in rows:
                 shown, edited, ref = row[5], row[7], row[11]
                 yield (
@@ -380,10 +378,14 @@ class AuditReads:
         row = connection.execute(_UNAUDITED_DECISION).first()
         if row is not None:
             return _unaudited_text(row.hitl_id, row.decision, row.decided_by)
-        for hitl_id, decision, response in connection.execute(_DECIDED_RESPONSES):
-            problem = _response_problem(hitl_id, decision, response)
-            if problem is not None:
-                return problem
+        # As on SQLite: streamed (a million responses never sit in memory at once), read as text, and decoded
+        # only where the text could state another decision than the request's.
+        for rows in _pg_batches(connection, _RESPONSES_TO_READ_PG):
+            for hitl_id, decision, text in rows:
+                if isinstance(text, str) and not _states_only(text, decision):
+                    problem = _response_problem(hitl_id, decision, decode_stored_json_fast(text))
+                    if problem is not None:
+                        return problem
         return _unsigned_edit(connection, _UNSIGNED_EDIT_PG)
 
     @staticmethod
@@ -402,6 +404,29 @@ class AuditReads:
                     if problem is not None:
                         return problem
         return _unsigned_edit(connection, _UNSIGNED_EDIT_SQLITE)
+
+
+_JSON_CHAIN_COLUMNS = frozenset({audit_t.c.shown_args.name, audit_t.c.edited_args.name})
+_RESPONSES_TO_READ_PG = (
+    "SELECT hitl_id, decision, user_response::text FROM hitl_requests"
+    " WHERE status <> 'pending' AND user_response IS NOT NULL"
+)
+_BATCH = 5000
+
+
+def _sqlite_batches(cursor: sqlite3.Cursor) -> Iterator[Sequence[Any]]:
+    while rows := cursor.fetchmany(_BATCH):
+        yield rows
+
+
+def _pg_batches(connection: Any, sql: str) -> Iterator[Sequence[Any]]:
+    """Rows of ``sql`` a batch at a time from a server-side cursor in the connection's open transaction (and so
+    its snapshot): psycopg's ordinary cursor holds the whole result in memory, a million rows at once."""
+    driver = connection.connection.driver_connection
+    with driver.cursor(name=f"reviewer_{uuid.uuid4().hex}") as cursor:
+        cursor.execute(sql)
+        while rows := cursor.fetchmany(_BATCH):
+            yield rows
 
 
 def _shown_from_blob(connection: Any, ref: str) -> Any:

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import Text, bindparam, func, or_, select, update
+from sqlalchemy import cast as cast_
 from sqlalchemy.exc import DBAPIError
 
 from reviewer_app.domain.decisions import DecisionKind
@@ -385,6 +386,26 @@ class RequestReads(RequestLookups):
                     select(func.count()).select_from(requests_t).where(requests_t.c.status == HITLStatus.PENDING.value)
                 ).scalar_one()
             )
+
+    def data_size(self, hitl_id: str) -> int | None:
+        """Bytes of a request's stored ``data`` (None: no such request), without reading the value itself.
+
+        ``reviewer-app pending`` asks before loading a request: a 100 MB argument costs its size several times
+        over once read and parsed. SQLite: the length of the value through incremental blob I/O (which reads no
+        content); PostgreSQL: ``octet_length`` computed by the server.
+        """
+        with self._db.reading() as connection:
+            if self._reader.engines.is_sqlite:
+                driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+                found = driver.execute(f"SELECT rowid FROM {requests_t.name} WHERE hitl_id = ?", (hitl_id,)).fetchone()
+                if found is None:
+                    return None
+                with driver.blobopen(requests_t.name, requests_t.c.data.name, found[0], readonly=True) as blob:
+                    return len(blob)
+            size = connection.execute(
+                select(func.octet_length(cast_(requests_t.c.data, Text))).where(requests_t.c.hitl_id == hitl_id)
+            ).scalar_one_or_none()
+            return None if size is None else int(size)
 
     def decided_among(self, hitl_ids: Sequence[str]) -> list[HITLRecord]:
         """The requests among ``hitl_ids`` that are no longer pending: one query for every waiting run."""

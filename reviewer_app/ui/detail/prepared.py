@@ -7,11 +7,12 @@ their pretty text, a write_file call's diff against the workspace, an ask_user q
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer_app.domain.decisions import args_digest, canonical_json
+from reviewer_app.domain.decisions import canonical_json
 from reviewer_app.domain.hitl import HITLRecord, HITLType
 from reviewer_app.domain.risk import Risk, assess
 from reviewer_app.domain.rule_outcome import call_of_record
@@ -100,7 +101,7 @@ def prepare_request(record: HITLRecord, workspace: Path | None) -> PreparedReque
     """Hash, pretty text and diff of a request (runs on a worker thread)."""
     shown = shown_arguments(record)
     compact = canonical_json(shown)
-    digest = args_digest(shown)
+    digest = hashlib.sha256(compact.encode()).hexdigest()  # args_digest(shown), without a second 1 MB dumps
     formatted = format_json(shown, total_chars=len(compact))
     prepared = PreparedRequest(record, shown, digest, formatted, len(compact))
     data = record.get("data") or {}
