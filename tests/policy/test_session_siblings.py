@@ -52,6 +52,21 @@ async def test_identical_siblings_in_the_session_are_approved_and_others_stay(ba
     assert audit[-1].shown_args_sha256 == args_digest({"command": "git status"})
 
 
+async def test_respond_with_approve_for_session_approves_the_siblings_as_decide_does(
+    backend: SQLHITLBackend,
+) -> None:
+    """aury-style ``respond`` goes through the same decision gate as ``decide``: the same waiver, the same siblings."""
+    await shell(backend, "h1", "git status")
+    await shell(backend, "h2", "git status")
+    await shell(backend, "h3", "git push")
+    digest = args_digest({"command": "git status"})
+    await backend.respond("h1", {"decision": "approve_for_session", "args_sha256": digest})
+    assert await status(backend, "h1") == ("completed", "approve_for_session")
+    assert await status(backend, "h2") == ("completed", "approve")
+    assert (await status(backend, "h3"))[0] == "pending"
+    assert [rule.tool_name for rule in await backend.session_rules("s1")] == ["run_shell"]
+
+
 async def test_a_sibling_that_does_not_allow_approve_is_left_for_a_human(backend: SQLHITLBackend) -> None:
     await shell(backend, "h1", "ls")
     await shell(backend, "h2", "ls", allowed_decisions=["reject"])

@@ -1,0 +1,144 @@
+"""The backend's core: the store, the identity decisions are recorded as, the change feed and the database thread.
+
+Every concept of the backend (the decision gate, rules, waivers, previews…) is a part built on this core: they
+reach the database only through :meth:`BackendCore.run` (a read) and :meth:`BackendCore.write` (one write
+transaction, waiters woken after the commit), so the threading and retry policy is written here once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from collections.abc import Callable
+from typing import Any, Self, TypeVar
+
+from reviewer_app.hitl.db_thread import DatabaseThread
+from reviewer_app.hitl.identity import reviewer_identity
+from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
+from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
+from reviewer_app.persistence.retry import with_retry
+from reviewer_app.persistence.store import Store, StoreTx
+
+T = TypeVar("T")
+
+
+class BackendCore:
+    """The store on one database thread: reads with :meth:`run`, write transactions with :meth:`write`."""
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | None = None,
+        *,
+        store: Store | None = None,
+        reviewer: str | None = None,
+        feed: ChangeFeed | None = None,
+        retry_until: float | None = None,
+        on_db_status: Callable[[str | None], None] | None = None,
+        busy_timeout_ms: int | None = None,
+    ) -> None:
+        self.retry_until = retry_until
+        """A ``time.monotonic()`` deadline for riding out database trouble (a hook's budget); None: the default."""
+        self.on_db_status = on_db_status
+        """Told each :attr:`db_status` change, on the thread that saw it (a hook prints it on stderr)."""
+        self._db_status: str | None = None
+        if store is None:
+            if target is None:
+                raise ValueError("give a database path or URL, or a Store")
+            # A server restarting (or a database locked by a migration) is ridden out like any transient fault.
+            # ``busy_timeout_ms``: how long one statement waits for SQLite's lock before the retry policy (and its
+            # deadline and status) takes over; a hook keeps it short so its budget holds.
+            wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
+            store = with_retry(
+                lambda: Store.open(target, busy_timeout_ms=wait_ms), on_status=self._set_db_status, deadline=retry_until
+            )
+            self._owns_store = True
+        else:
+            self._owns_store = False
+        self.store = store
+        self.reviewer = reviewer_identity(store, reviewer)
+        self.feed = feed or change_feed_for(store.engines)
+        self._db_thread = DatabaseThread("reviewer-db")
+        self._closed = False
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn`` on the database thread and await its result on the caller's loop.
+
+        A read that meets TEXT another program stored as invalid UTF-8 is read again leniently
+        (see :meth:`Store.tolerating_bad_text`), so one such row never hides the others.
+        A read that meets transient trouble (a PostgreSQL restart, a lock) is tried again like a write
+        (:mod:`reviewer_app.persistence.retry`).
+        """
+        # Partials, not lambdas: no extra Python frames under a deeply nested read (json.loads counts them).
+        read = functools.partial(self.store.tolerating_bad_text, functools.partial(fn, *args, **kwargs))
+        return await self._on_db_thread(functools.partial(self._retried, read))
+
+    def _retried(self, work: Callable[[], T]) -> T:
+        return with_retry(work, on_status=self._set_db_status, deadline=self.retry_until)
+
+    async def _on_db_thread(self, fn: Callable[[], T]) -> T:
+        if self._closed:
+            raise RuntimeError("the HITL backend is closed")
+        return await self._db_thread.submit(fn)
+
+    async def write(self, fn: Callable[[StoreTx], T], *, retry: bool = True) -> T:
+        """Run ``fn`` inside one write transaction on the database thread; wakes waiters after commit.
+
+        A busy database (another process holds the write lock past ``busy_timeout``) or a full disk rolls
+        the transaction back and runs it again with backoff (:mod:`reviewer_app.persistence.retry`), with
+        :attr:`db_status` saying so; after the retry budget it raises ``WriteRetriesExhausted``. ``retry=False``:
+        one try (heartbeats, giving a run up).
+        """
+
+        def work() -> T:
+            with self.store.transaction() as tx:
+                result = fn(tx)
+            self.feed.committed()  # other processes' waiters, straight from this thread: no hop first
+            return result
+
+        def retried() -> T:
+            return self._retried(work)
+
+        store = self.store
+        once = retried if retry else work
+        result = await self._on_db_thread(lambda: store.tolerating_bad_text(once))
+        self.feed.notify()
+        return result
+
+    def _set_db_status(self, status: str | None) -> None:
+        self._db_status = status
+        if self.on_db_status is not None:
+            self.on_db_status(status)
+
+    @property
+    def db_status(self) -> str | None:
+        """Why database calls are being retried (:mod:`reviewer_app.persistence.retry`'s reasons), else None."""
+        return self._db_status
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran: nothing more reaches the database."""
+        return self._closed
+
+    @property
+    def database_url(self) -> str:
+        """The database's URL (passwords are the caller's to mask before showing it)."""
+        return self.store.url
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._db_thread.shutdown()
+        self.feed.close()
+        if self._owns_store:
+            self.store.close()
+
+    async def aclose(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,33 @@
+"""Signed decisions: a decided request is acted on only as its audit row signed it.
+
+Someone with write access to the database could change a decided request afterwards (its edit, its message, the
+arguments shown); the audit chain's row for the decision still says what the reviewer saw and chose. Readers that
+are about to act on a decision (an agent waiting, the runtime resuming a run) check the record against that row.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from reviewer_app.domain.hitl import DecisionNotOnRecord, HITLRecord
+from reviewer_app.hitl.core import BackendCore
+
+log = logging.getLogger(__name__)
+
+
+class SignedDecisions(BackendCore):
+    """The audit-signature check of decided records."""
+
+    async def unsigned_decisions(self, records: Iterable[HITLRecord]) -> dict[str, str]:
+        """Of these records, the decided ones that are not what their audit rows signed: ``hitl_id`` → why."""
+        return await self.run(self.store.audit.decision_problems, list(records))
+
+    async def signed(self, record: HITLRecord) -> HITLRecord:
+        """``record`` once its decision is checked against its audit row (edit, message, shown arguments), so an
+        agent runs what the chain signed; :class:`DecisionNotOnRecord` when someone changed it afterwards."""
+        problem = (await self.unsigned_decisions([record])).get(str(record["hitl_id"]))
+        if problem is not None:
+            log.error("%s", problem)
+            raise DecisionNotOnRecord(str(record["hitl_id"]), problem)
+        return record
