@@ -220,7 +220,7 @@ async def history_figures(url: str, seal: Any) -> dict[str, Any]:
     from reviewer_app.domain.history import HistoryQuery, search_terms
     from reviewer_app.hitl import SQLHITLBackend
     from reviewer_app.persistence.store import Store
-    from reviewer_app.persistence.store.history import _page_sql
+    from reviewer_app.persistence.store.history import page_sql
 
     conninfo = url.replace("postgresql+psycopg://", "postgresql://")
     typed = [word[:n] for word in SEARCH_WORDS for n in range(2, len(word) + 1)]
@@ -232,7 +232,7 @@ async def history_figures(url: str, seal: Any) -> dict[str, Any]:
                 began = time.perf_counter()
                 page = await backend.history_page(HistoryQuery(text=text), limit=100)
                 app_ms.append((time.perf_counter() - began) * 1000)
-                sql, params = _page_sql("postgresql", HistoryQuery(text=text), search_terms(text), False)
+                sql, params = page_sql("postgresql", HistoryQuery(text=text), search_terms(text), False)
                 from reviewer_app.persistence.store.history import tsquery_text
 
                 params.update(match=tsquery_text(search_terms(text)), limit=101)

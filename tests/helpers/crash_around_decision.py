@@ -68,6 +68,21 @@ def counting_agent() -> AgentSpec:
     )
 
 
+class _NotingDecisions:
+    """The transaction's requests aggregate, noting each decision it records."""
+
+    def __init__(self, inner: Any, decided: list[bool]) -> None:
+        self._inner = inner
+        self._decided = decided
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def decide(self, *args: Any, **kwargs: Any) -> Any:
+        self._decided.append(True)
+        return self._inner.decide(*args, **kwargs)
+
+
 def die_around_decisions(backend: SQLHITLBackend, point: str) -> None:
     """SIGKILL this process before or after the COMMIT of the transaction that records a decision."""
     store = backend.store
@@ -77,13 +92,7 @@ def die_around_decisions(backend: SQLHITLBackend, point: str) -> None:
     def transaction() -> Iterator[StoreTx]:
         decided: list[bool] = []
         with original() as tx:
-            settle = tx.requests.decide
-
-            def settle_and_note(*args: Any, **kwargs: Any) -> Any:
-                decided.append(True)
-                return settle(*args, **kwargs)
-
-            tx.settle = settle_and_note  # type: ignore[method-assign]
+            tx._requests = _NotingDecisions(tx.requests, decided)  # type: ignore[attr-defined]
             yield tx
             if decided and point == "before-commit":
                 os.kill(os.getpid(), signal.SIGKILL)

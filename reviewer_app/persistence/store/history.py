@@ -51,7 +51,7 @@ def tsquery_text(terms: tuple[str, ...]) -> str:
     return " & ".join("'" + term.replace("'", "''").replace("\\", "\\\\") + "':*" for term in terms)
 
 
-def _page_sql(dialect: str, query: HistoryQuery, terms: tuple[str, ...], after: bool) -> tuple[str, dict[str, Any]]:
+def page_sql(dialect: str, query: HistoryQuery, terms: tuple[str, ...], after: bool) -> tuple[str, dict[str, Any]]:
     params: dict[str, Any] = {}
     where: list[str] = []
     if terms and dialect == "sqlite":
@@ -131,7 +131,7 @@ class HistoryReads:
         terms = search_terms(query.text)
         if query.text and not terms:  # only punctuation: nothing can match it (and nothing is scanned)
             return HistoryPage()
-        sql, params = _page_sql(self._db.engines.dialect, query, terms, after is not None)
+        sql, params = page_sql(self._db.engines.dialect, query, terms, after is not None)
         if after is not None:
             params["after_id"] = after.audit_id
         params["limit"] = limit + 1
