@@ -107,7 +107,7 @@ async def test_period_excludes_older_decisions(any_db: str) -> None:
         everything = await alice.decision_stats(since_s=None)
         assert everything.bucket_s == DAY_S and everything.decided == 4 and everything.created == 6
         assert dict(everything.per_reviewer)[bob.reviewer] == 1
-        assert await alice.audit_count() == 5
+        assert await alice.audit_count() == 6  # five decisions and the deny rule's addition (rule events are audited)
     finally:
         await alice.aclose()
         await bob.aclose()

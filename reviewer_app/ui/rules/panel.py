@@ -126,9 +126,15 @@ class RulesPanel(QWidget):
         self.view.selectionModel().currentChanged.connect(lambda *_: self._update_buttons())
         self.view.doubleClicked.connect(lambda _index: self.open_edit())
         # Keys on the list, for an operator who never leaves the keyboard: Delete revokes, Return edits, Insert adds.
-        for keys, slot in (("Delete", self.confirm_revoke), ("Return", self.open_edit), ("Insert", self.open_add)):
+        rule_keys = (
+            ("Delete", self.confirm_revoke, "revoke the selected rule (Rules tab)"),
+            ("Return", self.open_edit, "edit the selected rule (Rules tab)"),
+            ("Insert", self.open_add, "add a rule (Rules tab)"),
+        )
+        for keys, slot, what in rule_keys:
             shortcut = QShortcut(QKeySequence(keys), self.view, lambda slot=slot: slot())
             shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)
+            shortcut.setWhatsThis(what)  # the keymap (`?`) lists it
         self.add_button.setToolTip(self.add_button.toolTip() + " (Insert)")
         self.edit_button.setToolTip(self.edit_button.toolTip() + " (Return)")
         self.revoke_button.setToolTip(self.revoke_button.toolTip() + " (Delete)")
