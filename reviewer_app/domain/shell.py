@@ -592,9 +592,9 @@ def parse_command(command: str) -> ParsedCommand:
         return _not_understood(command, f"the command is longer than {MAX_COMMAND_CHARS} characters")
     reader = _Reader(command)
     try:
-        import bashlex  # imported on first use: its vendored PLY rebuilds the LALR tables at import (~0.1 s)
+        from reviewer_app.domain.shell_grammar import load_bashlex  # on first use, with its stored tables
 
-        trees = bashlex.parse(command)
+        trees = load_bashlex().parse(command)
         parts: list[object] = []
         for index, tree in enumerate(trees):
             if index:  # separate lines of the command
