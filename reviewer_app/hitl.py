@@ -58,8 +58,9 @@ from reviewer_app.domain.limits import RequestRejected, check_request
 from reviewer_app.domain.policy import SessionRule, rule_for
 from reviewer_app.domain.records import AuditEntry, AuditReport, NewRequest, RequestQuery, RequestSummary, RunRecord
 from reviewer_app.domain.risk import Risk, assess
-from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
+from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, Verdict, evaluate, prevailing_verdict
+from reviewer_app.domain.settlement import settlement_for
 from reviewer_app.domain.stats import DecisionStats
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
@@ -766,13 +767,13 @@ class SQLHITLBackend:
                 return None
             call = call_of_record(current)
             now = time.time()
-            verdict = evaluate([rule], call, now) if call is not None else None
-            if verdict is None or verdict.effect == "ask":
+            settled = settlement_for(call, rules=[rule], now=now) if call is not None else None
+            if settled is None or not settled.settles:
                 return None
             assert call is not None
             if prevailing_verdict(rule, tx.active_policy_rules(now), call, now) is not None:
                 return None  # another deny or ask rule in force covers it: the policy as a whole does not settle it
-            decision = verdict_decision(verdict, shown_arguments(current))
+            decision = settled.decision(shown_arguments(current))
             assert decision.reviewer is not None
             decided = tx.settle(
                 hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message
@@ -799,8 +800,8 @@ class SQLHITLBackend:
         """
         check_request(dataclasses.asdict(request))
         rules = await self.active_rules()  # a plain read first: most calls meet no rule and need no write lock
-        first = evaluate(rules, call, time.time()) if rules else None
-        if first is None or first.effect == "ask":
+        first = settlement_for(call, rules=rules) if rules else None
+        if first is None or first.verdict is None or not first.settles:
             return None
 
         def work(tx: StoreTx) -> HITLRecord | None:  # again under the write lock: a rule may have changed
@@ -808,8 +809,9 @@ class SQLHITLBackend:
                 return None
             now = time.time()
             rules = tx.active_policy_rules(now)
-            verdict = evaluate(rules, call, now) if rules else None
-            if verdict is None or verdict.effect == "ask":
+            settled = settlement_for(call, rules=rules, now=now) if rules else None
+            verdict = settled.verdict if settled is not None and settled.settles else None
+            if verdict is None:
                 return None
             agent = request.agent_name
             tx.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
@@ -827,32 +829,31 @@ class SQLHITLBackend:
         """Settle a new call an approve-for-session waiver of its session covers, on the record; None: ask a human.
 
         The request is created already approved by ``session-rule:<id>`` with its audit row, in one transaction,
-        as the runtime's gate does. The waiver is matched by :meth:`SessionRule.matches` (a changed or compound
-        shell command is not covered); questions and an existing request with this id give None.
+        as the runtime's gate does. What settles the call is :func:`settlement_for`'s answer with the rules in
+        force too: an ask rule keeps a waived call for a human, as on every other path. The waiver is matched by
+        :meth:`SessionRule.matches` (a changed or compound shell command is not covered); questions and an
+        existing request with this id give None.
         """
         if request.hitl_type != HITLType.TOOL_APPROVAL.value or not request.tool_name:
             return None
         check_request(dataclasses.asdict(request))
         arguments = call.arguments
 
-        def covering(rules: Iterable[tuple[int, SessionRule]]) -> tuple[int, SessionRule] | None:
-            return next(
-                (
-                    (rule_id, rule)
-                    for rule_id, rule in rules
-                    if rule.matches(call.tool_name, arguments, cwd=call.cwd, metadata=dict(call.metadata))
-                ),
-                None,
-            )
+        def covering(
+            waivers: Iterable[tuple[int, SessionRule]], rules: Sequence[Rule]
+        ) -> tuple[int, SessionRule] | None:
+            settled = settlement_for(call, rules=rules, waivers=waivers) if waivers else None
+            return settled.waiver if settled is not None else None
 
         # a plain read first: most calls have no waiver and need no write lock
-        if covering(await self.run(self.store.session_rule_entries, request.session_id)) is None:
+        waivers = await self.run(self.store.session_rule_entries, request.session_id)
+        if not waivers or covering(waivers, await self.active_rules()) is None:
             return None
 
         def work(tx: StoreTx) -> HITLRecord | None:  # again under the write lock: the waiver is read where it is used
             if tx.get_request(request.hitl_id) is not None:
                 return None
-            waiver = covering(tx.session_rule_entries(request.session_id))
+            waiver = covering(tx.session_rule_entries(request.session_id), tx.active_policy_rules(time.time()))
             if waiver is None:
                 return None
             agent = request.agent_name

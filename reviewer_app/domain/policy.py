@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer_app.domain.decisions import canonical_json
-from reviewer_app.domain.risk import assess
 from reviewer_app.domain.shell import CommandScope, parse_command, scope_for_approval, why_not_waivable
 from reviewer_app.domain.toolcall import (
     CONTEXT_FLAG_RISKS,
@@ -81,8 +80,11 @@ class SessionRule:
         call = ToolCall(tool_name, args, cwd=cwd, metadata=metadata or {})
         if not context_flags(call) <= self.flags:
             return False
+
         if not is_shell_tool(tool_name):
             # A whole-tool waiver is a wildcard: it never waives a high-risk call (a write to .env, .git/hooks…).
+            from reviewer_app.domain.risk import assess  # here: an exact waiver needs no risk (the hook's fast path)
+
             return self.scope is None and not assess(call, scan_secrets=False).high
         if self.scope is None:
             return False
@@ -90,6 +92,8 @@ class SessionRule:
         if command is None or not self.scope.covers(command):
             return False
         if self.scope.kind == "prefix":
+            from reviewer_app.domain.risk import assess
+
             return not assess(call, scan_secrets=False).high
         return self.scope.plain  # an exact waiver never covers a command that does more than its text shows
 

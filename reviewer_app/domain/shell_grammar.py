@@ -51,14 +51,16 @@ def load_bashlex() -> ModuleType:
 
 
 def _load() -> ModuleType:
-    tables = _read_tables()
-    if tables is None:
+    found = _read_tables()
+    if found is None:
         import bashlex
 
-        return bashlex
+        module: ModuleType = bashlex
+        return module
+    tables: dict[str, Any] = found
 
     def stored(built: Any, yacc: ModuleType) -> Any:
-        class StoredTable(built):  # type: ignore[misc, valid-type]
+        class StoredTable(built):  # type: ignore[misc]
             """The tables from the file when the grammar is the same, production by production."""
 
             def __init__(self, grammar: Any, log: Any = None) -> None:
@@ -70,13 +72,13 @@ def _load() -> ModuleType:
                 self.lr_action = tables["action"]
                 self.lr_goto = tables["goto"]
                 self.lr_productions = grammar.Productions
-                self.lr_goto_cache = {}
-                self.lr0_cidhash = {}
+                self.lr_goto_cache: dict[Any, Any] = {}
+                self.lr0_cidhash: dict[Any, Any] = {}
                 self._add_count = 0
                 self.sr_conflict = self.rr_conflict = 0
-                self.conflicts = []
-                self.sr_conflicts = []
-                self.rr_conflicts = []
+                self.conflicts: list[Any] = []
+                self.sr_conflicts: list[Any] = []
+                self.rr_conflicts: list[Any] = []
 
         return StoredTable
 
@@ -92,7 +94,7 @@ def _import_with_table(table_class: Any) -> ModuleType:
     package = importlib.util.module_from_spec(spec)
     sys.modules["bashlex"] = package
     try:
-        import bashlex.yacc as yacc
+        from bashlex import yacc
 
         built = yacc.LRTable
         yacc.LRTable = table_class(built, yacc)
@@ -113,7 +115,7 @@ def write_tables(path: Path = TABLES) -> None:
     built_tables: list[Any] = []
 
     def recording(built: Any, yacc: ModuleType) -> Any:
-        class RecordedTable(built):  # type: ignore[misc, valid-type]
+        class RecordedTable(built):  # type: ignore[misc]
             def __init__(self, grammar: Any, log: Any = None) -> None:
                 super().__init__(grammar, log)
                 built_tables.append(json.loads(json.dumps([_productions(grammar), self.lr_action, self.lr_goto])))

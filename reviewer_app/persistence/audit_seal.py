@@ -12,12 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import platformdirs
 
 from reviewer_app.domain.audit import key_id
 
@@ -52,6 +49,8 @@ class AuditSeal:
 
     @classmethod
     def default(cls) -> AuditSeal:
+        import platformdirs  # here, not at import: the hook's fast path may be given both paths
+
         data_dir = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
         key_file = os.environ.get("REVIEWER_AUDIT_KEY_FILE")
         anchor_dir = os.environ.get("REVIEWER_AUDIT_ANCHOR_DIR")
@@ -94,6 +93,8 @@ class AuditSeal:
         except OSError as exc:
             raise AuditKeyError(f"cannot create the audit key {path}: {exc.strerror or exc}") from exc
         else:
+            import secrets
+
             with os.fdopen(fd, "w", encoding="ascii") as handle:
                 handle.write(secrets.token_hex(32) + "\n")
         try:

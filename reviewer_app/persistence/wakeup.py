@@ -25,7 +25,6 @@ import hashlib
 import logging
 import os
 import stat
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -76,6 +75,8 @@ def channel_root() -> Path:
     if runtime and os.path.isabs(runtime):
         return Path(runtime) / "reviewer-wake"
     name = f"reviewer-wake-{os.getuid()}"
+    import tempfile  # only where there is no runtime directory
+
     temporary = Path(tempfile.gettempdir()) / name
     if len(os.fsencode(temporary)) + 1 + SOCKET_NAME_LENGTH > MAX_SOCKET_PATH and os.path.isdir("/tmp"):
         return Path("/tmp") / name

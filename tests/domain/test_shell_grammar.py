@@ -18,7 +18,7 @@ COMMANDS = [
     "(cd x; make) || { echo failed; exit 1; }",
     "cat <<EOF\nhello\nEOF\necho done",
     "find . -name '*.py' -exec rm {} \\;",
-    "echo \"$(date)\" `whoami` $((1+2)) ${HOME:-x}",
+    'echo "$(date)" `whoami` $((1+2)) ${HOME:-x}',
     "if true; then echo a; elif false; then echo b; else echo c; fi",
 ]
 
@@ -58,8 +58,10 @@ print(json.dumps([tables, trees], sort_keys=True))
 def test_the_stored_tables_are_those_bashlex_builds(tmp_path: Path) -> None:
     """Fails after a bashlex upgrade that changes its grammar: run ``python -m reviewer_app.domain.shell_grammar``."""
     written = tmp_path / "tables.json"
-    _python(f"from pathlib import Path; from reviewer_app.domain.shell_grammar import write_tables; "
-            f"write_tables(Path({str(written)!r}))")
+    _python(
+        f"from pathlib import Path; from reviewer_app.domain.shell_grammar import write_tables; "
+        f"write_tables(Path({str(written)!r}))"
+    )
     assert json.loads(written.read_text()) == json.loads(shell_grammar.TABLES.read_text())
 
 

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.domain.decisions import DecisionKind
+from reviewer_app.domain.settlement import Settlement
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations import core
 from reviewer_app.integrations.claude_code import fast, request
 from reviewer_app.integrations.claude_code.events import Host, parse_event
-from reviewer_app.integrations.claude_code.fast import FastStore, RuleVerdict, rule_decision
+from reviewer_app.integrations.claude_code.fast import FastStore
 from reviewer_app.integrations.claude_code.hook import settle_by_rule_tx
 from reviewer_app.persistence import migrate
 from tests.integrations.hook_helpers import fixture, hook_env
@@ -53,7 +54,7 @@ def _fields(name: str, suffix: str, *, title: str | None = "append a marker plea
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name", ["pretooluse.json", "permissionrequest.json"])
 async def test_fast_path_rows_equal_the_backend_rows(db_path: Path, backend: SQLHITLBackend, name: str) -> None:
-    verdict = RuleVerdict("rule:allow-tools", "allowed by --allow-tools in the hook command (Bash)")
+    verdict = Settlement.by_allow_tools("Bash")
     slow_fields, event = _fields(name, "slow")
     decided = await backend.write(lambda tx: settle_by_rule_tx(tx, slow_fields, ("Bash",), event.cwd))
     assert decided is not None and decided["status"] == "completed"
@@ -62,8 +63,10 @@ async def test_fast_path_rows_equal_the_backend_rows(db_path: Path, backend: SQL
     store = FastStore.open(str(db_path))
     assert store is not None, "a database at the bundled head must take the fast path"
     try:
-        assert store.settle(fast_fields, rule_decision(fast_fields, verdict), workspace=event.cwd)
-        assert not store.settle(fast_fields, rule_decision(fast_fields, verdict), workspace=event.cwd)  # same id again
+        assert store.settle(fast_fields, verdict.decision(fast_fields.arguments), workspace=event.cwd)
+        assert not store.settle(
+            fast_fields, verdict.decision(fast_fields.arguments), workspace=event.cwd
+        )  # same id again
     finally:
         store.close()
 
