@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer_app.domain.decisions import canonical_json
-from reviewer_app.domain.shell import CommandScope, parse_command, scope_for_approval, why_not_waivable
+from reviewer_app.domain.shell_scopes import CommandScope, scope_for_approval, why_not_waivable
 from reviewer_app.domain.toolcall import (
     CONTEXT_FLAG_RISKS,
     SHELL_TOOLS,
@@ -175,6 +175,8 @@ def describe_session_approval(tool_name: str, args: dict[str, Any]) -> str:
     rule = rule_for(tool_name, args)
     if rule is not None:
         return rule.describe()
+    from reviewer_app.domain.shell import parse_command  # the parser: only for the window's explanation
+
     command = command_of(tool_name, args)
     reasons = why_not_waivable(command) if command is not None else ("the command could not be read",)
     if command is not None and not reasons and not parse_command(command).commands:

@@ -20,8 +20,9 @@ from PySide6.QtWidgets import QMenu, QPushButton, QWidget
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound
+from reviewer_app.domain.rule_choices import pattern_choices
 from reviewer_app.domain.rule_outcome import call_of_record
-from reviewer_app.domain.rules import Rule, RuleError, parse_rule_pattern, pattern_choices
+from reviewer_app.domain.rules import Rule, RuleError, parse_rule_pattern
 from reviewer_app.ui.bulk import BulkController
 from reviewer_app.ui.flow_layout import FlowLayout
 from reviewer_app.ui.inbox.risk import RiskCache

@@ -6,7 +6,7 @@ from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind,
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.policy import ApprovalPolicy, SessionRule, rule_for
 from reviewer_app.domain.runs import InvalidTransition, RunState, check_transition
-from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.shell_scopes import CommandScope
 
 
 def test_digest_is_canonical() -> None:

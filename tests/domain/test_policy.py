@@ -11,7 +11,8 @@ from reviewer_app.domain.policy import (
     is_shell_tool,
     rule_for,
 )
-from reviewer_app.domain.shell import CommandScope, Redirection
+from reviewer_app.domain.shell import Redirection
+from reviewer_app.domain.shell_scopes import CommandScope
 
 POLICY = ApprovalPolicy()
 

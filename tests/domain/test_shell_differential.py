@@ -30,8 +30,9 @@ from hypothesis import strategies as st
 
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.rules import Rule, RuleError, ToolCall, evaluate
-from reviewer_app.domain.shell import CommandScope, invocations, parse_command
+from reviewer_app.domain.shell import invocations, parse_command
 from reviewer_app.domain.shell_effects import command_effects, deny_forms
+from reviewer_app.domain.shell_scopes import CommandScope
 
 GENERATED_CASES = 500
 # Derandomized (the same examples on every run, no example database): each runs bash, so no per-example deadline.

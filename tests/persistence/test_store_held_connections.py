@@ -10,7 +10,7 @@ import pytest
 
 from reviewer_app.domain.policy import SessionRule
 from reviewer_app.domain.records import NewRequest
-from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.persistence.store import Store
 
 
