@@ -10,15 +10,24 @@ reviewer's machine appends to them (README "Security model").
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewer_app.domain.audit import key_id
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import logging
+
+
+def _log() -> logging.Logger:
+    """This module's logger; logging is imported when there is something to say (the hook's fast path rarely has)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 APP_NAME = "reviewer-app"
 
@@ -142,7 +151,7 @@ class AuditSeal:
             finally:
                 os.close(fd)
         except OSError as exc:
-            log.warning("could not append the audit anchor to %s: %s", self.anchor_dir, exc)
+            _log().warning("could not append the audit anchor to %s: %s", self.anchor_dir, exc)
 
     def anchors(self, database_id: str) -> list[Anchor]:
         """Every head anchored for ``database_id`` (lines that do not parse are skipped)."""
