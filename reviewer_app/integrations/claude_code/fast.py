@@ -102,8 +102,15 @@ class FastStore:
     def __init__(self, connection: sqlite3.Connection, path: Path, seal: AuditSeal | None = None) -> None:
         self.connection = connection
         self.path = path
-        self.seal = seal or AuditSeal.default()
+        self._seal = seal
         self._anchor: ChainStep | None = None
+
+    @property
+    def seal(self) -> AuditSeal:
+        """The audit key and anchors, found on first use: a waiting request is written without them."""
+        if self._seal is None:
+            self._seal = AuditSeal.default()
+        return self._seal
 
     @classmethod
     def open(cls, target: str) -> FastStore | None:
