@@ -1,4 +1,4 @@
-"""Entry point of the frozen app: the same ``main`` as the ``reviewer-app`` console script.
+"""Entry point of the frozen app: the same ``main`` as the ``reviewer-app`` console script (``reviewer_app.__main__``).
 
 The one frozen-only concern lives here: a windowed Windows executable starts
 with ``sys.stdout``/``sys.stderr`` set to None, and ``--version`` or a logged
@@ -19,6 +19,6 @@ def _ensure_std_streams() -> None:
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # child processes of a frozen app re-enter here
     _ensure_std_streams()
-    from reviewer_app.cli import main
+    from reviewer_app.__main__ import main  # a hook goes straight to its light module, the rest to the CLI
 
     sys.exit(main())

@@ -1,15 +1,34 @@
-"""``python -m reviewer_app``: the same as the ``reviewer-app`` command."""
+"""``python -m reviewer_app``, the ``reviewer-app`` console script and the frozen launcher: one entry.
+
+An agent's hook (``… hook <host>``) answers every tool call in a new process, so it goes straight to the hook's
+own light module instead of the CLI's imports; everything else is the CLI.
+"""
 
 import sys
 
-if __name__ == "__main__":
+
+def main() -> int:
     if sys.argv[1:2] == ["hook"]:  # agent hooks answer every tool call: skip the CLI's imports
         try:
             from reviewer_app.integrations.claude_code.command import main as hook_main
         except BaseException as exc:  # a broken install must not crash into "proceed": deny (exit 2) or ask
             sys.stderr.write(f"reviewer-app hook: cannot start: {type(exc).__name__}: {exc}\n")
-            raise SystemExit(2 if "deny" in sys.argv[sys.argv.index("--on-error") + 1 :][:1] else 0) from None
-        raise SystemExit(hook_main(sys.argv[2:]))
-    from reviewer_app.cli import main
+            return 2 if _on_error(sys.argv) == "deny" else 0
+        return hook_main(sys.argv[2:])
+    from reviewer_app.cli import main as cli_main
 
+    return cli_main()
+
+
+def _on_error(argv: list[str]) -> str:
+    """The hook's ``--on-error`` answer read without argparse (which may be what failed to load)."""
+    for index, word in enumerate(argv):
+        if word.startswith("--on-error="):
+            return word.partition("=")[2]
+        if word == "--on-error" and index + 1 < len(argv):
+            return argv[index + 1]
+    return "ask"
+
+
+if __name__ == "__main__":
     raise SystemExit(main())

@@ -144,7 +144,8 @@ def _read_policy(file: str, err: Printer) -> str | None:
 
 async def run_rules(backend: Any, args: argparse.Namespace, *, out: Printer, err: Printer, dump: Dumper) -> int:
     """Run one ``rules`` action on ``backend``; returns the exit code."""
-    from reviewer_app.domain.rules import Rule, RuleError, rules_from_toml, rules_to_toml
+    from reviewer_app.domain.rules import Rule, RuleError
+    from reviewer_app.domain.rules_file import rules_from_toml, rules_to_toml
 
     action = args.rules_action
     try:

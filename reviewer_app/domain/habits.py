@@ -26,8 +26,9 @@ from typing import Any
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus
 from reviewer_app.domain.identity import SYSTEM_PREFIXES
 from reviewer_app.domain.risk import assess
+from reviewer_app.domain.rule_choices import narrowest_pattern_for
 from reviewer_app.domain.rule_outcome import call_of_record
-from reviewer_app.domain.rules import Rule, evaluate, narrowest_pattern_for
+from reviewer_app.domain.rules import Rule, evaluate
 
 RULE_PREFIXES = ("rule:", "session-rule:")
 RUBBER_STAMP_RATE = 0.95

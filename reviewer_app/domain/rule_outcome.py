@@ -2,7 +2,8 @@
 
 Why: the runtime's gate, the hook's standard-library fast path, the hook's backend path and the adapters all
 record an automatic decision the same way (a request decided by ``rule:<id>``); the wording and the decision
-kind live here once. Plain Python, so the fast path can use it without the ORM.
+kind are :class:`reviewer_app.domain.settlement.Settlement`'s, which these helpers apply. Plain Python and cheap to
+import (the rules engine loads when a row is read), so the fast path can use it without the ORM.
 
 Public API:
 
@@ -17,19 +18,26 @@ Public API:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.decisions import Decision
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.rules import Rule, RuleError, Verdict
+from reviewer_app.domain.settlement import Settlement
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.domain.waivers import SessionRule
+
+if TYPE_CHECKING:
+    from reviewer_app.domain.rules import Rule, Verdict
+    from reviewer_app.domain.waivers import SessionRule
 
 RULE_COLUMNS = ("id", "effect", "pattern", "scope", "expires_at", "note", "created_at")
 
 
 def rule_from_row(row: Mapping[str, Any]) -> Rule | None:
     """A stored rule; a row this version cannot read (a newer pattern form) decides nothing and is left out."""
+    from reviewer_app.domain.rules import Rule  # the engine, only once there is a rule to build
+
     try:
         return Rule(
             row["effect"],
@@ -45,22 +53,13 @@ def rule_from_row(row: Mapping[str, Any]) -> Rule | None:
 
 
 def verdict_message(verdict: Verdict) -> str:
-    """The reason the record and the agent are given for an automatic decision."""
-    verb = {"allow": "allowed", "deny": "denied", "ask": "asked"}[verdict.effect]
-    text = f"{verb} by rule {verdict.rule.id}: {verdict.rule.pattern}"
-    if verdict.rule.note:
-        text += f" ({verdict.rule.note})"
-    return text
+    """The reason the record and the agent are given for an automatic decision (:class:`Settlement`'s words)."""
+    return Settlement.by_rule(verdict).message
 
 
 def verdict_decision(verdict: Verdict, arguments: Any) -> Decision:
     """The decision an allow or deny rule makes, naming the arguments it judged."""
-    if verdict.effect == "ask":
-        raise ValueError("an ask rule decides nothing: the call goes to a human")
-    kind = DecisionKind.APPROVE if verdict.effect == "allow" else DecisionKind.REJECT
-    return Decision(
-        kind, message=verdict_message(verdict), args_sha256=args_digest(arguments), reviewer=verdict.decided_by
-    )
+    return Settlement.by_rule(verdict).decision(arguments)
 
 
 def call_of_record(record: Mapping[str, Any]) -> ToolCall | None:
@@ -90,6 +89,4 @@ def waiver_decision(rule_id: int, rule: SessionRule, arguments: Any) -> Decision
 
     One wording for the runtime's gate and for every outside call (``ReviewClient.submit``).
     """
-    label = f"session-rule:{rule_id}"
-    message = f"waived by this session's rule: {rule.describe()}"
-    return Decision(DecisionKind.APPROVE, message=message, args_sha256=args_digest(arguments), reviewer=label)
+    return Settlement.by_waiver(rule_id, rule).decision(arguments)

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer_app.domain.decisions import canonical_json
-from reviewer_app.domain.risk import assess
-from reviewer_app.domain.shell import CommandScope, parse_command, scope_for_approval, why_not_waivable
+from reviewer_app.domain.shell_scopes import CommandScope, scope_for_approval, why_not_waivable
 from reviewer_app.domain.toolcall import (
     CONTEXT_FLAG_RISKS,
     SHELL_TOOLS,
@@ -81,8 +80,11 @@ class SessionRule:
         call = ToolCall(tool_name, args, cwd=cwd, metadata=metadata or {})
         if not context_flags(call) <= self.flags:
             return False
+
         if not is_shell_tool(tool_name):
             # A whole-tool waiver is a wildcard: it never waives a high-risk call (a write to .env, .git/hooks…).
+            from reviewer_app.domain.risk import assess  # here: an exact waiver needs no risk (the hook's fast path)
+
             return self.scope is None and not assess(call, scan_secrets=False).high
         if self.scope is None:
             return False
@@ -90,6 +92,8 @@ class SessionRule:
         if command is None or not self.scope.covers(command):
             return False
         if self.scope.kind == "prefix":
+            from reviewer_app.domain.risk import assess
+
             return not assess(call, scan_secrets=False).high
         return self.scope.plain  # an exact waiver never covers a command that does more than its text shows
 
@@ -171,6 +175,8 @@ def describe_session_approval(tool_name: str, args: dict[str, Any]) -> str:
     rule = rule_for(tool_name, args)
     if rule is not None:
         return rule.describe()
+    from reviewer_app.domain.shell import parse_command  # the parser: only for the window's explanation
+
     command = command_of(tool_name, args)
     reasons = why_not_waivable(command) if command is not None else ("the command could not be read",)
     if command is not None and not reasons and not parse_command(command).commands:

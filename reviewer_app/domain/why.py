@@ -24,7 +24,7 @@ from reviewer_app.domain.hitl import HITLRecord, HITLType
 from reviewer_app.domain.risk import Risk
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, evaluate, overridden_by_risk
-from reviewer_app.domain.shell import why_not_waivable
+from reviewer_app.domain.shell_scopes import why_not_waivable
 from reviewer_app.domain.toolcall import command_of, is_shell_tool
 from reviewer_app.domain.waivers import SessionRule
 

@@ -14,8 +14,9 @@ from collections.abc import Collection, Iterable, Sequence
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, HITLRecord, HITLStatus, shown_arguments
 from reviewer_app.domain.limits import check_request
 from reviewer_app.domain.records import NewRequest, RequestQuery
-from reviewer_app.domain.rule_outcome import call_of_record, verdict_decision
+from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule, Verdict, evaluate, prevailing_verdict
+from reviewer_app.domain.settlement import settlement_for
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.hitl.identity import default_reviewer
 from reviewer_app.hitl.reads import StoreReads
@@ -124,13 +125,13 @@ class RuleMethods(StoreReads):
                 return None
             call = call_of_record(current)
             now = time.time()
-            verdict = evaluate([rule], call, now) if call is not None else None
-            if verdict is None or verdict.effect == "ask":
+            settled = settlement_for(call, rules=[rule], now=now) if call is not None else None
+            if settled is None or not settled.settles:
                 return None
             assert call is not None
             if prevailing_verdict(rule, tx.rules.active(now), call, now) is not None:
                 return None  # another deny or ask rule in force covers it: the policy as a whole does not settle it
-            decision = verdict_decision(verdict, shown_arguments(current))
+            decision = settled.decision(shown_arguments(current))
             assert decision.reviewer is not None
             decided = tx.requests.decide(
                 hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message
@@ -157,8 +158,8 @@ class RuleMethods(StoreReads):
         """
         check_request(dataclasses.asdict(request))
         rules = await self.active_rules()  # a plain read first: most calls meet no rule and need no write lock
-        first = evaluate(rules, call, time.time()) if rules else None
-        if first is None or first.effect == "ask":
+        first = settlement_for(call, rules=rules) if rules else None
+        if first is None or first.verdict is None or not first.settles:
             return None
 
         def work(tx: StoreTx) -> HITLRecord | None:  # again under the write lock: a rule may have changed
@@ -166,8 +167,9 @@ class RuleMethods(StoreReads):
                 return None
             now = time.time()
             rules = tx.rules.active(now)
-            verdict = evaluate(rules, call, now) if rules else None
-            if verdict is None or verdict.effect == "ask":
+            settled = settlement_for(call, rules=rules, now=now) if rules else None
+            verdict = settled.verdict if settled is not None and settled.settles else None
+            if verdict is None:
                 return None
             agent = request.agent_name
             tx.runs.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)

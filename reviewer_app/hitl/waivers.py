@@ -8,12 +8,15 @@ its audit row, instead of waiting for a person.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Sequence
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLType, shown_arguments
 from reviewer_app.domain.limits import check_request
 from reviewer_app.domain.records import NewRequest
+from reviewer_app.domain.rules import Rule
+from reviewer_app.domain.settlement import settlement_for
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.waivers import SessionRule, rule_for
 from reviewer_app.hitl.core import BackendCore
@@ -41,32 +44,31 @@ class WaiverSettling(BackendCore):
         """Settle a new call an approve-for-session waiver of its session covers, on the record; None: ask a human.
 
         The request is created already approved by ``session-rule:<id>`` with its audit row, in one transaction,
-        as the runtime's gate does. The waiver is matched by :meth:`SessionRule.matches` (a changed or compound
-        shell command is not covered); questions and an existing request with this id give None.
+        as the runtime's gate does. What settles the call is :func:`settlement_for`'s answer with the rules in
+        force too: an ask rule keeps a waived call for a human, as on every other path. The waiver is matched by
+        :meth:`SessionRule.matches` (a changed or compound shell command is not covered); questions and an
+        existing request with this id give None.
         """
         if request.hitl_type != HITLType.TOOL_APPROVAL.value or not request.tool_name:
             return None
         check_request(dataclasses.asdict(request))
         arguments = call.arguments
 
-        def covering(rules: Iterable[tuple[int, SessionRule]]) -> tuple[int, SessionRule] | None:
-            return next(
-                (
-                    (rule_id, rule)
-                    for rule_id, rule in rules
-                    if rule.matches(call.tool_name, arguments, cwd=call.cwd, metadata=dict(call.metadata))
-                ),
-                None,
-            )
+        def covering(
+            waivers: Iterable[tuple[int, SessionRule]], rules: Sequence[Rule]
+        ) -> tuple[int, SessionRule] | None:
+            settled = settlement_for(call, rules=rules, waivers=waivers) if waivers else None
+            return settled.waiver if settled is not None else None
 
         # a plain read first: most calls have no waiver and need no write lock
-        if covering(await self.run(self.store.waivers.entries, request.session_id)) is None:
+        waivers = await self.run(self.store.waivers.entries, request.session_id)
+        if not waivers or covering(waivers, await self.run(self.store.rules.active, time.time())) is None:
             return None
 
         def work(tx: StoreTx) -> HITLRecord | None:  # again under the write lock: the waiver is read where it is used
             if tx.requests.get(request.hitl_id) is not None:
                 return None
-            waiver = covering(tx.waivers.entries(request.session_id))
+            waiver = covering(tx.waivers.entries(request.session_id), tx.rules.active(time.time()))
             if waiver is None:
                 return None
             agent = request.agent_name

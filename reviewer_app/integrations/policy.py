@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from reviewer_app.domain.hitl import HITLRecord, HITLType
 from reviewer_app.domain.records import NewRequest
-from reviewer_app.domain.rules import evaluate
+from reviewer_app.domain.settlement import settlement_for
 from reviewer_app.domain.toolcall import ToolCall
 
 if TYPE_CHECKING:
@@ -84,5 +84,5 @@ async def rule_effect(backend: SQLHITLBackend, call: ToolCall) -> str | None:
     rules = await backend.active_rules()
     if not rules:
         return None
-    verdict = evaluate(rules, call, time.time())
-    return verdict.effect if verdict is not None else None
+    settled = settlement_for(call, rules=rules, now=time.time())
+    return settled.effect if settled is not None else None

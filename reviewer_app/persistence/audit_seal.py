@@ -10,18 +10,24 @@ reviewer's machine appends to them (docs/security.md).
 from __future__ import annotations
 
 import json
-import logging
 import os
-import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import platformdirs
+from typing import TYPE_CHECKING
 
 from reviewer_app.domain.audit import key_id
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import logging
+
+
+def _log() -> logging.Logger:
+    """This module's logger; logging is imported when there is something to say (the hook's fast path rarely has)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 APP_NAME = "reviewer-app"
 
@@ -52,6 +58,8 @@ class AuditSeal:
 
     @classmethod
     def default(cls) -> AuditSeal:
+        import platformdirs  # here, not at import: the hook's fast path may be given both paths
+
         data_dir = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
         key_file = os.environ.get("REVIEWER_AUDIT_KEY_FILE")
         anchor_dir = os.environ.get("REVIEWER_AUDIT_ANCHOR_DIR")
@@ -94,6 +102,8 @@ class AuditSeal:
         except OSError as exc:
             raise AuditKeyError(f"cannot create the audit key {path}: {exc.strerror or exc}") from exc
         else:
+            import secrets
+
             with os.fdopen(fd, "w", encoding="ascii") as handle:
                 handle.write(secrets.token_hex(32) + "\n")
         try:
@@ -141,7 +151,7 @@ class AuditSeal:
             finally:
                 os.close(fd)
         except OSError as exc:
-            log.warning("could not append the audit anchor to %s: %s", self.anchor_dir, exc)
+            _log().warning("could not append the audit anchor to %s: %s", self.anchor_dir, exc)
 
     def anchors(self, database_id: str) -> list[Anchor]:
         """Every head anchored for ``database_id`` (lines that do not parse are skipped)."""

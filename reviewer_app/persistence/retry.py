@@ -16,17 +16,26 @@ uses the same policy without importing either.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from reviewer_app.domain.hitl import WriteRetriesExhausted
 
+if TYPE_CHECKING:
+    import logging
+
 T = TypeVar("T")
-log = logging.getLogger(__name__)
+
+
+def _log() -> logging.Logger:
+    """This module's logger; logging is imported when there is something to say (the hook's fast path rarely has)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 BUSY = "database busy — retrying"
 DISK_FULL = "disk full — retrying"
@@ -149,13 +158,13 @@ def with_retry(
                 ) from exc
             if reported_at is None or now - reported_at >= REPORT_EVERY_S:
                 first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                log.warning("%s (%.1f s so far, next try in %.2f s): %s", reason, waited, delay, first_line)
+                _log().warning("%s (%.1f s so far, next try in %.2f s): %s", reason, waited, delay, first_line)
                 reported_at = now
                 on_status(reason)
             sleep(max(min(delay, give_up_at - now), 0.0))
             delay = min(delay * 2, MAX_DELAY_S)
             continue
         if reported_at is not None:
-            log.warning("database writable again after %.1f s", time.monotonic() - started)
+            _log().warning("database writable again after %.1f s", time.monotonic() - started)
             on_status(None)
         return result

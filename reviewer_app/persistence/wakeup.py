@@ -22,20 +22,28 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import logging
 import os
 import stat
-import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import logging
 
 try:  # the C module alone: ``socket`` builds its enums on import (~3 ms of a hook process's 100 ms budget)
     import _socket as socket
 except ImportError:  # pragma: no cover - another Python implementation
     import socket  # type: ignore[no-redef]
 
-log = logging.getLogger(__name__)
+
+def _log() -> logging.Logger:
+    """This module's logger; logging is imported when there is something to say (the hook's fast path rarely has)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 SUFFIX = ".wake"
 MAX_SOCKET_PATH = 100
@@ -57,10 +65,10 @@ def _private_dir(path: Path) -> bool:
         path.mkdir(mode=0o700)
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        log.warning("wake-up channel: %s is not a directory of this user; polling instead", path)
+        _log().warning("wake-up channel: %s is not a directory of this user; polling instead", path)
         return False
     if info.st_mode & 0o077:
-        log.warning("wake-up channel: %s is open to other users; polling instead", path)
+        _log().warning("wake-up channel: %s is open to other users; polling instead", path)
         return False
     return True
 
@@ -76,6 +84,8 @@ def channel_root() -> Path:
     if runtime and os.path.isabs(runtime):
         return Path(runtime) / "reviewer-wake"
     name = f"reviewer-wake-{os.getuid()}"
+    import tempfile  # only where there is no runtime directory
+
     temporary = Path(tempfile.gettempdir()) / name
     if len(os.fsencode(temporary)) + 1 + SOCKET_NAME_LENGTH > MAX_SOCKET_PATH and os.path.isdir("/tmp"):
         return Path("/tmp") / name
@@ -97,7 +107,7 @@ def _open_dir(database: Path) -> Path | None:
         if _private_dir(directory.parent) and _private_dir(directory):
             return directory
     except OSError as exc:
-        log.info("wake-up channel unavailable for %s (%s); polling instead", database, exc)
+        _log().info("wake-up channel unavailable for %s (%s); polling instead", database, exc)
     return None
 
 
@@ -118,7 +128,7 @@ class WakeListener:
             return None
         path = directory / f"{os.getpid()}-{os.urandom(4).hex()}{SUFFIX}"
         if len(os.fsencode(path)) > MAX_SOCKET_PATH:
-            log.info("wake-up channel: %s is too long for a socket; polling instead", path)
+            _log().info("wake-up channel: %s is too long for a socket; polling instead", path)
             return None
         for attempt in range(2):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -133,7 +143,7 @@ class WakeListener:
                 continue
             except OSError as exc:
                 sock.close()
-                log.info("wake-up channel: cannot listen at %s (%s); polling instead", path, exc)
+                _log().info("wake-up channel: cannot listen at %s (%s); polling instead", path, exc)
                 return None
             return cls(sock, path)
         return None
@@ -240,7 +250,7 @@ class WakeSender:
                         if exc.errno in (errno.ECONNREFUSED, errno.ENOENT):  # its process is gone
                             self._remove_stale(target)
             except OSError as exc:
-                log.debug("wake-up hint not sent (%s); waiters poll", exc)
+                _log().debug("wake-up hint not sent (%s); waiters poll", exc)
                 return 0
             return sent
 

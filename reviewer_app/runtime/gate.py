@@ -24,7 +24,8 @@ from reviewer_app.domain.limits import (
 )
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.rule_outcome import verdict_message
-from reviewer_app.domain.rules import Rule, Verdict, evaluate
+from reviewer_app.domain.rules import Rule, Verdict
+from reviewer_app.domain.settlement import settlement_for
 from reviewer_app.domain.toolcall import ToolCall as PolicyCall
 from reviewer_app.domain.waivers import ApprovalPolicy, SessionRule
 from reviewer_app.runtime.checkpoint import CallStatus, PendingCall
@@ -130,7 +131,8 @@ def gate_call(
     verdict = None
     if call.name != ASK_USER and policy_rules:
         target = PolicyCall(call.name, call.arguments, agent=agent, session_id=session_id, cwd=cwd)
-        verdict = evaluate(policy_rules, target, moment)
+        by_rule = settlement_for(target, rules=policy_rules, now=moment)
+        verdict = by_rule.verdict if by_rule is not None else None
     waived_by = None
     if call.name == ASK_USER:
         hitl_type = HITLType.ASK_USER.value
@@ -152,7 +154,8 @@ def gate_call(
         return GateResult(pending, None, settled)
     elif policy.needs_approval(call.name, call.arguments, side_effects=spec.side_effects):
         hitl_type = HITLType.TOOL_APPROVAL.value
-        waived_by = next(((i, r) for i, r in rules if r.matches(call.name, call.arguments)), None)
+        waived = settlement_for(PolicyCall(call.name, call.arguments), waivers=rules)
+        waived_by = waived.waiver if waived is not None else None
     else:
         return GateResult(pending, None)
     expires_at = None

@@ -5,7 +5,7 @@ import pytest
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.runs import InvalidTransition, RunState, check_transition
-from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.waivers import ApprovalPolicy, SessionRule, rule_for
 
 

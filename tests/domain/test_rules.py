@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from reviewer_app.domain.rule_choices import narrowest_pattern_for, pattern_choices
 from reviewer_app.domain.rules import (
     Rule,
     RuleError,
     ToolCall,
     evaluate,
-    narrowest_pattern_for,
     overridden_by_risk,
     parse_duration,
     parse_rule_pattern,
     parse_scope,
-    pattern_choices,
-    rules_from_toml,
-    rules_to_toml,
 )
+from reviewer_app.domain.rules_file import rules_from_toml, rules_to_toml
 
 WS = "/home/dev/project"
 NOW = 1_800_000_000.0

@@ -9,17 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.domain.shell import (
-    CommandScope,
-    Redirection,
-    ShellFlag,
-    effective_argv,
-    effective_program,
-    parse_command,
-    scope_choices,
-    scope_for_approval,
-    why_not_waivable,
-)
+from reviewer_app.domain.shell import Redirection, ShellFlag, effective_argv, effective_program, parse_command
+from reviewer_app.domain.shell_scopes import CommandScope, scope_choices, scope_for_approval, why_not_waivable
 
 # Issue 12: after approve-for-session of `git status`, none of these may run without a request.
 GIT_STATUS_ATTACKS = [

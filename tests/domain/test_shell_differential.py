@@ -29,8 +29,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewer_app.domain.rules import Rule, RuleError, ToolCall, evaluate
-from reviewer_app.domain.shell import CommandScope, invocations, parse_command
+from reviewer_app.domain.shell import invocations, parse_command
 from reviewer_app.domain.shell_effects import command_effects, deny_forms
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.waivers import SessionRule
 
 GENERATED_CASES = 500

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from reviewer_app.domain.rules import Rule, RuleError, ToolCall, evaluate, pattern_choices
-from reviewer_app.domain.shell import CommandScope, scope_choices
+from reviewer_app.domain.rule_choices import pattern_choices
+from reviewer_app.domain.rules import Rule, RuleError, ToolCall, evaluate
 from reviewer_app.domain.shell_effects import command_effects, deny_forms, mentions
+from reviewer_app.domain.shell_scopes import CommandScope, scope_choices
 from reviewer_app.domain.shell_tools import sed_script_problem
 from reviewer_app.domain.waivers import SessionRule, describe_session_approval, rule_for
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reviewer_app.domain.shell import CommandScope, Redirection
+from reviewer_app.domain.shell import Redirection
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.waivers import (
     ApprovalPolicy,
     SessionRule,

@@ -6,19 +6,21 @@ import json
 import sqlite3
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from reviewer_app.domain.decisions import DecisionKind
+from reviewer_app.domain.settlement import Settlement
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations import core
 from reviewer_app.integrations.claude_code import fast, request
 from reviewer_app.integrations.claude_code.events import Host, parse_event
-from reviewer_app.integrations.claude_code.fast import FastStore, RuleVerdict, rule_decision
+from reviewer_app.integrations.claude_code.fast import FastStore
 from reviewer_app.integrations.claude_code.hook import settle_by_rule_tx
 from reviewer_app.persistence import migrate
-from tests.integrations.hook_helpers import fixture, hook_env
+from tests.integrations.hook_helpers import REPO_ROOT, fixture, hook_env
 
 TIME_COLUMNS = {"created_at", "updated_at", "updated_at_ms", "responded_at", "started_at", "at_ms"}
 
@@ -53,7 +55,7 @@ def _fields(name: str, suffix: str, *, title: str | None = "append a marker plea
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name", ["pretooluse.json", "permissionrequest.json"])
 async def test_fast_path_rows_equal_the_backend_rows(db_path: Path, backend: SQLHITLBackend, name: str) -> None:
-    verdict = RuleVerdict("rule:allow-tools", "allowed by --allow-tools in the hook command (Bash)")
+    verdict = Settlement.by_allow_tools("Bash")
     slow_fields, event = _fields(name, "slow")
     decided = await backend.write(lambda tx: settle_by_rule_tx(tx, slow_fields, ("Bash",), event.cwd))
     assert decided is not None and decided["status"] == "completed"
@@ -62,8 +64,10 @@ async def test_fast_path_rows_equal_the_backend_rows(db_path: Path, backend: SQL
     store = FastStore.open(str(db_path))
     assert store is not None, "a database at the bundled head must take the fast path"
     try:
-        assert store.settle(fast_fields, rule_decision(fast_fields, verdict), workspace=event.cwd)
-        assert not store.settle(fast_fields, rule_decision(fast_fields, verdict), workspace=event.cwd)  # same id again
+        assert store.settle(fast_fields, verdict.decision(fast_fields.arguments), workspace=event.cwd)
+        assert not store.settle(
+            fast_fields, verdict.decision(fast_fields.arguments), workspace=event.cwd
+        )  # same id again
     finally:
         store.close()
 
@@ -114,18 +118,29 @@ def test_request_data_matches_the_adapter_core() -> None:
     assert request.stable_id("a", "b") == core.stable_id("a", "b")
 
 
-def test_the_rule_settled_hook_imports_no_orm(tmp_path: Path, db_path: Path) -> None:
+def _console_script() -> str:
+    """How the ``reviewer-app`` console script (and the frozen launcher) start: the entry pyproject.toml names."""
+    entry = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["scripts"]["reviewer-app"]
+    module, _, function = entry.partition(":")
+    return f"    getattr(importlib.import_module({module!r}), {function!r})()\n"
+
+
+@pytest.mark.parametrize("start", ["python -m", "console script"])
+def test_the_rule_settled_hook_imports_no_orm(tmp_path: Path, db_path: Path, start: str) -> None:
+    """Neither ``python -m reviewer_app hook …`` (what install writes) nor the console script loads the ORM or
+    the CLI to answer a rule-settled call."""
+    starting = (
+        "    runpy.run_module('reviewer_app', run_name='__main__')\n" if start == "python -m" else _console_script()
+    )
     SQLHITLBackend(db_path).close()  # a migrated database
     payload = {**fixture("pretooluse.json"), "tool_name": "Read", "tool_input": {"file_path": "/etc/hostname"}}
     probe = (
-        "import os, runpy, sys\n"
+        "import importlib, os, runpy, sys\n"
         "def _exit(code):\n"
         "    raise SystemExit(code)\n"
         "os._exit = _exit  # the hook ends with os._exit: keep this process alive to look at its modules\n"
         "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1], '--allow-tools', 'Read']\n"
-        "try:\n"
-        "    runpy.run_module('reviewer_app', run_name='__main__')\n"
-        "except SystemExit:\n"
+        "try:\n" + starting + "except SystemExit:\n"
         "    pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'sqlmodel', 'alembic', 'asyncio')"
         " or m in ('reviewer_app.hitl', 'reviewer_app.cli')"

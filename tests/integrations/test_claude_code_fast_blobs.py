@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from reviewer_app.domain.settlement import Settlement
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.claude_code import request
 from reviewer_app.integrations.claude_code.events import Host, parse_event
-from reviewer_app.integrations.claude_code.fast import FastStore, RuleVerdict, rule_decision
+from reviewer_app.integrations.claude_code.fast import FastStore
 from reviewer_app.integrations.claude_code.hook import settle_by_rule_tx
 from tests.integrations.hook_helpers import fixture
 from tests.integrations.test_claude_code_fast import _comparable, _rows
@@ -28,14 +29,14 @@ def _large_fields(suffix: str):
 
 @pytest.mark.asyncio
 async def test_fast_path_stores_large_shown_arguments_like_the_backend(db_path: Path, backend: SQLHITLBackend) -> None:
-    verdict = RuleVerdict("rule:allow-tools", "allowed by --allow-tools in the hook command (Bash)")
+    verdict = Settlement.by_allow_tools("Bash")
     slow_fields, event = _large_fields("slow")
     assert await backend.write(lambda tx: settle_by_rule_tx(tx, slow_fields, ("Bash",), event.cwd)) is not None
     fast_fields, _ = _large_fields("fast")
     store = FastStore.open(str(db_path))
     assert store is not None
     try:
-        assert store.settle(fast_fields, rule_decision(fast_fields, verdict), workspace=event.cwd)
+        assert store.settle(fast_fields, verdict.decision(fast_fields.arguments), workspace=event.cwd)
     finally:
         store.close()
 

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from reviewer_app.domain.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_JSON_BYTES, RequestRejected
+from reviewer_app.domain.settlement import Settlement
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.claude_code import request
 from reviewer_app.integrations.claude_code.events import Host, parse_event
-from reviewer_app.integrations.claude_code.fast import FastStore, RuleVerdict, rule_decision
+from reviewer_app.integrations.claude_code.fast import FastStore
 from reviewer_app.integrations.core import ReviewClient
 from tests.integrations.hook_helpers import fixture, run_hook
 
@@ -63,9 +64,9 @@ async def test_the_fast_path_refuses_what_the_library_refuses(
     try:
         with pytest.raises(RequestRejected) as by_fast_path:
             store.create_pending(fields, workspace=None)
-        verdict = RuleVerdict("rule:allow-tools", "allowed")
+        verdict = Settlement.by_allow_tools("Bash")
         with pytest.raises(RequestRejected) as by_rule_path:
-            store.settle(fields, rule_decision(fields, verdict), workspace=None)
+            store.settle(fields, verdict.decision(fields.arguments), workspace=None)
     finally:
         store.close()
     assert by_library.value.limit == by_fast_path.value.limit == by_rule_path.value.limit == limit

@@ -21,7 +21,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLConflict, HITLNotFound, SchemaTooNew
 from reviewer_app.domain.records import NewRequest, RequestQuery
 from reviewer_app.domain.runs import RunState
-from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.hitl import SQLHITLBackend, default_reviewer

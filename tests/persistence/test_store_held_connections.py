@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.domain.records import NewRequest
-from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.persistence.store import Store
 

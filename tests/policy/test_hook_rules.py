@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewer_app.domain.decisions import Decision, DecisionKind
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
@@ -101,10 +101,25 @@ async def test_a_prefix_allow_does_not_settle_a_high_risk_command(
     assert listed.hit_count == 0
 
 
-def _run_probe(probe: str, db_path: Path, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+HOOK_IN_PROCESS = (
+    "import os, runpy, sys\n"
+    "def _exit(code):\n"
+    "    raise SystemExit(code)\n"
+    "os._exit = _exit  # the hook ends with os._exit: keep this process alive to look at its modules\n"
+    "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1]]\n"
+    "try:\n"
+    "    runpy.run_module('reviewer_app', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+)
+
+
+def _run_probe(
+    probe: str, db_path: Path, tmp_path: Path, payload: dict | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-c", probe, str(db_path)],
-        input=json.dumps(fixture("pretooluse.json")).encode(),
+        input=json.dumps(payload or fixture("pretooluse.json")).encode(),
         capture_output=True,
         check=False,
         env=hook_env(tmp_path),
@@ -117,16 +132,8 @@ async def test_a_persistent_rule_is_answered_on_the_fast_path_without_the_orm(
 ) -> None:
     rule = (await backend.add_rule(Rule.create("deny", "Bash(echo:*)", now=time.time()))).rule
     probe = (
-        "import os, runpy, sys\n"
-        "def _exit(code):\n"
-        "    raise SystemExit(code)\n"
-        "os._exit = _exit\n"
-        "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1]]\n"
-        "try:\n"
-        "    runpy.run_module('reviewer_app', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'sqlmodel', 'alembic')"
+        HOOK_IN_PROCESS
+        + "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', 'sqlmodel', 'alembic')"
         " or m == 'reviewer_app.hitl' or m.startswith('reviewer_app.persistence.store'))\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
@@ -148,3 +155,96 @@ async def test_codex_permission_requests_obey_the_same_rules(
     assert decision["behavior"] == "deny" and f"denied by rule {rule.id}" in decision["message"]
     (record,) = await _decided(backend)
     assert record["user_response"]["reviewer"] == f"rule:{rule.id}"
+
+
+async def _waive(backend: SQLHITLBackend, payload: dict) -> None:
+    """An approve-for-session decision in the payload's session: the waiver of its exact call."""
+    arguments = {"command": payload["tool_input"]["command"]}
+    await backend.create(
+        hitl_id="waived-before",
+        hitl_type="tool_approval",
+        session_id=payload["session_id"],
+        invocation_id="earlier-prompt",
+        data={"arguments": arguments},
+        metadata={"agent": "claude-code", "external": True},
+        tool_name=payload["tool_name"],
+    )
+    await backend.decide(
+        "waived-before", Decision(DecisionKind.APPROVE_FOR_SESSION, args_sha256=args_digest(arguments))
+    )
+
+
+def _git_status() -> dict:
+    return {**fixture("pretooluse.json"), "tool_input": {"command": "git status", "description": "status"}}
+
+
+async def _answer_to_waived_git_status(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str, expected: str
+) -> dict:
+    """The hook's answer to ``git status`` in a session that waived it."""
+    payload = _git_status()
+    await _waive(backend, payload)
+    code, answer, err = run_hook(tmp_path, db_path, payload, *PATHS[path])
+    output = _output(answer)
+    assert code == 0 and output["permissionDecision"] == expected, err
+    return output
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_waiver_settles_with_the_same_record_and_words_on_both_paths(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    output = await _answer_to_waived_git_status(tmp_path, db_path, backend, path, "allow")
+    assert (
+        output["permissionDecisionReason"]
+        == "waived by this session's rule: allow `git status` exactly (Bash, this session)"
+    )
+    record = next(r for r in await _decided(backend) if r["hitl_id"] != "waived-before")
+    assert record["user_response"]["reviewer"].startswith("session-rule:")
+    assert record["user_response"]["message"] == output["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_deny_rule_beats_this_sessions_waiver(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    rule = (await backend.add_rule(Rule.create("deny", "Bash(git:*)", now=time.time()))).rule
+    output = await _answer_to_waived_git_status(tmp_path, db_path, backend, path, "deny")
+    assert f"denied by rule {rule.id}" in output["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_an_ask_rule_beats_this_sessions_waiver(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+) -> None:
+    payload = _git_status()
+    await _waive(backend, payload)
+    await backend.add_rule(Rule.create("ask", "Bash(git status)", now=time.time()))
+    process = start_hook(tmp_path, db_path, payload, "--timeout", "30", *PATHS[path])
+    [pending] = await wait_pending(backend)
+    await backend.decide(pending["hitl_id"], Decision(DecisionKind.REJECT, message="not now"))
+    assert _output(finish(process)[1])["permissionDecision"] == "deny"
+
+
+async def test_a_rule_about_another_tool_loads_no_shell_parser_on_the_fast_path(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    """A Read call meets only Read rules: the Bash rules in force are not built, so bashlex is never imported."""
+    await backend.add_rule(Rule.create("deny", "Bash(git push:*)", now=time.time()))
+    await backend.add_rule(Rule.create("allow", "Bash(npm run test:*)", now=time.time()))
+    await backend.add_rule(Rule.create("allow", "Read(**)", now=time.time()))
+    payload = {
+        **fixture("pretooluse.json"),
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(tmp_path / "notes.txt")},
+        "cwd": str(tmp_path),
+    }
+    (tmp_path / "notes.txt").write_text("x")
+    probe = (
+        HOOK_IN_PROCESS
+        + "print('PARSER', sorted(m for m in sys.modules if m.split('.')[0] == 'bashlex'), file=sys.stderr)\n"
+    )
+    result = _run_probe(probe, db_path, tmp_path, payload)
+    output = _output(json.loads(result.stdout))
+    assert output["permissionDecision"] == "allow" and "Read(**)" in output["permissionDecisionReason"]
+    assert "PARSER []" in result.stderr.decode(), result.stderr.decode()

@@ -7,9 +7,12 @@ command still waits for a human (the same scope rules, ``domain/waivers.py``).
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import ExternalCall, ReviewClient
 
@@ -71,3 +74,12 @@ async def test_a_waived_call_submitted_again_returns_the_same_record(backend: SQ
     again = await client.submit(shell_call("h2", "git status"))
     assert once["status"] == again["status"] == "completed"
     assert len(await backend.audit("h2")) == 1
+
+
+async def test_an_ask_rule_keeps_a_waived_call_for_a_human(backend: SQLHITLBackend) -> None:
+    """As on the runtime's gate and the hook's fast path: an ask rule beats the session's waiver."""
+    client = ReviewClient(backend, agent="lib-agent")
+    await approve_first_for_session(backend, client)
+    await backend.add_rule(Rule.create("ask", "run_shell(git status)", now=time.time()))
+    record = await client.submit(shell_call("h7", "git status"))
+    assert record["status"] == "pending"

@@ -9,7 +9,7 @@ import pytest
 
 from reviewer_app.cli import main
 from reviewer_app.domain.records import NewRequest
-from reviewer_app.domain.rules import rules_from_toml
+from reviewer_app.domain.rules_file import rules_from_toml
 from reviewer_app.persistence.store import Store
 
 

@@ -13,7 +13,7 @@ from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.risk import assess
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.rules import Rule
-from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.domain.why import why_asked
 from reviewer_app.persistence.store import Store

@@ -11,7 +11,7 @@ import pytest
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.records import RequestQuery
-from reviewer_app.domain.shell import CommandScope
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.domain.waivers import ApprovalPolicy
 from reviewer_app.hitl import SQLHITLBackend

@@ -13,14 +13,13 @@ older database, a lock it cannot get) returns None and the caller takes the full
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from contextlib import closing
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewer_app.domain.audit import (
     AUDIT_HEAD_KEY,
@@ -32,16 +31,20 @@ from reviewer_app.domain.audit import (
     chain_meta_defaults,
     next_chain_step,
 )
-from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.decisions import Decision, args_digest
 from reviewer_app.domain.hitl import summarize_arguments
-from reviewer_app.domain.rule_outcome import RULE_COLUMNS, rule_from_row, verdict_message
-from reviewer_app.domain.rules import Rule, evaluate, wildcard_may_settle
+from reviewer_app.domain.rule_outcome import RULE_COLUMNS, rule_from_row
+from reviewer_app.domain.settlement import Settlement, may_concern, settlement_for
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import digest, encode_value, pack
 from reviewer_app.persistence.wakeup import notify_commit
+
+if TYPE_CHECKING:
+    from reviewer_app.domain.rules import Rule
+    from reviewer_app.domain.waivers import SessionRule
 
 SCHEMA_REVISION = "0011"
 """The Alembic revision these statements were written against; a test checks it is the bundled head.
@@ -51,21 +54,10 @@ policy_rules table and 0008's run heartbeat columns (left NULL here: an external
 BUSY_TIMEOUT_MS = 5_000
 
 
-@dataclass(frozen=True, slots=True)
-class RuleVerdict:
-    """Why a call needs no reviewer: the rule, who the record names as deciding, and whether it runs."""
-
-    reviewer: str
-    message: str
-    allow: bool = True
-    rule_id: str | None = None
-    """The persistent rule (``policy_rules``) that decided, whose hit is counted; None for other rules."""
-
-
-def rule_verdict(
+def hook_settlement(
     tool_name: str,
     arguments: dict[str, Any],
-    rules: Iterable[tuple[int, SessionRule]],
+    waivers: Iterable[tuple[int, SessionRule]],
     allow_tools: Iterable[str],
     *,
     cwd: str | None = None,
@@ -73,38 +65,12 @@ def rule_verdict(
     agent: str | None = None,
     session_id: str | None = None,
     now: float | None = None,
-) -> RuleVerdict | None:
-    """The rule that settles this call, if any.
-
-    First the persistent rules (:func:`reviewer_app.domain.rules.evaluate`, the engine every path uses): deny
-    settles it as denied, allow as allowed, and ask leaves it to a human whatever else would waive it. Then
-    ``allow_tools`` (only when the operator wrote ``--allow-tools`` into the hook command: there is no default), a
-    wildcard that never settles a high-risk call or one with a context flag, and the session's approve-for-session
-    waivers, matched by :meth:`SessionRule.matches` — the one matcher the runtime uses too.
-    """
-    if policy_rules:
-        call = ToolCall(tool_name, arguments, agent=agent, session_id=session_id, cwd=cwd)
-        verdict = evaluate(policy_rules, call, time.time() if now is None else now)
-        if verdict is not None:
-            if verdict.effect == "ask":
-                return None
-            return RuleVerdict(verdict.decided_by, verdict_message(verdict), verdict.effect == "allow", verdict.rule.id)
-    if tool_name in set(allow_tools) and wildcard_may_settle(ToolCall(tool_name, arguments, cwd=cwd)):
-        return RuleVerdict("rule:allow-tools", f"allowed by --allow-tools in the hook command ({tool_name})")
-    for rule_id, rule in rules:
-        if rule.matches(tool_name, arguments, cwd=cwd):
-            return RuleVerdict(f"session-rule:{rule_id}", f"allowed by this session's rule: {rule.describe()}")
-    return None
-
-
-def rule_decision(fields: RequestFields, verdict: RuleVerdict) -> Decision:
-    """The decision a rule gives (approve, or reject for a deny rule), naming the arguments it judged."""
-    return Decision(
-        DecisionKind.APPROVE if verdict.allow else DecisionKind.REJECT,
-        message=verdict.message,
-        args_sha256=args_digest(fields.arguments),
-        reviewer=verdict.reviewer,
-    )
+) -> Settlement | None:
+    """What settles a hook's call (:func:`reviewer_app.domain.settlement.settlement_for`, the one place every path
+    asks), or None: a reviewer decides. An ask rule gives None here too."""
+    call = ToolCall(tool_name, arguments, agent=agent, session_id=session_id, cwd=cwd)
+    settlement = settlement_for(call, rules=policy_rules, waivers=waivers, allow_tools=allow_tools, now=now)
+    return settlement if settlement is not None and settlement.settles else None
 
 
 def sqlite_file(target: str) -> Path | None:
@@ -137,8 +103,15 @@ class FastStore:
     def __init__(self, connection: sqlite3.Connection, path: Path, seal: AuditSeal | None = None) -> None:
         self.connection = connection
         self.path = path
-        self.seal = seal or AuditSeal.default()
+        self._seal = seal
         self._anchor: ChainStep | None = None
+
+    @property
+    def seal(self) -> AuditSeal:
+        """The audit key and anchors, found on first use: a waiting request is written without them."""
+        if self._seal is None:
+            self._seal = AuditSeal.default()
+        return self._seal
 
     @classmethod
     def open(cls, target: str) -> FastStore | None:
@@ -178,19 +151,26 @@ class FastStore:
             self.connection.execute("SELECT 1 FROM invocations WHERE id = ?", (invocation_id,)).fetchone() is not None
         )
 
-    def session_rules(self, session_id: str) -> list[tuple[int, SessionRule]]:
-        """The session's waivers with their row ids, read as the store reads them (:meth:`SessionRule.from_stored`)."""
+    def session_rules(self, session_id: str, tool_name: str) -> list[tuple[int, SessionRule]]:
+        """The session's waivers for this tool (no other can cover its call) with their row ids, read as the store
+        reads them (:meth:`SessionRule.from_stored`); the waiver matcher is loaded only when there is one."""
         with closing(
             self.connection.execute(
-                "SELECT id, tool_name, scope FROM session_rules WHERE session_id = ?", (session_id,)
+                "SELECT id, tool_name, scope FROM session_rules WHERE session_id = ? AND tool_name = ?",
+                (session_id, tool_name),
             )
         ) as cursor:
             rows = cursor.fetchall()
+        if not rows:
+            return []
+        from reviewer_app.domain.waivers import SessionRule
+
         found = ((rule_id, SessionRule.from_stored(tool, scope)) for rule_id, tool, scope in rows)
         return [(rule_id, rule) for rule_id, rule in found if rule is not None]
 
-    def policy_rules(self, now: float) -> list[Rule]:
-        """The persistent rules in force, oldest first, read as the store reads them (:func:`rule_from_row`)."""
+    def policy_rules(self, now: float, tool_name: str) -> list[Rule]:
+        """The persistent rules in force that may concern this tool (:func:`may_concern`), oldest first, read as the
+        store reads them (:func:`rule_from_row`): a rule about another tool is never built (nor its pattern parsed)."""
         columns = ", ".join(RULE_COLUMNS)
         with closing(
             self.connection.execute(
@@ -199,7 +179,12 @@ class FastStore:
                 (now,),
             )
         ) as cursor:
-            rows = cursor.fetchall()
+            pattern = RULE_COLUMNS.index("pattern")
+            rows = [
+                row
+                for row in cursor.fetchall()
+                if isinstance(row[pattern], str) and may_concern(row[pattern], tool_name)
+            ]
         found = (rule_from_row(dict(zip(RULE_COLUMNS, row, strict=True))) for row in rows)
         return [rule for rule in found if rule is not None]
 
@@ -331,7 +316,7 @@ class FastStore:
     ) -> None:
         connection = self.connection
         meta = self._chain_meta()
-        missing = chain_meta_defaults(meta, self.seal.key_id, uuid.uuid4().hex)
+        missing = chain_meta_defaults(meta, self.seal.key_id, os.urandom(16).hex())  # uuid4's randomness, no uuid
         for name, value in missing.items():  # BEGIN IMMEDIATE holds the write lock: no concurrent first row
             connection.execute(
                 "INSERT INTO reviewer_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (name, value)

@@ -170,7 +170,7 @@ def answer_fast(
     ``(None, None)`` when the database cannot go this way (PostgreSQL, a new or other-revision database). Its
     writes ride out a lock or a full disk within the hook's budget, as the backend's do.
     """
-    from reviewer_app.integrations.claude_code.fast import BUSY_TIMEOUT_MS, FastStore, rule_decision, rule_verdict
+    from reviewer_app.integrations.claude_code.fast import BUSY_TIMEOUT_MS, FastStore, hook_settlement
     from reviewer_app.persistence.retry import with_retry
 
     deadline = budget_deadline(options)
@@ -193,29 +193,29 @@ def answer_fast(
         # The title is the run's first prompt, read from the transcript: only a new run needs it.
         title = None if store.run_exists(event.run_id) else _title(event, options)
         now = time.time()
-        verdict = rule_verdict(
+        settlement = hook_settlement(
             event.tool_name,
             event.tool_input,
-            store.session_rules(event.session_id),
+            store.session_rules(event.session_id, event.tool_name),
             options.allow_tools,
             cwd=event.cwd,
-            policy_rules=store.policy_rules(now),
+            policy_rules=store.policy_rules(now, event.tool_name),
             agent=event.host.value,
             session_id=event.session_id,
             now=now,
         )
-        if verdict is not None:
+        if settlement is not None:
             fields = request_fields(event, title=title)
-            decision = rule_decision(fields, verdict)
+            decision = settlement.decision(fields.arguments)
             if with_retry(
                 lambda: within_budget(
-                    lambda: store.settle(fields, decision, workspace=event.cwd, rule_id=verdict.rule_id)
+                    lambda: store.settle(fields, decision, workspace=event.cwd, rule_id=settlement.rule_id)
                 ),
                 on_status=status,
                 deadline=deadline,
             ):
                 skip_checkpoint = options.exit_fast
-                return Answer(Verdict.ALLOW if verdict.allow else Verdict.DENY, verdict.message), None
+                return Answer(Verdict.ALLOW if settlement.allow else Verdict.DENY, settlement.message), None
             return None, None  # asked before under this id: the backend path reports what became of it
         fields, expires_at = _waiting_fields(event, options, title)
         if options.watchdog:  # up before the request exists: a SIGKILL from here on is noticed
@@ -255,13 +255,13 @@ def settle_by_rule_tx(
     """In one transaction: show the session and run, and settle the call if a rule allows it (the backend's twin of
     :meth:`.fast.FastStore.settle`)."""
     from reviewer_app.domain.records import NewRequest
-    from reviewer_app.integrations.claude_code.fast import rule_decision, rule_verdict
+    from reviewer_app.integrations.claude_code.fast import hook_settlement
 
     fields.check_limits()  # the door every writer passes (the fast path's twin does the same)
     tx.runs.ensure_session(fields.session_id, agent=fields.agent, workspace=workspace, external=True)
     tx.runs.ensure(fields.invocation_id, fields.session_id, agent=fields.agent, prompt=fields.title, external=True)
     now = time.time()
-    verdict = rule_verdict(
+    settlement = hook_settlement(
         fields.tool_name,
         fields.arguments,
         tx.waivers.entries(fields.session_id),
@@ -272,9 +272,9 @@ def settle_by_rule_tx(
         session_id=fields.session_id,
         now=now,
     )
-    if verdict is None or tx.requests.get(fields.hitl_id) is not None:
+    if settlement is None or tx.requests.get(fields.hitl_id) is not None:
         return None
-    decision = rule_decision(fields, verdict)
+    decision = settlement.decision(fields.arguments)
     tx.requests.create(
         NewRequest(
             hitl_id=fields.hitl_id,
@@ -294,8 +294,8 @@ def settle_by_rule_tx(
     record = tx.requests.decide(
         fields.hitl_id, decision.to_user_response(), reviewer=decision.reviewer, message=decision.message
     )
-    if verdict.rule_id is not None:
-        tx.rules.record_hit(verdict.rule_id)
+    if settlement.rule_id is not None:
+        tx.rules.record_hit(settlement.rule_id)
     return record
 
 
@@ -485,7 +485,8 @@ def answer_for(outcome: Outcome, event: HookEvent) -> Answer:
     who = f" by {outcome.reviewer}" if outcome.reviewer else ""
     kind = outcome.kind
     if kind in (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION):
-        reason = outcome.message if (outcome.reviewer or "").startswith("rule:") and outcome.message else ""
+        automatic = (outcome.reviewer or "").startswith(("rule:", "session-rule:"))  # settled: the fast path's words
+        reason = outcome.message if automatic and outcome.message else ""
         scope = " for this session" if kind is DecisionKind.APPROVE_FOR_SESSION else ""
         return Answer(Verdict.ALLOW, reason or f"approved in Reviewer{who}{scope}")
     if kind is DecisionKind.EDIT:

@@ -6,7 +6,7 @@ with the hash of its own shown arguments and the compare-and-set, so one decided
 reported, never overwritten. Like every decision made in the window the batch waits out the undo grace period.
 
 "Similar" means the same agent, the same tool and the same parsed scope (:func:`similar_to`): for shell tools the
-same parsed command (``shell.CommandScope.exact``: ``'git' status`` is ``git status``, ``git status; rm x`` is
+same parsed command (``shell_scopes.CommandScope.exact``: ``'git' status`` is ``git status``, ``git status; rm x`` is
 not), for file tools the same path and the same content (every other argument equal: two writes to one file with
 different text are not alike), for any other tool identical arguments.
 """
@@ -39,7 +39,8 @@ from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType, shown_arguments
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.rule_outcome import call_of_record
-from reviewer_app.domain.shell import CommandScope, parse_command
+from reviewer_app.domain.shell import parse_command
+from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_tool, is_shell_tool, path_of
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE

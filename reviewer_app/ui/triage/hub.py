@@ -19,8 +19,9 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMenu, QPushButton, QWidget
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
+from reviewer_app.domain.rule_choices import pattern_choices
 from reviewer_app.domain.rule_outcome import call_of_record
-from reviewer_app.domain.rules import Rule, RuleError, parse_rule_pattern, pattern_choices
+from reviewer_app.domain.rules import Rule, RuleError, parse_rule_pattern
 from reviewer_app.ui.common.flow_layout import FlowLayout
 from reviewer_app.ui.decide.risk_confirm import HighRiskConfirm
 from reviewer_app.ui.inbox.risk import RiskCache

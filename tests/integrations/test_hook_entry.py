@@ -1,0 +1,12 @@
+"""The one entry of ``python -m reviewer_app``, the console script and the frozen launcher (``__main__``)."""
+
+from __future__ import annotations
+
+from reviewer_app.__main__ import _on_error
+
+
+def test_a_hook_that_cannot_start_reads_its_on_error_answer_by_hand() -> None:
+    assert _on_error(["reviewer-app", "hook", "claude-code", "--on-error", "deny"]) == "deny"
+    assert _on_error(["reviewer-app", "hook", "claude-code", "--on-error=deny"]) == "deny"
+    assert _on_error(["reviewer-app", "hook", "claude-code"]) == "ask"
+    assert _on_error(["reviewer-app", "hook", "claude-code", "--on-error"]) == "ask"
