@@ -13,14 +13,14 @@ def main() -> int:
             from reviewer_app.integrations.claude_code.command import main as hook_main
         except BaseException as exc:  # a broken install must not crash into "proceed": deny (exit 2) or ask
             sys.stderr.write(f"reviewer-app hook: cannot start: {type(exc).__name__}: {exc}\n")
-            return 2 if _on_error(sys.argv) == "deny" else 0
+            return 2 if on_error_answer(sys.argv) == "deny" else 0
         return hook_main(sys.argv[2:])
     from reviewer_app.cli import main as cli_main
 
     return cli_main()
 
 
-def _on_error(argv: list[str]) -> str:
+def on_error_answer(argv: list[str]) -> str:
     """The hook's ``--on-error`` answer read without argparse (which may be what failed to load)."""
     for index, word in enumerate(argv):
         if word.startswith("--on-error="):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from reviewer_app.__main__ import _on_error
+from reviewer_app.__main__ import on_error_answer
 
 
 def test_a_hook_that_cannot_start_reads_its_on_error_answer_by_hand() -> None:
-    assert _on_error(["reviewer-app", "hook", "claude-code", "--on-error", "deny"]) == "deny"
-    assert _on_error(["reviewer-app", "hook", "claude-code", "--on-error=deny"]) == "deny"
-    assert _on_error(["reviewer-app", "hook", "claude-code"]) == "ask"
-    assert _on_error(["reviewer-app", "hook", "claude-code", "--on-error"]) == "ask"
+    assert on_error_answer(["reviewer-app", "hook", "claude-code", "--on-error", "deny"]) == "deny"
+    assert on_error_answer(["reviewer-app", "hook", "claude-code", "--on-error=deny"]) == "deny"
+    assert on_error_answer(["reviewer-app", "hook", "claude-code"]) == "ask"
+    assert on_error_answer(["reviewer-app", "hook", "claude-code", "--on-error"]) == "ask"

@@ -14,9 +14,9 @@ def test_data_size_is_the_stored_json_length_and_none_for_an_unknown_request(any
         data = {"arguments": {"path": "a.txt", "content": "é" * 1000 + "x" * 5000}}
         with store.transaction() as tx:
             tx.requests.create(NewRequest("h1", "tool_approval", "s1", "i1", data=data, tool_name="write_file"))
-        size = store.data_size("h1")
+        size = store.requests.data_size("h1")
         assert size is not None and size >= len(json.dumps(data).encode()) - 20  # the stored text, in bytes
         assert size < 2 * len(json.dumps(data).encode())
-        assert store.data_size("nope") is None
+        assert store.requests.data_size("nope") is None
     finally:
         store.close()

@@ -19,16 +19,27 @@ WAITERS = 40
 def _count_request_reads(backend: SQLHITLBackend) -> list[str]:
     """Every read of a request's state the backend makes from now on (the real store methods, counted)."""
     seen: list[str] = []
-    store = backend.store
-    for name in ("get_request", "decided_among"):
-        real = getattr(store, name)
-
-        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
-            seen.append(_name)
-            return _real(*args, **kwargs)
-
-        setattr(store, name, counted)
+    backend.store.requests = _CountingReads(backend.store.requests, seen)  # type: ignore[misc]
     return seen
+
+
+class _CountingReads:
+    """The store's requests aggregate, counting the reads of a request's state."""
+
+    def __init__(self, inner: Any, seen: list[str]) -> None:
+        self._inner = inner
+        self._seen = seen
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self._inner, name)
+        if name not in ("get", "decided_among"):
+            return real
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self._seen.append("get_request" if name == "get" else name)
+            return real(*args, **kwargs)
+
+        return counted
 
 
 @pytest.mark.asyncio
