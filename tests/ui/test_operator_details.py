@@ -226,3 +226,18 @@ def test_tab_into_the_next_value_puts_the_caret_at_its_end(
     qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
     qtbot.keyClicks(dialog.focusWidget(), "!")  # on Review edit: lands at the end of the value edited last
     assert dialog.field_editor("description").toPlainText() == "step 1 (staged)!"
+
+
+def test_another_runs_request_never_shows_the_previous_runs_timeline(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen in the triage session: for a moment the previous request's timeline stayed under the new header."""
+    first = shell(qtbot, qt_backend, "t-first", "git status", invocation="run-a")
+    second = shell(qtbot, qt_backend, "t-second", "git log -1", invocation="run-b")
+    show(qtbot, window, first)
+    qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == "run-a", timeout=10_000)
+    qtbot.waitUntil(lambda: window.inbox.model.index_for(second).isValid(), timeout=10_000)
+    assert window.inbox.select_request(second)  # the pane shows the new header at once; the new timeline loads after
+    assert window.detail.hitl_id == second
+    assert window.detail.timeline_model.invocation_id != "run-a"
+    qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == "run-b", timeout=10_000)

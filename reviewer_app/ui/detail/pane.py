@@ -419,6 +419,8 @@ class DetailPane(QWidget):
         self._show_panes(tabs=True)
         self._render_header()
         self.headline.set_headline(None)  # until the record is here: never the previous request's command
+        if self.timeline_model.invocation_id not in (None, summary.invocation_id):
+            self.timeline_model.set_events(None, [])  # nor the previous run's timeline while this one's loads
         self.args_panel.set_message("Loading…")
         self.risk_chip.set_risk(None)
         self.digest_label.clear()
