@@ -27,7 +27,7 @@ async def test_waiting_rules_and_allow_tools_on_postgres(tmp_path: Path, pg_url:
 
         again = {**payload, "tool_use_id": "toolu_pg_2"}  # the identical command, later
         code, answer, _ = run_hook(tmp_path, pg_url, again)
-        assert code == 0 and "session-rule:" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+        assert code == 0 and "waived by this session's rule" in answer["hookSpecificOutput"]["permissionDecisionReason"]
         read = {**payload, "tool_use_id": "toolu_pg_3", "tool_name": "Glob", "tool_input": {"pattern": "*.py"}}
         code, answer, _ = run_hook(tmp_path, pg_url, read, "--allow-tools", "Glob")  # written in the command
         assert answer["hookSpecificOutput"]["permissionDecision"] == "allow"
