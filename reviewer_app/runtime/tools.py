@@ -455,6 +455,15 @@ def _ask_user(args: dict[str, Any], ctx: ToolContext) -> str:
 _PATH = {"type": "string", "minLength": 1, "description": "Path relative to the workspace folder."}
 
 
+def _closed_object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """The schema of a built-in tool's arguments: these properties and no others."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required is not None:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
 def builtin_tools() -> ToolRegistry:
     """A fresh registry with read_file, list_dir, write_file, run_shell and ask_user."""
     return ToolRegistry(
@@ -462,35 +471,24 @@ def builtin_tools() -> ToolRegistry:
             ToolSpec(
                 name="read_file",
                 description="Read a UTF-8 text file from the workspace.",
-                parameters={
-                    "type": "object",
-                    "properties": {"path": _PATH},
-                    "required": ["path"],
-                    "additionalProperties": False,
-                },
+                parameters=_closed_object({"path": _PATH}, ["path"]),
                 handler=_read_file,
                 idempotent=True,
             ),
             ToolSpec(
                 name="list_dir",
                 description="List a workspace directory (directories end with '/'). Defaults to the workspace root.",
-                parameters={
-                    "type": "object",
-                    "properties": {"path": {**_PATH, "minLength": 0}},
-                    "additionalProperties": False,
-                },
+                parameters=_closed_object({"path": {**_PATH, "minLength": 0}}),
                 handler=_list_dir,
                 idempotent=True,
             ),
             ToolSpec(
                 name="write_file",
                 description="Create or overwrite a text file in the workspace (parent folders are created).",
-                parameters={
-                    "type": "object",
-                    "properties": {"path": _PATH, "content": {"type": "string", "description": "Full file text."}},
-                    "required": ["path", "content"],
-                    "additionalProperties": False,
-                },
+                parameters=_closed_object(
+                    {"path": _PATH, "content": {"type": "string", "description": "Full file text."}},
+                    ["path", "content"],
+                ),
                 handler=_write_file,
                 side_effects=True,
                 idempotent=True,
@@ -499,30 +497,26 @@ def builtin_tools() -> ToolRegistry:
                 name="run_shell",
                 description="Run a shell command in the workspace folder; returns the exit code and the combined "
                 "stdout/stderr (capped).",
-                parameters={
-                    "type": "object",
-                    "properties": {
+                parameters=_closed_object(
+                    {
                         "command": {"type": "string", "minLength": 1},
                         "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600},
                     },
-                    "required": ["command"],
-                    "additionalProperties": False,
-                },
+                    ["command"],
+                ),
                 handler=_run_shell,
                 side_effects=True,
             ),
             ToolSpec(
                 name="ask_user",
                 description="Ask the operator a question and wait for the answer.",
-                parameters={
-                    "type": "object",
-                    "properties": {
+                parameters=_closed_object(
+                    {
                         "question": {"type": "string", "minLength": 1},
                         "options": {"type": "array", "items": {"type": "string"}},
                     },
-                    "required": ["question"],
-                    "additionalProperties": False,
-                },
+                    ["question"],
+                ),
                 handler=_ask_user,
             ),
         ]
