@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
+from reviewer_app.hitl.db_thread import resolve_future
 from reviewer_app.runtime import safe_fs
 from reviewer_app.runtime.process_groups import die_with_parent
 from reviewer_app.runtime.safe_fs import WorkspaceEscape
@@ -267,14 +268,6 @@ async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, name: str) -> An
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
 
-    def resolve(result: Any, error: BaseException | None) -> None:
-        if future.cancelled():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
     def work() -> None:
         result: Any = None
         error: BaseException | None = None
@@ -283,7 +276,7 @@ async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, name: str) -> An
         except BaseException as exc:  # handed to the awaiting caller, as an executor would
             error = exc
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(resolve, result, error)
+            loop.call_soon_threadsafe(resolve_future, future, result, error)
 
     threading.Thread(target=work, name=name, daemon=True).start()
     return await future
