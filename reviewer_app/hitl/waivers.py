@@ -71,10 +71,13 @@ class WaiverSettling(BackendCore):
             waiver = covering(tx.waivers.entries(request.session_id), tx.rules.active(time.time()))
             if waiver is None:
                 return None
-            agent = request.agent_name
-            tx.runs.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
-            tx.runs.ensure(
-                request.invocation_id, request.session_id, agent=agent, prompt=title, external=request.external
+            tx.runs.ensure_with_session(
+                request.invocation_id,
+                request.session_id,
+                agent=request.agent_name,
+                workspace=call.cwd,
+                prompt=title,
+                external=request.external,
             )
             return tx.waivers.settle(request, waiver[0], waiver[1], arguments, ensure_parents=False)
 

@@ -99,6 +99,21 @@ class RunWrites:
             ["id"],
         )
 
+    def ensure_with_session(
+        self,
+        invocation_id: str,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        workspace: str | None = None,
+        prompt: str | None = None,
+        external: bool = False,
+    ) -> bool:
+        """Create the invocation and its session unless they exist, so the window lists them before their first
+        request or block; True if the invocation was created."""
+        self.ensure_session(session_id, agent=agent, workspace=workspace, external=external)
+        return self.ensure(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
+
     def ensure(
         self,
         invocation_id: str,
