@@ -171,14 +171,7 @@ class RuleMethods(StoreReads):
             verdict = settled.verdict if settled is not None and settled.settles else None
             if verdict is None:
                 return None
-            tx.runs.ensure_with_session(
-                request.invocation_id,
-                request.session_id,
-                agent=request.agent_name,
-                workspace=call.cwd,
-                prompt=title,
-                external=request.external,
-            )
+            tx.runs.ensure_for(request, workspace=call.cwd, prompt=title)
             arguments = request.data.get("arguments")
             return tx.rules.settle(request, verdict, arguments, ensure_parents=False)
 

@@ -71,14 +71,7 @@ class WaiverSettling(BackendCore):
             waiver = covering(tx.waivers.entries(request.session_id), tx.rules.active(time.time()))
             if waiver is None:
                 return None
-            tx.runs.ensure_with_session(
-                request.invocation_id,
-                request.session_id,
-                agent=request.agent_name,
-                workspace=call.cwd,
-                prompt=title,
-                external=request.external,
-            )
+            tx.runs.ensure_for(request, workspace=call.cwd, prompt=title)
             return tx.waivers.settle(request, waiver[0], waiver[1], arguments, ensure_parents=False)
 
         return await self.write(work)
