@@ -106,6 +106,22 @@ class ExternalCall:
     def request_metadata(self) -> dict[str, Any]:
         return {**self.metadata, "agent": self.agent, "external": True}
 
+    def request_columns(self) -> dict[str, Any]:
+        """What the call's request row holds, as keywords for ``SQLHITLBackend.create`` (and ``NewRequest``)."""
+        return {
+            "hitl_id": self.hitl_id,
+            "hitl_type": self.hitl_type,
+            "session_id": self.session_id,
+            "invocation_id": self.invocation_id,
+            "data": self.request_data(),
+            "metadata": self.request_metadata(),
+            "block_id": self.block_id,
+            "tool_state": dict(self.tool_state) if self.tool_state is not None else None,
+            "tool_name": self.tool_name,
+            "tool_call_id": self.tool_call_id,
+            "expires_at": self.expires_at,
+        }
+
     def request_block(self) -> dict[str, Any]:
         """The data of the request's timeline block, as it is asked (still pending)."""
         return {
@@ -215,19 +231,7 @@ class ReviewClient:
             return waived
         await self.register_run(session_id=call.session_id, invocation_id=call.invocation_id, title=call.title)
         try:
-            await self.backend.create(
-                hitl_id=call.hitl_id,
-                hitl_type=call.hitl_type,
-                session_id=call.session_id,
-                invocation_id=call.invocation_id,
-                data=call.request_data(),
-                metadata=call.request_metadata(),
-                tool_name=call.tool_name,
-                tool_call_id=call.tool_call_id,
-                expires_at=call.expires_at,
-                block_id=call.block_id,
-                tool_state=dict(call.tool_state) if call.tool_state is not None else None,
-            )
+            await self.backend.create(**call.request_columns())
         except HITLConflict:
             pass  # created by another process between the look-up and the insert: same call, same request
         record = await self.backend.get(call.hitl_id)
