@@ -10,10 +10,11 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from reviewer_app.domain.hitl import WriteRetriesExhausted
+from reviewer_app.persistence.retry import error_chain
 
 EXIT_FAILED = 1  # the run failed or was cancelled; the audit chain is broken; the self-test failed
 EXIT_USAGE = 2  # bad arguments or input (invalid JSON, a decision that does not fit the request)
@@ -43,24 +44,11 @@ def undecodable_argument(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        orig = getattr(current, "orig", None)  # SQLAlchemy's wrapper around the driver's error
-        if isinstance(orig, BaseException) and id(orig) not in seen:
-            yield orig
-            seen.add(id(orig))
-        current = current.__cause__ or current.__context__
-
-
 def database_failure(exc: BaseException, database: str) -> tuple[str, int] | None:
     """A one-line message and exit code when ``exc`` says the database itself is unusable; None otherwise."""
     path = _sqlite_file(database)
     where = str(path) if path is not None else database
-    for error in _chain(exc):
+    for error in error_chain(exc):
         if isinstance(error, WriteRetriesExhausted):
             return (
                 f"error: the database {where} cannot record anything ({error}); "

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Awaitable
 from typing import Any
 
 from reviewer_app.cli.context import load_catalog, open_backend
@@ -152,6 +153,20 @@ async def cmd_worker(ctx: AppContext, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _run_action(action: Awaitable[Any]) -> int | None:
+    """Await an action on a run; its exit code when the runtime refuses it (no such run, or not in a state for it),
+    said on stderr, else None."""
+    try:
+        await action
+    except KeyError as exc:
+        err(f"error: {exc.args[0]}")
+        return EXIT_NOT_FOUND
+    except ValueError as exc:
+        err(f"error: {exc}")
+        return EXIT_CONFLICT
+    return None
+
+
 async def cmd_resolve(ctx: AppContext, args: argparse.Namespace) -> int:
     from reviewer_app.runtime.runner import Runtime
 
@@ -159,14 +174,9 @@ async def cmd_resolve(ctx: AppContext, args: argparse.Namespace) -> int:
     runtime = Runtime(backend, load_catalog(ctx), workspaces_dir=ctx.workspaces_dir)
     try:
         await runtime.start(recover=False)
-        try:
-            await runtime.rerun_or_abort(args.invocation_id, args.action, args.message)
-        except KeyError as exc:
-            err(f"error: {exc.args[0]}")
-            return EXIT_NOT_FOUND
-        except ValueError as exc:
-            err(f"error: {exc}")
-            return EXIT_CONFLICT
+        refused = await _run_action(runtime.rerun_or_abort(args.invocation_id, args.action, args.message))
+        if refused is not None:
+            return refused
         err(f"run {args.invocation_id}: {args.action}; continuing it in this process")
         return await drive_until_finished(runtime, backend, args.invocation_id, quiet=args.quiet, timeout=None)
     finally:
@@ -180,15 +190,11 @@ async def cmd_cancel(ctx: AppContext, args: argparse.Namespace) -> int:
     backend = open_backend(ctx)
     runtime = Runtime(backend, load_catalog(ctx), workspaces_dir=ctx.workspaces_dir)
     try:
-        await runtime.cancel_run(args.invocation_id)
-    except KeyError as exc:
-        err(f"error: {exc.args[0]}")
-        return EXIT_NOT_FOUND
-    except ValueError as exc:
-        err(f"error: {exc}")
-        return EXIT_CONFLICT
+        refused = await _run_action(runtime.cancel_run(args.invocation_id))
     finally:
         await backend.aclose()
+    if refused is not None:
+        return refused
     out(f"run {args.invocation_id} cancelled")
     return 0
 

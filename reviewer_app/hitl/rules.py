@@ -171,11 +171,7 @@ class RuleMethods(StoreReads):
             verdict = settled.verdict if settled is not None and settled.settles else None
             if verdict is None:
                 return None
-            agent = request.agent_name
-            tx.runs.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
-            tx.runs.ensure(
-                request.invocation_id, request.session_id, agent=agent, prompt=title, external=request.external
-            )
+            tx.runs.ensure_for(request, workspace=call.cwd, prompt=title)
             arguments = request.data.get("arguments")
             return tx.rules.settle(request, verdict, arguments, ensure_parents=False)
 

@@ -67,7 +67,6 @@ class TimelineWrites(BackendCore):
         """
 
         def work(tx: StoreTx) -> bool:
-            tx.runs.ensure_session(session_id, agent=agent, external=external)
-            return tx.runs.ensure(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
+            return tx.runs.ensure_with_session(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
 
         return await self.write(work)

@@ -31,6 +31,20 @@ class WaitingBackend(Protocol):
     async def unsigned_decisions(self, records: Iterable[HITLRecord]) -> dict[str, str]: ...
 
 
+def drop_waiter(
+    futures: dict[str, list[asyncio.Future[HITLRecord]]], hitl_id: str, future: asyncio.Future[HITLRecord]
+) -> None:
+    """Take a finished wait's future off the table of waiters (and cancel it if nothing resolved it)."""
+    waiting = futures.get(hitl_id)
+    if waiting is not None:
+        with contextlib.suppress(ValueError):
+            waiting.remove(future)
+        if not waiting:
+            del futures[hitl_id]
+    if not future.done():
+        future.cancel()
+
+
 class SharedDecidedLookup:
     """The requests this process's ``wait_for_response`` calls await, looked up together: one ``decided_among``
     query per change the feed reports, and only the waiters whose request was decided are woken.
@@ -59,14 +73,7 @@ class SharedDecidedLookup:
         try:
             await asyncio.wait({future}, timeout=timeout)
         finally:
-            waiting = self._futures.get(hitl_id)
-            if waiting is not None:
-                with contextlib.suppress(ValueError):
-                    waiting.remove(future)
-                if not waiting:
-                    del self._futures[hitl_id]
-            if not future.done():
-                future.cancel()
+            drop_waiter(self._futures, hitl_id, future)
         return None if future.cancelled() else future.result()
 
     def _watching(self, loop: asyncio.AbstractEventLoop) -> asyncio.Event:

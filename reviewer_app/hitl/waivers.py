@@ -71,11 +71,7 @@ class WaiverSettling(BackendCore):
             waiver = covering(tx.waivers.entries(request.session_id), tx.rules.active(time.time()))
             if waiver is None:
                 return None
-            agent = request.agent_name
-            tx.runs.ensure_session(request.session_id, agent=agent, workspace=call.cwd, external=request.external)
-            tx.runs.ensure(
-                request.invocation_id, request.session_id, agent=agent, prompt=title, external=request.external
-            )
+            tx.runs.ensure_for(request, workspace=call.cwd, prompt=title)
             return tx.waivers.settle(request, waiver[0], waiver[1], arguments, ensure_parents=False)
 
         return await self.write(work)

@@ -23,14 +23,12 @@ crash (a new run asks again, under the same request when the session, invocation
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection
 from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLType
-from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.integrations.core import ExternalCall, LazyClient, Outcome, stable_id
+from reviewer_app.integrations.core import Database, ExternalCall, LazyClient, Outcome, stable_id
 from reviewer_app.integrations.versions import require_version
 
 DISTRIBUTION = "aury-agent"
@@ -38,8 +36,6 @@ SUPPORTED = ("0.0.13", "0.0.24")
 """Releases whose ``Middleware.on_tool_call`` contract the middleware was tried with (lowest, first unknown)."""
 QUESTION_TOOLS = frozenset({"ask_user"})
 CONFIRM_TOOLS = frozenset({"confirm"})
-
-Database = SQLHITLBackend | str | os.PathLike[str]
 
 
 def reviewer_middleware(

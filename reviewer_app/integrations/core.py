@@ -45,6 +45,9 @@ TOOL_DECISIONS = (
 )
 """Every decision on a tool call but "answer instead of the tool", which most hosts cannot carry."""
 
+Database = SQLHITLBackend | str | os.PathLike[str]
+"""Where an integration finds Reviewer: an open backend, or a database path or URL it opens itself."""
+
 REPEATED_CALL_ID = "a repeated call id came with different arguments"
 """The timeline's words for a call whose id an earlier, different call already used."""
 
@@ -102,6 +105,22 @@ class ExternalCall:
 
     def request_metadata(self) -> dict[str, Any]:
         return {**self.metadata, "agent": self.agent, "external": True}
+
+    def request_columns(self) -> dict[str, Any]:
+        """What the call's request row holds, as keywords for ``SQLHITLBackend.create`` (and ``NewRequest``)."""
+        return {
+            "hitl_id": self.hitl_id,
+            "hitl_type": self.hitl_type,
+            "session_id": self.session_id,
+            "invocation_id": self.invocation_id,
+            "data": self.request_data(),
+            "metadata": self.request_metadata(),
+            "block_id": self.block_id,
+            "tool_state": dict(self.tool_state) if self.tool_state is not None else None,
+            "tool_name": self.tool_name,
+            "tool_call_id": self.tool_call_id,
+            "expires_at": self.expires_at,
+        }
 
     def request_block(self) -> dict[str, Any]:
         """The data of the request's timeline block, as it is asked (still pending)."""
@@ -212,19 +231,7 @@ class ReviewClient:
             return waived
         await self.register_run(session_id=call.session_id, invocation_id=call.invocation_id, title=call.title)
         try:
-            await self.backend.create(
-                hitl_id=call.hitl_id,
-                hitl_type=call.hitl_type,
-                session_id=call.session_id,
-                invocation_id=call.invocation_id,
-                data=call.request_data(),
-                metadata=call.request_metadata(),
-                tool_name=call.tool_name,
-                tool_call_id=call.tool_call_id,
-                expires_at=call.expires_at,
-                block_id=call.block_id,
-                tool_state=dict(call.tool_state) if call.tool_state is not None else None,
-            )
+            await self.backend.create(**call.request_columns())
         except HITLConflict:
             pass  # created by another process between the look-up and the insert: same call, same request
         record = await self.backend.get(call.hitl_id)
@@ -424,6 +431,20 @@ class ReviewClient:
         head = records[0].get("tool_state") or {}
         return SavedBatch(invocation_id, latest, head.get("state"), records)
 
+    async def start_paused_run(self, session_id: str, host: str, *, title: str | None) -> tuple[str, int]:
+        """Register a new run of a host that saves its pauses; returns the run's id and its first pause's round."""
+        round_ = await self.next_round(session_id, host)
+        invocation_id = stable_id(host, session_id, "run", uuid.uuid4().hex)  # one per call: its own end
+        await self.register_run(session_id=session_id, invocation_id=invocation_id, title=title)
+        return invocation_id, round_
+
+    async def paused_batch(self, session_id: str, host: str, state_type: type, framework: str) -> SavedBatch:
+        """The session's pause to resume, whose saved state is a ``state_type``; :class:`LookupError` if none."""
+        batch = await self.saved_batch(session_id, host)
+        if batch is None or not isinstance(batch.state, state_type):
+            raise LookupError(f"session {session_id!r} has no paused {framework} run to resume")
+        return batch
+
     async def next_round(self, session_id: str, host: str) -> int:
         """The round number for this session's next saved pause (one more than any before)."""
         query = RequestQuery(statuses=tuple(status.value for status in HITLStatus), session_id=session_id)
@@ -502,6 +523,11 @@ class SavedBatch:
     """The pause's requests in the host's order."""
 
 
+def new_session_id(host: str) -> str:
+    """A fresh Reviewer session name for a host's run started without one."""
+    return f"{host}-{uuid.uuid4().hex[:12]}"
+
+
 def saved_state(host: str, round_: int, index: int, state: Any) -> dict[str, Any]:
     """The ``tool_state`` of request ``index`` of a pause: the host's state rides on the first one only."""
     saved: dict[str, Any] = {"host": host, "round": round_, "index": index}
@@ -517,7 +543,7 @@ class LazyClient:
     path or URL (opened then, and kept for the process's life).
     """
 
-    def __init__(self, db: SQLHITLBackend | str | os.PathLike[str], *, agent: str) -> None:
+    def __init__(self, db: Database, *, agent: str) -> None:
         self.db = db
         self.agent = agent
         self._client: ReviewClient | None = None
@@ -530,7 +556,7 @@ class LazyClient:
 
 
 @asynccontextmanager
-async def open_client(db: SQLHITLBackend | str | os.PathLike[str], *, agent: str) -> AsyncIterator[ReviewClient]:
+async def open_client(db: Database, *, agent: str) -> AsyncIterator[ReviewClient]:
     """A client on ``db``: an open backend is borrowed, a path or URL is opened here and closed after."""
     if isinstance(db, SQLHITLBackend):
         yield ReviewClient(db, agent=agent)

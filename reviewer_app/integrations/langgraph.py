@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.runs import RunState
-from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import (
+    Database,
     ExternalCall,
     Outcome,
     Said,
@@ -43,8 +42,6 @@ from reviewer_app.integrations.core import (
 from reviewer_app.integrations.langchain_hitl import LANGCHAIN_TO_REVIEWER, langchain_decision, reviewer_kinds
 
 AGENT = "langgraph"
-
-Database = SQLHITLBackend | str | os.PathLike[str]
 
 
 async def run_reviewed(

@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.runs import RunState
-from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.integrations.core import ExternalCall, LazyClient, Outcome, stable_id
+from reviewer_app.integrations.core import Database, ExternalCall, LazyClient, Outcome, stable_id
 from reviewer_app.integrations.langchain_hitl import langchain_decision, reviewer_kinds
 from reviewer_app.integrations.versions import require_version
 
@@ -50,8 +48,6 @@ BOARD_TO_RUN = {
     "cancelled": RunState.CANCELLED,
 }
 """The board's states as Reviewer's run states."""
-
-Database = SQLHITLBackend | str | os.PathLike[str]
 
 
 class _Board:

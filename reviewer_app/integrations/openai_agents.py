@@ -19,15 +19,13 @@ not allow edit (nor answer). The SDK is imported when a run starts, not with thi
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.runs import RunState
-from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import (
+    Database,
     ExternalCall,
     Outcome,
     ReviewClient,
@@ -36,6 +34,7 @@ from reviewer_app.integrations.core import (
     ToolReturned,
     TranscriptEntry,
     block_id_for,
+    new_session_id,
     open_client,
     saved_state,
     stable_id,
@@ -44,8 +43,6 @@ from reviewer_app.integrations.core import (
 HOST = "openai-agents"
 ALLOWED = (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION, DecisionKind.REJECT, DecisionKind.STEER)
 """What a reviewer may decide: the SDK approves or rejects a call as the model made it, nothing else."""
-
-Database = SQLHITLBackend | str | os.PathLike[str]
 
 
 async def run_reviewed(
@@ -64,11 +61,9 @@ async def run_reviewed(
     """
     from agents import Runner
 
-    session_id = session_id or f"{HOST}-{uuid.uuid4().hex[:12]}"
+    session_id = session_id or new_session_id(HOST)
     async with open_client(db, agent=_agent_name(agent)) as client:
-        round_ = await client.next_round(session_id, HOST)
-        invocation_id = stable_id(HOST, session_id, "run", uuid.uuid4().hex)  # one per call: its own end
-        await client.register_run(session_id=session_id, invocation_id=invocation_id, title=_title(input))
+        invocation_id, round_ = await client.start_paused_run(session_id, HOST, title=_title(input))
         try:
             result = await Runner.run(agent, input, **run_kwargs)
         except Exception as exc:
@@ -87,9 +82,7 @@ async def resume_reviewed(
     from agents import RunState
 
     async with open_client(db, agent=_agent_name(agent)) as client:
-        batch = await client.saved_batch(session_id, HOST)
-        if batch is None or not isinstance(batch.state, dict):
-            raise LookupError(f"session {session_id!r} has no paused OpenAI Agents run to resume")
+        batch = await client.paused_batch(session_id, HOST, dict, "OpenAI Agents")
         state = await RunState.from_json(agent, batch.state)
         return await _review_state(
             client, agent, state, session_id, batch.invocation_id, batch.round, timeout, run_kwargs, []

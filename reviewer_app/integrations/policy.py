@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reviewer_app.domain.hitl import HITLRecord, HITLType
 from reviewer_app.domain.records import NewRequest
@@ -39,21 +39,7 @@ def policy_call(call: ExternalCall) -> ToolCall | None:
 
 
 def _new_request(call: ExternalCall) -> NewRequest:
-    tool_state: dict[str, Any] | None = dict(call.tool_state) if call.tool_state is not None else None
-    return NewRequest(
-        hitl_id=call.hitl_id,
-        hitl_type=call.hitl_type,
-        session_id=call.session_id,
-        invocation_id=call.invocation_id,
-        data=call.request_data(),
-        metadata=call.request_metadata(),
-        block_id=call.block_id,
-        tool_state=tool_state,
-        tool_name=call.tool_name,
-        tool_call_id=call.tool_call_id,
-        expires_at=call.expires_at,
-        external=True,
-    )
+    return NewRequest(**call.request_columns(), external=True)
 
 
 async def settle_by_policy(backend: SQLHITLBackend, call: ExternalCall) -> HITLRecord | None:

@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLStatus
-from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.integrations.core import ExternalCall, LazyClient, Outcome, stable_id
+from reviewer_app.integrations.core import Database, ExternalCall, LazyClient, Outcome, stable_id
 from reviewer_app.integrations.versions import require_version
 
 DISTRIBUTION = "power-loop"
@@ -42,8 +40,6 @@ SUPPORTED = ("8.0.0", "9")
 0.2.0 has the same hook points but a synchronous ``get_pending``/``abort_pending`` and no named hooks."""
 PAUSE_DECISIONS = (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION, DecisionKind.REJECT, DecisionKind.STEER)
 """What the pause path can carry: ``resume()`` replays the stored arguments, so edit is not offered."""
-
-Database = SQLHITLBackend | str | os.PathLike[str]
 
 
 class MixedDecisions(RuntimeError):

@@ -22,17 +22,15 @@ other tool results of that step are not in its context to save). Pydantic AI is 
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.runs import RunState
-from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import (
     TOOL_DECISIONS,
+    Database,
     ExternalCall,
     Outcome,
     ReviewClient,
@@ -41,6 +39,7 @@ from reviewer_app.integrations.core import (
     ToolReturned,
     TranscriptEntry,
     block_id_for,
+    new_session_id,
     open_client,
     saved_state,
     stable_id,
@@ -49,8 +48,6 @@ from reviewer_app.integrations.core import (
 HOST = "pydantic-ai"
 ALLOWED = TOOL_DECISIONS
 """What a reviewer may decide on an approval: Pydantic AI has no "answer instead of the tool" for approvals."""
-
-Database = SQLHITLBackend | str | os.PathLike[str]
 
 
 async def run_reviewed(
@@ -67,12 +64,10 @@ async def run_reviewed(
     Returns the final ``AgentRunResult``. ``session_id`` names the Reviewer session (reuse it with
     :func:`resume_reviewed` after a restart; default: a new one).
     """
-    session_id = session_id or f"{HOST}-{uuid.uuid4().hex[:12]}"
+    session_id = session_id or new_session_id(HOST)
     async with open_client(db, agent=_agent_name(agent)) as client:
-        round_ = await client.next_round(session_id, HOST)
-        invocation_id = stable_id(HOST, session_id, "run", uuid.uuid4().hex)  # one per call: its own end
         title = prompt if isinstance(prompt, str) else None
-        await client.register_run(session_id=session_id, invocation_id=invocation_id, title=title)
+        invocation_id, round_ = await client.start_paused_run(session_id, HOST, title=title)
         loop = _Loop(client, agent, session_id, invocation_id, round_, timeout, run_kwargs)
         return await loop.until_done(await loop.step(prompt, None, None))
 
@@ -87,9 +82,7 @@ async def resume_reviewed(
     from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolCallPart
 
     async with open_client(db, agent=_agent_name(agent)) as client:
-        batch = await client.saved_batch(session_id, HOST)
-        if batch is None or not isinstance(batch.state, list):
-            raise LookupError(f"session {session_id!r} has no paused Pydantic AI run to resume")
+        batch = await client.paused_batch(session_id, HOST, list, "Pydantic AI")
         messages = ModelMessagesTypeAdapter.validate_python(batch.state)
         approvals: list[Any] = []
         questions: list[Any] = []

@@ -27,14 +27,21 @@ and runs the tool with what the reviewer approved.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import HITLStatus
-from reviewer_app.hitl import RequestQuery, SQLHITLBackend
-from reviewer_app.integrations.core import TOOL_DECISIONS, ExternalCall, LazyClient, Outcome, open_client, stable_id
+from reviewer_app.hitl import RequestQuery
+from reviewer_app.integrations.core import (
+    TOOL_DECISIONS,
+    Database,
+    ExternalCall,
+    LazyClient,
+    Outcome,
+    open_client,
+    stable_id,
+)
 from reviewer_app.integrations.versions import require_version
 
 DISTRIBUTION = "react-agent-harness"
@@ -42,8 +49,6 @@ SUPPORTED = ("0.0.2", "0.15")
 """Releases whose ``request_approval(req, guard)`` and ``ApprovalResponse`` were tried (lowest, first unknown)."""
 ALLOWED = TOOL_DECISIONS
 """A tool call has no "answer instead" in the harness."""
-
-Database = SQLHITLBackend | str | os.PathLike[str]
 
 
 def install_approver(

@@ -50,15 +50,17 @@ MAX_DELAY_S = 2.0
 REPORT_EVERY_S = 5.0
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+def error_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, the driver's error inside each SQLAlchemy wrapper, the causes and contexts behind them: once each."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         yield current
         orig = getattr(current, "orig", None)  # SQLAlchemy's wrapper around the driver's error
-        if isinstance(orig, BaseException):
+        if isinstance(orig, BaseException) and id(orig) not in seen:
             yield orig
+            seen.add(id(orig))
         current = current.__cause__ or current.__context__
 
 
@@ -108,7 +110,7 @@ def _reason_of(error: BaseException) -> str | None:
 def transient_reason(exc: BaseException) -> str | None:
     """Why ``exc`` is trouble that may pass (:data:`BUSY`, :data:`DISK_FULL`, :data:`READ_ONLY`,
     :data:`UNREACHABLE`); None for anything else, which is never retried."""
-    for error in _chain(exc):  # the driver's error may be wrapped (SQLAlchemy's, the store's DatabaseUnavailable)
+    for error in error_chain(exc):  # the driver's error may be wrapped (SQLAlchemy's, the store's DatabaseUnavailable)
         reason = _reason_of(error)
         if reason is not None:
             return reason

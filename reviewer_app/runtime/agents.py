@@ -137,9 +137,7 @@ def parse_agents(data: dict[str, Any], *, base_dir: Path | None = None, source: 
         where = f"{source}: agent {name!r}"
         if not isinstance(raw, dict):
             raise AgentConfigError(f"{where} must be a table")
-        unknown = sorted(set(raw) - _AGENT_KEYS)
-        if unknown:
-            raise AgentConfigError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_AGENT_KEYS)}")
+        _refuse_unknown_keys(raw, _AGENT_KEYS, f"{where}: unknown key(s)")
         model = raw.get("model")
         if not isinstance(model, dict):
             raise AgentConfigError(f"{where}: 'model' must be a table, e.g. {{ type = \"openai\", ... }}")
@@ -181,12 +179,17 @@ def parse_agents(data: dict[str, Any], *, base_dir: Path | None = None, source: 
     return specs
 
 
+def _refuse_unknown_keys(raw: dict[str, Any], allowed: frozenset[str], said: str) -> None:
+    """A typo in a table is an error naming the keys it does not know, and the ones it does."""
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise AgentConfigError(f"{said} {unknown}; allowed: {sorted(allowed)}")
+
+
 def _parse_policy(raw: Any, where: str) -> ApprovalPolicy:
     if not isinstance(raw, dict):
         raise AgentConfigError(f"{where}: 'policy' must be a table")
-    unknown = sorted(set(raw) - _POLICY_KEYS)
-    if unknown:
-        raise AgentConfigError(f"{where}: unknown policy key(s) {unknown}; allowed: {sorted(_POLICY_KEYS)}")
+    _refuse_unknown_keys(raw, _POLICY_KEYS, f"{where}: unknown policy key(s)")
     gated = raw.get("gated")
     ungated = raw.get("ungated", [])
     for key, value in (("gated", gated), ("ungated", ungated)):

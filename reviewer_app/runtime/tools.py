@@ -18,12 +18,13 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 from jsonschema import Draft202012Validator
 
+from reviewer_app.hitl.db_thread import resolve_future
 from reviewer_app.runtime import safe_fs
 from reviewer_app.runtime.process_groups import die_with_parent
 from reviewer_app.runtime.safe_fs import WorkspaceEscape
@@ -95,15 +96,7 @@ def resolve_in_workspace(workspace: Path, relative: str) -> Path:
     Check-then-open: the file tools use :mod:`safe_fs` (race-free) instead wherever the platform allows;
     this remains for showing paths and for Windows.
     """
-    if not isinstance(relative, str):
-        raise WorkspaceEscape(f"path must be a string, got {type(relative).__name__}")
-    if "\x00" in relative:
-        raise WorkspaceEscape("path contains a NUL byte")
-    if PurePosixPath(relative).is_absolute() or PureWindowsPath(relative).anchor:
-        raise WorkspaceEscape(f"absolute paths are not allowed: {relative!r} (use a path relative to the workspace)")
-    parts = PurePath(relative.replace("\\", "/")).parts
-    if ".." in parts:
-        raise WorkspaceEscape(f"'..' is not allowed in paths: {relative!r}")
+    safe_fs.workspace_parts(relative)  # the same refusals as the race-free file tools: no NUL, absolute path or ..
     root = workspace.resolve()
     target = (root / relative).resolve()
     if target != root and not target.is_relative_to(root):
@@ -267,14 +260,6 @@ async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, name: str) -> An
     future: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
 
-    def resolve(result: Any, error: BaseException | None) -> None:
-        if future.cancelled():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
     def work() -> None:
         result: Any = None
         error: BaseException | None = None
@@ -283,7 +268,7 @@ async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, name: str) -> An
         except BaseException as exc:  # handed to the awaiting caller, as an executor would
             error = exc
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(resolve, result, error)
+            loop.call_soon_threadsafe(resolve_future, future, result, error)
 
     threading.Thread(target=work, name=name, daemon=True).start()
     return await future
@@ -455,6 +440,15 @@ def _ask_user(args: dict[str, Any], ctx: ToolContext) -> str:
 _PATH = {"type": "string", "minLength": 1, "description": "Path relative to the workspace folder."}
 
 
+def _closed_object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """The schema of a built-in tool's arguments: these properties and no others."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required is not None:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
 def builtin_tools() -> ToolRegistry:
     """A fresh registry with read_file, list_dir, write_file, run_shell and ask_user."""
     return ToolRegistry(
@@ -462,35 +456,24 @@ def builtin_tools() -> ToolRegistry:
             ToolSpec(
                 name="read_file",
                 description="Read a UTF-8 text file from the workspace.",
-                parameters={
-                    "type": "object",
-                    "properties": {"path": _PATH},
-                    "required": ["path"],
-                    "additionalProperties": False,
-                },
+                parameters=_closed_object({"path": _PATH}, ["path"]),
                 handler=_read_file,
                 idempotent=True,
             ),
             ToolSpec(
                 name="list_dir",
                 description="List a workspace directory (directories end with '/'). Defaults to the workspace root.",
-                parameters={
-                    "type": "object",
-                    "properties": {"path": {**_PATH, "minLength": 0}},
-                    "additionalProperties": False,
-                },
+                parameters=_closed_object({"path": {**_PATH, "minLength": 0}}),
                 handler=_list_dir,
                 idempotent=True,
             ),
             ToolSpec(
                 name="write_file",
                 description="Create or overwrite a text file in the workspace (parent folders are created).",
-                parameters={
-                    "type": "object",
-                    "properties": {"path": _PATH, "content": {"type": "string", "description": "Full file text."}},
-                    "required": ["path", "content"],
-                    "additionalProperties": False,
-                },
+                parameters=_closed_object(
+                    {"path": _PATH, "content": {"type": "string", "description": "Full file text."}},
+                    ["path", "content"],
+                ),
                 handler=_write_file,
                 side_effects=True,
                 idempotent=True,
@@ -499,30 +482,26 @@ def builtin_tools() -> ToolRegistry:
                 name="run_shell",
                 description="Run a shell command in the workspace folder; returns the exit code and the combined "
                 "stdout/stderr (capped).",
-                parameters={
-                    "type": "object",
-                    "properties": {
+                parameters=_closed_object(
+                    {
                         "command": {"type": "string", "minLength": 1},
                         "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600},
                     },
-                    "required": ["command"],
-                    "additionalProperties": False,
-                },
+                    ["command"],
+                ),
                 handler=_run_shell,
                 side_effects=True,
             ),
             ToolSpec(
                 name="ask_user",
                 description="Ask the operator a question and wait for the answer.",
-                parameters={
-                    "type": "object",
-                    "properties": {
+                parameters=_closed_object(
+                    {
                         "question": {"type": "string", "minLength": 1},
                         "options": {"type": "array", "items": {"type": "string"}},
                     },
-                    "required": ["question"],
-                    "additionalProperties": False,
-                },
+                    ["question"],
+                ),
                 handler=_ask_user,
             ),
         ]

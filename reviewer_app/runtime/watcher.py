@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.hitl.waiting import drop_waiter
 from reviewer_app.persistence.changes import ChangeFeed
 
 log = logging.getLogger(__name__)
@@ -94,14 +95,7 @@ class DecisionWatcher:
                 await asyncio.wait(mine.values(), return_when=asyncio.FIRST_COMPLETED)
         finally:
             for hitl_id, future in mine.items():
-                waiting = self._futures.get(hitl_id)
-                if waiting is not None:
-                    with contextlib.suppress(ValueError):
-                        waiting.remove(future)
-                    if not waiting:
-                        del self._futures[hitl_id]
-                if not future.done():
-                    future.cancel()
+                drop_waiter(self._futures, hitl_id, future)
         return {hitl_id: f.result() for hitl_id, f in mine.items() if f.done() and not f.cancelled()}
 
     async def _loop(self) -> None:

@@ -117,3 +117,21 @@ def test_opencode_gets_a_plugin_file_that_runs_the_hook(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "not Reviewer's plugin" in refused.stderr
     assert reviewer(env, "hook", "uninstall", "opencode").stdout.startswith("not installed in")
     assert plugin.read_text() == "// someone else's plugin\n"
+
+
+@pytest.mark.parametrize("host", ["gemini", "qwen", "factory"])
+def test_a_claude_format_file_installs_as_it_uninstalls_an_empty_event(tmp_path: Path, host: str) -> None:
+    """Installing into a Claude-format file reads ``"<event>": null`` as no entries, as uninstalling it does."""
+    from reviewer_app.integrations.hosts.install import install_host, uninstall_host
+
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"hooks": {"Notification": None}, "ui": {"theme": "dark"}}))
+    install_host(host, path, "reviewer-app hook gemini", event=None, hook_timeout=30)
+    installed = json.loads(path.read_text())
+    assert "Notification" not in installed["hooks"] and installed["ui"] == {"theme": "dark"}
+    commands = [
+        entry["command"] for groups in installed["hooks"].values() for group in groups for entry in group["hooks"]
+    ]
+    assert "reviewer-app hook gemini" in commands
+    uninstall_host(host, path)
+    assert json.loads(path.read_text()) == {"ui": {"theme": "dark"}}

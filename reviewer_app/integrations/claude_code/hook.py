@@ -258,8 +258,14 @@ def settle_by_rule_tx(
     from reviewer_app.integrations.claude_code.fast import hook_settlement
 
     fields.check_limits()  # the door every writer passes (the fast path's twin does the same)
-    tx.runs.ensure_session(fields.session_id, agent=fields.agent, workspace=workspace, external=True)
-    tx.runs.ensure(fields.invocation_id, fields.session_id, agent=fields.agent, prompt=fields.title, external=True)
+    tx.runs.ensure_with_session(
+        fields.invocation_id,
+        fields.session_id,
+        agent=fields.agent,
+        workspace=workspace,
+        prompt=fields.title,
+        external=True,
+    )
     now = time.time()
     settlement = hook_settlement(
         fields.tool_name,

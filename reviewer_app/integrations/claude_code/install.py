@@ -88,7 +88,8 @@ def _load(path: Path) -> dict[str, Any]:
     return settings
 
 
-def _hooks_of(settings: dict[str, Any], path: Path) -> dict[str, Any]:
+def hooks_of(settings: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The settings' ``hooks`` object (created when missing); :class:`SettingsError` when it is not an object."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError(f"'hooks' in {path} is not an object; nothing was changed")
@@ -110,6 +111,16 @@ def _without_ours(groups: Any, path: Path, event: str) -> list[Any]:
         else:
             kept.append(group)
     return kept
+
+
+def drop_our_groups(hooks: dict[str, Any], path: Path) -> None:
+    """Take Reviewer's entries out of every event of a Claude-format ``hooks`` object; an event left empty goes."""
+    for name in list(hooks):
+        groups = _without_ours(hooks[name], path, name)
+        if groups:
+            hooks[name] = groups
+        else:
+            del hooks[name]
 
 
 def _write(path: Path, settings: dict[str, Any], original: str | None) -> tuple[bool, Path | None]:
@@ -152,13 +163,8 @@ def install(path: Path, event: str, command: str, *, matcher: str | None, timeou
     """Put Reviewer's hook for ``event`` into ``path`` (replacing an earlier one of ours, wherever it was)."""
     original = path.read_text(encoding="utf-8") if path.exists() else None
     settings = _load(path)
-    hooks = _hooks_of(settings, path)
-    for name in list(hooks):  # one Reviewer hook per file: moving between events removes the old one
-        groups = _without_ours(hooks[name], path, name)
-        if groups:
-            hooks[name] = groups
-        else:
-            del hooks[name]
+    hooks = hooks_of(settings, path)
+    drop_our_groups(hooks, path)  # one Reviewer hook per file: moving between events removes the old one
     group: dict[str, Any] = {}
     if matcher is not None:
         group["matcher"] = matcher
@@ -176,12 +182,7 @@ def uninstall(path: Path) -> InstallResult:
     settings = _load(path)
     hooks = settings.get("hooks")
     if isinstance(hooks, dict):
-        for name in list(hooks):
-            groups = _without_ours(hooks[name], path, name)
-            if groups:
-                hooks[name] = groups
-            else:
-                del hooks[name]
+        drop_our_groups(hooks, path)
         if not hooks:
             del settings["hooks"]
     changed, backup = _write(path, settings, original)

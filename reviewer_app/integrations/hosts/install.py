@@ -17,6 +17,8 @@ from typing import Any
 from reviewer_app.integrations.claude_code.install import (
     InstallResult,
     SettingsError,
+    drop_our_groups,
+    hooks_of,
     is_ours,
     load_settings,
     uninstall,
@@ -115,25 +117,8 @@ def _install_nested(path: Path, groups: list[tuple[str, str | None, str, int]], 
     """Claude-format files: ``hooks.<event>`` lists of ``{matcher, hooks: [{type, command, timeout}]}``."""
     original = path.read_text(encoding="utf-8") if path.exists() else None
     settings = load_settings(path)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise SettingsError(f"'hooks' in {path} is not an object; nothing was changed")
-    for name in list(hooks):  # Reviewer's earlier entries go, wherever they were; everything else stays
-        if not isinstance(hooks[name], list):
-            raise SettingsError(f"hooks.{name} in {path} is not a list; nothing was changed")
-        kept = []
-        for existing in hooks[name]:
-            inner = existing.get("hooks") if isinstance(existing, dict) else None
-            if isinstance(inner, list) and inner:
-                left = [entry for entry in inner if not is_ours(entry)]
-                if left:
-                    kept.append({**existing, "hooks": left})
-            else:
-                kept.append(existing)
-        if kept:
-            hooks[name] = kept
-        else:
-            del hooks[name]
+    hooks = hooks_of(settings, path)
+    drop_our_groups(hooks, path)  # Reviewer's earlier entries go, wherever they were; everything else stays
     for name, matcher, entry_command, timeout in groups:
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
         group["hooks"] = [{"type": "command", "command": entry_command, "timeout": timeout}]
@@ -146,9 +131,7 @@ def _install_flat(path: Path, entries: dict[str, dict[str, Any]], command: str) 
     original = path.read_text(encoding="utf-8") if path.exists() else None
     settings = load_settings(path)
     settings.setdefault("version", 1)
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise SettingsError(f"'hooks' in {path} is not an object; nothing was changed")
+    hooks = hooks_of(settings, path)
     _drop_ours(hooks, path)
     for event, entry in entries.items():
         hooks.setdefault(event, []).append(entry)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from sqlalchemy import and_, exists, func, insert, literal, or_, select, update
@@ -380,13 +380,8 @@ class AuditReads:
             return _unaudited_text(row.hitl_id, row.decision, row.decided_by)
         # As on SQLite: streamed (a million responses never sit in memory at once), read as text, and decoded
         # only where the text could state another decision than the request's.
-        for rows in _pg_batches(connection, _RESPONSES_TO_READ_PG):
-            for hitl_id, decision, text in rows:
-                if isinstance(text, str) and not _states_only(text, decision):
-                    problem = _response_problem(hitl_id, decision, decode_stored_json_fast(text))
-                    if problem is not None:
-                        return problem
-        return _unsigned_edit(connection, _UNSIGNED_EDIT_PG)
+        problem = _first_response_problem(_pg_batches(connection, _RESPONSES_TO_READ_PG))
+        return problem if problem is not None else _unsigned_edit(connection, _UNSIGNED_EDIT_PG)
 
     @staticmethod
     def _unaudited_decision_sqlite(connection: Any) -> str | None:
@@ -397,13 +392,8 @@ class AuditReads:
         if row is not None:
             return _unaudited_text(*row)
         cursor = driver.execute(_RESPONSES_TO_READ_SQL, (HITLStatus.PENDING.value,))
-        while rows := cursor.fetchmany(1000):
-            for hitl_id, decision, text in rows:
-                if isinstance(text, str) and not _states_only(text, decision):
-                    problem = _response_problem(hitl_id, decision, decode_stored_json_fast(text))
-                    if problem is not None:
-                        return problem
-        return _unsigned_edit(connection, _UNSIGNED_EDIT_SQLITE)
+        problem = _first_response_problem(_sqlite_batches(cursor))
+        return problem if problem is not None else _unsigned_edit(connection, _UNSIGNED_EDIT_SQLITE)
 
 
 _JSON_CHAIN_COLUMNS = frozenset({audit_t.c.shown_args.name, audit_t.c.edited_args.name})
@@ -417,6 +407,18 @@ _BATCH = 5000
 def _sqlite_batches(cursor: sqlite3.Cursor) -> Iterator[Sequence[Any]]:
     while rows := cursor.fetchmany(_BATCH):
         yield rows
+
+
+def _first_response_problem(batches: Iterable[Sequence[Any]]) -> str | None:
+    """The first stored response, of ``(hitl_id, decision, text)`` rows read in batches, that states another
+    decision than its request's (only the texts that could are decoded)."""
+    for rows in batches:
+        for hitl_id, decision, text in rows:
+            if isinstance(text, str) and not _states_only(text, decision):
+                problem = _response_problem(hitl_id, decision, decode_stored_json_fast(text))
+                if problem is not None:
+                    return problem
+    return None
 
 
 def _pg_batches(connection: Any, sql: str) -> Iterator[Sequence[Any]]:

@@ -124,8 +124,7 @@ class RequestWrites(RequestLookups):
         """
         agent = request.agent_name
         if ensure_parents:
-            self._runs.ensure_session(request.session_id, agent=agent, external=request.external)
-            self._runs.ensure(request.invocation_id, request.session_id, agent=agent, external=request.external)
+            self._runs.ensure_for(request)
         ms = self._tx.creation_clock.next_ms()  # distinct and increasing: a turn's requests keep their order
         inserted = self._tx.insert_ignore(
             requests_t,

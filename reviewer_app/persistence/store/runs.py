@@ -15,7 +15,7 @@ from sqlalchemy import and_, bindparam, func, select, update
 from reviewer_app.domain.hitl import (
     HITLStatus,
 )
-from reviewer_app.domain.records import RunRecord
+from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState, RunStateConflict, check_transition
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.records import now_ms
@@ -97,6 +97,32 @@ class RunWrites:
                 "updated_at": now,
             },
             ["id"],
+        )
+
+    def ensure_with_session(
+        self,
+        invocation_id: str,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        workspace: str | None = None,
+        prompt: str | None = None,
+        external: bool = False,
+    ) -> bool:
+        """Create the invocation and its session unless they exist, so the window lists them before their first
+        request or block; True if the invocation was created."""
+        self.ensure_session(session_id, agent=agent, workspace=workspace, external=external)
+        return self.ensure(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
+
+    def ensure_for(self, request: NewRequest, *, workspace: str | None = None, prompt: str | None = None) -> None:
+        """The request's invocation and session, created unless they exist (before the request is written)."""
+        self.ensure_with_session(
+            request.invocation_id,
+            request.session_id,
+            agent=request.agent_name,
+            workspace=workspace,
+            prompt=prompt,
+            external=request.external,
         )
 
     def ensure(

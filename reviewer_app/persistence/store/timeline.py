@@ -54,19 +54,7 @@ class TimelineWrites:
                 },
             )
             seq = int(rows[0]["seq"])
-            stored.append(
-                BlockEvent(
-                    block_id=event.block_id,
-                    kind=event.kind,
-                    op=event.op,
-                    data=event.data,
-                    session_id=event.session_id,
-                    invocation_id=event.invocation_id,
-                    ts_ms=event.ts_ms,
-                    parent_id=event.parent_id,
-                    seq=seq,
-                )
-            )
+            stored.append(dataclasses.replace(event, seq=seq))
         return stored
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -23,6 +24,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QResizeEvent,
     QSyntaxHighlighter,
+    QTextBlock,
     QTextCharFormat,
     QTextDocument,
 )
@@ -285,12 +287,7 @@ class JsonView(QPlainTextEdit):
         pal = self.palette()
         painter.fillRect(event.rect(), pal.alternateBase())
         painter.setPen(theme.current().muted)
-        block = self.firstVisibleBlock()
-        offset = self.contentOffset()
-        while block.isValid():
-            geometry = self.blockBoundingGeometry(block).translated(offset)
-            if geometry.top() > event.rect().bottom():
-                break
+        for block, geometry in self._blocks_down_to(event.rect().bottom()):
             number = block.blockNumber()
             if block.isVisible() and number in self._ranges and geometry.bottom() >= event.rect().top():
                 marker = "▸" if number in self._folded else "▾"
@@ -299,8 +296,18 @@ class JsonView(QPlainTextEdit):
                     Qt.AlignmentFlag.AlignCenter,
                     marker,
                 )
-            block = block.next()
         painter.end()
+
+    def _blocks_down_to(self, bottom: int) -> Iterator[tuple[QTextBlock, QRectF]]:
+        """The blocks from the first visible one with their geometry on screen, until one starts below ``bottom``."""
+        block = self.firstVisibleBlock()
+        offset = self.contentOffset()
+        while block.isValid():
+            geometry = self.blockBoundingGeometry(block).translated(offset)
+            if geometry.top() > bottom:
+                return
+            yield block, geometry
+            block = block.next()
 
     def gutter_clicked(self, y: int) -> None:
         # The gutter and the viewport share their top edge, so y is a viewport coordinate too.
@@ -314,16 +321,11 @@ class JsonView(QPlainTextEdit):
         painter = QPainter(self.viewport())
         painter.setPen(theme.current().muted)
         metrics = self.fontMetrics()
-        block = self.firstVisibleBlock()
-        offset = self.contentOffset()
-        while block.isValid():
-            geometry = self.blockBoundingGeometry(block).translated(offset)
-            if geometry.top() > event.rect().bottom():
-                break
+        left = int(self.contentOffset().x())
+        for block, geometry in self._blocks_down_to(event.rect().bottom()):
             if block.isVisible() and block.blockNumber() in self._folded:
-                x = int(offset.x()) + metrics.horizontalAdvance(block.text()) + 8
+                x = left + metrics.horizontalAdvance(block.text()) + 8
                 painter.drawText(x, int(geometry.top()) + metrics.ascent(), "⋯")
-            block = block.next()
         painter.end()
 
 

@@ -43,6 +43,7 @@ from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.domain.waivers import describe_session_approval
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.flow_layout import FlowLayout
 from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
 from reviewer_app.ui.detail.explain import ExplainSection
@@ -99,10 +100,7 @@ class DiffHighlighter(QSyntaxHighlighter):
 
 
 def _button(text: str, name: str, accessible: str, tip: str) -> QPushButton:
-    button = QPushButton(text)
-    button.setObjectName(name)
-    button.setAccessibleName(accessible)
-    button.setToolTip(tip)
+    button = named_button(text, name, tip, accessible)
     button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
     return button
 

@@ -30,6 +30,7 @@ from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.timeline import Block, BlockEvent, BlockKind, apply_event, fold_events
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.json_view import monospace_font
+from reviewer_app.ui.detail.settled import DECISION_PAST
 from reviewer_app.ui.models.tree_model import ROOT_KEY, TreeItemModel
 
 ModelIndex = QModelIndex | QPersistentModelIndex
@@ -51,16 +52,8 @@ KIND_ICON = {
 FINAL_TOOL_STATES = frozenset({"success", "error"})
 # A call that did not run is not an error of the tool: say why it did not run (its own neutral chip).
 NOT_RUN_OUTCOMES = frozenset({"rejected", "steered", "aborted"})
-DECISION_WORDS = {
-    "approve": "approved",
-    "approve_for_session": "approved for the session",
-    "edit": "edited and approved",
-    "reject": "rejected",
-    "steer": "steered",
-    "respond": "answered",
-    "cancel": "cancelled",
-    "expire": "expired",
-}
+DECISION_WORDS = {**DECISION_PAST, "expire": "expired"}
+"""A decision in the past tense; the timeline also names an expiry that defaulted to nothing."""
 DETAIL_MAX_LINES = 14
 DETAIL_MAX_CHARS = 20_000
 

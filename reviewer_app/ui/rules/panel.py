@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMessageBox,
-    QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.coalesced import CoalescedRead
 from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.models.list_model import table_view
@@ -37,14 +37,6 @@ AGES_EVERY_MS = 15_000
 
 # (rule, settle pending now, id of the rule it replaces, pending ids the preview showed)
 SaveRule = Callable[[Rule, bool, str | None, Sequence[str]], None]
-
-
-def _button(text: str, name: str, tip: str) -> QPushButton:
-    button = QPushButton(text)
-    button.setObjectName(name)
-    button.setAccessibleName(text.rstrip("…"))
-    button.setToolTip(tip)
-    return button
 
 
 class RulesPanel(QWidget):
@@ -86,9 +78,9 @@ class RulesPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         bar = QHBoxLayout()
-        self.add_button = _button("Add rule…", "addRuleButton", "A new allow, ask or deny rule, with its preview")
-        self.edit_button = _button("Edit…", "editRuleButton", "Replace the selected rule (revoke + add)")
-        self.revoke_button = _button("Revoke…", "revokeRuleButton", "Revoke the selected rule (after confirming)")
+        self.add_button = named_button("Add rule…", "addRuleButton", "A new allow, ask or deny rule, with its preview")
+        self.edit_button = named_button("Edit…", "editRuleButton", "Replace the selected rule (revoke + add)")
+        self.revoke_button = named_button("Revoke…", "revokeRuleButton", "Revoke the selected rule (after confirming)")
         self.inactive_check = QCheckBox("Show revoked and expired")
         self.inactive_check.setObjectName("showInactiveRules")
         for widget in (self.add_button, self.edit_button, self.revoke_button):

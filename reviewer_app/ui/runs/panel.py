@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
+from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.dialogs.new_run import NewRunDialog
@@ -50,14 +51,6 @@ class RunsView(QTreeView):
 
     def keyboardSearch(self, search: str) -> None:
         """No type-ahead: a letter typed here is a shortcut, not a search."""
-
-
-def _button(text: str, name: str, accessible: str, tip: str) -> QPushButton:
-    button = QPushButton(text)
-    button.setObjectName(name)
-    button.setAccessibleName(accessible)
-    button.setToolTip(tip)
-    return button
 
 
 class RunsPanel(QWidget):
@@ -95,16 +88,19 @@ class RunsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         bar = QHBoxLayout()
-        self.new_button = _button("New run…", "newRunButton", "New run", "Start an agent run")
-        self.cancel_button = _button("Cancel", "cancelRunButton", "Cancel run", "Stop the run")
-        self.retry_button = _button(
-            "Retry", "retryRunButton", "Retry run", "Run a failed run again, or re-run an interrupted call"
+        self.new_button = named_button("New run…", "newRunButton", "Start an agent run", accessible="New run")
+        self.cancel_button = named_button("Cancel", "cancelRunButton", "Stop the run", accessible="Cancel run")
+        self.retry_button = named_button(
+            "Retry", "retryRunButton", "Run a failed run again, or re-run an interrupted call", accessible="Retry run"
         )
-        self.abort_button = _button(
-            "Abort calls", "abortRunButton", "Abort interrupted calls", "Give up the calls a crash interrupted"
+        self.abort_button = named_button(
+            "Abort calls",
+            "abortRunButton",
+            "Give up the calls a crash interrupted",
+            accessible="Abort interrupted calls",
         )
-        self.follow_up_button = _button(
-            "Follow-up…", "followUpButton", "Follow up", "Continue a finished run's conversation"
+        self.follow_up_button = named_button(
+            "Follow-up…", "followUpButton", "Continue a finished run's conversation", accessible="Follow up"
         )
         self.cancel_action = self._action("&Cancel run…", "Delete", "cancelRunAction", self.cancel_selected)
         self.retry_action = self._action("&Retry run", "Ctrl+R", "retryRunAction", self.retry_selected)
