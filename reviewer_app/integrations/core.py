@@ -34,7 +34,7 @@ from reviewer_app.domain.limits import check_request
 from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import RequestQuery, SQLHITLBackend
-from reviewer_app.integrations.policy import settle_by_policy, settle_by_waiver
+from reviewer_app.integrations.rules import settle_by_rules, settle_by_waiver
 
 TOOL_DECISIONS = (
     DecisionKind.APPROVE,
@@ -215,7 +215,7 @@ class ReviewClient:
     async def submit(self, call: ExternalCall) -> HITLRecord:
         """Create the request unless it exists already; returns the stored record either way.
 
-        A persistent allow or deny rule settles a new call here (:func:`.policy.settle_by_policy`): the record
+        A persistent allow or deny rule settles a new call here (:func:`.rules.settle_by_rules`): the record
         returned is then already decided by ``rule:<id>``. Else an approve-for-session waiver of the session that
         covers it approves it, by ``session-rule:<id>`` (:meth:`_settle_by_waiver`). A stored request is
         returned only for the same call (:func:`rebound_call`); its ``hitl_id`` is the one to wait on.
@@ -223,7 +223,7 @@ class ReviewClient:
         call, existing = await self._stored_for(call)
         if existing is not None:
             return existing
-        settled = await settle_by_policy(self.backend, call)  # a persistent allow/deny rule decides, on the record
+        settled = await settle_by_rules(self.backend, call)  # a persistent allow/deny rule decides, on the record
         if settled is not None:
             return settled
         waived = await self._settle_by_waiver(call)

@@ -62,7 +62,7 @@ class GatePolicy:
         """Whether a call of ``tool_name`` (described by ``tool`` from tools/list, None if unknown) waits.
 
         ``rule_effect``: the effect of the persistent rule that applies to this call, if any
-        (:func:`reviewer_app.integrations.policy.rule_effect`). Any rule sends the call through review, where an
+        (:func:`reviewer_app.integrations.rules.rule_effect`). Any rule sends the call through review, where an
         allow or deny is settled on the record without a human and an ask waits for one, whatever ``--allow``
         or the tool's annotations say.
         """

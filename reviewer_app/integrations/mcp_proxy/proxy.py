@@ -34,7 +34,7 @@ from reviewer_app.integrations.mcp_proxy.gating import GatePolicy, annotations_o
 from reviewer_app.integrations.mcp_proxy.timeline import ProxyTimeline
 from reviewer_app.integrations.mcp_proxy.tools import UpstreamTools
 from reviewer_app.integrations.mcp_proxy.upstream import SHUTDOWN_GRACE_S, start_upstream, stop_upstream
-from reviewer_app.integrations.policy import rule_effect
+from reviewer_app.integrations.rules import rule_effect
 
 log = logging.getLogger("reviewer_app.mcp_proxy")
 

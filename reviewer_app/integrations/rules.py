@@ -42,7 +42,7 @@ def _new_request(call: ExternalCall) -> NewRequest:
     return NewRequest(**call.request_columns(), external=True)
 
 
-async def settle_by_policy(backend: SQLHITLBackend, call: ExternalCall) -> HITLRecord | None:
+async def settle_by_rules(backend: SQLHITLBackend, call: ExternalCall) -> HITLRecord | None:
     """Settle ``call`` by the persistent rules (allow or deny, on the record); None: a human decides."""
     target = policy_call(call)
     if target is None:
@@ -64,7 +64,7 @@ async def rule_effect(backend: SQLHITLBackend, call: ToolCall) -> str | None:
     """The effect of the persistent rule that would decide ``call`` (allow, ask, deny), or None when none would.
 
     For a host that skips review for some calls (the MCP proxy's read-only tools and approve-for-session): any
-    rule that applies sends the call through review instead, where :func:`settle_by_policy` settles an allow or
+    rule that applies sends the call through review instead, where :func:`settle_by_rules` settles an allow or
     deny on the record and an ask waits for a human.
     """
     rules = await backend.active_rules()
