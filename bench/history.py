@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +106,51 @@ def _arguments(tool: str, rng: random.Random, i: int) -> dict[str, Any]:
     return {"title": f"{words} #{i}", "body": f"Found while working on {rng.choice(WORDS)}."}
 
 
+@dataclass(frozen=True)
+class SyntheticDecision:
+    """One decided request of the generated history: what was shown, what was decided, by whom."""
+
+    tool: str
+    shown: dict[str, Any]
+    kind: str
+    edited: dict[str, Any] | None
+    message: str | None
+    reviewer: str
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return {"arguments": self.shown}
+
+    def response(self) -> dict[str, Any]:
+        response: dict[str, Any] = {"decision": self.kind, "reviewer": self.reviewer}
+        if self.edited is not None:
+            response["args"] = self.edited
+        if self.message is not None:
+            response["message"] = self.message
+        return response
+
+
+def synthetic_decision(i: int, rng: random.Random, reviewers: Sequence[str], expiry_reviewer: str) -> SyntheticDecision:
+    """Request ``i``: 60 % approved, 10 % edited, 20 % rejected with a reason, 10 % expired (the SQLite and the
+    PostgreSQL benches draw the same history from the same seed)."""
+    tool = TOOLS[i % len(TOOLS)]
+    shown = _arguments(tool, rng, i)
+    roll = rng.random()
+    edited: dict[str, Any] | None = None
+    message: str | None = None
+    if roll < 0.6:
+        kind = "approve"
+    elif roll < 0.7:
+        kind = "edit"
+        edited = {name: f"{value} --dry-run" for name, value in shown.items()}
+    elif roll < 0.9:
+        kind, message = "reject", rng.choice(REASONS)
+    else:
+        kind = "expire"
+    reviewer = expiry_reviewer if kind == "expire" else reviewers[i % len(reviewers)]
+    return SyntheticDecision(tool, shown, kind, edited, message, reviewer)
+
+
 def build(path: Path, rows: int) -> None:
     """1,000,000 decided requests with their keyed, anchored audit chain; one transaction per table kind."""
     from reviewer_app.domain.audit import AUDIT_HEAD_KEY, DATABASE_ID_KEY, audit_fields, audit_row_hash
@@ -151,32 +198,15 @@ def build(path: Path, rows: int) -> None:
         for first in range(1, rows, CHUNK):  # requests before their audit rows: the index trigger joins them
             requests, audit = [], []
             for i in range(first, min(rows, first + CHUNK)):
-                tool = TOOLS[i % len(TOOLS)]
-                shown = _arguments(tool, rng, i)
-                data = {"arguments": shown}
-                roll = rng.random()
-                edited: dict[str, Any] | None = None
-                message: str | None = None
-                if roll < 0.6:
-                    kind = "approve"
-                elif roll < 0.7:
-                    kind = "edit"
-                    edited = {name: f"{value} --dry-run" for name, value in shown.items()}
-                elif roll < 0.9:
-                    kind, message = "reject", rng.choice(REASONS)
-                else:
-                    kind = "expire"
-                reviewer = "system:expiry" if kind == "expire" else REVIEWERS[i % len(REVIEWERS)]
+                drawn = synthetic_decision(i, rng, REVIEWERS, "system:expiry")
+                tool, shown, data, kind = drawn.tool, drawn.shown, drawn.data, drawn.kind
+                edited, message, reviewer = drawn.edited, drawn.message, drawn.reviewer
                 created = now_ms + i * 1000
                 at = created + 500
                 shown_sha = args_digest(shown)
                 fields = audit_fields(f"h{i}", kind, reviewer, at, shown_sha, edited, message)
                 row_hash = audit_row_hash(head, fields, key)
-                response: dict[str, Any] = {"decision": kind, "reviewer": reviewer}
-                if edited is not None:
-                    response["args"] = edited
-                if message is not None:
-                    response["message"] = message
+                response = drawn.response()
                 requests.append(
                     (
                         f"h{i}",

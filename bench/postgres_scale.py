@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from common import REPO_ROOT, Goal, describe_ms, load_average_text, percentile, report
-from history import AGENTS, REASONS, SEARCH_WORDS, TOOLS, _arguments
+from history import AGENTS, SEARCH_WORDS, synthetic_decision
 
 CHUNK = 50_000
 TARGET_SEARCH_MS = 100.0
@@ -129,31 +129,16 @@ def load(url: str, seal: Any, rows: int) -> float:
             for first in range(1, rows, CHUNK):  # requests before their audit rows: the index trigger joins them
                 requests, audit = [], []
                 for i in range(first, min(rows, first + CHUNK)):
-                    tool = TOOLS[i % len(TOOLS)]
-                    shown = _arguments(tool, rng, i)
-                    data = {"arguments": shown}
-                    roll = rng.random()
-                    edited: dict[str, Any] | None = None
-                    message: str | None = None
-                    kind = "approve"
-                    if 0.6 <= roll < 0.7:
-                        kind, edited = "edit", {name: f"{value} --dry-run" for name, value in shown.items()}
-                    elif 0.7 <= roll < 0.9:
-                        kind, message = "reject", rng.choice(REASONS)
-                    elif roll >= 0.9:
-                        kind = "expire"
-                    reviewer = f"{login}/system:expiry" if kind == "expire" else reviewers[i % len(reviewers)]
+                    drawn = synthetic_decision(i, rng, reviewers, f"{login}/system:expiry")
+                    tool, shown, data, kind = drawn.tool, drawn.shown, drawn.data, drawn.kind
+                    edited, message, reviewer = drawn.edited, drawn.message, drawn.reviewer
                     created = now_ms + i * 1000
                     at = created + 500
                     shown_sha = args_digest(shown)
                     row_hash = audit_row_hash(
                         head, audit_fields(f"h{i}", kind, reviewer, at, shown_sha, edited, message), seal.key
                     )
-                    response: dict[str, Any] = {"decision": kind, "reviewer": reviewer}
-                    if edited is not None:
-                        response["args"] = edited
-                    if message is not None:
-                        response["message"] = message
+                    response = drawn.response()
                     requests.append(
                         (
                             f"h{i}",
