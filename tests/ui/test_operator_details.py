@@ -32,6 +32,17 @@ def window(
     win.close()
 
 
+def edit_command(
+    qtbot: Any, win: MainWindow, backend: SQLHITLBackend, command: str
+) -> tuple[str, EditArgumentsDialog, Any]:
+    """A shell request ``h1`` shown and ``e`` pressed: its id, the edit dialog and the command's editor."""
+    hitl_id = shell(qtbot, backend, "h1", command)
+    show(qtbot, win, hitl_id)
+    press(qtbot, win, Qt.Key.Key_E)
+    dialog = dialog_of(qtbot, win, EditArgumentsDialog)
+    return hitl_id, dialog, dialog.field_editor("command")
+
+
 def press(qtbot: Any, win: MainWindow, key: Any) -> None:
     win.inbox.view.setFocus()
     qtbot.keyClick(win.inbox.view, key)
@@ -40,11 +51,7 @@ def press(qtbot: Any, win: MainWindow, key: Any) -> None:
 def test_after_an_edit_the_status_line_names_what_ran_and_strikes_what_was_shown(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
-    hitl_id = shell(qtbot, qt_backend, "h1", "rm -r build")
-    show(qtbot, window, hitl_id)
-    press(qtbot, window, Qt.Key.Key_E)
-    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
-    field = dialog.field_editor("command")
+    hitl_id, dialog, field = edit_command(qtbot, window, qt_backend, "rm -r build")
     assert field.hasFocus() or dialog.focusWidget() is field  # the caret is in the value, ready to type
     field.setPlainText("rm -r build/tmp")
     qtbot.waitUntil(dialog.ok_button.isEnabled)
@@ -146,11 +153,7 @@ def test_undo_leaves_one_row_selected_and_the_empty_inbox_says_so(
 def test_after_e_the_caret_waits_at_the_end_of_the_value(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
-    hitl_id = shell(qtbot, qt_backend, "h1", "npm run build")
-    show(qtbot, window, hitl_id)
-    press(qtbot, window, Qt.Key.Key_E)
-    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
-    field = dialog.field_editor("command")
+    _hitl_id, _dialog, field = edit_command(qtbot, window, qt_backend, "npm run build")
     assert field.textCursor().position() == len("npm run build")  # typing appends, it does not prepend
     qtbot.keyClicks(field, " -- --prod")
     assert field.toPlainText() == "npm run build -- --prod"
@@ -159,11 +162,7 @@ def test_after_e_the_caret_waits_at_the_end_of_the_value(
 def test_after_e_tab_moves_to_review_edit_and_typing_still_lands_in_the_value(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
-    hitl_id = shell(qtbot, qt_backend, "h1", "npm run build")
-    show(qtbot, window, hitl_id)
-    press(qtbot, window, Qt.Key.Key_E)
-    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
-    field = dialog.field_editor("command")
+    _hitl_id, dialog, field = edit_command(qtbot, window, qt_backend, "npm run build")
     qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
     assert dialog.focusWidget() is dialog.ok_button  # past the last value: the button that reviews the edit
     qtbot.keyClicks(dialog.focusWidget(), " -- --prod")  # typing on the button goes to the value, not nowhere
@@ -178,11 +177,7 @@ def test_after_e_tab_moves_to_review_edit_and_typing_still_lands_in_the_value(
 def test_after_an_edit_history_names_what_ran_and_strikes_what_was_shown(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
-    hitl_id = shell(qtbot, qt_backend, "h1", "rm -r build")
-    show(qtbot, window, hitl_id)
-    press(qtbot, window, Qt.Key.Key_E)
-    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
-    field = dialog.field_editor("command")
+    hitl_id, dialog, field = edit_command(qtbot, window, qt_backend, "rm -r build")
     qtbot.keyClicks(field, "/tmp")
     qtbot.waitUntil(dialog.ok_button.isEnabled)
     qtbot.keyClick(field, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
