@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from reviewer_app.domain.decisions import DecisionKind
@@ -91,20 +92,17 @@ class ProtocolMethods(StoreReads, SignedDecisions):
             raise HITLNotFound(hitl_id)
         if record["status"] != HITLStatus.PENDING.value:
             return await self.signed(record)
-        decided = await self._shared_lookup().wait(hitl_id, timeout)  # signed by then
+        decided = await self._decided_lookups.wait(hitl_id, timeout)  # signed by then
         if decided is None:
             raise TimeoutError(f"no decision on {hitl_id!r} within {timeout} s")
         return decided
 
-    def _shared_lookup(self) -> SharedDecidedLookup:
+    @functools.cached_property
+    def _decided_lookups(self) -> SharedDecidedLookup:
         """The process's one look-up for its waiting agents, made on first use."""
-        lookup: SharedDecidedLookup | None = self.__dict__.get("_decided_lookups")
-        if lookup is None:
-            lookup = self.__dict__["_decided_lookups"] = SharedDecidedLookup(self)
-        return lookup
+        return SharedDecidedLookup(self)
 
     def close(self) -> None:
-        lookup: SharedDecidedLookup | None = self.__dict__.get("_decided_lookups")
-        if lookup is not None:
-            lookup.stop()
+        if "_decided_lookups" in self.__dict__:  # only a backend that had waiters has a look-up to stop
+            self._decided_lookups.stop()
         super().close()
