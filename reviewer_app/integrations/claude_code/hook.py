@@ -431,29 +431,101 @@ async def _narrate(write: Awaitable[Any], stderr: TextIO) -> None:
 
 
 async def _watch_host(stop: Any, stopped_by: list[str]) -> None:
-    """Notice the host going away without a signal: this process re-parented, or its stdout pipe closed."""
+    """Notice the host going away without a signal, as it happens: its stdout pipe closing (a thread blocked in
+    ``poll`` wakes the loop), or this process re-parented (Linux: a parent-death signal; elsewhere a poll)."""
     import asyncio
 
+    loop = asyncio.get_running_loop()
     parent = os.getppid()
-    while not stop.is_set():
-        await asyncio.sleep(LIVENESS_POLL_S)
+
+    def host_left(why: str) -> None:
+        if not stop.is_set():
+            stopped_by.append(why)
+            stop.set()
+
+    def check_parent() -> None:
         if os.getppid() != parent:
-            stopped_by.append("the host process exited")
-            stop.set()
-        elif _stdout_closed():
-            stopped_by.append("the host stopped reading the answer")
-            stop.set()
+            host_left("the host process exited")
+
+    end_stdout_watch = _watch_stdout(
+        lambda: loop.call_soon_threadsafe(host_left, "the host stopped reading the answer")
+    )
+    death_signal = _parent_death_signal(loop, check_parent)
+    try:
+        check_parent()  # it may have died before the signal was armed
+        while not stop.is_set():
+            try:  # with the signal armed, the events alone end the wait; elsewhere the parent is polled
+                await asyncio.wait_for(stop.wait(), None if death_signal is not None else LIVENESS_POLL_S)
+            except TimeoutError:
+                check_parent()
+    finally:
+        end_stdout_watch()
+        if death_signal is not None:
+            _set_parent_death_signal(0)
+            loop.remove_signal_handler(death_signal)
 
 
-def _stdout_closed() -> bool:
+def _watch_stdout(closed: Any) -> Any:
+    """Call ``closed()`` (from a daemon thread) when stdout's reader goes away; returns what ends the watch.
+
+    ``poll`` always reports POLLERR/POLLHUP/POLLNVAL, so stdout is registered for no event at all; a private pipe
+    wakes the thread when the watch ends first.
+    """
+    import threading
+
     try:
         import select
 
         poller = select.poll()
         poller.register(sys.stdout.fileno(), 0)
-        return any(events & (select.POLLERR | select.POLLHUP | select.POLLNVAL) for _, events in poller.poll(0))
     except (AttributeError, OSError, ValueError):  # no poll (Windows), or no real stdout (tests)
+        return lambda: None
+    wake_read, wake_write = os.pipe()
+    poller.register(wake_read, select.POLLIN)
+
+    def wait() -> None:
+        try:
+            events = dict(poller.poll())
+            if wake_read not in events:
+                closed()
+        except (OSError, RuntimeError):  # the loop closed meanwhile: nothing left to tell
+            pass
+        finally:
+            os.close(wake_read)
+
+    threading.Thread(target=wait, name="reviewer-hook-stdout-watch", daemon=True).start()
+    return lambda: os.close(wake_write)  # the read end hangs up: the thread wakes and ends
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    """``prctl(PR_SET_PDEATHSIG)`` (Linux): the kernel sends ``signum`` when the parent thread ends; 0 disarms."""
+    if not sys.platform.startswith("linux"):
         return False
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _parent_death_signal(loop: Any, check_parent: Any) -> int | None:
+    """Arm a parent-death signal whose handler checks the parent (it also comes when only the host's spawning
+    thread ended, so it never stops the hook alone); None where there is none: the caller polls."""
+    import signal
+
+    signum = int(signal.SIGUSR2)
+    try:
+        loop.add_signal_handler(signum, check_parent)
+    except (NotImplementedError, RuntimeError, ValueError, AttributeError):  # pragma: no cover - Windows
+        return None
+    if _set_parent_death_signal(signum):
+        return signum
+    loop.remove_signal_handler(signum)
+    return None
 
 
 async def _expire(
