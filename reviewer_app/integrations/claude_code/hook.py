@@ -517,8 +517,8 @@ def _parent_death_signal(loop: Any, check_parent: Any) -> int | None:
     thread ended, so it never stops the hook alone); None where there is none: the caller polls."""
     import signal
 
-    signum = int(signal.SIGUSR2)
     try:
+        signum = int(signal.SIGUSR2)
         loop.add_signal_handler(signum, check_parent)
     except (NotImplementedError, RuntimeError, ValueError, AttributeError):  # pragma: no cover - Windows
         return None
