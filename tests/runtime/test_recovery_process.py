@@ -60,12 +60,27 @@ def start_run(env: dict[str, str], db: Path, ws: Path, script: Path, prompt: str
     )
 
 
-def wait_until(probe: Callable[[], T | None], timeout: float = 30.0, what: str = "condition") -> T:
+def wait_until(
+    probe: Callable[[], T | None],
+    timeout: float = 30.0,
+    what: str = "condition",
+    *,
+    process: subprocess.Popen[str] | None = None,
+    stderr: Callable[[], str] | None = None,
+) -> T:
+    """``probe()`` once it is truthy (polled every 20 ms). When ``process`` exits first, fails at once with its stderr
+    (read by ``stderr`` when a reader already owns the pipe) instead of waiting out ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = probe()
         if value:
             return value
+        if process is not None and process.poll() is not None:
+            value = probe()  # reached just before the exit
+            if value:
+                return value
+            text = stderr() if stderr is not None else process.communicate(timeout=10)[1]
+            raise AssertionError(f"{what}: never reached, the process exited ({process.returncode}) first:\n{text}")
         time.sleep(0.02)
     raise TimeoutError(f"{what} not reached within {timeout} s")
 
