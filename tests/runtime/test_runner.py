@@ -407,16 +407,18 @@ async def test_retry_starts_a_failed_run_again_from_its_prompt(backend: SQLHITLB
 
 
 async def test_wall_time_budget_excludes_waiting_for_a_reviewer(backend: SQLHITLBackend, tmp_path: Path) -> None:
-    budgeted = agent("budgeted", time_budget_s=1.0)
+    # The budget is wide enough for the run's own work on a loaded machine; the wait alone is longer than it.
+    budgeted = agent("budgeted", time_budget_s=3.0)
+    waited_s = 3.5
     slow = agent("slow", time_budget_s=0.3)
     async with started_runtime(backend, tmp_path, budgeted, slow) as runtime:
         inv = await runtime.start_run("budgeted", "x", script=[{"tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, inv)
-        await asyncio.sleep(1.5)  # longer than the budget, but spent waiting for a human
+        await asyncio.sleep(waited_s)  # longer than the budget, but spent waiting for a human
         await runtime.decide_and_resume(request["hitl_id"], approval(request))
-        done = await runtime.wait_for_run(inv, timeout=10)
-        assert done.state == "done"
-        assert done.active_ms < 1000
+        done = await runtime.wait_for_run(inv, timeout=30)
+        assert done.state == "done"  # the wait, longer than the budget, used none of it
+        assert done.active_ms < waited_s * 1000  # the wait is not in the run's active time
 
         over = await runtime.start_run(
             "slow", "x", script=[{"text": "thinking hard", "delay_ms": 2000, "tool_calls": [WRITE]}]
@@ -426,7 +428,8 @@ async def test_wall_time_budget_excludes_waiting_for_a_reviewer(backend: SQLHITL
 
 
 async def test_concurrency_cap_queues_runs_beyond_it(backend: SQLHITLBackend, tmp_path: Path) -> None:
-    script = [{"text": "working", "delay_ms": 1000}]
+    # Each run lasts 4 s: the first two are still running when all five are started and looked at, on a loaded machine.
+    script = [{"text": "working", "delay_ms": 4000}]
     async with started_runtime(backend, tmp_path, max_concurrent_runs=2) as runtime:
         runs = [await runtime.start_run("tester", f"job {i}", script=script) for i in range(5)]
 
@@ -436,7 +439,7 @@ async def test_concurrency_cap_queues_runs_beyond_it(backend: SQLHITLBackend, tm
 
         states = await eventually(two_running, backend)
         assert states.count("queued") == 3
-        finished = [await runtime.wait_for_run(inv, timeout=10) for inv in runs]
+        finished = [await runtime.wait_for_run(inv, timeout=30) for inv in runs]
     assert [r.state for r in finished] == ["done"] * 5
 
 

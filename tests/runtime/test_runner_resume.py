@@ -55,7 +55,8 @@ async def test_an_approved_run_waits_for_a_free_slot_before_it_runs(backend: SQL
         gated = await runtime.start_run("tester", "write", script=[{"tool_calls": [WRITE]}])
         (request,) = await pending_requests(backend, gated)
         await run_state(backend, gated, "waiting")  # waiting holds no slot
-        busy = await runtime.start_run("tester", "think", script=[{"text": "working", "delay_ms": 1500}])
+        # It holds the only slot for 6 s: long past the approval below, on a loaded machine.
+        busy = await runtime.start_run("tester", "think", script=[{"text": "working", "delay_ms": 6000}])
         await run_state(backend, busy, "running")
 
         await runtime.decide_and_resume(request["hitl_id"], approval(request))
@@ -63,7 +64,7 @@ async def test_an_approved_run_waits_for_a_free_slot_before_it_runs(backend: SQL
         assert not list((tmp_path / "workspaces").glob("*/notes.txt"))  # nothing ran yet
         hitl = next(b for b in await timeline(backend, gated) if b.kind is BlockKind.HITL)
         assert hitl.data["status"] == "decided"  # the outcome is recorded while it queues
-        finished = [await runtime.wait_for_run(inv, timeout=10) for inv in (busy, gated)]
+        finished = [await runtime.wait_for_run(inv, timeout=30) for inv in (busy, gated)]
     assert [r.state for r in finished] == ["done", "done"]
     assert finished[1].finished_at >= finished[0].finished_at
     tool = next(b for b in await timeline(backend, gated) if b.kind is BlockKind.TOOL_USE)
