@@ -26,7 +26,8 @@ BENCHES: list[tuple[str, list[str], int]] = [
     ("rule_eval.py", [], 120),
     ("mcp_proxy.py", [], 300),
     ("hook_latency.py", [], 300),
-    ("withdrawal.py", [], 300),
+    ("withdrawal.py", [], 600),  # two cases of 20 rounds, each next to its reference
+    ("liveness.py", [], 600),
     ("wakeup.py", [], 300),
     ("cli_memory.py", [], 300),
     ("stats_queries.py", [], 300),
