@@ -74,26 +74,43 @@ Statement = tuple[str, Any, bool]  # SQL, parameters, executemany
 # the run's ownership check and the rules read under the write lock are part of the gate's transaction).
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 NOT_REPLAYED = ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", "SAVEPOINT", "RELEASE")
-_recording = threading.local()  # .statements, .seen: what the open transaction on this thread appends to
 
 
-def _note(sql: str, params: Any, many: bool) -> None:
-    statements = getattr(_recording, "statements", None)
-    if statements is not None and not sql.lstrip()[:9].upper().startswith(NOT_REPLAYED):
-        statements.append((sql, list(params) if many else params, many))
+class _Recording(threading.local):
+    """What the open transaction on this thread appends to: its statements, and the requests it created or decided."""
+
+    statements: list[Statement] | None = None
+    seen: list[str] | None = None
+
+
+_recording = _Recording()
 
 
 class _NotingWrites:
-    """``execute``/``executemany`` that note write statements first (mixed into the driver's own classes)."""
+    """``execute``/``executemany`` that note each statement first (mixed into the driver's own classes).
+
+    As little as possible while ours is timed (one append); :func:`_replayed` sorts the notes out afterwards.
+    """
 
     def execute(self, sql: str, params: Any = (), /) -> sqlite3.Cursor:
-        _note(sql, params, False)
+        statements = _recording.statements
+        if statements is not None:
+            statements.append((sql, params, False))
         return super().execute(sql, params)  # type: ignore[misc, no-any-return]
 
     def executemany(self, sql: str, seq: Any, /) -> sqlite3.Cursor:
         rows = list(seq)
-        _note(sql, rows, True)
+        statements = _recording.statements
+        if statements is not None:
+            statements.append((sql, rows, True))
         return super().executemany(sql, rows)  # type: ignore[misc, no-any-return]
+
+
+def _replayed(statements: list[Statement]) -> list[Statement]:
+    """The noted statements the replay runs (it says BEGIN and COMMIT itself)."""
+    return [
+        (sql, params, many) for sql, params, many in statements if not sql.lstrip()[:9].upper().startswith(NOT_REPLAYED)
+    ]
 
 
 class _RecordingCursor(_NotingWrites, sqlite3.Cursor):
@@ -113,8 +130,8 @@ def _record_connections(dialect: Any, record: Any, cargs: Any, cparams: dict[str
         cparams["factory"] = _RecordingConnection
 
 
-def _with_json_values(sql: str, params: Any) -> tuple[str, Any, tuple[tuple[int, Any], ...], bool]:
-    """The statement with each parameter that is JSON text our side encoded (an object or array) as its value."""
+def _json_slots(params: Any) -> tuple[tuple[int, Any], ...]:
+    """Each parameter that is JSON text our side encoded (an object or array), with its value."""
     values = []
     for index, param in enumerate(params):
         if isinstance(param, str) and param[:1] in ("{", "["):
@@ -124,7 +141,17 @@ def _with_json_values(sql: str, params: Any) -> tuple[str, Any, tuple[tuple[int,
                 continue
             if json.dumps(value) == param:  # encoding it again gives the very text we wrote
                 values.append((index, value))
-    return sql, params, tuple(values), False
+    return tuple(values)
+
+
+def _encoded(params: Any, values: tuple[tuple[int, Any], ...]) -> Any:
+    """``params`` with the JSON values encoded (in the timed transaction, as ours encodes them in its own)."""
+    if not values:
+        return params
+    encoded = list(params)
+    for index, value in values:
+        encoded[index] = json.dumps(value)
+    return encoded
 
 
 class RawReplay:
@@ -150,28 +177,23 @@ class RawReplay:
         """
         if whole:
             prepared = [
-                _with_json_values(sql, params) if not many else (sql, params, (), many)
+                (sql, [(row, _json_slots(row)) for row in params] if many else (params, _json_slots(params)), many)
                 for sql, params, many in statements
             ]
         else:
             prepared = [
-                (sql, params, (), many)
+                (sql, [(row, ()) for row in params] if many else (params, ()), many)
                 for sql, params, many in statements
                 if sql.lstrip()[:7].upper().startswith(WRITES)
             ]
-        execute, executemany, dumps = self.connection.execute, self.connection.executemany, json.dumps
+        execute, executemany = self.connection.execute, self.connection.executemany
         began = clock()
         execute("BEGIN IMMEDIATE")
-        for sql, params, values, many in prepared:
+        for sql, params, many in prepared:
             if many:
-                executemany(sql, params)
-            elif values:
-                encoded = list(params)
-                for index, value in values:
-                    encoded[index] = dumps(value)
-                execute(sql, encoded).fetchall()
+                executemany(sql, [_encoded(row, values) for row, values in params])
             else:
-                execute(sql, params).fetchall()
+                execute(sql, _encoded(*params)).fetchall()
         execute("COMMIT")
         return clock() - began
 
@@ -258,11 +280,13 @@ class ReviewerSide:
 
         def create_request(writes: RequestWrites, request: Any, **kwargs: Any) -> None:
             create(writes, request, **kwargs)
-            _recording.seen.append("request_committed")
+            if _recording.seen is not None:
+                _recording.seen.append("request_committed")
             side.hitl_id = request.hitl_id
 
         def decide_request(writes: RequestWrites, *args: Any, **kwargs: Any) -> Any:
-            _recording.seen.append("decision_committed")
+            if _recording.seen is not None:
+                _recording.seen.append("decision_committed")
             return decide(writes, *args, **kwargs)
 
         # On the class: the aggregates keep no instance dictionary (restored in stop()).
@@ -281,7 +305,7 @@ class ReviewerSide:
             finally:
                 _recording.statements = _recording.seen = None
             now = clock()
-            side.transactions.append(("request_committed" in seen, statements))
+            side.transactions.append(("request_committed" in seen, _replayed(statements)))
             for name in seen:
                 side.marks[0][name] = now
                 if name == "request_committed":

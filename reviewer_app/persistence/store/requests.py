@@ -117,10 +117,11 @@ class RequestWrites(RequestLookups):
         self._runs = runs
         self._audit = audit
 
-    def create(self, request: NewRequest, *, ensure_parents: bool = True) -> None:
+    def create(self, request: NewRequest, *, ensure_parents: bool = True, checkpoint_id: str | None = None) -> None:
         """Insert a pending request, creating its session and invocation on first use.
 
         ``ensure_parents=False``: the caller has checked in this transaction that the invocation exists.
+        ``checkpoint_id``: the checkpoint it resumes from, when known only now (instead of ``request.checkpoint_id``).
         """
         agent = request.agent_name
         if ensure_parents:
@@ -139,7 +140,7 @@ class RequestWrites(RequestLookups):
                 "status": HITLStatus.PENDING.value,
                 "resume_mode": request.resume_mode,
                 "tool_state": request.tool_state,
-                "checkpoint_id": request.checkpoint_id,
+                "checkpoint_id": request.checkpoint_id if checkpoint_id is None else checkpoint_id,
                 "tool_name": request.tool_name,
                 "tool_call_id": request.tool_call_id,
                 "node_id": request.node_id,
