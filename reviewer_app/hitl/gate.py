@@ -68,7 +68,7 @@ def record_decision(
     """
     if decision is not None:
         validate_decision(record, decision)
-    decided = tx.requests.decide(record["hitl_id"], user_response, reviewer=reviewer)
+    decided = tx.requests.decide(record["hitl_id"], user_response, reviewer=reviewer, current=record)
     if decision is not None:
         grant_waiver(tx, record, decision, reviewer=reviewer)
     return decided
