@@ -149,7 +149,7 @@ class AuditWrites:
         shown_sha = args_digest(shown_args) if shown_args is not None else None
         fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
         try:
-            step = next_chain_step(meta, fields, seal.key)
+            step = next_chain_step(meta, fields, seal.key, key_id_value=seal.key_id)
         except AuditKeyMismatch as exc:
             raise AuditKeyError(str(exc)) from None
         # Large shown arguments are not copied into the log: the row names their blob (the run's timeline and
