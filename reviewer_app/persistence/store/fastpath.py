@@ -50,9 +50,13 @@ class EncodedJSON(str):
 
 
 def _passing_encoded(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """A JSON column's bind processor that stores :class:`EncodedJSON` text as it is."""
+    """A JSON column's bind processor that stores :class:`EncodedJSON` text as it is (and None as the column's own
+    processor stores it, worked out once)."""
+    null = process(None)
 
     def bind(value: Any) -> Any:
+        if value is None:
+            return null
         return value if value.__class__ is EncodedJSON else process(value)
 
     return bind

@@ -192,6 +192,7 @@ class RequestWrites(RequestLookups):
         message: str | None = None,
         edited_args: Any = None,
         current: HITLRecord | None = None,
+        shown_sha256: str | None = None,
     ) -> HITLRecord:
         """Compare-and-set a pending request to ``status`` and append its audit row.
 
@@ -201,7 +202,8 @@ class RequestWrites(RequestLookups):
         ``current``: the pending record the caller read in this transaction (a decision gate checks the decision
         against it first). The row is then not read back: the decided record is ``current`` with the columns this
         decision set (nothing else of a request ever changes, and the compare-and-set still says whether it was
-        pending).
+        pending). ``shown_sha256``: the digest of the shown arguments when the caller has checked it against them in
+        this transaction (an approval names it), so the audit row does not hash them again.
         """
         ms = now_ms()
         reviewer = self._tx.recorded(reviewer)
@@ -251,6 +253,7 @@ class RequestWrites(RequestLookups):
             shown_args=shown,
             edited_args=edited_args,
             message=message,
+            shown_sha256=shown_sha256,
         )
         return record
 
