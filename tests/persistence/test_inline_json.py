@@ -26,16 +26,11 @@ SMALL_ARGS = {"path": "notes/é.txt", "content": "line\n" * 20, "mode": None, "n
 LARGE = "x" * (BLOB_THRESHOLD + 10)
 
 
+EVENT = {"block_id": "inv:tool:c1", "kind": BlockKind.TOOL_USE, "op": BlockOp.APPLY, "ts_ms": 1}
+
+
 def _event(data: dict[str, Any]) -> BlockEvent:
-    return BlockEvent(
-        block_id="inv:tool:c1",
-        kind=BlockKind.TOOL_USE,
-        op=BlockOp.APPLY,
-        data=data,
-        session_id="ses",
-        invocation_id="inv",
-        ts_ms=1,
-    )
+    return BlockEvent(**EVENT, data=data, session_id="ses", invocation_id="inv")  # type: ignore[arg-type]
 
 
 def _state(arguments: Any) -> dict[str, Any]:
