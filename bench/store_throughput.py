@@ -3,7 +3,9 @@
 Both sides write the same rows into the same schema (made by the real migrations):
 create = one ``BEGIN IMMEDIATE`` transaction inserting the session and the invocation if absent and
 the pending request; respond = one ``BEGIN IMMEDIATE`` transaction doing the compare-and-set UPDATE,
-the hash-chained audit row and the audit head. Same pragmas (WAL, synchronous=NORMAL, busy_timeout,
+the keyed, hash-chained audit row (the chain's meta rows read, HMAC with the audit key) and the audit head,
+then the new head anchored in the anchor file outside the database (both sides append it with the same
+``AuditSeal.anchor``). Same pragmas (WAL, synchronous=NORMAL, busy_timeout,
 foreign_keys=ON), one commit per create and per respond. Ours goes through the public async API
 (``await backend.create`` / ``await backend.respond``, each run on the backend's database thread);
 the raw side is a plain synchronous loop on one connection, with no thread hop at all.
@@ -26,15 +28,25 @@ import sqlite3
 import statistics
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 from common import Goal, clock, load_average, new_database, report, settle
 
-from reviewer_app.domain.audit import AUDIT_HEAD_KEY, GENESIS_HASH, audit_row_hash
+from reviewer_app.domain.audit import (
+    AUDIT_HEAD_KEY,
+    AUDIT_KEY_ID_KEY,
+    AUDIT_KEYED_FROM_KEY,
+    DATABASE_ID_KEY,
+    audit_fields,
+    audit_row_hash,
+    chain_meta_defaults,
+)
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
 from reviewer_app.persistence.store import Store, summarize_request
 
@@ -107,6 +119,9 @@ DECIDE = (
     " updated_at_ms = ?, decision = ?, decided_by = ? WHERE hitl_id = ? AND status = 'pending'"
     " RETURNING hitl_type, data"
 )
+CHAIN_KEYS = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_ID_KEY)
+SELECT_CHAIN_META = "SELECT key, value FROM reviewer_meta WHERE key IN (?, ?, ?, ?)"
+INSERT_META = "INSERT INTO reviewer_meta (key, value) VALUES (?, ?)"
 JSON_NULL = "null"  # SQLAlchemy's JSON type stores Python None as JSON null, not SQL NULL
 INSERT_AUDIT = (
     "INSERT INTO audit_log (hitl_id, decision, reviewer, at_ms, shown_args, shown_args_sha256, edited_args, message,"
@@ -124,10 +139,10 @@ def raw_connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def _raw(connection: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
+def _raw(connection: sqlite3.Connection, chain: RawChain, items: list[dict[str, Any]]) -> None:
     for item in items:
         raw_create(connection, item)
-        raw_respond(connection, item)
+        raw_respond(connection, item, chain)
 
 
 def raw_create(connection: sqlite3.Connection, item: dict[str, Any]) -> None:
@@ -169,8 +184,20 @@ def raw_create(connection: sqlite3.Connection, item: dict[str, Any]) -> None:
         raise
 
 
-def raw_respond(connection: sqlite3.Connection, item: dict[str, Any]) -> None:
-    """Compare-and-set the request, append the hash-chained audit row, move the audit head: one transaction."""
+class RawChain:
+    """What the raw side needs to extend a keyed audit chain as the store does: the audit key, the anchor file and
+    the database's name in it (the same :class:`AuditSeal` files the store uses)."""
+
+    def __init__(self, path: Path) -> None:
+        self.seal = AuditSeal.default()
+        self.key = self.seal.key
+        self.key_id = self.seal.key_id
+        self.url = str(path.resolve())
+
+
+def raw_respond(connection: sqlite3.Connection, item: dict[str, Any], chain: RawChain) -> None:
+    """Compare-and-set the request, append the keyed, hash-chained audit row, move the audit head: one
+    transaction; then anchor the new head outside the database, as every decision is."""
     execute = connection.execute
     response = item["response"]
     reviewer = response["reviewer"]
@@ -183,24 +210,16 @@ def raw_respond(connection: sqlite3.Connection, item: dict[str, Any]) -> None:
         if row is None:
             raise RuntimeError(f"request {item['hitl_id']} is not pending")
         shown = json.loads(row[1]).get("arguments")
-        head = execute("SELECT value FROM reviewer_meta WHERE key = ?", (AUDIT_HEAD_KEY,)).fetchone()
-        if head is None:
-            execute("INSERT INTO reviewer_meta (key, value) VALUES (?, ?)", (AUDIT_HEAD_KEY, f"0:{GENESIS_HASH}"))
-            count, prev_hash = 0, GENESIS_HASH
-        else:
-            count_text, _, prev_hash = head[0].partition(":")
-            count = int(count_text)
+        meta = dict(execute(SELECT_CHAIN_META, CHAIN_KEYS).fetchall())
+        if len(meta) < len(CHAIN_KEYS):  # the first decision starts the keyed chain
+            missing = chain_meta_defaults(meta, chain.key_id, uuid.uuid4().hex)
+            connection.executemany(INSERT_META, list(missing.items()))
+            meta.update(missing)
+        count_text, _, prev_hash = meta[AUDIT_HEAD_KEY].partition(":")
+        count = int(count_text) + 1
         shown_sha = args_digest(shown)
-        fields = {
-            "hitl_id": item["hitl_id"],
-            "decision": "approve",
-            "reviewer": reviewer,
-            "at_ms": ms,
-            "shown_args_sha256": shown_sha,
-            "edited_args": None,
-            "message": None,
-        }
-        row_hash = audit_row_hash(prev_hash, fields)
+        fields = audit_fields(item["hitl_id"], "approve", reviewer, ms, shown_sha, None, None)
+        row_hash = audit_row_hash(prev_hash, fields, chain.key)
         execute(
             INSERT_AUDIT,
             (
@@ -216,11 +235,12 @@ def raw_respond(connection: sqlite3.Connection, item: dict[str, Any]) -> None:
                 row_hash,
             ),
         )
-        execute("UPDATE reviewer_meta SET value = ? WHERE key = ?", (f"{count + 1}:{row_hash}", AUDIT_HEAD_KEY))
+        execute("UPDATE reviewer_meta SET value = ? WHERE key = ?", (f"{count}:{row_hash}", AUDIT_HEAD_KEY))
         execute("COMMIT")
     except BaseException:
         execute("ROLLBACK")
         raise
+    chain.seal.anchor(meta[DATABASE_ID_KEY], count, row_hash, chain.url)
 
 
 # -- checks -------------------------------------------------------------------------------------
@@ -298,12 +318,12 @@ def _store_sync(store: Store, items: list[dict[str, Any]]) -> None:
 
 
 async def _raw_via_db_thread(
-    backend: SQLHITLBackend, connection: sqlite3.Connection, items: list[dict[str, Any]]
+    backend: SQLHITLBackend, connection: sqlite3.Connection, chain: RawChain, items: list[dict[str, Any]]
 ) -> None:
     """Raw sqlite3 writes, each transaction awaited on the backend's database thread (the hop alone)."""
     for item in items:
         await backend.run(raw_create, connection, item)
-        await backend.run(raw_respond, connection, item)
+        await backend.run(raw_respond, connection, item, chain)
 
 
 SIDES = ("ours", "raw")
@@ -321,19 +341,20 @@ async def measure(
 ) -> dict[str, list[float]]:
     """Alternate chunks of pairs between the sides so all of them meet the same machine load."""
     backend = SQLHITLBackend(paths["ours"], reviewer="bench")
-    raw = raw_connect(paths["raw"])
+    raw, raw_chain = raw_connect(paths["raw"]), RawChain(paths["raw"])
     helper = SQLHITLBackend(paths["raw_via_db_thread"], reviewer="bench") if "raw_via_db_thread" in sides else None
     hop_raw = raw_connect(paths["raw_via_db_thread"]) if helper is not None else None
+    hop_chain = RawChain(paths["raw_via_db_thread"])
     store = Store.open(paths["store_sync"]) if "store_sync" in sides else None
 
     async def run(side: str, part: list[dict[str, Any]]) -> None:
         if side == "ours":
             await _ours(backend, part)
         elif side == "raw":
-            _raw(raw, part)
+            _raw(raw, raw_chain, part)
         elif side == "raw_via_db_thread":
             assert helper is not None and hop_raw is not None
-            await _raw_via_db_thread(helper, hop_raw, part)
+            await _raw_via_db_thread(helper, hop_raw, hop_chain, part)
         else:
             assert store is not None
             _store_sync(store, part)
@@ -376,6 +397,9 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     items = workload(args.pairs, "x")
     with tempfile.TemporaryDirectory(prefix="reviewer-bench-") as tmp:
+        # Both sides key their chain with one audit key and anchor it in this run's own directory.
+        os.environ.setdefault("REVIEWER_AUDIT_KEY_FILE", str(Path(tmp) / "audit.key"))
+        os.environ.setdefault("REVIEWER_AUDIT_ANCHOR_DIR", str(Path(tmp) / "anchors"))
         paths = {side: new_database(Path(tmp) / f"{side}.db") for side in SIDES + DIAGNOSTIC_SIDES}
         seconds = asyncio.run(measure(paths, items, args.chunk, sides))
         for side in sides:

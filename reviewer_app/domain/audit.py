@@ -96,12 +96,18 @@ class ChainStep:
         return f"{self.position}:{self.row_hash}"
 
 
-def next_chain_step(meta: Mapping[str, str], fields: dict[str, Any], key: bytes) -> ChainStep:
-    """Where a row with ``fields`` goes after the head in ``meta`` (complete, see :func:`chain_meta_defaults`)."""
-    if meta[AUDIT_KEY_ID_KEY] != key_id(key):
+def next_chain_step(
+    meta: Mapping[str, str], fields: dict[str, Any], key: bytes, *, key_id_value: str | None = None
+) -> ChainStep:
+    """Where a row with ``fields`` goes after the head in ``meta`` (complete, see :func:`chain_meta_defaults`).
+
+    ``key_id_value``: :func:`key_id` of ``key`` when the caller holds it already (an HMAC saved per decision).
+    """
+    own_id = key_id(key) if key_id_value is None else key_id_value
+    if meta[AUDIT_KEY_ID_KEY] != own_id:
         raise AuditKeyMismatch(
             f"this database's audit log is keyed with another key (id {meta[AUDIT_KEY_ID_KEY]}, this machine's "
-            f"is {key_id(key)}): set REVIEWER_AUDIT_KEY_FILE to the team's key"
+            f"is {own_id}): set REVIEWER_AUDIT_KEY_FILE to the team's key"
         )
     count, _, prev_hash = meta[AUDIT_HEAD_KEY].partition(":")
     return ChainStep(int(count) + 1, prev_hash, audit_row_hash(prev_hash, fields, key), meta[DATABASE_ID_KEY])

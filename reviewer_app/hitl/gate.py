@@ -68,7 +68,11 @@ def record_decision(
     """
     if decision is not None:
         validate_decision(record, decision)
-    decided = tx.requests.decide(record["hitl_id"], user_response, reviewer=reviewer)
+    # An approval that passed validate_decision names the digest of the shown arguments: the audit row reuses it.
+    shown_sha256 = decision.args_sha256 if decision is not None and decision.kind.needs_hash else None
+    decided = tx.requests.decide(
+        record["hitl_id"], user_response, reviewer=reviewer, current=record, shown_sha256=shown_sha256
+    )
     if decision is not None:
         grant_waiver(tx, record, decision, reviewer=reviewer)
     return decided

@@ -156,6 +156,20 @@ def _may_be_large(value: Any) -> bool:
     return False
 
 
+def small_json(value: Any) -> str | None:
+    """``json.dumps(value)`` when it is shorter than :data:`BLOB_THRESHOLD`, else None (or when it cannot be encoded).
+
+    Then no field of ``value`` is large enough to be a blob (each encodes to fewer UTF-8 bytes than the whole does,
+    escaped), so the store keeps it inline as it is. Encoding is C code: cheaper than looking through the fields
+    (:func:`_surely_small`), and the text is what the JSON column stores anyway (``Statements.json_value``).
+    """
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):  # the ordinary path meets (and reports) what cannot be encoded
+        return None
+    return text if len(text) < BLOB_THRESHOLD else None
+
+
 def decode_value(kind: str, raw: bytes) -> Any:
     text = raw.decode("utf-8", "surrogatepass")
     return text if kind == "s" else json.loads(text)

@@ -7,7 +7,6 @@ of them should have to import another just to know what a run is.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -158,13 +157,13 @@ class StepCommit:
         tx.runs.set_state(run.invocation_id, step.state, error=self.error, add_active_ms=self.add_ms, current=db_state)
         for request in step.requests:
             # The invocation was just read above, so its session exists too: no INSERT OR IGNORE for them.
-            tx.requests.create(dataclasses.replace(request, checkpoint_id=self.ckpt_id), ensure_parents=False)
+            tx.requests.create(request, ensure_parents=False, checkpoint_id=self.ckpt_id)
         for decided in step.settled:
             arguments = decided.request.data.get("arguments")
             tx.rules.settle(decided.request, decided.verdict, arguments, ensure_parents=False)
         all_events = [*self.buffered, *step.events] if self.buffered else step.events
         if all_events:
-            tx.timeline.append(all_events)
+            tx.timeline.extend(all_events)
         if self.ckpt_id is not None:
             state_json = self.ckpt_state if self.ckpt_state is not None else run.ckpt.to_state()
             tx.checkpoints.save(

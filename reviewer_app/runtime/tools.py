@@ -28,6 +28,7 @@ from reviewer_app.hitl.db_thread import resolve_future
 from reviewer_app.runtime import safe_fs
 from reviewer_app.runtime.process_groups import die_with_parent
 from reviewer_app.runtime.safe_fs import WorkspaceEscape
+from reviewer_app.runtime.schema_check import ArgumentsValidator
 
 __all__ = [
     "ToolArgumentsError",
@@ -148,7 +149,7 @@ class ToolRegistry:
 
     def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
         self._specs: dict[str, ToolSpec] = {}
-        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators: dict[str, ArgumentsValidator] = {}
         for spec in specs:
             self.register(spec)
 
@@ -162,7 +163,7 @@ class ToolRegistry:
         except jsonschema.SchemaError as exc:
             raise ValueError(f"tool {spec.name!r}: invalid parameters schema: {exc.message}") from exc
         self._specs[spec.name] = spec
-        self._validators[spec.name] = Draft202012Validator(spec.parameters)
+        self._validators[spec.name] = ArgumentsValidator(spec.parameters)
 
     def get(self, name: str) -> ToolSpec:
         try:
@@ -200,7 +201,7 @@ class ToolRegistry:
         spec = self.get(name)
         if not isinstance(args, dict):
             raise ToolArgumentsError(f"{spec.name}: arguments must be a JSON object, got {_json_type(args)}")
-        errors = sorted(self._validators[name].iter_errors(args), key=lambda e: (len(e.absolute_path), e.path))
+        errors = self._validators[name].errors(args)
         if errors:
             raise ToolArgumentsError(f"{spec.name}: " + "; ".join(_describe_error(e) for e in errors[:3]))
         return args

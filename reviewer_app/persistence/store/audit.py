@@ -127,7 +127,10 @@ class AuditWrites:
         shown_args: Any,
         edited_args: Any,
         message: str | None,
+        shown_sha256: str | None = None,
     ) -> str:
+        """Append the decision's row to the chain; ``shown_sha256``: the digest of ``shown_args`` if the caller has
+        it (checked against them in this transaction), else it is computed here."""
         db = self._db
         seal = db.seal
         if seal is None:
@@ -146,10 +149,10 @@ class AuditWrites:
             for name, value in missing.items():
                 db.insert_ignore(meta_t, {"key": name, "value": value}, ["key"])
             meta = self._chain_meta()
-        shown_sha = args_digest(shown_args) if shown_args is not None else None
+        shown_sha = None if shown_args is None else shown_sha256 or args_digest(shown_args)
         fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
         try:
-            step = next_chain_step(meta, fields, seal.key)
+            step = next_chain_step(meta, fields, seal.key, key_id_value=seal.key_id)
         except AuditKeyMismatch as exc:
             raise AuditKeyError(str(exc)) from None
         # Large shown arguments are not copied into the log: the row names their blob (the run's timeline and

@@ -19,7 +19,7 @@ from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import ValueMemo
 from reviewer_app.persistence.engine import Engines
-from reviewer_app.persistence.store.fastpath import _HeldConnection, _insert_ignore_statement, _Prepared
+from reviewer_app.persistence.store.fastpath import EncodedJSON, _HeldConnection, _insert_ignore_statement, _Prepared
 from reviewer_app.persistence.store.records import CreationClock
 
 
@@ -106,6 +106,20 @@ class Statements:
             return int(result.rowcount or 0)
         prepared = self._prepared_for(stmt, values)
         return int(prepared.execute(self._driver(), values).rowcount or 0)
+
+    def json_value(self, value: Any, text: str) -> Any:
+        """What to bind to a JSON column for ``value`` whose ``json.dumps`` text the caller already made (to learn
+        its size): that text on the SQLite fast path, so it is not encoded twice; ``value`` itself elsewhere."""
+        return value if self._prepared is None else EncodedJSON(text)
+
+    def write_many(self, stmt: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run a write once per row (all rows with the same keys) as one ``executemany``; nothing is read back."""
+        if not rows:
+            return
+        if self._prepared is None:
+            self.connection.execute(stmt, list(rows))
+            return
+        self._prepared_for(stmt, rows[0]).execute_many(self._driver(), rows)
 
     def _driver(self) -> sqlite3.Connection:
         """The pysqlite connection under this transaction (already begun)."""

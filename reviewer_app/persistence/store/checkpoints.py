@@ -21,6 +21,7 @@ from reviewer_app.persistence.blobs import (
     internalize_message,
     internalize_state,
     message_digests,
+    small_json,
     state_digests,
 )
 from reviewer_app.persistence.store.base import Reader, Statements
@@ -69,19 +70,26 @@ class CheckpointWrites:
         ``state`` is the checkpoint without its conversation; the stored one records the message count it
         resumes from, so a reader rebuilds exactly the conversation this commit saw.
         """
-        put = self._blobs.put
+        db, put = self._db, self._blobs.put
         for offset, message in enumerate(new_messages):
-            self._db.write(
+            text = small_json(message)  # the usual message: nothing to store as a blob, its JSON made already
+            db.write(
                 _INSERT_MESSAGE,
                 {
                     "invocation_id": invocation_id,
                     "idx": first_index + offset,
-                    "message": externalize_message(message, put),
+                    "message": externalize_message(message, put) if text is None else db.json_value(message, text),
                 },
             )
-        stored = externalize_state(state, put, memo=self._db.blob_memo, has=self._blobs.has)
-        stored["format"] = STATE_FORMAT
-        stored["message_count"] = first_index + len(new_messages)
+        count = first_index + len(new_messages)
+        stored: Any = {**state, "format": STATE_FORMAT, "message_count": count}
+        text = small_json(stored) if isinstance(state.get("pending"), list) else None
+        if text is None:
+            stored = externalize_state(state, put, memo=db.blob_memo, has=self._blobs.has)
+            stored["format"] = STATE_FORMAT
+            stored["message_count"] = count
+        else:  # what externalize_state would keep when no field is large: the state as it is
+            stored = db.json_value(stored, text)
         self._db.write(
             _INSERT_CHECKPOINT,
             {

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from functools import cache
@@ -18,6 +18,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql import sqltypes
 
 
 class _TransactionSource(Protocol):
@@ -38,6 +39,34 @@ def _insert_ignore_statement(table: Any, index: tuple[str, ...], dialect: str) -
     if dialect == "sqlite":
         return sqlite.insert(table).on_conflict_do_nothing(index_elements=list(index))
     raise NotImplementedError(dialect)  # pragma: no cover - other dialects are not supported
+
+
+class EncodedJSON(str):
+    """A JSON column's value already encoded (``json.dumps``, as its bind would): the fast path stores the text as
+    it is. Made only by :meth:`Statements.json_value`, which the SQLAlchemy path never gets (it would store a
+    JSON string)."""
+
+    __slots__ = ()
+
+
+def _passing_encoded(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A JSON column's bind processor that stores :class:`EncodedJSON` text as it is (and None as the column's own
+    processor stores it, worked out once)."""
+    null = process(None)
+
+    def bind(value: Any) -> Any:
+        if value is None:
+            return null
+        return value if value.__class__ is EncodedJSON else process(value)
+
+    return bind
+
+
+def _bind_processor(column_type: Any, dialect: Dialect) -> Callable[[Any], Any] | None:
+    process: Callable[[Any], Any] | None = column_type.dialect_impl(dialect).bind_processor(dialect)
+    if process is not None and isinstance(column_type, sqltypes.JSON):
+        return _passing_encoded(process)
+    return process
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,19 +98,32 @@ class _Prepared:
             sql=str(compiled),
             names=names,
             defaults=tuple(literals.get(name) for name in names),
-            binds=tuple(compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names),
+            binds=tuple(_bind_processor(compiled.binds[name].type, dialect) for name in names),
             columns=tuple(column.key for column in exported),
             results=tuple(column.type.dialect_impl(dialect).result_processor(dialect, None) for column in exported),
         )
 
+    def params(self, values: Mapping[str, Any]) -> list[Any]:
+        """The statement's positional parameters for ``values``, each through its column type's bind processor."""
+        get = values.get
+        return [
+            get(name, default) if bind is None else bind(get(name, default))
+            for name, default, bind in zip(self.names, self.defaults, self.binds, strict=True)
+        ]
+
     def execute(self, connection: sqlite3.Connection, values: Mapping[str, Any]) -> sqlite3.Cursor:
-        params = []
-        for name, default, bind in zip(self.names, self.defaults, self.binds, strict=True):
-            value = values.get(name, default)
-            params.append(bind(value) if bind is not None else value)
+        params = self.params(values)
         try:
             return connection.execute(self.sql, params)
         except sqlite3.Error as exc:  # the same exception classes the SQLAlchemy path raises
+            raise DBAPIError.instance(self.sql, params, exc, sqlite3.Error) from exc
+
+    def execute_many(self, connection: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+        """One ``executemany`` of the statement for every row (rows with the keys it was built for)."""
+        params = [self.params(values) for values in rows]
+        try:
+            connection.executemany(self.sql, params)
+        except sqlite3.Error as exc:
             raise DBAPIError.instance(self.sql, params, exc, sqlite3.Error) from exc
 
     def rows(self, cursor: sqlite3.Cursor) -> list[dict[str, Any]]:

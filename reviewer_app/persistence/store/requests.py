@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from functools import cache
@@ -31,11 +32,10 @@ from reviewer_app.persistence.tables import (
 
 _SELECT_REQUEST = select(requests_t).where(requests_t.c.hitl_id == bindparam("match_hitl_id"))
 
-_DECIDE_REQUEST = (
-    update(requests_t)
-    .where(requests_t.c.hitl_id == bindparam("match_hitl_id"), requests_t.c.status == bindparam("match_status"))
-    .returning(*requests_t.c)
+_DECIDE_REQUEST_QUIETLY = update(requests_t).where(
+    requests_t.c.hitl_id == bindparam("match_hitl_id"), requests_t.c.status == bindparam("match_status")
 )
+_DECIDE_REQUEST = _DECIDE_REQUEST_QUIETLY.returning(*requests_t.c)
 
 SUMMARY_COLUMNS = (
     requests_t.c.hitl_id,
@@ -73,6 +73,11 @@ def _summary_page_sql(statuses: int, after: bool, limit: bool) -> str:
         sql += " AND created_at >= ? AND (created_at, updated_at_ms, hitl_id) > (?, ?, ?)"
     sql += " ORDER BY created_at, updated_at_ms, hitl_id"
     return sql + (" LIMIT ?" if limit else "")
+
+
+def _verb(status: HITLStatus) -> str:
+    """What a decision to ``status`` attempted, as a conflict names it."""
+    return {HITLStatus.CANCELLED: "cancel", HITLStatus.EXPIRED: "expire"}.get(status, "respond to")
 
 
 def _default_decision(status: HITLStatus) -> str:
@@ -117,10 +122,11 @@ class RequestWrites(RequestLookups):
         self._runs = runs
         self._audit = audit
 
-    def create(self, request: NewRequest, *, ensure_parents: bool = True) -> None:
+    def create(self, request: NewRequest, *, ensure_parents: bool = True, checkpoint_id: str | None = None) -> None:
         """Insert a pending request, creating its session and invocation on first use.
 
         ``ensure_parents=False``: the caller has checked in this transaction that the invocation exists.
+        ``checkpoint_id``: the checkpoint it resumes from, when known only now (instead of ``request.checkpoint_id``).
         """
         agent = request.agent_name
         if ensure_parents:
@@ -139,7 +145,7 @@ class RequestWrites(RequestLookups):
                 "status": HITLStatus.PENDING.value,
                 "resume_mode": request.resume_mode,
                 "tool_state": request.tool_state,
-                "checkpoint_id": request.checkpoint_id,
+                "checkpoint_id": request.checkpoint_id if checkpoint_id is None else checkpoint_id,
                 "tool_name": request.tool_name,
                 "tool_call_id": request.tool_call_id,
                 "node_id": request.node_id,
@@ -185,34 +191,54 @@ class RequestWrites(RequestLookups):
         decision: str | None = None,
         message: str | None = None,
         edited_args: Any = None,
+        current: HITLRecord | None = None,
+        shown_sha256: str | None = None,
     ) -> HITLRecord:
         """Compare-and-set a pending request to ``status`` and append its audit row.
 
         Raises :class:`HITLNotFound` for an unknown id and :class:`HITLConflict`
         when the request is no longer pending.
+
+        ``current``: the pending record the caller read in this transaction (a decision gate checks the decision
+        against it first). The row is then not read back: the decided record is ``current`` with the columns this
+        decision set (nothing else of a request ever changes, and the compare-and-set still says whether it was
+        pending). ``shown_sha256``: the digest of the shown arguments when the caller has checked it against them in
+        this transaction (an approval names it), so the audit row does not hash them again.
         """
         ms = now_ms()
         reviewer = self._tx.recorded(reviewer)
         response = dict(user_response) if user_response is not None else None
         decision = decision or (response or {}).get("decision") or _default_decision(status)
-        rows = self._tx.rows(
-            _DECIDE_REQUEST,
-            {
-                "match_hitl_id": hitl_id,
-                "match_status": HITLStatus.PENDING.value,
+        stored_response: Any = response
+        if current is not None and response is not None:
+            text = json.dumps(response)  # encoded once: stored as it is, and read back as a reader would see it
+            stored_response, response = self._tx.json_value(response, text), json.loads(text)
+        values = {
+            "match_hitl_id": hitl_id,
+            "match_status": HITLStatus.PENDING.value,
+            "status": status.value,
+            "user_response": stored_response,
+            "responded_at": ms // 1000,
+            "updated_at": ms // 1000,
+            "updated_at_ms": ms,
+            "decision": decision,
+            "decided_by": reviewer,
+        }
+        if current is not None and current["hitl_id"] == hitl_id:
+            if not self._tx.write(_DECIDE_REQUEST_QUIETLY, values):
+                raise self.conflict_for(hitl_id, _verb(status))
+            record: HITLRecord = {
+                **current,
                 "status": status.value,
                 "user_response": response,
                 "responded_at": ms // 1000,
                 "updated_at": ms // 1000,
-                "updated_at_ms": ms,
-                "decision": decision,
-                "decided_by": reviewer,
-            },
-        )
-        if not rows:
-            verb = {HITLStatus.CANCELLED: "cancel", HITLStatus.EXPIRED: "expire"}.get(status, "respond to")
-            raise self.conflict_for(hitl_id, verb)
-        record = row_to_record(rows[0])
+            }
+        else:
+            rows = self._tx.rows(_DECIDE_REQUEST, values)
+            if not rows:
+                raise self.conflict_for(hitl_id, _verb(status))
+            record = row_to_record(rows[0])
         shown = shown_arguments(record)
         if message is None and response is not None:
             raw = response.get("message")
@@ -227,6 +253,7 @@ class RequestWrites(RequestLookups):
             shown_args=shown,
             edited_args=edited_args,
             message=message,
+            shown_sha256=shown_sha256,
         )
         return record
 

@@ -7,13 +7,13 @@ row's ``blob_refs``; reads put it back, so callers see the event as it was appen
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, func, insert, select
 
 from reviewer_app.domain.timeline import BlockEvent
-from reviewer_app.persistence.blobs import externalize, internalize, ref_digests
+from reviewer_app.persistence.blobs import externalize, internalize, ref_digests, small_json
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import row_to_event
@@ -21,7 +21,8 @@ from reviewer_app.persistence.tables import (
     events_t,
 )
 
-_INSERT_EVENT = insert(events_t).returning(events_t.c.seq)
+_INSERT_EVENT = insert(events_t)
+_INSERT_EVENT_SEQ = _INSERT_EVENT.returning(events_t.c.seq)
 
 
 class TimelineWrites:
@@ -36,26 +37,33 @@ class TimelineWrites:
     def append(self, events: Iterable[BlockEvent]) -> list[BlockEvent]:
         """Append events; returns them with the ``seq`` the store assigned."""
         stored = []
-        put = self._blobs.put
         for event in events:
-            data, refs = externalize(event.data, put)
-            rows = self._db.rows(
-                _INSERT_EVENT,
-                {
-                    "block_id": event.block_id,
-                    "parent_id": event.parent_id,
-                    "kind": event.kind.value,
-                    "op": event.op.value,
-                    "data": data,
-                    "ts_ms": event.ts_ms,
-                    "session_id": event.session_id,
-                    "invocation_id": event.invocation_id,
-                    "blob_refs": refs or None,
-                },
-            )
-            seq = int(rows[0]["seq"])
-            stored.append(dataclasses.replace(event, seq=seq))
+            rows = self._db.rows(_INSERT_EVENT_SEQ, self._row(event))
+            stored.append(dataclasses.replace(event, seq=int(rows[0]["seq"])))
         return stored
+
+    def extend(self, events: Sequence[BlockEvent]) -> None:
+        """Append events whose ``seq`` the caller does not need (a run's step commits): one statement for all of
+        them, nothing read back."""
+        self._db.write_many(_INSERT_EVENT, [self._row(event) for event in events])
+
+    def _row(self, event: BlockEvent) -> dict[str, Any]:
+        text = small_json(event.data)
+        if text is not None:  # the usual event: nothing to store as a blob, and its JSON is made already
+            data, refs = self._db.json_value(event.data, text), None
+        else:
+            data, refs = externalize(event.data, self._blobs.put)
+        return {
+            "block_id": event.block_id,
+            "parent_id": event.parent_id,
+            "kind": event.kind.value,
+            "op": event.op.value,
+            "data": data,
+            "ts_ms": event.ts_ms,
+            "session_id": event.session_id,
+            "invocation_id": event.invocation_id,
+            "blob_refs": refs or None,
+        }
 
 
 class TimelineReads:
