@@ -1,8 +1,11 @@
 """The detail pane: what the selected request asks, how the run got there, and the decision buttons.
 
 The full record (possibly megabytes of arguments) is fetched only for the selected
-request, and everything heavy about it — the hash of what is shown, the pretty
-text, the write_file diff — is computed on a worker thread.
+request, and everything heavy about it is computed on a worker thread in two steps: what a
+decision needs on screen (the hash of what is shown, the pretty text, the risk but for the
+secret scan), then the checks that may take longer (the secret scan, the write_file diff),
+while the risk chip says it is still checking. The secrets found are remembered per request
+and hash (stored arguments never change).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import html
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -49,13 +53,22 @@ from reviewer_app.ui.common.texts import format_age, format_countdown, tool_labe
 from reviewer_app.ui.detail.explain import ExplainSection
 from reviewer_app.ui.detail.headline import HeadlineView, headline_of
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
-from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, prepare_request
-from reviewer_app.ui.detail.risk_chip import RiskChip
+from reviewer_app.ui.detail.prepared import (
+    WRITE_TOOLS,
+    PreparedRequest,
+    RequestChecks,
+    check_request,
+    needs_diff,
+    prepare_request,
+)
+from reviewer_app.ui.detail.risk_chip import CHECKING, RiskChip
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
+DIFF_PENDING = "# Working out the diff…"
+SECRETS_REMEMBERED = 512  # requests whose secret scan is kept (a few short tuples each)
 COMMAND_KEYS = ("command", "cmd")
 
 
@@ -113,12 +126,15 @@ class DetailPane(QWidget):
             reject, steer or answer.
         failed(str): loading the request failed; the message is for the banner.
         loaded(str): the selected request (its hitl_id) is fully shown and can be decided.
+        requestChecked(str): the selected request's secret scan has ended (its risk is whole) and a write's
+            diff is shown.
         copied(str): something was copied to the clipboard; the note says what (for the status bar).
     """
 
     decisionRequested = Signal(str)
     failed = Signal(str)
     loaded = Signal(str)
+    requestChecked = Signal(str)
     copied = Signal(str)
 
     def __init__(
@@ -137,6 +153,8 @@ class DetailPane(QWidget):
         self.prepared: PreparedRequest | None = None
         self.run_record: RunRecord | None = None
         self.busy = False
+        self.check_request: Callable[..., RequestChecks] = check_request  # run on a worker thread
+        self._secrets_seen: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -352,6 +370,10 @@ class DetailPane(QWidget):
             and not self.busy
         )
 
+    def checked(self) -> bool:
+        """The shown request's risk is whole: its secret scan has ended (see ``HighRiskConfirm`` for until then)."""
+        return self.prepared is not None and self.prepared.checked
+
     def allowed(self, kind: str) -> bool:
         if not self.decidable():
             return False
@@ -421,6 +443,8 @@ class DetailPane(QWidget):
             self.timeline_model.set_events(None, [])  # nor the previous run's timeline while this one's loads
         self.args_panel.set_message("Loading…")
         self.risk_chip.set_risk(None)
+        if not self.diff_view.document().isEmpty():
+            self.diff_view.clear()  # never the previous request's diff, even in a tab not in front
         self.digest_label.clear()
         is_ask = summary.hitl_type == HITLType.ASK_USER.value
         self.tabs.setTabVisible(self.question_tab, is_ask)
@@ -533,10 +557,7 @@ class DetailPane(QWidget):
             if record is None:
                 self.args_panel.set_message("This request no longer exists.")
                 return
-            workspace = None
-            if record.get("tool_name") in WRITE_TOOLS:
-                workspace = await self._workspace(record)
-            prepared = await asyncio.to_thread(prepare_request, record, workspace)
+            prepared = await asyncio.to_thread(prepare_request, record)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -547,6 +568,55 @@ class DetailPane(QWidget):
         if generation != self._generation:
             return
         self._apply(prepared)
+        if not prepared.checked or needs_diff(prepared):
+            await self._check(generation, prepared)
+
+    async def _check(self, generation: int, prepared: PreparedRequest) -> None:
+        """The secret scan (unless remembered) and a write's diff, on a worker thread, once the request is shown."""
+        record = prepared.record
+        try:
+            workspace = await self._workspace(record) if needs_diff(prepared) else None
+            if generation != self._generation:
+                return
+            checks = await asyncio.to_thread(self.check_request, prepared, workspace, secrets=prepared.secrets)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the request stays "not checked": approving by key still takes two presses
+            if generation == self._generation:
+                self.risk_chip.set_risk(prepared.risk, pending=f"secret scan failed: {exc}")
+                if needs_diff(prepared):
+                    self.diff_view.setPlainText(f"# Could not work out the diff: {exc}")
+            return
+        if generation != self._generation:
+            return
+        prepared.set_checks(checks)
+        self._remember_secrets(prepared)
+        self._show_checks(prepared)
+        self._announce_checked(prepared)
+
+    def _remember_secrets(self, prepared: PreparedRequest) -> None:
+        if prepared.secrets is None:
+            return
+        key = (str(prepared.record["hitl_id"]), prepared.digest)
+        self._secrets_seen[key] = prepared.secrets
+        self._secrets_seen.move_to_end(key)
+        while len(self._secrets_seen) > SECRETS_REMEMBERED:
+            self._secrets_seen.popitem(last=False)
+
+    def _show_checks(self, prepared: PreparedRequest) -> None:
+        """The chip with the whole risk, a write's diff (its tab comes forward unless the operator chose one)."""
+        self.risk_chip.set_risk(prepared.risk, pending=None if prepared.checked else CHECKING)
+        if prepared.diff_ready and self.tabs.isTabVisible(self.diff_tab):
+            if prepared.diff is not None:
+                self.diff_view.setPlainText(f"# {prepared.diff_note}\n{prepared.diff}")
+                if self.tabs.currentIndex() == 0:
+                    self.tabs.setCurrentIndex(self.diff_tab)
+            else:
+                self.diff_view.setPlainText(f"# {prepared.diff_note}")
+
+    def _announce_checked(self, prepared: PreparedRequest) -> None:
+        if prepared.checked and not needs_diff(prepared):
+            self.requestChecked.emit(str(prepared.record["hitl_id"]))
 
     async def _workspace(self, record: HITLRecord) -> Path | None:
         run = await self.backend.get_run(record["invocation_id"])
@@ -560,9 +630,11 @@ class DetailPane(QWidget):
         self.prepared = prepared
         record = prepared.record
         data = record.get("data") if isinstance(record.get("data"), dict) else None
+        remembered = self._secrets_seen.get((str(record["hitl_id"]), prepared.digest))
+        if remembered is not None and not prepared.checked:
+            prepared.set_secrets(remembered)
         if prepared.question is None:
             self.headline.set_headline(headline_of(record.get("tool_name"), prepared.shown, data))
-        self.risk_chip.set_risk(prepared.risk)
         self.explain.show_request(prepared.record["hitl_id"], prepared.digest)
         self.args_panel.set_formatted(prepared.formatted)
         self.digest_label.setText(f"sha256 {prepared.digest[:12]}…")
@@ -572,14 +644,12 @@ class DetailPane(QWidget):
                 f"<p style='font-size:13pt'>{html.escape(prepared.question) or '(no question text)'}</p>"
                 + (f"<p>Options:</p><ol>{options}</ol>" if options else "<p><i>Free answer.</i></p>")
             )
-        if self.tabs.isTabVisible(self.diff_tab):
-            if prepared.diff is not None:
-                self.diff_view.setPlainText(f"# {prepared.diff_note}\n{prepared.diff}")
-                self.tabs.setCurrentIndex(self.diff_tab)
-            else:
-                self.diff_view.setPlainText(f"# {prepared.diff_note}")
+        if needs_diff(prepared) and self.tabs.isTabVisible(self.diff_tab):
+            self.diff_view.setPlainText(DIFF_PENDING)
+        self._show_checks(prepared)
         self._refresh_buttons()
         self.loaded.emit(prepared.record["hitl_id"])
+        self._announce_checked(prepared)
 
     def show_all(self) -> None:
         prepared = self.prepared
