@@ -64,7 +64,7 @@ from reviewer_app.ui.detail.prepared import (
 from reviewer_app.ui.detail.risk_chip import CHECKING, RiskChip
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
-from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
+from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, TimelineModel, TimelineView, active_known, active_text
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 DIFF_PENDING = "# Working out the diff…"
@@ -489,7 +489,8 @@ class DetailPane(QWidget):
             f"<span style='font-size:13pt'><b>{html.escape(run.agent or 'agent')}</b> run · {html.escape(run.state)}"
             "</span>",
             f"run {html.escape(run.id)} · session {html.escape(run.session_id)}",
-            f"started {started} · active {format_duration(run.active_ms)}"
+            f"started {started} · active {active_text(run)}"
+            + ("" if active_known(run) else f" ({html.escape(ACTIVE_NOT_KNOWN_TIP.removeprefix('active time '))})")
             + (f" · {run.pending} pending" if run.pending else ""),
             f"<i>{html.escape((run.prompt or '')[:400])}</i>",
         ]
