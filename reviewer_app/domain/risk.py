@@ -443,6 +443,7 @@ def _raw_scan(source: str, findings: _Findings) -> None:
 # -- secrets -------------------------------------------------------------------------------------------------
 
 _MAX_SCANNED_CHARS = 65536
+_PIECE_CHARS = 4096
 
 
 @functools.lru_cache(maxsize=1)
@@ -536,6 +537,24 @@ def _prefilters() -> tuple[tuple[Any, tuple[re.Pattern[str], ...]], ...]:
     )
 
 
+def _joined_pieces(lines: list[str], size: int = _PIECE_CHARS) -> list[str]:
+    """The lines joined by newlines, in pieces of about ``size`` characters cut between lines.
+
+    One regex search holds the GIL until it returns: pieces keep each search short, so a scan on a worker thread
+    never stalls the GUI thread for long. No line is cut, and no pattern spans lines, so nothing is missed.
+    """
+    pieces: list[str] = []
+    start = length = 0
+    for number, line in enumerate(lines):
+        length += len(line) + 1
+        if length >= size:
+            pieces.append("\n".join(lines[start : number + 1]))
+            start, length = number + 1, 0
+    if start < len(lines):
+        pieces.append("\n".join(lines[start:]))
+    return pieces
+
+
 def secret_kinds(arguments: Any) -> tuple[str, ...]:
     """Kinds of secret-looking values in ``arguments`` (e.g. "AWS Access Key"), by detect-secrets' regexes.
 
@@ -543,10 +562,10 @@ def secret_kinds(arguments: Any) -> tuple[str, ...]:
     somewhere in the scanned text: a 64 KB text with no secret costs a few regex searches, not ~20,000 calls.
     """
     lines = _scanned_lines(arguments)
-    joined = "\n".join(lines)
+    pieces = _joined_pieces(lines)
     found: dict[str, tuple[int, int]] = {}  # kind -> (first line, detector order): the order a line-by-line scan
     for order, (detector, patterns) in enumerate(_prefilters()):
-        if not any(pattern.search(joined) for pattern in patterns):
+        if not any(pattern.search(piece) for pattern in patterns for piece in pieces):
             continue
         for number, line in enumerate(lines):
             if any(True for _ in detector.analyze_line(filename="arguments", line=line)):

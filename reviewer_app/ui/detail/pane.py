@@ -570,7 +570,16 @@ class DetailPane(QWidget):
             return
         self._apply(prepared)
         if not prepared.checked or needs_diff(prepared):
-            await self._check(generation, prepared)
+            await self._after_posted_events()  # the request is painted before the checks compete for the GIL
+            if generation == self._generation:
+                await self._check(generation, prepared)
+
+    @staticmethod
+    async def _after_posted_events() -> None:
+        """Until Qt has handled the events posted so far, the repaint of what was just shown among them."""
+        turn = asyncio.get_running_loop().create_future()
+        QTimer.singleShot(0, lambda: turn.done() or turn.set_result(None))
+        await turn
 
     async def _check(self, generation: int, prepared: PreparedRequest) -> None:
         """The secret scan (unless remembered) and a write's diff, on a worker thread, once the request is shown."""
@@ -585,6 +594,7 @@ class DetailPane(QWidget):
         except Exception as exc:  # the request stays "not checked": approving by key still takes two presses
             if generation == self._generation:
                 self.risk_chip.set_risk(prepared.risk, pending=f"secret scan failed: {exc}")
+                self.explain.show_request(str(record["hitl_id"]), prepared.digest)
                 if needs_diff(prepared):
                     self.diff_view.setPlainText(f"# Could not work out the diff: {exc}")
             return
@@ -605,8 +615,12 @@ class DetailPane(QWidget):
             self._secrets_seen.popitem(last=False)
 
     def _show_checks(self, prepared: PreparedRequest) -> None:
-        """The chip with the whole risk, a write's diff (its tab comes forward unless the operator chose one)."""
+        """The chip with the whole risk, a write's diff (its tab comes forward unless the operator chose one), then
+        the why / what it will touch section: started after the checks, not beside them (one worker's work at a
+        time while the request is painted), and given the secret scan's result."""
         self.risk_chip.set_risk(prepared.risk, pending=None if prepared.checked else CHECKING)
+        if prepared.checked:
+            self.explain.show_request(str(prepared.record["hitl_id"]), prepared.digest, prepared.secrets)
         if prepared.diff_ready and self.tabs.isTabVisible(self.diff_tab):
             if prepared.diff is not None:
                 self.diff_view.setPlainText(f"# {prepared.diff_note}\n{prepared.diff}")
@@ -636,7 +650,6 @@ class DetailPane(QWidget):
             prepared.set_secrets(remembered)
         if prepared.question is None:
             self.headline.set_headline(headline_of(record.get("tool_name"), prepared.shown, data))
-        self.explain.show_request(prepared.record["hitl_id"], prepared.digest)
         self.args_panel.set_formatted(prepared.formatted)
         self.digest_label.setText(f"sha256 {prepared.digest[:12]}…")
         if prepared.question is not None:
