@@ -577,8 +577,13 @@ class DetailPane(QWidget):
     @staticmethod
     async def _after_posted_events() -> None:
         """Until Qt has handled the events posted so far, the repaint of what was just shown among them."""
-        turn = asyncio.get_running_loop().create_future()
-        QTimer.singleShot(0, lambda: turn.done() or turn.set_result(None))
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def handled() -> None:
+            if not turn.done():  # cancelled with the task meanwhile
+                turn.set_result(None)
+
+        QTimer.singleShot(0, handled)
         await turn
 
     async def _check(self, generation: int, prepared: PreparedRequest) -> None:
