@@ -48,7 +48,7 @@ def window(triage_window: MainWindow) -> MainWindow:
 @pytest.fixture
 def held(window: MainWindow) -> Iterator[HeldChecks]:
     checks = HeldChecks()
-    window.detail.check_request = checks
+    window.detail.checker.check_request = checks
     yield checks
     checks.gate.set()
 
@@ -154,7 +154,7 @@ def test_a_request_checked_once_is_shown_checked_when_selected_again(
     shown(qtbot, window, calm)
     qtbot.waitUntil(window.detail.checked, timeout=10_000)
     held = HeldChecks()  # from now on a scan would hang until the test ends: the cache must answer
-    window.detail.check_request = held
+    window.detail.checker.check_request = held
     try:
         shown(qtbot, window, secret)
         assert window.detail.checked()

@@ -20,7 +20,7 @@ def test_closing_the_window_while_the_detail_checks_run_ends_cleanly(
 ) -> None:
     window = open_main_window()
     held = HeldChecks()
-    window.detail.check_request = held
+    window.detail.checker.check_request = held
     errors: list[str] = []
     window.banner.show_message = lambda message, **_kw: errors.append(message)  # type: ignore[method-assign]
     hitl_id = write(qtbot, qt_backend, "w1", "hello\n" * 1000)

@@ -14,7 +14,6 @@ import asyncio
 import html
 import json
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -50,17 +49,11 @@ from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.flow_layout import FlowLayout
 from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
+from reviewer_app.ui.detail.checks import RequestChecker
 from reviewer_app.ui.detail.explain import ExplainSection
 from reviewer_app.ui.detail.headline import HeadlineView, headline_of
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
-from reviewer_app.ui.detail.prepared import (
-    WRITE_TOOLS,
-    PreparedRequest,
-    RequestChecks,
-    check_request,
-    needs_diff,
-    prepare_request,
-)
+from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, needs_diff, prepare_request
 from reviewer_app.ui.detail.risk_chip import CHECKING, RiskChip
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
@@ -68,7 +61,6 @@ from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, TimelineModel,
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 DIFF_PENDING = "# Working out the diff…"
-SECRETS_REMEMBERED = 512  # requests whose secret scan is kept (a few short tuples each)
 COMMAND_KEYS = ("command", "cmd")
 
 
@@ -153,8 +145,7 @@ class DetailPane(QWidget):
         self.prepared: PreparedRequest | None = None
         self.run_record: RunRecord | None = None
         self.busy = False
-        self.check_request: Callable[..., RequestChecks] = check_request  # run on a worker thread
-        self._secrets_seen: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
+        self.checker = RequestChecker()  # the secret scan and a write's diff, once the request is shown
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -570,21 +561,7 @@ class DetailPane(QWidget):
             return
         self._apply(prepared)
         if not prepared.checked or needs_diff(prepared):
-            await self._after_posted_events()  # the request is painted before the checks compete for the GIL
-            if generation == self._generation:
-                await self._check(generation, prepared)
-
-    @staticmethod
-    async def _after_posted_events() -> None:
-        """Until Qt has handled the events posted so far, the repaint of what was just shown among them."""
-        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def handled() -> None:
-            if not turn.done():  # cancelled with the task meanwhile
-                turn.set_result(None)
-
-        QTimer.singleShot(0, handled)
-        await turn
+            await self._check(generation, prepared)
 
     async def _check(self, generation: int, prepared: PreparedRequest) -> None:
         """The secret scan (unless remembered) and a write's diff, on a worker thread, once the request is shown."""
@@ -593,7 +570,7 @@ class DetailPane(QWidget):
             workspace = await self._workspace(record) if needs_diff(prepared) else None
             if generation != self._generation:
                 return
-            checks = await asyncio.to_thread(self.check_request, prepared, workspace, secrets=prepared.secrets)
+            checks = await self.checker.run(prepared, workspace)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the request stays "not checked": approving by key still takes two presses
@@ -606,18 +583,8 @@ class DetailPane(QWidget):
         if generation != self._generation:
             return
         prepared.set_checks(checks)
-        self._remember_secrets(prepared)
         self._show_checks(prepared)
         self._announce_checked(prepared)
-
-    def _remember_secrets(self, prepared: PreparedRequest) -> None:
-        if prepared.secrets is None:
-            return
-        key = (str(prepared.record["hitl_id"]), prepared.digest)
-        self._secrets_seen[key] = prepared.secrets
-        self._secrets_seen.move_to_end(key)
-        while len(self._secrets_seen) > SECRETS_REMEMBERED:
-            self._secrets_seen.popitem(last=False)
 
     def _show_checks(self, prepared: PreparedRequest) -> None:
         """The chip with the whole risk, a write's diff (its tab comes forward unless the operator chose one), then
@@ -650,9 +617,7 @@ class DetailPane(QWidget):
         self.prepared = prepared
         record = prepared.record
         data = record.get("data") if isinstance(record.get("data"), dict) else None
-        remembered = self._secrets_seen.get((str(record["hitl_id"]), prepared.digest))
-        if remembered is not None and not prepared.checked:
-            prepared.set_secrets(remembered)
+        self.checker.recall(prepared)
         if prepared.question is None:
             self.headline.set_headline(headline_of(record.get("tool_name"), prepared.shown, data))
         self.args_panel.set_formatted(prepared.formatted)
