@@ -21,12 +21,8 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
-    QFont,
     QGuiApplication,
     QKeySequence,
-    QSyntaxHighlighter,
-    QTextCharFormat,
-    QTextDocument,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -50,6 +46,7 @@ from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.flow_layout import FlowLayout
 from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
 from reviewer_app.ui.detail.checks import RequestChecker
+from reviewer_app.ui.detail.diff_highlighter import DiffHighlighter
 from reviewer_app.ui.detail.explain import ExplainSection
 from reviewer_app.ui.detail.headline import HeadlineView, headline_of
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
@@ -78,30 +75,6 @@ def command_of(arguments: Any) -> str | None:
             if isinstance(value, str) and value.strip():
                 return value
     return None
-
-
-class DiffHighlighter(QSyntaxHighlighter):
-    """Colours a unified diff: additions, deletions, hunk headers."""
-
-    def __init__(self, document: QTextDocument) -> None:
-        super().__init__(document)
-
-    def highlightBlock(self, text: str) -> None:
-        colors = theme.current()
-        fmt = QTextCharFormat()
-        if text.startswith(("+++", "---")):
-            fmt.setFontWeight(QFont.Weight.Bold)
-        elif text.startswith("+"):
-            fmt.setForeground(colors.diff_add_fg)
-            fmt.setBackground(colors.diff_add_bg)
-        elif text.startswith("-"):
-            fmt.setForeground(colors.diff_del_fg)
-            fmt.setBackground(colors.diff_del_bg)
-        elif text.startswith("@@"):
-            fmt.setForeground(colors.diff_hunk)
-        else:
-            return
-        self.setFormat(0, len(text), fmt)
 
 
 def _button(text: str, name: str, accessible: str, tip: str) -> QPushButton:
