@@ -61,7 +61,12 @@ async def measure(rounds: int, folder: Path) -> dict[str, list[float]]:
                     tool_name="Bash",
                     data={"arguments": {"command": f"echo {n}"}, "agent": "bench"},
                 )
-                await until(lambda h=hitl_id: window.detail.hitl_id == h and window.detail.decidable())
+                # shown and checked: until its secret scan ends, the first ``a`` only asks for a second press
+                await until(
+                    lambda h=hitl_id: (
+                        window.detail.hitl_id == h and window.detail.decidable() and window.detail.checked()
+                    )
+                )
                 waiting = asyncio.ensure_future(agent.wait_for_response(hitl_id, timeout=30))
                 await asyncio.sleep(0.05)  # the agent is in its wait, as a hook would be
                 view = window.inbox.reading_view
@@ -94,7 +99,8 @@ def main() -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    with tempfile.TemporaryDirectory() as folder:
+    # Closing the loop (as the app does) ends its executor's worker QThreads: left running, Qt aborts at exit.
+    with loop, tempfile.TemporaryDirectory() as folder:
         found = loop.run_until_complete(measure(options.rounds, Path(folder)))
     for kind, seconds in found.items():
         ms = sorted(s * 1000 for s in seconds)

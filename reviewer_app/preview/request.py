@@ -17,7 +17,7 @@ from typing import Any
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.explain import Segment, explain_command
 from reviewer_app.domain.hitl import shown_arguments
-from reviewer_app.domain.risk import Risk, assess
+from reviewer_app.domain.risk import Risk, assess, with_secrets
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.toolcall import ToolCall, command_of, is_shell_tool
 from reviewer_app.domain.why import PreviewInputs, why_asked
@@ -55,16 +55,26 @@ class RequestPreview:
 
 
 def preview_inputs(
-    inputs: PreviewInputs, *, now: float | None = None, budget_s: float = DEFAULT_BUDGET_S
+    inputs: PreviewInputs,
+    *,
+    now: float | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
+    secrets: tuple[str, ...] | None = None,
 ) -> RequestPreview:
-    """Why, what and effects for the request in ``inputs`` (reads the disk, never the database)."""
+    """Why, what and effects for the request in ``inputs`` (reads the disk, never the database).
+
+    ``secrets``: the secret scan's result when the caller already has it for these arguments (the detail pane
+    scans them first), so the scan does not run twice.
+    """
     now = time.time() if now is None else now
     record = inputs.record
     digest = args_digest(shown_arguments(record))
     call = call_of_record(record)
     if call is not None and call.cwd is None and inputs.workspace is not None:
         call = ToolCall(call.tool_name, call.arguments, call.agent, call.session_id, inputs.workspace, call.metadata)
-    risk = assess(call) if call is not None else None
+    risk = None
+    if call is not None:
+        risk = assess(call) if secrets is None else with_secrets(assess(call, scan_secrets=False), secrets)
     why = why_asked(
         record,
         rules=inputs.rules,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from reviewer_app.domain.risk import assess, assess_command, assess_path, is_sensitive_path, secret_kinds
@@ -150,3 +152,64 @@ def test_secret_detection_uses_detect_secrets_regex_detectors() -> None:
     assert secret_kinds({"text": "enter your password here"}) == ()
     risk = assess(ToolCall("write_file", {"path": "notes.md", "content": "token AKIAIOSFODNN7EXAMPLE"}, cwd=WS))
     assert risk.level == "medium" and "AWS Access Key" in risk.reasons[0]
+
+
+def _line_by_line_secret_kinds(arguments: Any) -> tuple[str, ...]:
+    """The scan as it was: every detector's ``analyze_line`` on every line of the first 64 KB (the reference)."""
+    from reviewer_app.domain.risk import _scanned_lines, _secret_detectors
+
+    kinds: list[str] = []
+    for line in _scanned_lines(arguments):
+        for detector in _secret_detectors():
+            if detector.secret_type not in kinds and any(True for _ in detector.analyze_line("arguments", line)):
+                kinds.append(detector.secret_type)
+    return tuple(kinds)
+
+
+SECRET_LINES = [
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "token = xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx",
+    "https://user:hunter2@example.com/x",
+    "AKIAIOSFODNN7EXAMPLE",
+    "artifactory: AKCp5budTFpbypBqQbGJPz3pGCi28pPivfWczqjfYb9drAmd9LbRZbj6UpKFxJXA8ksWGc9fM",
+    'cloudant_password="abcdefghijklmnopqrstuvwx"',
+    "ibm_cos_hmac_secret_access_key = 1234567890abcdef1234567890abcdef1234567890abcdef",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "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",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "npm_token //registry.npmjs.org/:_authToken=743b294a-cd03-11ec-9d64-0242ac120002",
+]
+
+
+@pytest.mark.parametrize("position", ["first", "middle", "last", "alone"])
+def test_the_fast_secret_scan_finds_what_a_line_by_line_scan_finds(position: str) -> None:
+    """1 MB of ordinary text is scanned in a few regex searches; what it finds is what every detector reading
+    every line finds, in the same order, wherever the secrets sit (first, last or alone on their line)."""
+    filler = [f"an ordinary line {n} of generated text, nothing to see: x = {n} * 2 # ok" for n in range(900)]
+    for number, secret in enumerate(SECRET_LINES):
+        if position == "alone":
+            lines = [secret]
+        else:
+            at = {"first": 0, "middle": 450 + number, "last": len(filler)}[position]
+            lines = [*filler[:at], f"{secret}", *filler[at:]]
+        arguments = {"path": "x.txt", "content": "\n".join(lines), "extra": [number, None]}
+        assert secret_kinds(arguments) == _line_by_line_secret_kinds(arguments), secret
+    everything = {"content": "\n".join([*filler[:300], *SECRET_LINES, *filler[300:]])}
+    assert secret_kinds(everything) == _line_by_line_secret_kinds(everything)
+    assert len(secret_kinds(everything)) >= 8
+    plain = {"content": "\n".join(filler) * 20}
+    assert secret_kinds(plain) == _line_by_line_secret_kinds(plain) == ()
+
+
+def test_with_secrets_completes_a_risk_assessed_without_the_scan() -> None:
+    from reviewer_app.domain.risk import with_secrets
+
+    for call in (
+        ToolCall("Bash", {"command": "rm -rf build && echo AKIAIOSFODNN7EXAMPLE"}, cwd=WS),
+        ToolCall("write_file", {"path": "notes.md", "content": "token AKIAIOSFODNN7EXAMPLE"}, cwd=WS),
+        ToolCall("Bash", {"command": "curl https://example.com -H 'x: AKIAIOSFODNN7EXAMPLE'"}, cwd=WS),
+        ToolCall("Bash", {"command": "ls"}, cwd=WS),
+    ):
+        quick = assess(call, scan_secrets=False)
+        assert with_secrets(quick, secret_kinds(call.arguments)) == assess(call)
+        assert with_secrets(quick, secret_kinds(call.arguments)).high == quick.high  # a secret never makes it high

@@ -170,3 +170,24 @@ def test_the_preview_is_bound_to_the_arguments_hash(tmp_path: Path) -> None:
         assert preview_request(store, "missing") is None
     finally:
         store.close()
+
+
+def test_a_preview_given_the_secret_scan_says_what_a_preview_that_scans_says(tmp_path: Path) -> None:
+    """The detail pane scans the arguments first and hands the kinds found over, so the scan does not run twice."""
+    from reviewer_app.domain.risk import secret_kinds
+    from reviewer_app.persistence.preview_inputs import read_inputs
+    from reviewer_app.preview.request import preview_inputs
+
+    arguments = {"command": "aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPLE"}
+    store = Store.open(tmp_path / "r.db")
+    try:
+        with store.transaction() as tx:
+            tx.requests.create(new_request("h-aws", arguments, tmp_path))
+        inputs = read_inputs(store, "h-aws")
+    finally:
+        store.close()
+    assert inputs is not None
+    scanned = preview_inputs(inputs, now=1.0)
+    given = preview_inputs(inputs, now=1.0, secrets=secret_kinds(arguments))
+    assert scanned.risk is not None and any("secret-looking" in reason for reason in scanned.risk.reasons)
+    assert (given.risk, given.why) == (scanned.risk, scanned.why)

@@ -176,6 +176,16 @@ def open_main_window(request: pytest.FixtureRequest, qtbot: Any, qtmodeltester: 
             window.close()
 
 
+@pytest.fixture
+def triage_window(open_main_window: OpenMainWindow) -> Iterator[MainWindow]:
+    """A window with the triage models (inbox tree, rules table) watched by QAbstractItemModelTester."""
+    from tests.ui.triage_helpers import triage_models
+
+    window = open_main_window(checked=triage_models)
+    yield window
+    window.close()
+
+
 def make_summary(
     n: int,
     *,

@@ -96,11 +96,13 @@ def press(qtbot: Any, win: MainWindow, key: Any) -> None:
 
 
 def wait_shown(qtbot: Any, win: MainWindow, hitl_id: str) -> None:
-    """The request is in the inbox, selected, and fully loaded (decisions possible)."""
+    """The request is in the inbox, selected, fully loaded and checked (decisions possible, ``a`` at once)."""
     qtbot.waitUntil(lambda: win.inbox.model.index_for(hitl_id).isValid(), timeout=10_000)
     if win.detail.hitl_id != hitl_id:
         win.inbox.select_request(hitl_id)
-    qtbot.waitUntil(lambda: win.detail.hitl_id == hitl_id and win.detail.decidable(), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: win.detail.hitl_id == hitl_id and win.detail.decidable() and win.detail.checked(), timeout=10_000
+    )
 
 
 def test_an_external_agent_is_marked_decided_with_the_keyboard_and_acts(

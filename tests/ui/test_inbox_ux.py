@@ -66,7 +66,8 @@ def create(qtbot: Any, backend: SQLHITLBackend, n: int, tool: str = "run_shell",
 def wait_shown(qtbot: Any, win: MainWindow, hitl_id: str | None = None) -> str:
     def ready() -> bool:
         s = win.detail.summary
-        return s is not None and (hitl_id is None or s.hitl_id == hitl_id) and win.detail.decidable()
+        wanted = s is not None and (hitl_id is None or s.hitl_id == hitl_id)
+        return wanted and win.detail.decidable() and win.detail.checked()
 
     qtbot.waitUntil(ready, timeout=10_000)
     assert win.detail.summary is not None

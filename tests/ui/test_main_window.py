@@ -54,11 +54,12 @@ def start(qtbot: Any, runtime: Runtime, script: list[dict[str, Any]], prompt: st
 
 
 def wait_for_request(qtbot: Any, win: MainWindow, tool: str | None = None) -> str:
-    """The request shown and fully loaded in the detail pane (the inbox selects the oldest itself)."""
+    """The request shown, fully loaded and checked in the detail pane (the inbox selects the oldest itself)."""
 
     def ready() -> bool:
         summary = win.detail.summary
-        return summary is not None and (tool is None or summary.tool_name == tool) and win.detail.decidable()
+        wanted = summary is not None and (tool is None or summary.tool_name == tool)
+        return wanted and win.detail.decidable() and win.detail.checked()
 
     qtbot.waitUntil(ready, timeout=10_000)
     assert win.detail.summary is not None

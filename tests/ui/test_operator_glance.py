@@ -18,7 +18,7 @@ from reviewer_app.ui.inbox.cells import COL_REQUEST
 from reviewer_app.ui.inbox.queue import COL_WAITING, FLAT_QUEUE_KEY
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OpenMainWindow, run_async
-from tests.ui.triage_helpers import WORKSPACE, shell, show, status, triage_models
+from tests.ui.triage_helpers import call, shell, show, status, triage_models
 
 
 @pytest.fixture
@@ -31,18 +31,7 @@ def window(
 
 
 def mcp(qtbot: Any, backend: SQLHITLBackend, hitl_id: str, tool: str, arguments: dict[str, Any]) -> str:
-    run_async(
-        qtbot,
-        backend.create(
-            hitl_id=hitl_id,
-            hitl_type="tool_approval",
-            session_id="s1",
-            invocation_id="i1",
-            data={"arguments": arguments, "cwd": WORKSPACE, "agent": "claude-code"},
-            tool_name=tool,
-        ),
-    )
-    return hitl_id
+    return call(qtbot, backend, hitl_id, tool, arguments)
 
 
 def on_window(widget: QWidget) -> QRect:
@@ -157,7 +146,9 @@ def test_the_flat_queue_is_one_row_per_request_most_urgent_first_and_remembered(
     # Keys act here as in the tree: j moves in queue order, a decides and the next in queue order follows.
     queue.view.setFocus()
     window.inbox.select_request("h4")
-    qtbot.waitUntil(lambda: window.detail.hitl_id == "h4" and window.detail.decidable(), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: window.detail.hitl_id == "h4" and window.detail.decidable() and window.detail.checked(), timeout=10_000
+    )
     qtbot.keyClick(queue.view, Qt.Key.Key_J)
     qtbot.waitUntil(lambda: window.detail.hitl_id == risky, timeout=5_000)
     show(qtbot, window, old)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QModelIndex, QObject, Qt
 
 from reviewer_app.domain.decisions import args_digest
@@ -179,6 +180,32 @@ def test_format_json_cuts_huge_payloads_and_show_all_splits_lines() -> None:
     assert json.loads(small.text) == {"a": [1, 2], "b": {"c": None}}
 
 
+def _format_whole_then_cut(value: Any, budget: int) -> str:
+    """The pretty text as format_json printed it before it cut long values first: all of it, then its prefix."""
+    whole = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return format_json(value, budget=None, max_line=10**9).text if len(whole) <= budget else whole[:budget]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"path": "big.txt", "content": 'line\n"quoted" é\t' * 100_000},
+        {"items": list(range(100_000)), "tail": "x" * 10},
+        [{"k": "v" * n, 3: None, "nested": [True, 1.5, ("a", "b")]} for n in range(0, 3000, 7)],
+        {"exact": "e" * 199_990},
+        {"short": "s", "none": None},
+        "a bare string " * 50_000,
+    ],
+)
+def test_format_json_cuts_long_values_first_and_prints_the_same_text(value: Any) -> None:
+    """A 1 MB string is cut before it is escaped (not escaped whole, then cut): the text shown is unchanged."""
+    budget = 200_000
+    expected = _format_whole_then_cut(value, budget)
+    formatted = format_json(value, budget=budget, max_line=10**9)
+    assert formatted.text.removesuffix("\n… (cut here: use “Show all” to see the rest)") == expected
+    assert formatted.truncated == (len(json.dumps(value, indent=2, ensure_ascii=False, default=str)) > budget)
+
+
 def test_json_view_folds_and_highlights(qtbot: Any) -> None:
     view = JsonView()
     qtbot.addWidget(view)
@@ -209,7 +236,7 @@ def test_json_panel_shows_a_10mb_payload_truncated_with_show_all(qtbot: Any) -> 
         "tool_name": "write_file",
         "data": {"arguments": {"path": "big.txt", "content": "z" * 10_000_000}},
     }
-    prepared = prepare_request(record, None)
+    prepared = prepare_request(record)
     panel.set_formatted(prepared.formatted)
     panel.resize(600, 400)
     panel.show()

@@ -27,6 +27,21 @@ def shell(
     tool: str = "Bash",
     **data: Any,
 ) -> str:
+    return call(qtbot, backend, hitl_id, tool, {"command": command}, session=session, invocation=invocation, **data)
+
+
+def call(
+    qtbot: Any,
+    backend: SQLHITLBackend,
+    hitl_id: str,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    session: str = "s1",
+    invocation: str = "i1",
+    **data: Any,
+) -> str:
+    """A pending request for one call of ``tool`` by claude-code in the workspace."""
     run_async(
         qtbot,
         backend.create(
@@ -34,7 +49,7 @@ def shell(
             hitl_type="tool_approval",
             session_id=session,
             invocation_id=invocation,
-            data={"arguments": {"command": command}, "cwd": WORKSPACE, "agent": "claude-code", **data},
+            data={"arguments": arguments, "cwd": WORKSPACE, "agent": "claude-code", **data},
             tool_name=tool,
         ),
     )
@@ -50,10 +65,13 @@ def status(qtbot: Any, backend: SQLHITLBackend, hitl_id: str) -> tuple[str, str 
 
 
 def show(qtbot: Any, win: MainWindow, hitl_id: str) -> None:
-    """Select ``hitl_id`` in the inbox and wait until the detail pane can decide it."""
+    """Select ``hitl_id`` in the inbox and wait until the detail pane can decide it, its checks (the secret scan)
+    ended."""
     qtbot.waitUntil(lambda: win.inbox.model.index_for(hitl_id).isValid(), timeout=10_000)
     win.inbox.select_request(hitl_id)
-    qtbot.waitUntil(lambda: win.detail.hitl_id == hitl_id and win.detail.decidable(), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: win.detail.hitl_id == hitl_id and win.detail.decidable() and win.detail.checked(), timeout=10_000
+    )
 
 
 def dialog_of(qtbot: Any, win: MainWindow, kind: type) -> Any:

@@ -7,6 +7,11 @@ at once; other keys and other requests disarm it.
 
 Shift+A (approve for the session) always takes two presses, whatever the risk: the first says exactly what the
 session waiver will cover (``policy.describe_session_approval``), so nothing is waived that was not read.
+
+While the detail pane is still scanning the arguments for secrets (a 1 MB request is shown before its scan ends),
+the risk is not whole yet: ``a`` takes two presses then too, the first saying the scan still runs. A secret only
+ever makes a call medium risk, and whatever makes it high is known before the request is shown, so the HIGH RISK
+reasons are in that first message already.
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ class HighRiskConfirm(QObject):
         hitl_id = detail.hitl_id
         high = risk is not None and risk.high
         waiver = kind == "approve_for_session"
-        if kind in CONFIRMED_KINDS and hitl_id is not None and (high or waiver) and detail.allowed(kind):
+        unchecked = not detail.checked()
+        if kind in CONFIRMED_KINDS and hitl_id is not None and (high or waiver or unchecked) and detail.allowed(kind):
             if self.armed == (hitl_id, kind):
                 self._armed = None
                 self.decide(kind)
@@ -63,9 +69,11 @@ class HighRiskConfirm(QObject):
             self._armed_at = self.clock()
             key = CONFIRMED_KINDS[kind]
             parts = [f"HIGH RISK ({'; '.join(risk.reasons[:3])})"] if high and risk is not None else []
+            if unchecked:
+                parts.append("Still checking the arguments for secrets")
             if waiver:
                 parts.append(f"Approve for the session waives: {self._grant()}")
-            verb = "grant it" if waiver else "approve"
+            verb = "grant it" if waiver else ("approve" if high or not unchecked else "approve without waiting")
             self.message.emit(
                 f"{' · '.join(parts)} — press {key} again within {CONFIRM_WINDOW_S:.0f} s to {verb}",
                 int(CONFIRM_WINDOW_S * 1000),

@@ -105,6 +105,7 @@ class ExplainSection(QWidget):
         self._spawn = spawn
         self._generation = 0
         self._key: tuple[str, str] | None = None
+        self._secrets: tuple[str, ...] | None = None
         self._checking = False
         self.preview: RequestPreview | None = None
         self.stale: list[str] = []
@@ -151,12 +152,13 @@ class ExplainSection(QWidget):
         if self._key is None or self._key[0] != hitl_id:
             self.clear()
 
-    def show_request(self, hitl_id: str, digest: str) -> None:
+    def show_request(self, hitl_id: str, digest: str, secrets: tuple[str, ...] | None = None) -> None:
         """Show the preview of ``hitl_id`` for the arguments hashing to ``digest``; computed again only when the
-        request or the hash changed."""
+        request or the hash changed. ``secrets``: the secret scan of these arguments, when the pane has it."""
         if self._key == (hitl_id, digest):
             return
         self._key = (hitl_id, digest)
+        self._secrets = secrets
         self._start(hitl_id)
 
     def recompute(self) -> None:
@@ -167,12 +169,12 @@ class ExplainSection(QWidget):
         self._generation += 1
         generation = self._generation
         self.view.setHtml("<p><i>Working out why, what and what it will touch…</i></p>")
-        self._spawn(self._compute(generation, hitl_id))
+        self._spawn(self._compute(generation, hitl_id, self._secrets))
 
-    async def _compute(self, generation: int, hitl_id: str) -> None:
+    async def _compute(self, generation: int, hitl_id: str, secrets: tuple[str, ...] | None) -> None:
         try:
             inputs = await self.backend.preview_inputs(hitl_id)
-            preview = await asyncio.to_thread(preview_inputs, inputs) if inputs is not None else None
+            preview = await asyncio.to_thread(preview_inputs, inputs, secrets=secrets) if inputs is not None else None
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the preview is advice: a failure is said, never fatal

@@ -57,7 +57,7 @@ def format_json(
     parts: list[str] = []
     size = 0
     truncated = False
-    for chunk in encoder.iterencode(value):
+    for chunk in encoder.iterencode(value if budget is None else _within(value, [budget + 1])):
         parts.append(chunk)
         size += len(chunk)
         if budget is not None and size > budget:
@@ -82,6 +82,37 @@ def format_json(
     if truncated and budget is not None and size > budget:
         out.append("… (cut here: use “Show all” to see the rest)")
     return FormattedJson("\n".join(out), truncated, len(text), total_chars, split)
+
+
+def _within(value: Any, room: list[int]) -> Any:
+    """``value`` without what its pretty JSON would print after ``room[0]`` characters: strings cut, containers
+    ended early. Each step counts fewer characters than the encoder prints, so the first ``room[0]`` characters of
+    the text are the same; a 1 MB string is not escaped whole to show its first 200 KB.
+    """
+    if isinstance(value, str):
+        if len(value) >= room[0]:
+            cut, room[0] = value[: max(room[0], 0)], 0
+            return cut
+        room[0] -= len(value) + 2
+        return value
+    if isinstance(value, dict):
+        kept: dict[Any, Any] = {}
+        for key, item in value.items():
+            if room[0] <= 0:
+                break
+            room[0] -= len(str(key)) + 4  # "key":
+            kept[key] = _within(item, room)
+        return kept
+    if isinstance(value, list | tuple):
+        items: list[Any] = []
+        for item in value:
+            if room[0] <= 0:
+                break
+            items.append(_within(item, room))
+            room[0] -= 1  # the comma
+        return items
+    room[0] -= 1
+    return value
 
 
 def fold_ranges(lines: list[str]) -> dict[int, int]:

@@ -1,8 +1,11 @@
 """The detail pane: what the selected request asks, how the run got there, and the decision buttons.
 
 The full record (possibly megabytes of arguments) is fetched only for the selected
-request, and everything heavy about it — the hash of what is shown, the pretty
-text, the write_file diff — is computed on a worker thread.
+request, and everything heavy about it is computed on a worker thread in two steps: what a
+decision needs on screen (the hash of what is shown, the pretty text, the risk but for the
+secret scan), then the checks that may take longer (the secret scan, the write_file diff),
+while the risk chip says it is still checking. The secrets found are remembered per request
+and hash (stored arguments never change).
 """
 
 from __future__ import annotations
@@ -18,12 +21,8 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
-    QFont,
     QGuiApplication,
     QKeySequence,
-    QSyntaxHighlighter,
-    QTextCharFormat,
-    QTextDocument,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -46,16 +45,19 @@ from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.flow_layout import FlowLayout
 from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
+from reviewer_app.ui.detail.checks import RequestChecker
+from reviewer_app.ui.detail.diff_highlighter import DiffHighlighter
 from reviewer_app.ui.detail.explain import ExplainSection
 from reviewer_app.ui.detail.headline import HeadlineView, headline_of
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
-from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, prepare_request
-from reviewer_app.ui.detail.risk_chip import RiskChip
+from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, needs_diff, prepare_request
+from reviewer_app.ui.detail.risk_chip import CHECKING, RiskChip
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
-from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView, format_duration
+from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, TimelineModel, TimelineView, active_known, active_text
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
+DIFF_PENDING = "# Working out the diff…"
 COMMAND_KEYS = ("command", "cmd")
 
 
@@ -75,30 +77,6 @@ def command_of(arguments: Any) -> str | None:
     return None
 
 
-class DiffHighlighter(QSyntaxHighlighter):
-    """Colours a unified diff: additions, deletions, hunk headers."""
-
-    def __init__(self, document: QTextDocument) -> None:
-        super().__init__(document)
-
-    def highlightBlock(self, text: str) -> None:
-        colors = theme.current()
-        fmt = QTextCharFormat()
-        if text.startswith(("+++", "---")):
-            fmt.setFontWeight(QFont.Weight.Bold)
-        elif text.startswith("+"):
-            fmt.setForeground(colors.diff_add_fg)
-            fmt.setBackground(colors.diff_add_bg)
-        elif text.startswith("-"):
-            fmt.setForeground(colors.diff_del_fg)
-            fmt.setBackground(colors.diff_del_bg)
-        elif text.startswith("@@"):
-            fmt.setForeground(colors.diff_hunk)
-        else:
-            return
-        self.setFormat(0, len(text), fmt)
-
-
 def _button(text: str, name: str, accessible: str, tip: str) -> QPushButton:
     button = named_button(text, name, tip, accessible)
     button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
@@ -113,12 +91,15 @@ class DetailPane(QWidget):
             reject, steer or answer.
         failed(str): loading the request failed; the message is for the banner.
         loaded(str): the selected request (its hitl_id) is fully shown and can be decided.
+        requestChecked(str): the selected request's secret scan has ended (its risk is whole) and a write's
+            diff is shown.
         copied(str): something was copied to the clipboard; the note says what (for the status bar).
     """
 
     decisionRequested = Signal(str)
     failed = Signal(str)
     loaded = Signal(str)
+    requestChecked = Signal(str)
     copied = Signal(str)
 
     def __init__(
@@ -137,6 +118,7 @@ class DetailPane(QWidget):
         self.prepared: PreparedRequest | None = None
         self.run_record: RunRecord | None = None
         self.busy = False
+        self.checker = RequestChecker()  # the secret scan and a write's diff, once the request is shown
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -352,6 +334,10 @@ class DetailPane(QWidget):
             and not self.busy
         )
 
+    def checked(self) -> bool:
+        """The shown request's risk is whole: its secret scan has ended (see ``HighRiskConfirm`` for until then)."""
+        return self.prepared is not None and self.prepared.checked
+
     def allowed(self, kind: str) -> bool:
         if not self.decidable():
             return False
@@ -421,6 +407,8 @@ class DetailPane(QWidget):
             self.timeline_model.set_events(None, [])  # nor the previous run's timeline while this one's loads
         self.args_panel.set_message("Loading…")
         self.risk_chip.set_risk(None)
+        if not self.diff_view.document().isEmpty():
+            self.diff_view.clear()  # never the previous request's diff, even in a tab not in front
         self.digest_label.clear()
         is_ask = summary.hitl_type == HITLType.ASK_USER.value
         self.tabs.setTabVisible(self.question_tab, is_ask)
@@ -465,7 +453,8 @@ class DetailPane(QWidget):
             f"<span style='font-size:13pt'><b>{html.escape(run.agent or 'agent')}</b> run · {html.escape(run.state)}"
             "</span>",
             f"run {html.escape(run.id)} · session {html.escape(run.session_id)}",
-            f"started {started} · active {format_duration(run.active_ms)}"
+            f"started {started} · active {active_text(run)}"
+            + ("" if active_known(run) else f" ({html.escape(ACTIVE_NOT_KNOWN_TIP.removeprefix('active time '))})")
             + (f" · {run.pending} pending" if run.pending else ""),
             f"<i>{html.escape((run.prompt or '')[:400])}</i>",
         ]
@@ -533,10 +522,7 @@ class DetailPane(QWidget):
             if record is None:
                 self.args_panel.set_message("This request no longer exists.")
                 return
-            workspace = None
-            if record.get("tool_name") in WRITE_TOOLS:
-                workspace = await self._workspace(record)
-            prepared = await asyncio.to_thread(prepare_request, record, workspace)
+            prepared = await asyncio.to_thread(prepare_request, record)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -547,6 +533,50 @@ class DetailPane(QWidget):
         if generation != self._generation:
             return
         self._apply(prepared)
+        if not prepared.checked or needs_diff(prepared):
+            await self._check(generation, prepared)
+
+    async def _check(self, generation: int, prepared: PreparedRequest) -> None:
+        """The secret scan (unless remembered) and a write's diff, on a worker thread, once the request is shown."""
+        record = prepared.record
+        try:
+            workspace = await self._workspace(record) if needs_diff(prepared) else None
+            if generation != self._generation:
+                return
+            checks = await self.checker.run(prepared, workspace)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the request stays "not checked": approving by key still takes two presses
+            if generation == self._generation:
+                self.risk_chip.set_risk(prepared.risk, pending=f"secret scan failed: {exc}")
+                self.explain.show_request(str(record["hitl_id"]), prepared.digest)
+                if needs_diff(prepared):
+                    self.diff_view.setPlainText(f"# Could not work out the diff: {exc}")
+            return
+        if generation != self._generation:
+            return
+        prepared.set_checks(checks)
+        self._show_checks(prepared)
+        self._announce_checked(prepared)
+
+    def _show_checks(self, prepared: PreparedRequest) -> None:
+        """The chip with the whole risk, a write's diff (its tab comes forward unless the operator chose one), then
+        the why / what it will touch section: started after the checks, not beside them (one worker's work at a
+        time while the request is painted), and given the secret scan's result."""
+        self.risk_chip.set_risk(prepared.risk, pending=None if prepared.checked else CHECKING)
+        if prepared.checked:
+            self.explain.show_request(str(prepared.record["hitl_id"]), prepared.digest, prepared.secrets)
+        if prepared.diff_ready and self.tabs.isTabVisible(self.diff_tab):
+            if prepared.diff is not None:
+                self.diff_view.setPlainText(f"# {prepared.diff_note}\n{prepared.diff}")
+                if self.tabs.currentIndex() == 0:
+                    self.tabs.setCurrentIndex(self.diff_tab)
+            else:
+                self.diff_view.setPlainText(f"# {prepared.diff_note}")
+
+    def _announce_checked(self, prepared: PreparedRequest) -> None:
+        if prepared.checked and not needs_diff(prepared):
+            self.requestChecked.emit(str(prepared.record["hitl_id"]))
 
     async def _workspace(self, record: HITLRecord) -> Path | None:
         run = await self.backend.get_run(record["invocation_id"])
@@ -560,10 +590,9 @@ class DetailPane(QWidget):
         self.prepared = prepared
         record = prepared.record
         data = record.get("data") if isinstance(record.get("data"), dict) else None
+        self.checker.recall(prepared)
         if prepared.question is None:
             self.headline.set_headline(headline_of(record.get("tool_name"), prepared.shown, data))
-        self.risk_chip.set_risk(prepared.risk)
-        self.explain.show_request(prepared.record["hitl_id"], prepared.digest)
         self.args_panel.set_formatted(prepared.formatted)
         self.digest_label.setText(f"sha256 {prepared.digest[:12]}…")
         if prepared.question is not None:
@@ -572,14 +601,12 @@ class DetailPane(QWidget):
                 f"<p style='font-size:13pt'>{html.escape(prepared.question) or '(no question text)'}</p>"
                 + (f"<p>Options:</p><ol>{options}</ol>" if options else "<p><i>Free answer.</i></p>")
             )
-        if self.tabs.isTabVisible(self.diff_tab):
-            if prepared.diff is not None:
-                self.diff_view.setPlainText(f"# {prepared.diff_note}\n{prepared.diff}")
-                self.tabs.setCurrentIndex(self.diff_tab)
-            else:
-                self.diff_view.setPlainText(f"# {prepared.diff_note}")
+        if needs_diff(prepared) and self.tabs.isTabVisible(self.diff_tab):
+            self.diff_view.setPlainText(DIFF_PENDING)
+        self._show_checks(prepared)
         self._refresh_buttons()
         self.loaded.emit(prepared.record["hitl_id"])
+        self._announce_checked(prepared)
 
     def show_all(self) -> None:
         prepared = self.prepared

@@ -1,7 +1,10 @@
 """What the detail pane shows about one request, computed off the GUI thread (no widgets here).
 
-The hash of the arguments as shown (what a decision names, so nothing else can be approved),
-their pretty text, a write_file call's diff against the workspace, an ask_user question.
+In two steps, so that a request with megabytes of arguments is on screen at once. First (``prepare_request``):
+the hash of the arguments as shown (what a decision names, so nothing else can be approved), their pretty text,
+the risk without the secret scan (everything that makes a call high risk), an ask_user question. Then, while
+the arguments are already on screen (``check_request``): the secret scan and a write_file call's diff against
+the workspace.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from reviewer_app.domain.decisions import canonical_json
 from reviewer_app.domain.hitl import HITLRecord, HITLType
-from reviewer_app.domain.risk import Risk, assess
+from reviewer_app.domain.risk import Risk, assess, secret_kinds, with_secrets
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.hitl import shown_arguments
 from reviewer_app.ui.detail.json_view import FormattedJson, format_json
@@ -37,7 +40,36 @@ class PreparedRequest:
     diff_note: str = ""
     question: str | None = None
     options: list[str] = field(default_factory=list)
-    risk: Risk | None = None  # None for a question (not a tool call)
+    risk: Risk | None = None  # None for a question (not a tool call); without the secret scan until it ends
+    secrets: tuple[str, ...] | None = None  # the secret scan's kinds found; None while it runs
+    diff_ready: bool = False  # a write's diff (and its note) is here
+
+    @property
+    def checked(self) -> bool:
+        """The risk is whole: the secret scan has ended (a question has nothing to scan)."""
+        return self.secrets is not None
+
+    def set_secrets(self, kinds: tuple[str, ...]) -> None:
+        """The scan has ended: the risk counts the secrets found (a secret makes a call medium risk at most)."""
+        self.secrets = kinds
+        if self.risk is not None:
+            self.risk = with_secrets(self.risk, kinds)
+
+    def set_checks(self, checks: RequestChecks) -> None:
+        if not self.checked:
+            self.set_secrets(checks.secret_kinds)
+        if checks.diff_ready:
+            self.diff, self.diff_note, self.diff_ready = checks.diff, checks.diff_note, True
+
+
+@dataclass(frozen=True)
+class RequestChecks:
+    """What a worker works out once the arguments are on screen: the secret scan, and a write_file call's diff."""
+
+    secret_kinds: tuple[str, ...] = ()
+    diff: str | None = None
+    diff_note: str = ""
+    diff_ready: bool = False
 
 
 def write_file_diff(workspace: Path | None, args: Any) -> tuple[str | None, str]:
@@ -97,8 +129,9 @@ def write_file_diff(workspace: Path | None, args: Any) -> tuple[str | None, str]
     return text, note
 
 
-def prepare_request(record: HITLRecord, workspace: Path | None) -> PreparedRequest:
-    """Hash, pretty text and diff of a request (runs on a worker thread)."""
+def prepare_request(record: HITLRecord) -> PreparedRequest:
+    """Hash, pretty text and risk without the secret scan of a request (runs on a worker thread, in a few ms
+    for megabytes of arguments: the pretty text stops at its budget)."""
     shown = shown_arguments(record)
     compact = canonical_json(shown)
     digest = hashlib.sha256(compact.encode()).hexdigest()  # args_digest(shown), without a second 1 MB dumps
@@ -106,13 +139,29 @@ def prepare_request(record: HITLRecord, workspace: Path | None) -> PreparedReque
     prepared = PreparedRequest(record, shown, digest, formatted, len(compact))
     data = record.get("data") or {}
     call = call_of_record(record)
-    prepared.risk = assess(call) if call is not None else None
+    prepared.risk = assess(call, scan_secrets=False) if call is not None else None
     if record.get("hitl_type") == HITLType.ASK_USER.value:
         args = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
         question = data.get("question") or (args or {}).get("question") or data.get("prompt")
         options = data.get("options") or (args or {}).get("options") or []
         prepared.question = str(question) if question else ""
         prepared.options = [str(o) for o in options] if isinstance(options, list) else []
-    elif record.get("tool_name") in WRITE_TOOLS:
-        prepared.diff, prepared.diff_note = write_file_diff(workspace, shown)
+        prepared.secrets = ()  # a question is not a call: nothing to scan or diff
     return prepared
+
+
+def needs_diff(prepared: PreparedRequest) -> bool:
+    return prepared.question is None and prepared.record.get("tool_name") in WRITE_TOOLS and not prepared.diff_ready
+
+
+def check_request(
+    prepared: PreparedRequest, workspace: Path | None, *, secrets: tuple[str, ...] | None = None
+) -> RequestChecks:
+    """The secret scan (unless ``secrets`` is its known result) and a write's diff (runs on a worker thread)."""
+    if secrets is None:
+        call = call_of_record(prepared.record)
+        secrets = secret_kinds(call.arguments) if call is not None else ()
+    if not needs_diff(prepared):
+        return RequestChecks(secrets)
+    diff, note = write_file_diff(workspace, prepared.shown)
+    return RequestChecks(secrets, diff, note, diff_ready=True)

@@ -1,4 +1,8 @@
-"""The detail header's risk chip: the level in colour and words, the reasons beside it and in the tooltip."""
+"""The detail header's risk chip: the level in colour and words, the reasons beside it and in the tooltip.
+
+While the secret scan of the arguments still runs the chip says so ("checking for secrets…"), beside the level
+already known: a chip never disappears or changes without a word.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,11 @@ from reviewer_app.domain.risk import Risk
 from reviewer_app.ui.common import theme
 
 MAX_REASONS_SHOWN = 2
+CHECKING = "checking for secrets…"
+CHECKING_TIP = (
+    "The arguments are still being scanned for secret-looking values. Until the scan ends, approving with the "
+    "keyboard takes a second press of the key."
+)
 
 
 class RiskChip(QLabel):
@@ -23,22 +32,41 @@ class RiskChip(QLabel):
         self.setWordWrap(True)
         self.setMaximumWidth(380)
         self.risk: Risk | None = None
+        self.pending: str | None = None
+        self._style = ""
         self.hide()
 
-    def set_risk(self, risk: Risk | None) -> None:
+    def set_risk(self, risk: Risk | None, *, pending: str | None = None) -> None:
+        """Show ``risk``; ``pending`` (e.g. ``CHECKING``) says what is not known yet, even for a low risk so far."""
         self.risk = risk
-        if risk is None or risk.level == "low":
+        self.pending = pending
+        known = risk is not None and risk.level != "low"
+        if not known and pending is None:
+            self.clear()
+            self.setToolTip("")
             self.setAccessibleName("")
             self.hide()
             return
         colors = theme.current()
-        color = colors.danger if risk.high else colors.warning
-        shown = "; ".join(risk.reasons[:MAX_REASONS_SHOWN])
-        more = f" (+{len(risk.reasons) - MAX_REASONS_SHOWN} more)" if len(risk.reasons) > MAX_REASONS_SHOWN else ""
-        self.setStyleSheet(
-            f"#riskChip {{ background: {color.name()}; color: white; border-radius: 6px; padding: 2px 8px; }}"
-        )
-        self.setText(f"<b>{risk.level.upper()} RISK</b> · {html.escape(shown)}{html.escape(more)}")
-        self.setToolTip(f"{risk.level} risk:\n" + "\n".join(f"• {reason}" for reason in risk.reasons))
-        self.setAccessibleName(f"{risk.level} risk: " + "; ".join(risk.reasons))
+        if risk is not None and known:
+            color = colors.danger if risk.high else colors.warning
+            shown = "; ".join(risk.reasons[:MAX_REASONS_SHOWN])
+            extra = len(risk.reasons) - MAX_REASONS_SHOWN
+            more = f" (+{extra} more)" if extra > 0 else ""
+            text = f"<b>{risk.level.upper()} RISK</b> · {html.escape(shown)}{html.escape(more)}"
+            tip = f"{risk.level} risk:\n" + "\n".join(f"• {reason}" for reason in risk.reasons)
+            accessible = f"{risk.level} risk: " + "; ".join(risk.reasons)
+        else:
+            color, text, tip, accessible = colors.muted, "", "", ""
+        if pending is not None:
+            text += (" · " if text else "") + f"<i>{html.escape(pending)}</i>"
+            tip += ("\n\n" if tip else "") + CHECKING_TIP
+            accessible += ("; " if accessible else "") + pending
+        style = f"#riskChip {{ background: {color.name()}; color: white; border-radius: 6px; padding: 2px 8px; }}"
+        if style != self._style:  # re-polishing costs a few ms: only when the colour changes
+            self._style = style
+            self.setStyleSheet(style)
+        self.setText(text)
+        self.setToolTip(tip)
+        self.setAccessibleName(accessible)
         self.show()

@@ -27,6 +27,7 @@ from PySide6.QtGui import QFontMetrics, QPainter, QPalette, QResizeEvent
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QTreeView, QWidget
 
 from reviewer_app.domain.hitl import summarize_arguments
+from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.timeline import Block, BlockEvent, BlockKind, apply_event, fold_events
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.json_view import monospace_font
@@ -202,6 +203,22 @@ def block_duration_ms(block: Block, now_ms: int) -> int | None:
             return int(resolved) - block.started_ms
         return now_ms - block.started_ms if data.get("status", "pending") == "pending" else None
     return None
+
+
+ACTIVE_NOT_KNOWN = "—"
+ACTIVE_NOT_KNOWN_TIP = (
+    "active time not known: this agent runs in its own process and Reviewer sees only its requests, not when it runs"
+)
+
+
+def active_known(run: RunRecord) -> bool:
+    """Whether Reviewer knows a run's active time (running, not waiting for a reviewer): not for an outside agent's
+    run (a hook's, an external Python agent's) whose process never reported any."""
+    return not run.external or run.active_ms > 0
+
+
+def active_text(run: RunRecord) -> str:
+    return format_duration(run.active_ms) if active_known(run) else ACTIVE_NOT_KNOWN
 
 
 def format_duration(ms: int | None) -> str:

@@ -150,7 +150,7 @@ class EditArgumentsDialog(SubmitDialog):
         self.diff_view.setFont(monospace_font())
         self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.submit_on_ctrl_enter(self.diff_view)
-        from reviewer_app.ui.detail.pane import DiffHighlighter
+        from reviewer_app.ui.detail.diff_highlighter import DiffHighlighter
 
         self.diff_highlighter = DiffHighlighter(self.diff_view.document())
         preview_page = QWidget()

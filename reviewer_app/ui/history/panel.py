@@ -34,8 +34,8 @@ from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common.filter_bar import filter_combo, search_box
+from reviewer_app.ui.detail.diff_highlighter import DiffHighlighter
 from reviewer_app.ui.detail.json_view import JsonView, monospace_font
-from reviewer_app.ui.detail.pane import DiffHighlighter
 from reviewer_app.ui.history.model import (
     COL_AGENT,
     COL_BY,

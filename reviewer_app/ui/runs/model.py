@@ -14,7 +14,7 @@ from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.texts import format_age, short_id
-from reviewer_app.ui.detail.timeline import format_duration
+from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, active_known, active_text
 from reviewer_app.ui.models.tree_model import ROOT_KEY, ModelIndex, TreeItemModel
 
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -230,7 +230,7 @@ class RunsModel(TreeItemModel):
             if column == COL_STARTED:
                 return format_age(self.now() - run.created_at) + " ago"
             if column == COL_ACTIVE:
-                return format_duration(run.active_ms)
+                return active_text(run)
             return None
         if role == Qt.ItemDataRole.DecorationRole and column == COL_RUN:
             return theme.icon("external" if run.external else "run")
@@ -242,6 +242,8 @@ class RunsModel(TreeItemModel):
                 lines.append(f"{run.aborted} request(s) cancelled: their calls were aborted")
             if run.external:
                 lines.append(EXTERNAL_RUN_TIP)
+                if not active_known(run):
+                    lines.append(ACTIVE_NOT_KNOWN_TIP)
             if run.error:
                 lines.append(f"error: {run.error}")
             if run.parent_id:

@@ -66,7 +66,7 @@ class Triage(QObject):
         self.risks = RiskCache(backend, window.tasks.spawn, self)
         window.inbox.model.set_risk_source(self.risks.risk)
         self.risks.arrived.connect(window.inbox.model.repaint_requests)
-        window.detail.loaded.connect(self._note_detail_risk)
+        window.detail.requestChecked.connect(self._note_detail_risk)  # the whole risk, secret scan included
         self.confirm = HighRiskConfirm(window.detail, window.decisions.request_decision, self)
         self.confirm.message.connect(lambda text, ms: window.statusBar().showMessage(text, ms))
 
