@@ -164,7 +164,10 @@ class FirstScreenWindow(QMainWindow):
 
     def hand_over(self, window: MainWindow) -> None:
         """The main window takes this one's place: same geometry, request, scroll position and focus."""
-        window.restoreGeometry(self.saveGeometry())
+        if self.isMaximized() or self.isFullScreen():
+            window.restoreGeometry(self.saveGeometry())
+        else:
+            window.setGeometry(self.geometry())
         window.splitter.restoreState(self.splitter.saveState())
         selected = self.selected_hitl_id()
         if selected is not None and window.inbox.model.index_for(selected).isValid():
