@@ -34,6 +34,10 @@ EXIT_CANNOT_OPEN = 2
 SCREENSHOT_TIMEOUT_S = 90.0
 RUNTIME_AFTER_QUIET_S = 0.5
 RUNTIME_WAITS_AT_MOST_S = 3.0
+# Imported on a worker thread once the first screen is painted: the persistence layer and the backend (SQLAlchemy,
+# SQLModel, pydantic: most of the start), then the main window's plain-Python parts. Modules that create Qt
+# objects are imported on the GUI thread only.
+BACKGROUND_IMPORTS = ("reviewer_app.hitl.backend", "reviewer_app.preview.request", "reviewer_app.domain.explain")
 
 
 def make_app() -> QApplication:
@@ -156,7 +160,8 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
         first = FirstScreenWindow(settings) if wanted else None
         if first is not None:  # paint the first page, then import the backend while the operator reads it
             loop.run_until_complete(first.open(ctx.database))
-            loop.run_until_complete(asyncio.to_thread(importlib.import_module, "reviewer_app.hitl.backend"))
+            for module in BACKGROUND_IMPORTS:  # the GUI thread keeps painting and taking j/k meanwhile
+                loop.run_until_complete(asyncio.to_thread(importlib.import_module, module))
         from reviewer_app.hitl import SQLHITLBackend
 
         if first is not None and first.closed_by_operator:
