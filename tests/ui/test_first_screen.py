@@ -136,7 +136,7 @@ def test_a_first_screen_only_where_it_shows_what_the_window_will(db_path: Path, 
 
 
 CHILD = r"""
-import json, sys
+import json, subprocess, sys
 from PySide6.QtCore import QEvent, QObject, QTimer, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QAbstractItemView, QApplication
@@ -166,6 +166,10 @@ class Watch(QObject):
             if name == "firstScreen":
                 QTest.keyClick(view, Qt.Key.Key_J)  # the operator moves before the backend is there
                 seen["moved_to"] = view.window().selected_hitl_id()
+                second = subprocess.run(  # another launch on the same database while the first screen shows
+                    [sys.executable, "-m", "reviewer_app", "--db", sys.argv[1], "gui"],
+                    capture_output=True, text=True, timeout=60)
+                seen["second"] = [second.returncode, second.stdout]
         elif name == "mainWindow" and "main" not in seen:
             main = view.window()
             shell = windows().get("firstScreen")
@@ -211,3 +215,5 @@ def test_the_app_paints_the_first_screen_before_the_backend_then_hands_over(
     assert result["main"]["ids"] == result["first"]["ids"]  # the same rows in the same order: no flicker, no doubles
     assert result["main"]["selected"] == result["moved_to"] == result["first"]["ids"][1]  # j pressed on the first
     assert result["main"]["first_visible"] is False  # one window at a time
+    code, said = result["second"]
+    assert code == 0 and "already open" in said  # a second launch meanwhile found this one and opened no window

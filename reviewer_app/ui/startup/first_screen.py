@@ -180,6 +180,14 @@ class FirstScreenWindow(QMainWindow):
         self.close()
         self.deleteLater()
 
+    def bring_to_front(self) -> None:
+        """Another launch on this database while the first screen shows: this window comes forward."""
+        if self._handed_over:
+            return  # the main window answers from now on
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
     def closeEvent(self, event: QCloseEvent) -> None:
         self.closed_by_operator = not self._handed_over
         super().closeEvent(event)
