@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,15 +155,21 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
         QSettings(str(Path(settings_dir.name) / "ui.ini"), QSettings.Format.IniFormat) if settings_dir else QSettings()
     )
     backend: SQLHITLBackend | None = None
-    # This database's window from now on (the first screen, then the main window): a second launch hands over.
-    listening = screenshot is None and instance.listen()
+    fronts: list[FirstScreenWindow | MainWindow] = []  # the windows shown so far; the newest answers a second launch
+
+    def shown(window: FirstScreenWindow | MainWindow) -> None:
+        """``window`` is this database's window now; from the first one on, later launches bring it forward."""
+        fronts.append(window)
+        if len(fronts) == 1 and screenshot is None and instance.listen():
+            instance.activated.connect(lambda: fronts[-1].bring_to_front())  # noqa: PLW0108 (the newest, when asked)
+            instance.activated.connect(lambda: sys.stderr.write("reviewer-app: another launch asked for this window\n"))
+
     app.setQuitOnLastWindowClosed(False)  # closing the window ends main() below, which stops the runtime first
     try:
         wanted = screenshot is None and wants_first_screen(ctx.database, settings)
         first = FirstScreenWindow(settings) if wanted else None
         if first is not None:  # paint the first page, then import the backend while the operator reads it
-            if listening:
-                instance.activated.connect(first.bring_to_front)
+            shown(first)
             loop.run_until_complete(first.open(ctx.database))
             for module in BACKGROUND_IMPORTS:  # the GUI thread keeps painting and taking j/k meanwhile
                 loop.run_until_complete(asyncio.to_thread(importlib.import_module, module))
@@ -176,9 +183,7 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
             if first is not None:
                 first.close()
             return report_open_failure(ctx.database, exc)
-        code = _run_window(
-            app, loop, backend, ctx, settings, instance if listening else None, watcher, first, demo, screenshot
-        )
+        code = _run_window(app, loop, backend, ctx, settings, shown, watcher, first, demo, screenshot)
     finally:
         instance.close()
         if backend is not None:
@@ -197,7 +202,7 @@ def _run_window(
     backend: SQLHITLBackend,
     ctx: AppContext,
     settings: QSettings,
-    instance: SingleInstance | None,
+    shown: Callable[[MainWindow], None],
     watcher: theme.ThemeWatcher,
     first: FirstScreenWindow | None,
     demo: bool,
@@ -208,9 +213,7 @@ def _run_window(
 
     window = MainWindow(backend, None, settings=settings, tray=screenshot is None)
     watcher.changed.connect(lambda _dark: window.update())
-    if instance is not None:  # listening for later launches on this database
-        instance.activated.connect(window.bring_to_front)
-        instance.activated.connect(lambda: sys.stderr.write("reviewer-app: another launch asked for this window\n"))
+    shown(window)  # later launches on this database bring it to the front
 
     async def main() -> int:
         closed = asyncio.Event()
