@@ -104,13 +104,19 @@ class FirstScreen:
 
 
 def sqlite_file(database: str) -> Path | None:
-    """The file a ``--db`` value names when it is a SQLite file (a path or a plain ``sqlite:///`` URL), else None."""
-    if "://" not in database:
-        return Path(database).expanduser().resolve()
-    match = _SQLITE_URL.fullmatch(database)
-    if match is None or match.group(1) == ":memory:":
-        return None  # PostgreSQL, in-memory, or a URL with options: the backend's own path
-    return Path(match.group(1)).expanduser().resolve()
+    """The file a ``--db`` value names when it is a SQLite file (a path or a plain ``sqlite:///`` URL), else None.
+
+    A name with ``%`` or ``?`` is left to the backend: its URL form decodes or cuts them, so the file it opens may
+    not be the file named here, and the first screen must show the backend's database or nothing.
+    """
+    if "://" in database:
+        match = _SQLITE_URL.fullmatch(database)
+        if match is None or match.group(1) == ":memory:":
+            return None  # PostgreSQL, in-memory, or a URL with options: the backend's own path
+        database = match.group(1)
+    if "%" in database or "?" in database:
+        return None
+    return Path(database).expanduser().resolve()
 
 
 def read_first_screen(path: Path, limit: int) -> FirstScreen | None:

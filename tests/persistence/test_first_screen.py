@@ -105,6 +105,8 @@ def test_rows_the_store_could_not_read_give_no_first_screen_instead_of_an_error(
         ("postgresql+psycopg://u@localhost/reviews", None),
         ("sqlite:///:memory:", None),
         ("sqlite:///reviews.db?mode=ro", None),
+        ("/var/review%20s.db", None),  # the backend's URL would open "/var/review s.db"
+        ("/var/reviews?.db", None),
         ("sqlite:////var/reviews.db", Path("/var/reviews.db")),
         ("sqlite+pysqlite:////var/reviews.db", Path("/var/reviews.db")),
         ("/var/reviews.db", Path("/var/reviews.db")),
@@ -140,3 +142,18 @@ def test_the_backend_package_still_exports_its_names_on_use() -> None:
     assert set(hitl.__all__) <= set(dir(hitl)) | {name for name in hitl.__all__ if getattr(hitl, name, None)}
     with pytest.raises(AttributeError):
         _ = hitl.no_such_name  # type: ignore[attr-defined]
+
+
+def test_a_path_with_uri_characters_is_read(tmp_path: Path) -> None:
+    """The read-only URI quotes the path: "#" and spaces in a folder name are part of the file name (unquoted, "#"
+    would end the URI)."""
+    folder = tmp_path / "odd name #1"
+    folder.mkdir()
+    database = folder / "reviews.db"
+    store = Store.open(database)
+    try:
+        seed_hostile_requests(store, 4)
+    finally:
+        store.close()
+    screen = first_screen(str(database), 10)
+    assert screen is not None and screen.pending_count == 3
