@@ -16,6 +16,7 @@ from reviewer_app.persistence.store import Store
 from reviewer_app.ui.inbox.cells import HEADERS
 from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
+from reviewer_app.ui.inbox.view import NO_PENDING_TEXT
 from reviewer_app.ui.startup.first_screen import WAIT_TEXT, FirstScreenWindow, wants_first_screen
 from tests.helpers.hostile_requests import overwrite_summaries, seed_hostile_requests
 from tests.ui.conftest import OpenMainWindow, run_async
@@ -98,6 +99,18 @@ def test_keys_move_through_the_first_screen_and_decisions_wait_for_the_window(
         assert store.requests.count_pending() == 11
     finally:
         store.close()
+    first.close()  # closed before the main window came: the app then opens none
+    assert first.closed_by_operator
+
+
+def test_an_empty_inbox_says_so_on_the_first_screen(
+    db_path: Path, qtbot: Any, qtmodeltester: Any, ui_settings: QSettings, qloop: Any
+) -> None:
+    Store.open(db_path).close()
+    first = open_first_screen(qtbot, qtmodeltester, ui_settings, db_path)
+    assert first.model.rowCount() == 0
+    assert first.windowTitle() == "Reviewer (0 pending)"
+    assert first.view.empty_text() == NO_PENDING_TEXT
 
 
 def test_the_main_window_takes_the_first_screens_place(

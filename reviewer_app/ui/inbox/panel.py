@@ -41,7 +41,7 @@ from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVE
 from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.queue import FlatQueue
 from reviewer_app.ui.inbox.titles import RunTitles
-from reviewer_app.ui.inbox.view import InboxView
+from reviewer_app.ui.inbox.view import NO_PENDING_TEXT, InboxView
 from reviewer_app.ui.runs.model import RunsModel
 from reviewer_app.ui.window.live import LiveController
 
@@ -425,7 +425,7 @@ class InboxPanel(QWidget):
         if self.model.source_count and self.filtering:
             return f"Nothing here matches the search or filters ({self.model.source_count:,} in all). Esc clears them."
         return {
-            Scope.PENDING: "No pending requests. New ones appear here as agents ask.",
+            Scope.PENDING: NO_PENDING_TEXT,
         }.get(self._scope, "No requests here.")
 
     # -- the flat queue or the grouped tree ------------------------------------------------------

@@ -23,6 +23,7 @@ from reviewer_app.ui.inbox.grouping import LEVEL_SESSION
 from reviewer_app.ui.inbox.model import InboxModel
 
 EXPAND_ALL_GROUPS = 1_500  # above this many session + invocation rows only the first sessions open
+NO_PENDING_TEXT = "No pending requests. New ones appear here as agents ask."  # the empty pending inbox says
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
 
 

@@ -23,7 +23,7 @@ from reviewer_app.ui.common import theme
 from reviewer_app.ui.inbox.filters import FILTER_KEYS, UNFILTERED_TEXTS, Scope
 from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
-from reviewer_app.ui.inbox.view import InboxView
+from reviewer_app.ui.inbox.view import NO_PENDING_TEXT, InboxView
 
 if TYPE_CHECKING:
     from reviewer_app.ui.window.main_window import MainWindow
@@ -81,7 +81,7 @@ class FirstScreenWindow(QMainWindow):
         self.view.setAccessibleName("Inbox")
         self.view.setModel(self.model)
         self.view.use_inbox_columns()
-        self.view.empty_text = lambda: "Loading…"
+        self.view.empty_text = lambda: "Loading…" if self.pending_count is None else NO_PENDING_TEXT
         self.view.moveRequested.connect(self.move_request)
         self.pending_count: int | None = None
         self.closed_by_operator = False  # closed before the main window took its place
@@ -150,7 +150,10 @@ class FirstScreenWindow(QMainWindow):
         self.show()
         self.view.setFocus()
         screen = await asyncio.to_thread(first_screen, database, FIRST_SCREEN_ROWS)
-        if screen is None or not screen.summaries:
+        if screen is None:
+            return
+        if not screen.summaries:  # nothing waits: say so, as the inbox will
+            self.show_first_screen(screen)
             return
         painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         watch = _PaintWatch(self.view, painted)
