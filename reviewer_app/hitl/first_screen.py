@@ -7,7 +7,7 @@ imports no SQLAlchemy, so the window can paint its first rows while the backend'
 
 from __future__ import annotations
 
-from reviewer_app.persistence.first_screen import FirstScreen, read_first_screen, sqlite_file
+from reviewer_app.persistence.first_screen import FirstScreen, is_sqlite_file, read_first_screen, sqlite_file
 
 __all__ = ["FirstScreen", "first_screen", "has_first_screen"]
 
@@ -15,7 +15,7 @@ __all__ = ["FirstScreen", "first_screen", "has_first_screen"]
 def has_first_screen(database: str) -> bool:
     """Whether ``database`` (a ``--db`` value) may have a first screen at all: an existing SQLite file."""
     path = sqlite_file(database)
-    return path is not None and path.is_file()
+    return path is not None and is_sqlite_file(path)
 
 
 def first_screen(database: str, limit: int) -> FirstScreen | None:

@@ -116,13 +116,24 @@ def sqlite_file(database: str) -> Path | None:
         database = match.group(1)
     if "%" in database or "?" in database:
         return None
-    return Path(database).expanduser().resolve()
+    try:
+        return Path(database).expanduser().resolve()
+    except (OSError, RuntimeError):  # no home directory, a symlink loop: the backend says what is wrong
+        return None
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """An existing regular file (a folder we may not read is "no", not an error: the backend reports it)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def read_first_screen(path: Path, limit: int) -> FirstScreen | None:
     """The first page of the pending inbox and the pending count, or None when only the backend should read."""
     head = bundled_head_cheaply()
-    if head is None or not path.is_file():
+    if head is None or not is_sqlite_file(path):
         return None
     try:
         connection = sqlite3.connect(

@@ -157,3 +157,11 @@ def test_a_path_with_uri_characters_is_read(tmp_path: Path) -> None:
         store.close()
     screen = first_screen(str(database), 10)
     assert screen is not None and screen.pending_count == 3
+
+
+def test_a_name_the_file_system_refuses_gives_no_first_screen_instead_of_an_error(tmp_path: Path) -> None:
+    too_long = str(tmp_path / ("x" * 300 + ".db"))  # stat fails with ENAMETOOLONG (an unreadable folder: EACCES)
+    with pytest.raises(OSError):
+        Path(too_long).is_file()
+    assert not has_first_screen(too_long)
+    assert first_screen(too_long, 10) is None

@@ -232,8 +232,8 @@ def _run_window(
             await loaded
             if first.closed_by_operator:  # closed while starting: the operator wants no window
                 window.close()
-            else:
-                first.hand_over(window)
+                return 0
+            first.hand_over(window)
         code = 0
         # The inbox loads before the runtime is even built: importing it costs time, and recovering
         # many runs queues a lot of work on the one database thread; the first screen waits for neither.
