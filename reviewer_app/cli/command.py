@@ -11,7 +11,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 
-from reviewer_app import __version__
+import reviewer_app
 from reviewer_app.cli.audit import cmd_audit
 from reviewer_app.cli.context import add_common_options, make_context, open_backend
 from reviewer_app.cli.decide import cmd_decide
@@ -28,11 +28,22 @@ from reviewer_app.cli.runs import cmd_cancel, cmd_resolve, cmd_run, cmd_runs, cm
 from reviewer_app.config import AppContext
 
 
+class VersionAction(argparse.Action):
+    """``--version``, with the version looked up only when asked: importlib.metadata costs every start ~25 ms."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        out(f"{parser.prog} {reviewer_app.__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reviewer-app", description="Review and decide the approval requests AI agents raise before they act."
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     add_common_options(parser, in_subcommand=False)
     parser.add_argument("--demo", action="store_true", help="seed a demo workspace and start scripted demo runs")
     parser.add_argument("--screenshot", help=argparse.SUPPRESS)  # `make screenshot`: grab the window to PATH, exit

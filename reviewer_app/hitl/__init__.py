@@ -21,20 +21,53 @@ one path a reviewer's decision takes), ``protocol``, ``reads``, ``rules``, ``wai
 
 from __future__ import annotations
 
-from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
-from reviewer_app.domain.hitl import (
-    HITLConflict,
-    HITLError,
-    HITLNotFound,
-    SchemaTooNew,
-    WriteRetriesExhausted,
-    shown_arguments,
-)
-from reviewer_app.domain.limits import RequestRejected
-from reviewer_app.domain.records import RequestQuery
-from reviewer_app.hitl.backend import SQLHITLBackend
-from reviewer_app.hitl.gate import validate_decision
-from reviewer_app.hitl.identity import default_reviewer
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
+    from reviewer_app.domain.hitl import (
+        HITLConflict,
+        HITLError,
+        HITLNotFound,
+        SchemaTooNew,
+        WriteRetriesExhausted,
+        shown_arguments,
+    )
+    from reviewer_app.domain.limits import RequestRejected
+    from reviewer_app.domain.records import RequestQuery
+    from reviewer_app.hitl.backend import SQLHITLBackend
+    from reviewer_app.hitl.gate import validate_decision
+    from reviewer_app.hitl.identity import default_reviewer
+
+# The exports are imported on first use (PEP 562): the window's first screen imports ``hitl.first_screen``, which
+# must not pay for the backend (SQLAlchemy, the tables) before the window paints.
+_EXPORTS = {
+    "Decision": "reviewer_app.domain.decisions",
+    "DecisionError": "reviewer_app.domain.decisions",
+    "DecisionKind": "reviewer_app.domain.decisions",
+    "HITLConflict": "reviewer_app.domain.hitl",
+    "HITLError": "reviewer_app.domain.hitl",
+    "HITLNotFound": "reviewer_app.domain.hitl",
+    "SchemaTooNew": "reviewer_app.domain.hitl",
+    "WriteRetriesExhausted": "reviewer_app.domain.hitl",
+    "shown_arguments": "reviewer_app.domain.hitl",
+    "RequestRejected": "reviewer_app.domain.limits",
+    "RequestQuery": "reviewer_app.domain.records",
+    "SQLHITLBackend": "reviewer_app.hitl.backend",
+    "validate_decision": "reviewer_app.hitl.gate",
+    "default_reviewer": "reviewer_app.hitl.identity",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Decision",

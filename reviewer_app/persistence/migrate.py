@@ -11,10 +11,8 @@ row and the version files' text, and saves the window ~0.1 s of imports.
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
 import time
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,17 +20,13 @@ from sqlalchemy import inspect, text
 from sqlalchemy.exc import DBAPIError
 
 from reviewer_app.domain.hitl import SchemaError, SchemaTooNew
+from reviewer_app.persistence.bundled_head import bundled_head_cheaply, migrations_dir
 from reviewer_app.persistence.engine import Engines, sqlite_path
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
 log = logging.getLogger(__name__)
-
-
-def migrations_dir() -> Path:
-    """Where the migration scripts are, inside the package (and so inside a frozen bundle)."""
-    return Path(str(resources.files("reviewer_app.persistence") / "migrations"))
 
 
 def alembic_config() -> Config:
@@ -81,40 +75,6 @@ def backup_sqlite(path: Path, label: str) -> Path:
 
 # pg_advisory_lock key that serialises migrations of one PostgreSQL database ("RvwMigr" in ASCII).
 PG_MIGRATION_LOCK = 0x5276774D696772
-
-
-_REVISION_LINE = re.compile(r"^(revision|down_revision|branch_labels|depends_on)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.M)
-_QUOTED = re.compile(r"""^(["'])([^"']+)\1$""")
-
-
-def bundled_head_cheaply() -> str | None:
-    """The head revision read from the version files' text, without importing Alembic.
-
-    None whenever the files are anything but a plain linear chain (branches, merges,
-    dependencies, an unexpected assignment): the caller then asks Alembic itself.
-    """
-    revisions: set[str] = set()
-    parents: set[str] = set()
-    try:
-        files = sorted((migrations_dir() / "versions").glob("*.py"))
-        for path in files:
-            if path.name == "__init__.py":
-                continue
-            fields = dict(_REVISION_LINE.findall(path.read_text(encoding="utf-8")))
-            revision = _QUOTED.match(fields.get("revision", ""))
-            if revision is None or fields.get("branch_labels") != "None" or fields.get("depends_on") != "None":
-                return None
-            revisions.add(revision.group(2))
-            down = fields.get("down_revision")
-            if down != "None":
-                parent = _QUOTED.match(down or "")
-                if parent is None:
-                    return None
-                parents.add(parent.group(2))
-    except OSError:
-        return None
-    heads = revisions - parents
-    return heads.pop() if len(heads) == 1 and parents <= revisions else None
 
 
 def _at_bundled_head(engines: Engines) -> bool:

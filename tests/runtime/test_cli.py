@@ -281,3 +281,17 @@ def test_self_test_and_headless_commands_never_import_qt(subprocess_env: dict[st
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("NO-QT 0")
+
+
+def test_version_is_looked_up_only_when_asked(subprocess_env: dict[str, str]) -> None:
+    """``--version`` answers, and building the parser (every start, the window's too) skips importlib.metadata."""
+    import reviewer_app
+
+    def python(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, *args], env=subprocess_env, capture_output=True, text=True, check=True)
+
+    assert python("-m", "reviewer_app", "--version").stdout.strip() == f"reviewer-app {reviewer_app.__version__}"
+    parsed = python(
+        "-c", "import sys, reviewer_app.cli.command as c; c.build_parser(); print('importlib.metadata' in sys.modules)"
+    )
+    assert parsed.stdout.strip() == "False", parsed.stderr

@@ -22,6 +22,7 @@ from reviewer_app.domain.hitl import (
     shown_arguments,
 )
 from reviewer_app.domain.records import NewRequest, RequestQuery, RequestSummary
+from reviewer_app.persistence.first_screen import summaries_from_rows, summary_page_sql
 from reviewer_app.persistence.store.audit import AuditWrites
 from reviewer_app.persistence.store.base import Reader, RowSource, Statements
 from reviewer_app.persistence.store.records import now_ms, row_to_record, summarize_request
@@ -62,17 +63,6 @@ def _decided_among_statement(count: int) -> Any:
         requests_t.c.hitl_id.in_([bindparam(f"id_{i}") for i in range(count)]),
         requests_t.c.status != HITLStatus.PENDING.value,
     )
-
-
-@cache
-def _summary_page_sql(statuses: int, after: bool, limit: bool) -> str:
-    """SQLite text of :meth:`RequestReads.summary_page` (row values need SQLite >= 3.15)."""
-    columns = ", ".join(column.name for column in SUMMARY_COLUMNS)
-    sql = f"SELECT {columns} FROM {requests_t.name} WHERE status IN ({', '.join('?' * statuses)})"
-    if after:  # the created_at bound lets SQLite seek in ix_hitl_status_created
-        sql += " AND created_at >= ? AND (created_at, updated_at_ms, hitl_id) > (?, ?, ?)"
-    sql += " ORDER BY created_at, updated_at_ms, hitl_id"
-    return sql + (" LIMIT ?" if limit else "")
 
 
 def _verb(status: HITLStatus) -> str:
@@ -342,15 +332,13 @@ class RequestReads(RequestLookups):
         status, decision, reviewer) are shared strings rather than one copy per row: at 100,000
         rows about twice as fast as :meth:`summaries` and ~35 MB smaller.
         """
-        from sys import intern
-
         statuses = tuple(statuses)
         if not statuses:
             raise ValueError("summary_page needs at least one status")
         with self._db.reading() as connection:
             if self._reader.engines.is_sqlite:
                 driver = cast(sqlite3.Connection, connection.connection.driver_connection)
-                sql = _summary_page_sql(len(statuses), after is not None, limit is not None)
+                sql = summary_page_sql(len(statuses), after is not None, limit is not None)
                 params: list[Any] = list(statuses)
                 if after is not None:
                     params += [after[0], *after]
@@ -370,40 +358,7 @@ class RequestReads(RequestLookups):
                 if limit is not None:
                     query = query.limit(limit)
                 raw = list(connection.execute(query))
-        return [
-            RequestSummary(
-                hitl_id,
-                intern(hitl_type),
-                intern(session_id),
-                intern(invocation_id),
-                None if tool_name is None else intern(tool_name),
-                summary,
-                None if agent is None else intern(agent),
-                intern(status),
-                created_at,
-                expires_at,
-                updated_at_ms,
-                None if decision is None else intern(decision),
-                None if decided_by is None else intern(decided_by),
-                bool(external),
-            )
-            for (
-                hitl_id,
-                hitl_type,
-                session_id,
-                invocation_id,
-                tool_name,
-                summary,
-                agent,
-                status,
-                created_at,
-                expires_at,
-                updated_at_ms,
-                decision,
-                decided_by,
-                external,
-            ) in raw
-        ]
+        return summaries_from_rows(raw)
 
     def count_pending(self) -> int:
         with self._db.reading() as connection:

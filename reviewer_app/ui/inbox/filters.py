@@ -37,6 +37,13 @@ class Scope(StrEnum):
         return decided if self is Scope.HISTORY else (HITLStatus.PENDING.value, *decided)
 
 
+TYPE_FILTERS = (("All types", None), ("Tool approvals", HITLType.TOOL_APPROVAL.value), ("Questions", "ask_user"))
+SCOPES = (("Pending", Scope.PENDING), ("Decided", Scope.HISTORY), ("All", Scope.ALL))
+ALL_TOOLS, ALL_AGENTS = "All tools", "All agents"
+FILTER_KEYS = ("scope", "type", "tool", "agent", "search")  # remembered as ``filters/<key>``: the shown texts
+UNFILTERED_TEXTS = {"scope": SCOPES[0][0], "type": TYPE_FILTERS[0][0], "tool": ALL_TOOLS, "agent": ALL_AGENTS}
+
+
 @dataclass(frozen=True)
 class InboxFilter:
     """What the search box and the filter combos ask for; empty fields do not filter."""

@@ -18,7 +18,6 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMenu,
     QStackedWidget,
@@ -26,35 +25,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from reviewer_app.domain.hitl import HITLStatus, HITLType
+from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common import clipboard
 from reviewer_app.ui.common.filter_bar import filter_combo, search_box
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.inbox.cells import (
-    COL_AGE,
-    COL_AGENT,
     COL_DECIDED,
-    COL_EXPIRES,
     COL_REQUEST,
-    COL_SUMMARY,
     GROUP_ID_ROLE,
     LEVEL_ROLE,
 )
-from reviewer_app.ui.inbox.filters import InboxFilter, Scope
+from reviewer_app.ui.inbox.filters import ALL_AGENTS, ALL_TOOLS, SCOPES, TYPE_FILTERS, InboxFilter, Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_REQUEST, LEVEL_SESSION, Group
 from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.queue import FlatQueue
 from reviewer_app.ui.inbox.titles import RunTitles
-from reviewer_app.ui.inbox.view import InboxView
+from reviewer_app.ui.inbox.view import NO_PENDING_TEXT, InboxView
 from reviewer_app.ui.runs.model import RunsModel
 from reviewer_app.ui.window.live import LiveController
 
 FREEZE_ABOVE = 20_000
 SEARCH_DEBOUNCE_MS = 0  # coalesces keys queued together; a rebuild of 100,000 rows takes ~30 ms
-TYPE_FILTERS = (("All types", None), ("Tool approvals", HITLType.TOOL_APPROVAL.value), ("Questions", "ask_user"))
-SCOPES = (("Pending", Scope.PENDING), ("Decided", Scope.HISTORY), ("All", Scope.ALL))
-FILTER_KEYS = ("scope", "type", "tool", "agent", "search")
 HELD = "held"  # a decision made here waits out its undo grace period: shown as gone (ui/triage/undo.py)
 
 
@@ -103,8 +95,8 @@ class InboxPanel(QWidget):
         filters = QHBoxLayout()
         self.scope_combo = filter_combo("scopeFilter", "Status", [label for label, _ in SCOPES])
         self.type_combo = filter_combo("typeFilter", "Request type", [label for label, _ in TYPE_FILTERS])
-        self.tool_combo = filter_combo("toolFilter", "Tool", ["All tools"])
-        self.agent_combo = filter_combo("agentFilter", "Agent", ["All agents"])
+        self.tool_combo = filter_combo("toolFilter", "Tool", [ALL_TOOLS])
+        self.agent_combo = filter_combo("agentFilter", "Agent", [ALL_AGENTS])
         for combo in (self.scope_combo, self.type_combo, self.tool_combo, self.agent_combo):
             filters.addWidget(combo, 1)
         layout.addLayout(filters)
@@ -120,14 +112,7 @@ class InboxPanel(QWidget):
         self.view.setObjectName("inboxView")
         self.view.setAccessibleName("Inbox")
         self.view.setModel(self.model)
-        header = self.view.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
-        header.setMinimumSectionSize(36)
-        # The summary says what a call does: the other columns stay narrow so it keeps the room.
-        for column, width in ((COL_REQUEST, 165), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
-            header.resizeSection(column, width)
-        self.view.setColumnHidden(COL_DECIDED, True)
+        self.view.use_inbox_columns()
         backend = live.backend
         self.titles = RunTitles(
             runs_model, self, fetch=backend.get_run, fetch_session=backend.session_info, spawn=live.spawn
@@ -233,26 +218,12 @@ class InboxPanel(QWidget):
         self._hide_empty_columns()
 
     def _hide_empty_columns(self, added: list[RequestSummary] | None = None) -> None:
-        """Columns with nothing to tell give their room to the summary: one agent or none, no expiries.
-
-        (With one agent, its name is in the detail header and the agent filter.) ``added``: only these
-        requests are new (a page of a progressive load), so only they can bring an expiry.
-        """
-        self.view.setColumnHidden(COL_AGENT, len(self.model.agents) < 2)
-        if self._scope is Scope.HISTORY:
-            self.view.setColumnHidden(COL_EXPIRES, True)
-            return
-        if added is not None:
-            if any(s.expires_at is not None for s in added):
-                self.view.setColumnHidden(COL_EXPIRES, False)
-            return
-        no_expiry = all(s.expires_at is None for s in self.model.requests_in_scope())
-        self.view.setColumnHidden(COL_EXPIRES, no_expiry)
+        self.view.hide_empty_columns(self._scope, added)
 
     def _refresh_filter_choices(self) -> None:
         for combo, values, label in (
-            (self.tool_combo, self.model.tools, "All tools"),
-            (self.agent_combo, self.model.agents, "All agents"),
+            (self.tool_combo, self.model.tools, ALL_TOOLS),
+            (self.agent_combo, self.model.agents, ALL_AGENTS),
         ):
             current = combo.currentText()
             wanted = [label, *sorted(values | ({current} if combo.currentIndex() > 0 else set()))]
@@ -454,7 +425,7 @@ class InboxPanel(QWidget):
         if self.model.source_count and self.filtering:
             return f"Nothing here matches the search or filters ({self.model.source_count:,} in all). Esc clears them."
         return {
-            Scope.PENDING: "No pending requests. New ones appear here as agents ask.",
+            Scope.PENDING: NO_PENDING_TEXT,
         }.get(self._scope, "No requests here.")
 
     # -- the flat queue or the grouped tree ------------------------------------------------------

@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 
 from reviewer_app.domain.risk import Risk
-from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
+
+if TYPE_CHECKING:  # the window's first screen paints before the backend is imported
+    from reviewer_app.hitl import SQLHITLBackend
 
 BATCH = 200
 UNKNOWN = Risk("low", ("not a tool call",))

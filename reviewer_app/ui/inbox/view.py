@@ -6,13 +6,24 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QPainter, QPaintEvent
-from PySide6.QtWidgets import QAbstractItemView, QTreeView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
-from reviewer_app.ui.inbox.cells import LEVEL_ROLE
+from reviewer_app.domain.records import RequestSummary
+from reviewer_app.ui.inbox.cells import (
+    COL_AGE,
+    COL_AGENT,
+    COL_DECIDED,
+    COL_EXPIRES,
+    COL_REQUEST,
+    COL_SUMMARY,
+    LEVEL_ROLE,
+)
+from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_SESSION
 from reviewer_app.ui.inbox.model import InboxModel
 
 EXPAND_ALL_GROUPS = 1_500  # above this many session + invocation rows only the first sessions open
+NO_PENDING_TEXT = "No pending requests. New ones appear here as agents ask."  # the empty pending inbox says
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
 
 
@@ -68,6 +79,36 @@ class InboxView(CommandListView):
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+
+    def use_inbox_columns(self) -> None:
+        """The summary says what a call does: the other columns stay narrow so it keeps the room."""
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(36)
+        for column, width in ((COL_REQUEST, 165), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
+            header.resizeSection(column, width)
+        self.setColumnHidden(COL_DECIDED, True)
+
+    def hide_empty_columns(self, scope: Scope, added: list[RequestSummary] | None = None) -> None:
+        """Columns with nothing to tell give their room to the summary: one agent or none, no expiries.
+
+        (With one agent, its name is in the detail header and the agent filter.) ``added``: only these
+        requests are new (a page of a progressive load), so only they can bring an expiry.
+        """
+        model = self.model()
+        if not isinstance(model, InboxModel):
+            return
+        self.setColumnHidden(COL_AGENT, len(model.agents) < 2)
+        if scope is Scope.HISTORY:
+            self.setColumnHidden(COL_EXPIRES, True)
+            return
+        if added is not None:
+            if any(s.expires_at is not None for s in added):
+                self.setColumnHidden(COL_EXPIRES, False)
+            return
+        no_expiry = all(s.expires_at is None for s in model.requests_in_scope())
+        self.setColumnHidden(COL_EXPIRES, no_expiry)
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)

@@ -11,8 +11,9 @@ import asyncio
 import importlib
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -20,17 +21,24 @@ from qasync import QEventLoop
 
 from reviewer_app.config import APP_AUTHOR, AppContext, default_agents_file
 from reviewer_app.domain.hitl import SchemaTooNew
-from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.desktop.single_instance import SingleInstance
+from reviewer_app.ui.startup.first_screen import FirstScreenWindow, resolve_once, wants_first_screen
 from reviewer_app.ui.startup.gc_guard import MainThreadGC
 from reviewer_app.ui.startup.platform_guard import EXIT_NO_WINDOW, WindowUnavailable, create_application
-from reviewer_app.ui.window.main_window import MainWindow
+
+if TYPE_CHECKING:  # imported in run_gui, after the first screen is painted
+    from reviewer_app.hitl import SQLHITLBackend
+    from reviewer_app.ui.window.main_window import MainWindow
 
 EXIT_CANNOT_OPEN = 2
 SCREENSHOT_TIMEOUT_S = 90.0
 RUNTIME_AFTER_QUIET_S = 0.5
 RUNTIME_WAITS_AT_MOST_S = 3.0
+# Imported on a worker thread once the first screen is painted: the persistence layer and the backend (SQLAlchemy,
+# SQLModel, pydantic: most of the start), then the main window's plain-Python parts. Modules that create Qt
+# objects are imported on the GUI thread only.
+BACKGROUND_IMPORTS = ("reviewer_app.hitl.backend", "reviewer_app.preview.request", "reviewer_app.domain.explain")
 
 
 def make_app() -> QApplication:
@@ -139,10 +147,6 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
     if screenshot is None and instance.hand_over():  # this database's window is open: it comes to the front
         sys.stdout.write("reviewer-app: a window for this database is already open; it was brought to the front\n")
         return 0
-    try:
-        backend = SQLHITLBackend(ctx.database, reviewer=ctx.reviewer)
-    except Exception as exc:
-        return report_open_failure(ctx.database, exc)
     collector = MainThreadGC(app)  # Qt objects must never be finalised on the database thread
     loop = QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -150,12 +154,66 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
     settings = (
         QSettings(str(Path(settings_dir.name) / "ui.ini"), QSettings.Format.IniFormat) if settings_dir else QSettings()
     )
+    backend: SQLHITLBackend | None = None
+    fronts: list[FirstScreenWindow | MainWindow] = []  # the windows shown so far; the newest answers a second launch
+
+    def shown(window: FirstScreenWindow | MainWindow) -> None:
+        """``window`` is this database's window now; from the first one on, later launches bring it forward."""
+        fronts.append(window)
+        if len(fronts) == 1 and screenshot is None and instance.listen():
+            instance.activated.connect(lambda: fronts[-1].bring_to_front())  # noqa: PLW0108 (the newest, when asked)
+            instance.activated.connect(lambda: sys.stderr.write("reviewer-app: another launch asked for this window\n"))
+
+    app.setQuitOnLastWindowClosed(False)  # closing the window ends main() below, which stops the runtime first
+    try:
+        wanted = screenshot is None and wants_first_screen(ctx.database, settings)
+        first = FirstScreenWindow(settings) if wanted else None
+        if first is not None:  # paint the first page, then import the backend while the operator reads it
+            shown(first)
+            loop.run_until_complete(first.open(ctx.database))
+            for module in BACKGROUND_IMPORTS:  # the GUI thread keeps painting and taking j/k meanwhile
+                loop.run_until_complete(asyncio.to_thread(importlib.import_module, module))
+        from reviewer_app.hitl import SQLHITLBackend
+
+        if first is not None and first.closed_by_operator:
+            return 0
+        try:
+            backend = SQLHITLBackend(ctx.database, reviewer=ctx.reviewer)
+        except Exception as exc:
+            if first is not None:
+                first.close()
+            return report_open_failure(ctx.database, exc)
+        code = _run_window(app, loop, backend, ctx, settings, shown, watcher, first, demo, screenshot)
+    finally:
+        instance.close()
+        if backend is not None:
+            backend.close()
+        collector.stop()
+        if settings_dir is not None:
+            settings_dir.cleanup()
+        if not loop.is_closed():
+            loop.close()
+    return code
+
+
+def _run_window(
+    app: QApplication,
+    loop: QEventLoop,
+    backend: SQLHITLBackend,
+    ctx: AppContext,
+    settings: QSettings,
+    shown: Callable[[MainWindow], None],
+    watcher: theme.ThemeWatcher,
+    first: FirstScreenWindow | None,
+    demo: bool,
+    screenshot: str | None,
+) -> int:
+    """The main window on the open backend until it closes (it takes the first screen's place if there is one)."""
+    from reviewer_app.ui.window.main_window import MainWindow
+
     window = MainWindow(backend, None, settings=settings, tray=screenshot is None)
     watcher.changed.connect(lambda _dark: window.update())
-    if screenshot is None and instance.listen():
-        instance.activated.connect(window.bring_to_front)
-        instance.activated.connect(lambda: sys.stderr.write("reviewer-app: another launch asked for this window\n"))
-    app.setQuitOnLastWindowClosed(False)  # closing the window ends main() below, which stops the runtime first
+    shown(window)  # later launches on this database bring it to the front
 
     async def main() -> int:
         closed = asyncio.Event()
@@ -164,8 +222,18 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
             window.resize(1440, 900)
         else:
             window.fit_to_screen()
-        window.show()
-        window.start()
+        if first is None:
+            window.show()
+            window.start()
+        else:  # shown once it holds the rows the first screen shows, in its place
+            loaded: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            window.live.refreshed.connect(lambda: resolve_once(loaded))
+            window.start()
+            await loaded
+            if first.closed_by_operator:  # closed while starting: the operator wants no window
+                window.close()
+                return 0
+            first.hand_over(window)
         code = 0
         # The inbox loads before the runtime is even built: importing it costs time, and recovering
         # many runs queues a lot of work on the one database thread; the first screen waits for neither.
@@ -198,13 +266,5 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
             await runtime.stop()
         return code
 
-    try:
-        with loop:
-            code = int(loop.run_until_complete(main()))
-    finally:
-        instance.close()
-        backend.close()
-        collector.stop()
-        if settings_dir is not None:
-            settings_dir.cleanup()
-    return code
+    with loop:
+        return int(loop.run_until_complete(main()))

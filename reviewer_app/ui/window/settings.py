@@ -12,7 +12,8 @@ import math
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QTimer
 from PySide6.QtWidgets import QMainWindow, QSplitter
 
-from reviewer_app.ui.inbox.panel import FILTER_KEYS, InboxPanel
+from reviewer_app.ui.inbox.filters import FILTER_KEYS
+from reviewer_app.ui.inbox.panel import InboxPanel
 
 UNDO_GRACE_KEY = "decisions/undoGraceSeconds"
 DEFAULT_UNDO_GRACE_S = 5.0
