@@ -1,6 +1,6 @@
 """Decision statistics over a period: what the Statistics view plots (computed by SQL in the store).
 
-Plain data: the store fills it with a handful of GROUP BY queries, the window only draws it.
+Plain data: the store fills it with two GROUP BY queries, the window only draws it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,12 @@ TIME_TO_DECISION_BUCKETS: tuple[tuple[int | None, str], ...] = (
     (4 * 3600, "1–4h"),
     (None, "≥4h"),
 )
+
+
+def named_by(decider: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether a recorded decider is an automatic one named with one of ``prefixes``: ``rule:x`` as SQLite records
+    it, ``<login>/rule:x`` as PostgreSQL does (domain.identity)."""
+    return decider.startswith(prefixes) or any(f"/{prefix}" in decider for prefix in prefixes)
 
 
 def bucket_seconds(since_s: int | None, until_s: int) -> int:

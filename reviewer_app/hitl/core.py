@@ -59,6 +59,7 @@ class BackendCore:
         self.reviewer = reviewer_identity(store, reviewer)
         self.feed = feed or change_feed_for(store.engines)
         self._db_thread = DatabaseThread("reviewer-db")
+        self._lookup_thread: DatabaseThread | None = None  # made on the first look-up (see run_lookup)
         self._closed = False
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -69,9 +70,26 @@ class BackendCore:
         A read that meets transient trouble (a PostgreSQL restart, a lock) is tried again like a write
         (:mod:`reviewer_app.persistence.retry`).
         """
+        return await self._on_db_thread(self._read_job(fn, *args, **kwargs))
+
+    async def run_lookup(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """:meth:`run` on the backend's second database thread, for the reads that wake waiting agents.
+
+        On the one thread, 50 agents of a process queued their creates and reads ahead of the look-up that would
+        wake them: a decision reached its agent seconds after its commit (issue 29, team scale). The store is
+        safe to read from two threads (each takes its own connection).
+        """
+        if self._closed:
+            raise RuntimeError("the HITL backend is closed")
+        if self._lookup_thread is None:
+            self._lookup_thread = DatabaseThread("reviewer-db-lookup")
+        return await self._lookup_thread.submit(self._read_job(fn, *args, **kwargs))
+
+    def _read_job(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Callable[[], T]:
+        """``fn`` as a read for a database thread: read leniently after bad text, retried through trouble."""
         # Partials, not lambdas: no extra Python frames under a deeply nested read (json.loads counts them).
         read = functools.partial(self.store.tolerating_bad_text, functools.partial(fn, *args, **kwargs))
-        return await self._on_db_thread(functools.partial(self._retried, read))
+        return functools.partial(self._retried, read)
 
     def _retried(self, work: Callable[[], T]) -> T:
         return with_retry(work, on_status=self._set_db_status, deadline=self.retry_until)
@@ -130,6 +148,8 @@ class BackendCore:
             return
         self._closed = True
         self._db_thread.shutdown()
+        if self._lookup_thread is not None:
+            self._lookup_thread.shutdown()
         self.feed.close()
         if self._owns_store:
             self.store.close()

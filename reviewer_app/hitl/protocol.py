@@ -87,7 +87,7 @@ class ProtocolMethods(StoreReads, SignedDecisions):
         Raises :class:`HITLNotFound` for an unknown id, :class:`TimeoutError` when ``timeout`` seconds pass first,
         and :class:`DecisionNotOnRecord` when the decided record is not what its audit row signed.
         """
-        record = await self.get(hitl_id)
+        record = await self.run_lookup(self.store.requests.get, hitl_id)  # not behind this process's writes
         if record is None:
             raise HITLNotFound(hitl_id)
         if record["status"] != HITLStatus.PENDING.value:

@@ -8,7 +8,7 @@ are about to act on a decision (an agent waiting, the runtime resuming a run) ch
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from reviewer_app.domain.hitl import DecisionNotOnRecord, HITLRecord
 from reviewer_app.hitl.core import BackendCore
@@ -21,7 +21,17 @@ class SignedDecisions(BackendCore):
 
     async def unsigned_decisions(self, records: Iterable[HITLRecord]) -> dict[str, str]:
         """Of these records, the decided ones that are not what their audit rows signed: ``hitl_id`` → why."""
-        return await self.run(self.store.audit.decision_problems, list(records))
+        return await self.run_lookup(self.store.audit.decision_problems, list(records))
+
+    async def signed_decided_among(self, hitl_ids: Sequence[str]) -> tuple[list[HITLRecord], dict[str, str]]:
+        """The requests among ``hitl_ids`` that are no longer pending, and of those the ones their audit rows do not
+        sign (``hitl_id`` → why): one job on the look-up thread (:meth:`run_lookup`) for every waiting agent."""
+
+        def look() -> tuple[list[HITLRecord], dict[str, str]]:
+            records = self.store.requests.decided_among(hitl_ids)
+            return records, (self.store.audit.decision_problems(records) if records else {})
+
+        return await self.run_lookup(look)
 
     async def signed(self, record: HITLRecord) -> HITLRecord:
         """``record`` once its decision is checked against its audit row (edit, message, shown arguments), so an

@@ -1,7 +1,8 @@
 """Outside agents waiting in one process (``wait_for_response``), looked up together.
 
 One ``decided_among`` query per change the feed reports serves every waiter of the process, and only the waiters
-whose request was decided wake, their audit check in one read.
+whose request was decided wake, their audit check in the same job, on the backend's look-up thread (never queued
+behind the process's own writes).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from reviewer_app.domain.hitl import DecisionNotOnRecord, HITLRecord
@@ -26,9 +27,7 @@ class WaitingBackend(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    async def decided_among(self, hitl_ids: Sequence[str]) -> list[HITLRecord]: ...
-
-    async def unsigned_decisions(self, records: Iterable[HITLRecord]) -> dict[str, str]: ...
+    async def signed_decided_among(self, hitl_ids: Sequence[str]) -> tuple[list[HITLRecord], dict[str, str]]: ...
 
 
 def drop_waiter(
@@ -96,9 +95,8 @@ class SharedDecidedLookup:
             if not ids:
                 continue
             try:
-                records = await self._backend.decided_among(ids)
-                # Checked against their audit rows here, all in one read, rather than by each waiter in turn.
-                problems = await self._backend.unsigned_decisions(records) if records else {}
+                # Checked against their audit rows in the same job, all in one read, rather than by each waiter.
+                records, problems = await self._backend.signed_decided_among(ids)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # past the backend's own retries: each waiter fails as its own read would have

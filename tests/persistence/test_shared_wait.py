@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +99,28 @@ async def test_a_waiter_is_refused_a_decision_no_audit_row_signed(tmp_path: Path
             await asyncio.wait_for(waiting, 10)
     finally:
         await agents.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_decision_reaches_its_waiter_while_the_process_is_busy_writing(any_db: str) -> None:
+    """The look-up that wakes waiting agents runs on its own database thread: 50 agents of one process queued their
+    creates ahead of it, and a decision reached its agent seconds after its commit (the team bench's p99)."""
+    agents = SQLHITLBackend(any_db, reviewer="agent")
+    reviewer = SQLHITLBackend(any_db, reviewer="erin")
+    try:
+        await agents.create(
+            hitl_id="h1", hitl_type="tool_approval", session_id="s", invocation_id="i", data={}, tool_name="t"
+        )
+        waiting = asyncio.ensure_future(agents.wait_for_response("h1", timeout=30))
+        await asyncio.sleep(0.3)  # it has looked once and waits on the feed
+        busy = asyncio.ensure_future(agents.run(time.sleep, 3.0))  # the process's writes and reads thread, taken
+        await asyncio.sleep(0.1)
+        decided = time.monotonic()
+        await reviewer.decide("h1", Decision(DecisionKind.REJECT, message="no"))
+        record = await asyncio.wait_for(waiting, 10)
+        assert record["status"] == "completed" and time.monotonic() - decided < 2.0
+        assert not busy.done()  # woken while the other thread was still taken
+        await busy
+    finally:
+        await agents.aclose()
+        await reviewer.aclose()

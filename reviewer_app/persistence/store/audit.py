@@ -13,6 +13,8 @@ import re
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from typing import Any, cast
 
 from sqlalchemy import and_, exists, func, insert, literal, or_, select, update
@@ -256,7 +258,7 @@ class AuditReads:
             early_id = connection.execute(select(meta_t.c.value).where(meta_t.c.key == DATABASE_ID_KEY)).scalar()
         early_anchors = seal.anchors(str(early_id)) if early_id else []
         anchored_ids = seal.anchored_ids_for(self._identity_url())
-        with self._db.reading() as connection:
+        with self._db.reading() as connection, ExitStack() as stack:
             if self._db.dialect == "postgresql":  # head and rows from one snapshot, as SQLite reads anyway
                 connection.execution_options(isolation_level="REPEATABLE READ")
             meta = {str(k): str(v) for k, v in connection.execute(_SELECT_CHAIN_META)}
@@ -274,6 +276,7 @@ class AuditReads:
                 # The first decision set the id between the two reads: its anchors, read now, could be newer than
                 # this snapshot. Start again, with the id known before the snapshot.
                 return self.verify(_attempt=_attempt + 1)
+            cross_check = stack.enter_context(self._decisions_checked_alongside(connection))
             anchors = {a.count: a.head for a in early_anchors} if database_id else {}
             prev_hash = GENESIS_HASH
             checked = 0
@@ -339,10 +342,31 @@ class AuditReads:
                     warning = "the newest rows are not anchored yet"
                 elif checked:
                     warning = "not anchored yet: every row predates anchoring"
-            problem = self._unaudited_decision(connection)
+            problem = cross_check()
             if problem is not None:
                 return AuditReport(False, checked, None, problem, anchors_checked=len(anchors))
             return AuditReport(True, checked, anchors_checked=len(anchors), warning=warning)
+
+    @contextmanager
+    def _decisions_checked_alongside(self, connection: Any) -> Iterator[Callable[[], str | None]]:
+        """The cross-check of the decided requests (:meth:`_unaudited_decision`), to call once the chain is walked.
+
+        On PostgreSQL it starts at once on a second connection in this transaction's snapshot, so the server joins
+        while this thread walks the chain (over a million decisions each took 10 s or more, one after the other).
+        """
+        if self._db.dialect != "postgresql":
+            yield lambda: self._unaudited_decision(connection)
+            return
+        snapshot = str(connection.exec_driver_sql("SELECT pg_export_snapshot()").scalar_one())
+        with ThreadPoolExecutor(1, thread_name_prefix="reviewer-audit-check") as pool:  # waits for it on the way out
+            yield pool.submit(self._unaudited_decision_in, snapshot).result
+
+    def _unaudited_decision_in(self, snapshot: str) -> str | None:
+        """:meth:`_unaudited_decision` on another connection, in the exported ``snapshot`` (PostgreSQL)."""
+        with self._db.engines.read() as other:
+            other.execution_options(isolation_level="REPEATABLE READ")
+            other.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+            return self._unaudited_decision(other)
 
     def _chain_rows(self, connection: Any) -> Iterator[tuple[Any, ...]]:
         """The log's rows in chain order, the JSON columns decoded, one at a time (flat memory at any length).
@@ -384,7 +408,9 @@ class AuditReads:
         # As on SQLite: streamed (a million responses never sit in memory at once), read as text, and decoded
         # only where the text could state another decision than the request's.
         problem = _first_response_problem(_pg_batches(connection, _RESPONSES_TO_READ_PG))
-        return problem if problem is not None else _unsigned_edit(connection, _UNSIGNED_EDIT_PG)
+        if problem is not None:
+            return problem
+        return _unsigned_edit(connection, _UNSIGNED_PLAIN_PG) or _unsigned_edit(connection, _UNSIGNED_EDIT_PG)
 
     @staticmethod
     def _unaudited_decision_sqlite(connection: Any) -> str | None:
@@ -396,13 +422,20 @@ class AuditReads:
             return _unaudited_text(*row)
         cursor = driver.execute(_RESPONSES_TO_READ_SQL, (HITLStatus.PENDING.value,))
         problem = _first_response_problem(_sqlite_batches(cursor))
-        return problem if problem is not None else _unsigned_edit(connection, _UNSIGNED_EDIT_SQLITE)
+        if problem is not None:
+            return problem
+        return _unsigned_edit(connection, _UNSIGNED_EDIT_SQLITE) or _escaped_unsigned_edit(connection)
 
 
 _JSON_CHAIN_COLUMNS = frozenset({audit_t.c.shown_args.name, audit_t.c.edited_args.name})
+# As on SQLite: the server reads past the responses that state their own decision in the one form the store writes
+# (a million responses sent to Python cost more than the rest of the check).
 _RESPONSES_TO_READ_PG = (
     "SELECT hitl_id, decision, user_response::text FROM hitl_requests"
     " WHERE status <> 'pending' AND user_response IS NOT NULL"
+    " AND NOT coalesce(strpos(user_response::text, '\"decision\": \"' || decision || '\"') > 0"
+    " AND length(user_response::text) - length(replace(user_response::text, '\"decision\"', '')) = 10"
+    " AND strpos(user_response::text, '\\u') = 0, false)"
 )
 _BATCH = 5000
 
@@ -486,8 +519,23 @@ _UNSIGNED_EDIT_SQLITE = (
     f" AND (CASE WHEN {_RESPONSE_OBJECT_SQLITE} AND json_type(r.user_response, '$.message') = 'text'"
     " THEN json_extract(r.user_response, '$.message') END) IS a.message) LIMIT 1"
 )
+# A response whose text names neither "args" nor "message" (and has no \u escape that could spell them) carries
+# no edit and no message: an audit row signs it when it has none either. Those (nearly all) are matched by a hash
+# join on plain columns; only the rest are compared as JSON, which costs a parse per row (10 s over a million).
+_PLAIN_RESPONSE_PG = (
+    "strpos(r.user_response::text, '\"args\"') = 0 AND strpos(r.user_response::text, '\"message\"') = 0"
+    " AND strpos(r.user_response::text, '\\u') = 0"
+)
+_UNSIGNED_PLAIN_PG = (
+    "SELECT r.hitl_id FROM hitl_requests AS r WHERE r.status <> 'pending' AND r.user_response IS NOT NULL"
+    f" AND {_PLAIN_RESPONSE_PG} AND left(ltrim(r.user_response::text, E' \\t\\n\\r'), 1) = '{{'"
+    " AND NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.hitl_id = r.hitl_id AND a.decision = r.decision"
+    " AND a.reviewer = r.decided_by AND a.message IS NULL"
+    " AND (a.edited_args IS NULL OR a.edited_args::text = 'null' OR a.edited_args::jsonb = 'null'::jsonb)) LIMIT 1"
+)
 _UNSIGNED_EDIT_PG = (
-    "SELECT r.hitl_id FROM hitl_requests AS r WHERE r.status != 'pending' AND r.user_response IS NOT NULL"
+    "SELECT r.hitl_id FROM hitl_requests AS r WHERE r.status <> 'pending' AND r.user_response IS NOT NULL"
+    f" AND NOT ({_PLAIN_RESPONSE_PG})"
     " AND json_typeof(r.user_response) = 'object' AND NOT EXISTS (SELECT 1 FROM audit_log AS a"
     " WHERE a.hitl_id = r.hitl_id AND a.decision = r.decision AND a.reviewer = r.decided_by"
     " AND coalesce((r.user_response -> 'args')::jsonb, 'null'::jsonb) = coalesce(a.edited_args::jsonb, 'null'::jsonb)"
@@ -498,12 +546,49 @@ _UNSIGNED_EDIT_PG = (
 
 def _unsigned_edit(connection: Any, statement: str) -> str | None:
     hitl_id = connection.exec_driver_sql(statement).scalar()
-    if hitl_id is None:
-        return None
+    return None if hitl_id is None else _unsigned_edit_text(str(hitl_id))
+
+
+def _unsigned_edit_text(hitl_id: str) -> str:
     return (
         f"request {hitl_id}'s edited arguments or message differ from what its audit row signed "
         "(changed in hitl_requests after the decision)"
     )
+
+
+_ESCAPED_RESPONSES_SQLITE = (
+    "SELECT hitl_id, decision, decided_by, user_response FROM hitl_requests"
+    " WHERE status != 'pending' AND instr(user_response, '\\u') > 0"
+)
+_SIGNED_EDITS_SQLITE = "SELECT edited_args, message FROM audit_log WHERE hitl_id = ? AND decision = ? AND reviewer = ?"
+
+
+def _escaped_unsigned_edit(connection: Any) -> str | None:
+    """SQLite's JSON functions match keys as written, so a key spelled with an escape (``"\\u0061rgs"``) is not
+    ``$.args`` to them, though every JSON reader (the agent's too) decodes it as ``args``: the few responses with
+    an escape are decoded here and compared with their audit rows as :data:`_UNSIGNED_EDIT_SQLITE` does."""
+    driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+    for hitl_id, decision, decided_by, text in driver.execute(_ESCAPED_RESPONSES_SQLITE).fetchall():
+        try:
+            response = decode_stored_json_fast(text)
+        except ValueError:
+            continue  # not JSON: nothing can act on it
+        if not isinstance(response, dict):
+            continue
+        message = response.get("message") if isinstance(response.get("message"), str) else None
+        signed = driver.execute(_SIGNED_EDITS_SQLITE, (hitl_id, decision, decided_by)).fetchall()
+        if not any(
+            _stored(edited) == response.get("args") and signed_message == message for edited, signed_message in signed
+        ):
+            return _unsigned_edit_text(str(hitl_id))
+    return None
+
+
+def _stored(text: str | None) -> Any:
+    try:
+        return None if text is None else decode_stored_json_fast(text)
+    except ValueError:
+        return text
 
 
 _STATED_DECISION = re.compile(r'"decision":\s*"([^"\\]*)"')
