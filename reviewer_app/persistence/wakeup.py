@@ -27,7 +27,7 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path imports this module
 
 if TYPE_CHECKING:
     import logging

@@ -36,7 +36,6 @@ from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.rule_outcome import RULE_COLUMNS, rule_from_row
 from reviewer_app.domain.settlement import Settlement, may_concern, settlement_for
 from reviewer_app.domain.toolcall import ToolCall
-from reviewer_app.domain.waivers import SessionRule
 from reviewer_app.integrations.claude_code.request import RequestFields
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import digest, encode_value, pack
