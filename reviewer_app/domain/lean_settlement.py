@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+RULE_COLUMNS = ("id", "effect", "pattern", "scope", "expires_at", "note", "created_at")
+"""The ``policy_rules`` columns a rule is rebuilt from (``rule_outcome.rule_from_row``)."""
 COVERS = "covers"
 NOT_COVERED = "not covered"
 UNSURE = "unsure"

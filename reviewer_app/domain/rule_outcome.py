@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from reviewer_app.domain.lean_settlement import RULE_COLUMNS
 from reviewer_app.domain.settlement import Settlement
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from reviewer_app.domain.toolcall import ToolCall
     from reviewer_app.domain.waivers import SessionRule
 
-RULE_COLUMNS = ("id", "effect", "pattern", "scope", "expires_at", "note", "created_at")
+__all__ = ["RULE_COLUMNS", "call_of_record", "rule_from_row", "verdict_decision", "verdict_message", "waiver_decision"]
 
 
 def rule_from_row(row: Mapping[str, Any]) -> Rule | None:
