@@ -21,7 +21,7 @@ from reviewer_app.domain.lean_settlement import COVERS, NOT_COVERED, stored_waiv
 from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.waivers import SessionRule, rule_for
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.integrations.claude_code import hook, lean, request
+from reviewer_app.integrations.claude_code import hook, lean, lean_store, request
 from reviewer_app.integrations.claude_code.events import Host, parse_event
 from reviewer_app.persistence import blobs
 from reviewer_app.persistence.audit_seal import user_data_dir
@@ -256,7 +256,7 @@ def test_hook_options_reads_only_what_it_knows(argv: list[str], wanted: dict[str
 
 
 def test_constants_the_lean_path_keeps_are_the_full_paths() -> None:
-    assert lean.SMALL_VALUE_BYTES == blobs.BLOB_THRESHOLD
+    assert lean_store.SMALL_VALUE_BYTES == blobs.BLOB_THRESHOLD
     assert lean.DEFAULT_TIMEOUT_S == hook.DEFAULT_TIMEOUT_S
 
 

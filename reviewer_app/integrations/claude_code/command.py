@@ -153,7 +153,7 @@ def _database(value: str | None) -> str:
 def _state_dir(value: str | None, database: str) -> Path:
     if value:
         return Path(value)
-    from reviewer_app.integrations.claude_code.lean import sqlite_file
+    from reviewer_app.integrations.claude_code.lean_store import sqlite_file
 
     path = sqlite_file(database)
     if path is not None:

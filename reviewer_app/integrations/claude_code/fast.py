@@ -8,7 +8,7 @@ chain from :mod:`reviewer_app.domain.audit`. A test writes the same call both wa
 
 It only runs on a SQLite file at the schema revision it was written for; anything else (PostgreSQL, a new or
 older database, a lock it cannot get) returns None and the caller takes the full backend path. The statements
-themselves are :class:`.lean.LeanStore`'s, shared with the hook's lean path; this module adds the typed request
+themselves are :class:`.lean_store.LeanStore`'s, shared with the hook's lean path; this module adds the typed request
 and decision and every rule and waiver (:func:`hook_settlement`).
 """
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from reviewer_app.domain.lean_settlement import RULE_COLUMNS, may_concern
 from reviewer_app.domain.settlement import Settlement, settlement_for
 from reviewer_app.domain.toolcall import ToolCall
-from reviewer_app.integrations.claude_code.lean import BUSY_TIMEOUT_MS, SCHEMA_REVISION, LeanStore, sqlite_file
+from reviewer_app.integrations.claude_code.lean_store import BUSY_TIMEOUT_MS, SCHEMA_REVISION, LeanStore, sqlite_file
 
 if TYPE_CHECKING:
     from reviewer_app.domain.decisions import Decision
