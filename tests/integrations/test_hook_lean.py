@@ -319,3 +319,29 @@ def test_constants_for_the_waiting_request_are_the_full_paths() -> None:
 
     assert lean.EXPIRY_GRACE_S == hook.EXPIRY_GRACE_S
     assert diffs.WRITE_TOOLS | diffs.EDIT_TOOLS == lean.DIFF_TOOLS
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="posix_spawn with /proc: Linux")
+def test_the_watchdog_starts_detached_with_nothing_of_the_hooks() -> None:
+    """Spawned without subprocess, the watchdog gets what Popen(start_new_session=True, close_fds=True) with
+    DEVNULL streams gave it: a session of its own, /dev/null for its streams, no other descriptor (the host's
+    stdout pipe above all: the host waits for it to close)."""
+    from reviewer_app.integrations.claude_code.watchdog import stop_watchdog
+
+    read_end, write_end = os.pipe()
+    os.set_inheritable(write_end, True)  # as a host may pass one
+    try:
+        process = lean.spawn_watchdog(["/bin/sleep", "30"])
+        assert isinstance(process, lean.SpawnedProcess)
+        try:
+            fds = os.listdir(f"/proc/{process.pid}/fd")
+            assert sorted(fds) == ["0", "1", "2"]
+            assert {os.readlink(f"/proc/{process.pid}/fd/{fd}") for fd in fds} == {os.devnull}
+            assert os.getsid(process.pid) == process.pid
+        finally:
+            stop_watchdog(process)
+        with pytest.raises(ProcessLookupError):
+            os.kill(process.pid, 0)  # stopped and reaped
+    finally:
+        os.close(read_end)
+        os.close(write_end)

@@ -21,7 +21,12 @@ import time
 from typing import TYPE_CHECKING
 
 from reviewer_app.domain.hook_lease import answered_elsewhere, process_alive
-from reviewer_app.integrations.claude_code.lean import reviewer_command, spawn_watchdog, watchdog_command
+from reviewer_app.integrations.claude_code.lean import (
+    SpawnedProcess,
+    reviewer_command,
+    spawn_watchdog,
+    watchdog_command,
+)
 
 __all__ = ["reviewer_command", "start_watchdog", "stop_watchdog", "watch"]
 
@@ -37,20 +42,22 @@ FIRST_RETRY_S = 0.1
 MAX_RETRY_S = 5.0
 
 
-def start_watchdog(options: HookOptions, hitl_id: str, *, deadline: float) -> subprocess.Popen[bytes] | None:
+def start_watchdog(
+    options: HookOptions, hitl_id: str, *, deadline: float
+) -> subprocess.Popen[bytes] | SpawnedProcess | None:
     """The watcher for ``hitl_id`` (:func:`.lean.spawn_watchdog`, which the lean path starts the same way)."""
     reviewer = list(options.reviewer_command or reviewer_command())
-    process: subprocess.Popen[bytes] | None = spawn_watchdog(
+    process: subprocess.Popen[bytes] | SpawnedProcess | None = spawn_watchdog(
         watchdog_command(reviewer, options.database, hitl_id, options.host.value, deadline)
     )
     return process
 
 
-def stop_watchdog(process: subprocess.Popen[bytes]) -> None:
+def stop_watchdog(process: subprocess.Popen[bytes] | SpawnedProcess) -> None:
     try:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=2)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, TimeoutError):
         pass
 
 
