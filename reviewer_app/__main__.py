@@ -1,7 +1,8 @@
 """``python -m reviewer_app``, the ``reviewer-app`` console script and the frozen launcher: one entry.
 
 An agent's hook (``… hook <host>``) answers every tool call in a new process, so it goes straight to the hook's
-own light module instead of the CLI's imports; everything else is the CLI.
+lean path (``integrations/claude_code/lean.py``: a call the session's exact waiver settles, with the standard
+library alone), then to the hook's own command with the stdin bytes the lean path read; everything else is the CLI.
 """
 
 import sys
@@ -9,12 +10,19 @@ import sys
 
 def main() -> int:
     if sys.argv[1:2] == ["hook"]:  # agent hooks answer every tool call: skip the CLI's imports
+        payload = handover = None
+        try:
+            from reviewer_app.integrations.claude_code.lean import run as run_lean
+
+            payload, handover = run_lean(sys.argv[2:])  # returns only when the lean path did not answer
+        except Exception as exc:  # the full command decides (stdin read and lost: it answers its fallback)
+            sys.stderr.write(f"reviewer-app hook: lean path: {type(exc).__name__}: {exc}\n")
         try:
             from reviewer_app.integrations.claude_code.command import main as hook_main
         except BaseException as exc:  # a broken install must not crash into "proceed": deny (exit 2) or ask
             sys.stderr.write(f"reviewer-app hook: cannot start: {type(exc).__name__}: {exc}\n")
             return 2 if on_error_answer(sys.argv) == "deny" else 0
-        return hook_main(sys.argv[2:])
+        return hook_main(sys.argv[2:], payload=payload, handover=handover)
     from reviewer_app.cli import main as cli_main
 
     return cli_main()

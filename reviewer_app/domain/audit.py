@@ -1,6 +1,7 @@
 """The decision log's hash chain: what one row commits to, and how rows link.
 
-Plain Python so every writer of the log (the store, the hook's fast path) computes exactly the same chain.
+Plain Python so every writer of the log (the store, the hook's fast path) computes exactly the same chain; the
+chain's step itself is :mod:`reviewer_app.domain.audit_chain` (standard library only, for the hook's lean path).
 """
 
 from __future__ import annotations
@@ -8,109 +9,44 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from reviewer_app.domain.audit_chain import (
+    AUDIT_HEAD_KEY,
+    AUDIT_KEY_ID_KEY,
+    AUDIT_KEYED_FROM_KEY,
+    CHAIN_META_KEYS,
+    DATABASE_ID_KEY,
+    GENESIS_HASH,
+    AuditKeyMismatch,
+    ChainStep,
+    audit_fields,
+    audit_row_hash,
+    chain_meta_defaults,
+    key_id,
+    next_chain_step,
+)
 from reviewer_app.domain.decisions import args_digest, canonical_json
 from reviewer_app.domain.hitl import HITLStatus, shown_arguments
 
-AUDIT_HEAD_KEY = "audit_head"
-AUDIT_KEY_ID_KEY = "audit_key_id"
-"""Meta key: which audit key (by :func:`key_id`) the chain is keyed with."""
-AUDIT_KEYED_FROM_KEY = "audit_keyed_from"
-"""Meta key: the chain position (1-based) of the first keyed row; rows before it predate keying."""
-DATABASE_ID_KEY = "database_id"
-"""Meta key: the database's identity, naming its anchor file outside the database."""
-GENESIS_HASH = "0" * 64
-
-
-def audit_fields(
-    hitl_id: str,
-    decision: str,
-    reviewer: str,
-    at_ms: int,
-    shown_sha: str | None,
-    edited_args: Any,
-    message: str | None,
-) -> dict[str, Any]:
-    """The fields of one audit row that its hash covers."""
-    return {
-        "hitl_id": hitl_id,
-        "decision": decision,
-        "reviewer": reviewer,
-        "at_ms": at_ms,
-        "shown_args_sha256": shown_sha,
-        "edited_args": edited_args,
-        "message": message,
-    }
-
-
-def audit_row_hash(prev_hash: str, fields: dict[str, Any], key: bytes | None = None) -> str:
-    """HMAC-SHA256 (with ``key``) over the previous row's hash and this row's canonical fields.
-
-    Keyed, a row cannot be rewritten and the chain recomputed by someone who can write the database but not
-    read the key. ``key=None`` is the plain SHA-256 of rows written before the chain was keyed.
-    """
-    payload = (prev_hash + canonical_json(fields)).encode("utf-8")
-    if key is None:
-        return hashlib.sha256(payload).hexdigest()
-    return hmac.new(key, payload, hashlib.sha256).hexdigest()
-
-
-def key_id(key: bytes) -> str:
-    """A public name for an audit key: says which key a chain needs without revealing it."""
-    return hmac.new(key, b"reviewer-audit-key-id", hashlib.sha256).hexdigest()[:16]
-
-
-class AuditKeyMismatch(ValueError):
-    """The chain is keyed with another key than the one this process holds."""
-
-
-def chain_meta_defaults(meta: Mapping[str, str], key_id_value: str, new_database_id: str) -> dict[str, str]:
-    """The meta rows a keyed chain needs that ``meta`` lacks (insert each only if still missing).
-
-    A database whose chain predates keying gets ``audit_keyed_from`` = its next row, so older rows keep
-    verifying with plain SHA-256.
-    """
-    count = int((meta.get(AUDIT_HEAD_KEY) or "0").partition(":")[0])
-    wanted = {
-        AUDIT_HEAD_KEY: f"0:{GENESIS_HASH}",
-        AUDIT_KEY_ID_KEY: key_id_value,
-        AUDIT_KEYED_FROM_KEY: str(count + 1),
-        DATABASE_ID_KEY: new_database_id,
-    }
-    return {name: value for name, value in wanted.items() if name not in meta}
-
-
-@dataclass(frozen=True, slots=True)
-class ChainStep:
-    """The next audit row's place in the chain: every writer of the log computes it with :func:`next_chain_step`."""
-
-    position: int
-    prev_hash: str
-    row_hash: str
-    database_id: str
-
-    @property
-    def head_value(self) -> str:
-        return f"{self.position}:{self.row_hash}"
-
-
-def next_chain_step(
-    meta: Mapping[str, str], fields: dict[str, Any], key: bytes, *, key_id_value: str | None = None
-) -> ChainStep:
-    """Where a row with ``fields`` goes after the head in ``meta`` (complete, see :func:`chain_meta_defaults`).
-
-    ``key_id_value``: :func:`key_id` of ``key`` when the caller holds it already (an HMAC saved per decision).
-    """
-    own_id = key_id(key) if key_id_value is None else key_id_value
-    if meta[AUDIT_KEY_ID_KEY] != own_id:
-        raise AuditKeyMismatch(
-            f"this database's audit log is keyed with another key (id {meta[AUDIT_KEY_ID_KEY]}, this machine's "
-            f"is {own_id}): set REVIEWER_AUDIT_KEY_FILE to the team's key"
-        )
-    count, _, prev_hash = meta[AUDIT_HEAD_KEY].partition(":")
-    return ChainStep(int(count) + 1, prev_hash, audit_row_hash(prev_hash, fields, key), meta[DATABASE_ID_KEY])
+__all__ = [
+    "AUDIT_HEAD_KEY",
+    "AUDIT_KEYED_FROM_KEY",
+    "AUDIT_KEY_ID_KEY",
+    "CHAIN_META_KEYS",
+    "DATABASE_ID_KEY",
+    "GENESIS_HASH",
+    "AuditKeyMismatch",
+    "ChainStep",
+    "audit_fields",
+    "audit_row_hash",
+    "chain_meta_defaults",
+    "key_id",
+    "next_chain_step",
+    "record_audit_problem",
+    "row_hash_matches",
+    "shown_digest_matches",
+]
 
 
 # -- verifying a million rows in seconds ---------------------------------------------------------------------

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reviewer_app.domain.audit_chain import args_digest, canonical_json
 from reviewer_app.domain.limits import RequestRejected, check_json_value, is_undecodable
+
+__all__ = ["Decision", "DecisionError", "DecisionKind", "args_digest", "canonical_json"]
 
 
 class DecisionKind(StrEnum):
@@ -36,16 +37,6 @@ class DecisionKind(StrEnum):
 
 class DecisionError(ValueError):
     """A decision that cannot be applied as given (bad hash, invalid edit, wrong kind)."""
-
-
-def canonical_json(value: Any) -> str:
-    """A stable text form: the same arguments always give the same hash."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def args_digest(args: Any) -> str:
-    """SHA-256 of the canonical JSON of ``args``; what an approval names."""
-    return hashlib.sha256(canonical_json(args).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
-HITLRecord = dict[str, Any]
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path imports this module
+if TYPE_CHECKING:
+    from typing import Any
+
+HITLRecord = dict[str, "Any"]
 """A request as the backend protocol hands it out: exactly :data:`RECORD_KEYS`."""
 
 RECORD_KEYS: tuple[str, ...] = (

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 ANSWERED_ELSEWHERE = "answered elsewhere"
 """The cancel reason recorded when the host settled the call itself (its own prompt, Esc, a time-out)."""

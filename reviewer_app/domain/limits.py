@@ -22,7 +22,10 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path checks its requests here
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 64
 """Deepest nesting of objects and arrays a request's data may have."""

@@ -20,23 +20,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from reviewer_app.domain.decisions import Decision
-from reviewer_app.domain.hitl import HITLType
-from reviewer_app.domain.rules import Rule, RuleError, Verdict
+from reviewer_app.domain.lean_settlement import RULE_COLUMNS
 from reviewer_app.domain.settlement import Settlement
-from reviewer_app.domain.toolcall import ToolCall
-from reviewer_app.domain.waivers import SessionRule
 
 if TYPE_CHECKING:
+    from reviewer_app.domain.decisions import Decision
     from reviewer_app.domain.rules import Rule, Verdict
+    from reviewer_app.domain.toolcall import ToolCall
     from reviewer_app.domain.waivers import SessionRule
 
-RULE_COLUMNS = ("id", "effect", "pattern", "scope", "expires_at", "note", "created_at")
+__all__ = ["RULE_COLUMNS", "call_of_record", "rule_from_row", "verdict_decision", "verdict_message", "waiver_decision"]
 
 
 def rule_from_row(row: Mapping[str, Any]) -> Rule | None:
     """A stored rule; a row this version cannot read (a newer pattern form) decides nothing and is left out."""
-    from reviewer_app.domain.rules import Rule  # the engine, only once there is a rule to build
+    from reviewer_app.domain.rules import Rule, RuleError  # the engine, only once there is a rule to build
 
     try:
         return Rule(
@@ -64,6 +62,9 @@ def verdict_decision(verdict: Verdict, arguments: Any) -> Decision:
 
 def call_of_record(record: Mapping[str, Any]) -> ToolCall | None:
     """A stored request as the call a rule judges (None for a request that is not a tool call)."""
+    from reviewer_app.domain.hitl import HITLType
+    from reviewer_app.domain.toolcall import ToolCall
+
     tool_name = record.get("tool_name")
     if record.get("hitl_type") != HITLType.TOOL_APPROVAL.value or not isinstance(tool_name, str) or not tool_name:
         return None  # a question (ask_user) is answered by a person, never by a rule

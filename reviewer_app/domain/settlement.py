@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.lean_settlement import may_concern, waiver_settlement
 
 if TYPE_CHECKING:
     from reviewer_app.domain.risk import Risk
@@ -87,19 +88,12 @@ class Settlement:
     @classmethod
     def by_waiver(cls, waiver_id: int, waiver: SessionRule) -> Settlement:
         """An approve-for-session waiver of the call's session, decided by ``session-rule:<id>``."""
-        message = f"waived by this session's rule: {waiver.describe()}"
-        return cls("allow", f"session-rule:{waiver_id}", message, waiver=(waiver_id, waiver))
+        decided_by, message = waiver_settlement(waiver_id, waiver.describe())
+        return cls("allow", decided_by, message, waiver=(waiver_id, waiver))
 
     @classmethod
     def by_allow_tools(cls, tool_name: str) -> Settlement:
         return cls("allow", ALLOW_TOOLS, f"allowed by --allow-tools in the hook command ({tool_name})")
-
-
-def may_concern(pattern: str, tool_name: str) -> bool:
-    """False only when a rule with this pattern can never match a call of ``tool_name`` (another tool, another
-    MCP server's tools): then the rule need not be built. A test holds it to ``RulePattern.concerns``."""
-    head = pattern.strip().partition("(")[0]
-    return head == tool_name or (head.startswith("mcp__") and tool_name.startswith("mcp__"))
 
 
 def settlement_for(

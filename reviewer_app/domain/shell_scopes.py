@@ -39,6 +39,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from reviewer_app.domain.lean_settlement import exact_scope_words
+
 if TYPE_CHECKING:
     from reviewer_app.domain.shell import ParsedCommand, Redirection, SimpleCommand
 
@@ -140,7 +142,7 @@ class CommandScope:
     def describe(self) -> str:
         """One line for the window: what approving with this scope allows."""
         if self.kind == "exact":
-            return f"allow `{self.text}` exactly"
+            return exact_scope_words(self.text)
         text = f"allow commands starting `{self.text}`"
         if self.redirections:
             text += " with " + ", ".join(f"`{r.render()}`" for r in self.redirections)

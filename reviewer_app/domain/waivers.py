@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer_app.domain.decisions import canonical_json
+from reviewer_app.domain.lean_settlement import waiver_words
 from reviewer_app.domain.shell_scopes import CommandScope, scope_for_approval, why_not_waivable
 from reviewer_app.domain.toolcall import (
     CONTEXT_FLAG_RISKS,
@@ -98,10 +99,7 @@ class SessionRule:
         return self.scope.plain  # an exact waiver never covers a command that does more than its text shows
 
     def describe(self) -> str:
-        flags = "".join(f", with {CONTEXT_FLAG_RISKS[flag][1].split(' (')[0]}" for flag in sorted(self.flags))
-        if self.scope is None:
-            return f"allow every {self.tool_name} call in this session{flags}"
-        return f"{self.scope.describe()} ({self.tool_name}, this session{flags})"
+        return waiver_words(self.scope.describe() if self.scope is not None else None, self.tool_name, self.flags)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"tool_name": self.tool_name, "scope": self.scope.to_dict() if self.scope else None}

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from reviewer_app.domain.audit import key_id
+from reviewer_app.domain.audit_chain import key_id
 
+TYPE_CHECKING = False  # no ``typing`` or ``dataclasses`` here: the hook's lean path loads this module
 if TYPE_CHECKING:
     import logging
 
@@ -36,31 +36,63 @@ class AuditKeyError(RuntimeError):
     """The audit key cannot be read or created safely, or is not the key the chain was written with."""
 
 
-@dataclass(frozen=True, slots=True)
 class Anchor:
     """A chain head recorded outside the database: after ``count`` rows the head was ``head``."""
 
-    count: int
-    head: str
-    database_url: str | None = None
+    __slots__ = ("count", "database_url", "head")
+
+    def __init__(self, count: int, head: str, database_url: str | None = None) -> None:
+        self.count = count
+        self.head = head
+        self.database_url = database_url
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Anchor):
+            return NotImplemented
+        return (self.count, self.head, self.database_url) == (other.count, other.head, other.database_url)
+
+    def __hash__(self) -> int:
+        return hash((self.count, self.head, self.database_url))
+
+    def __repr__(self) -> str:
+        return f"Anchor({self.count}, {self.head!r}, {self.database_url!r})"
 
 
-@dataclass(slots=True)
+def user_data_dir() -> Path:
+    """``platformdirs.user_data_dir("reviewer-app")``: on Linux with an absolute ``$XDG_DATA_HOME`` or ``$HOME``
+    (what every platformdirs 4 gives then) worked out here, since importing platformdirs costs the hook's lean
+    path more than its SQLite work; anywhere else platformdirs itself. A test holds the two to each other."""
+    if sys.platform == "linux":
+        xdg = os.environ.get("XDG_DATA_HOME", "")
+        home = os.environ.get("HOME", "")
+        if os.path.isabs(xdg):
+            return Path(xdg) / APP_NAME
+        if not xdg and os.path.isabs(home):
+            return Path(home) / ".local" / "share" / APP_NAME
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
 class AuditSeal:
     """The audit key and the anchor directory of this user (or team)."""
 
-    key_path: Path
-    anchor_dir: Path
-    _key: bytes | None = field(default=None, repr=False)
-    _key_id: str | None = field(default=None, repr=False)
-    _anchor_files: dict[str, Path] = field(default_factory=dict, repr=False)
-    """Anchor file per database id, worked out once (an anchor is appended after every decision's commit)."""
+    __slots__ = ("_anchor_files", "_key", "_key_id", "anchor_dir", "key_path")
+
+    def __init__(self, key_path: Path, anchor_dir: Path) -> None:
+        self.key_path = key_path
+        self.anchor_dir = anchor_dir
+        self._key: bytes | None = None
+        self._key_id: str | None = None
+        self._anchor_files: dict[str, Path] = {}
+        """Anchor file per database id, worked out once (an anchor is appended after every decision's commit)."""
+
+    def __repr__(self) -> str:
+        return f"AuditSeal(key_path={self.key_path!r}, anchor_dir={self.anchor_dir!r})"
 
     @classmethod
     def default(cls) -> AuditSeal:
-        import platformdirs  # here, not at import: the hook's fast path may be given both paths
-
-        data_dir = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+        data_dir = user_data_dir()
         key_file = os.environ.get("REVIEWER_AUDIT_KEY_FILE")
         anchor_dir = os.environ.get("REVIEWER_AUDIT_ANCHOR_DIR")
         return cls(

@@ -11,8 +11,14 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewer_app.integrations.claude_code.events import Host, Verdict
+
+if TYPE_CHECKING:
+    from typing import BinaryIO
+
+    from reviewer_app.integrations.claude_code.lean import Handover
 
 EXIT_USAGE = 2
 
@@ -61,6 +67,9 @@ def _hook_options(parser: argparse.ArgumentParser, host: Host) -> None:
         "--event", default=None, help="a lifecycle event to record (tool result, session end), as install writes it"
     )
     parser.add_argument("--no-fast-path", action="store_true", help=argparse.SUPPRESS)
+    # The lean path (lean.py) runs before this parser and steps aside for any option it does not know, this one
+    # included: tests compare its rows with the fast path's.
+    parser.add_argument("--no-lean", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-watchdog", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -144,7 +153,7 @@ def _database(value: str | None) -> str:
 def _state_dir(value: str | None, database: str) -> Path:
     if value:
         return Path(value)
-    from reviewer_app.integrations.claude_code.fast import sqlite_file
+    from reviewer_app.integrations.claude_code.lean_store import sqlite_file
 
     path = sqlite_file(database)
     if path is not None:
@@ -154,12 +163,14 @@ def _state_dir(value: str | None, database: str) -> Path:
     return data_dir() / "hook-state"
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], *, payload: bytes | None = None, handover: Handover | None = None) -> int:
+    """``payload``: the event's stdin bytes when the lean path read them already (None: stdin is unread);
+    ``handover``: the waiting request it created."""
     hosts = {host.value for host in Host}
     parser = build_parser(argv[0] if argv and argv[0] in hosts and "-h" not in argv and "--help" not in argv else None)
     args = parser.parse_args(argv)
     if args.action in hosts:
-        return _run(Host(args.action), args)
+        return _run(Host(args.action), args, payload, handover)
     if args.action == "_watch":
         from reviewer_app.integrations.claude_code.watchdog import watch
 
@@ -169,7 +180,16 @@ def main(argv: list[str]) -> int:
     return _uninstall(args)
 
 
-def _run(host: Host, args: argparse.Namespace) -> int:
+def _stdin(payload: bytes | None) -> BinaryIO:
+    """The event's bytes: stdin itself, or what the lean path read of it already."""
+    if payload is None:
+        return sys.stdin.buffer
+    import io
+
+    return io.BytesIO(payload)
+
+
+def _run(host: Host, args: argparse.Namespace, payload: bytes | None = None, handover: Handover | None = None) -> int:
     from reviewer_app.domain.hook_lease import process_age_s
     from reviewer_app.integrations.claude_code.hook import DEFAULT_TIMEOUT_S, HookOptions, run_hook
 
@@ -179,7 +199,7 @@ def _run(host: Host, args: argparse.Namespace) -> int:
         from reviewer_app.integrations.hosts.session import run_lifecycle
 
         state_dir = None if args.no_transcript else _state_dir(args.state_dir, database)
-        code = run_lifecycle(host, args.event, database, sys.stdin.buffer, sys.stderr, state_dir)
+        code = run_lifecycle(host, args.event, database, _stdin(payload), sys.stderr, state_dir)
         sys.stderr.flush()
         os._exit(code)
     options = HookOptions(
@@ -195,8 +215,9 @@ def _run(host: Host, args: argparse.Namespace) -> int:
         watchdog=not args.no_watchdog,
         transcript=not args.no_transcript,
         exit_fast=True,
+        handover=handover,
     )
-    code = run_hook(options, sys.stdin.buffer, sys.stdout, sys.stderr)
+    code = run_hook(options, _stdin(payload), sys.stdout, sys.stderr)
     sys.stderr.flush()
     os._exit(code)  # answered and flushed: skip interpreter teardown (and the WAL checkpoint on close)
 

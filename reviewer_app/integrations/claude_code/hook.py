@@ -69,6 +69,8 @@ class HookOptions:
     """How to start ``reviewer-app`` again (the watchdog); empty: this interpreter with ``-m reviewer_app``."""
     started: float | None = None
     """``time.monotonic()`` at the process's start (the command line computes it); None: when hook.py loaded."""
+    handover: Any = None
+    """The waiting request the lean path created (:class:`.lean.Handover`): this process waits on it."""
 
 
 def budget_deadline(options: HookOptions) -> float:
@@ -131,7 +133,13 @@ def _say(stderr: TextIO, message: str) -> None:
 
 def answer_event(event: HookEvent, options: HookOptions, stderr: TextIO) -> Answer:
     prepared = None
-    if options.fast_path:
+    if options.handover is not None:  # the lean path created the waiting request: wait on it
+        lean = options.handover
+        fields = request_fields(
+            event, hitl_id=lean.hitl_id, title=lean.title, metadata=lean.metadata, expires_at=lean.expires_at
+        )
+        prepared = Prepared(fields, lean.watcher)
+    elif options.fast_path:
         settled, prepared = answer_fast(event, options, stderr)
         if settled is not None:
             return settled

@@ -7,13 +7,13 @@ their fields from here, so the two records are the same. :func:`request_data` mi
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reviewer_app.domain.hook_lease import hook_process_metadata, process_start_ticks
 from reviewer_app.integrations.claude_code.events import HookEvent
+from reviewer_app.integrations.claude_code.lean import stable_id
 
 if TYPE_CHECKING:
     from reviewer_app.integrations.core import ExternalCall
@@ -24,18 +24,6 @@ TOOL_APPROVAL = "tool_approval"
 CLAUDE_DECISIONS = ("approve", "approve_for_session", "edit", "reject", "steer")
 CODEX_DECISIONS = ("approve", "approve_for_session", "reject", "steer")
 """Codex takes allow or deny with a message: no edited input."""
-
-
-_NAMESPACE_URL = bytes.fromhex("6ba7b8119dad11d180b400c04fd430c8")  # uuid.NAMESPACE_URL
-
-
-def stable_id(*parts: str) -> str:
-    """Same as :func:`reviewer_app.integrations.core.stable_id`: ``uuid5(NAMESPACE_URL, …)``, computed here
-    without importing ``uuid`` (and ``platform`` with it) or the backend, for the fast path."""
-    digest = bytearray(hashlib.sha1(_NAMESPACE_URL + "\x1f".join(parts).encode("utf-8")).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
-    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
-    return "ext_" + digest.hex()
 
 
 def hitl_id_for(event: HookEvent) -> str:

@@ -6,7 +6,9 @@ newer Claude Code may add some, and Claude checks its own input again before the
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path reads these tables
+if TYPE_CHECKING:
+    from typing import Any
 
 SHELL_TOOLS = ("Bash",)
 """Claude's shell tool: approve-for-session waives the same command (its parsed scope), not the whole tool."""

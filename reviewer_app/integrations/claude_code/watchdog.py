@@ -17,11 +17,18 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 import time
 from typing import TYPE_CHECKING
 
-from reviewer_app.domain.hook_lease import answered_elsewhere, process_alive, process_start_ticks
+from reviewer_app.domain.hook_lease import answered_elsewhere, process_alive
+from reviewer_app.integrations.claude_code.lean import (
+    SpawnedProcess,
+    reviewer_command,
+    spawn_watchdog,
+    watchdog_command,
+)
+
+__all__ = ["reviewer_command", "start_watchdog", "stop_watchdog", "watch"]
 
 if TYPE_CHECKING:
     from reviewer_app.integrations.claude_code.hook import HookOptions
@@ -35,39 +42,22 @@ FIRST_RETRY_S = 0.1
 MAX_RETRY_S = 5.0
 
 
-def reviewer_command() -> list[str]:
-    """How to run ``reviewer-app`` again from this process (a frozen bundle is its own executable)."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable]
-    return [sys.executable, "-m", "reviewer_app"]
+def start_watchdog(
+    options: HookOptions, hitl_id: str, *, deadline: float
+) -> subprocess.Popen[bytes] | SpawnedProcess | None:
+    """The watcher for ``hitl_id`` (:func:`.lean.spawn_watchdog`, which the lean path starts the same way)."""
+    reviewer = list(options.reviewer_command or reviewer_command())
+    process: subprocess.Popen[bytes] | SpawnedProcess | None = spawn_watchdog(
+        watchdog_command(reviewer, options.database, hitl_id, options.host.value, deadline)
+    )
+    return process
 
 
-def start_watchdog(options: HookOptions, hitl_id: str, *, deadline: float) -> subprocess.Popen[bytes] | None:
-    pid = os.getpid()
-    command = [*(options.reviewer_command or reviewer_command()), "hook", "_watch"]
-    command += ["--db", options.database, "--hitl-id", hitl_id, "--pid", str(pid), "--until", str(int(deadline))]
-    command += ["--agent", options.host.value]
-    ticks = process_start_ticks(pid)
-    if ticks is not None:
-        command += ["--start-ticks", str(ticks)]
-    try:
-        return subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError:
-        return None  # no reaper: the hook still abandons on every signal it can catch
-
-
-def stop_watchdog(process: subprocess.Popen[bytes]) -> None:
+def stop_watchdog(process: subprocess.Popen[bytes] | SpawnedProcess) -> None:
     try:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=2)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, TimeoutError):
         pass
 
 

@@ -20,9 +20,7 @@ from reviewer_app.integrations.claude_code.events import (
     Host,
     text_field,
 )
-
-ALL_DECISIONS = ("approve", "approve_for_session", "edit", "reject", "steer")
-WITHOUT_EDIT = ("approve", "approve_for_session", "reject", "steer")
+from reviewer_app.integrations.claude_code.wire import ALL_DECISIONS, WITHOUT_EDIT
 
 
 @dataclass(frozen=True, slots=True)

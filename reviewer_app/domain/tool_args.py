@@ -1,0 +1,138 @@
+"""Which tools are shells and file tools, and which argument of each holds its command, path or context flags.
+
+Why: rules, risk and session waivers must agree on what a call does, and these tables are fixed on the operator's
+side (request data never decides them, so it can never widen a rule). Standard library only and no dataclasses:
+the hook's lean path reads a call with them (:mod:`reviewer_app.domain.toolcall` re-exports them with
+``ToolCall``).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path imports this module
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+# Reviewer's run_shell; Claude Code's Bash; Codex's shell, local_shell and exec_command; the legacy names
+# Reviewer's first policy treated as shells. ``mcp__*`` tools are never assumed to be shells by their name.
+# Other hosts: Gemini CLI's and Qwen Code's run_shell_command, Factory's Execute, Cursor's shell event (recorded as
+# Shell); Copilot's and OpenCode's bash is already here.
+SHELL_TOOLS = frozenset(
+    {"run_shell", "Bash", "bash", "shell", "local_shell", "exec_command", "exec"}
+    | {"run_shell_command", "Execute", "Shell"}
+)
+
+COMMAND_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "run_shell": ("command",),
+    "Bash": ("command",),
+    "bash": ("command",),
+    "shell": ("command",),
+    "local_shell": ("command",),
+    "exec_command": ("cmd", "command"),
+    "exec": ("command",),
+    "run_shell_command": ("command",),
+    "Execute": ("command",),
+    "Shell": ("command",),
+}
+
+# Reviewer's file tools, Claude Code's file tools, then the other hosts': Gemini CLI / Qwen Code (write_file,
+# read_file with file_path; replace, edit), Copilot (create, edit, view with path), Factory (Create), OpenCode
+# (write, edit, read with filePath). Writers and readers are told apart for the risk module. A tool with several
+# keys is read by whichever is present; two that disagree give no path (see ``path_of``).
+PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "write_file": ("path", "file_path"),
+    "read_file": ("path", "file_path"),
+    "list_dir": ("path",),
+    "replace": ("file_path",),
+    "edit": ("file_path", "path", "filePath"),
+    "create": ("path",),
+    "view": ("path",),
+    "list_directory": ("path", "dir_path"),
+    "Create": ("file_path",),
+    "write": ("filePath",),
+    "read": ("filePath",),
+    "Write": ("file_path",),
+    "Edit": ("file_path",),
+    "MultiEdit": ("file_path",),
+    "Read": ("file_path",),
+    "NotebookEdit": ("notebook_path",),
+    "NotebookRead": ("notebook_path",),
+    "Glob": ("path",),
+    "Grep": ("path",),
+    "LS": ("path",),
+}
+FILE_TOOLS = frozenset(PATH_ARGUMENTS)
+WRITING_FILE_TOOLS = frozenset(
+    {"write_file", "Write", "Edit", "MultiEdit", "NotebookEdit", "replace", "edit", "create", "Create", "write"}
+)
+NETWORK_TOOLS = frozenset(
+    {"WebFetch", "WebSearch", "web_fetch", "fetch_url", "webfetch", "FetchUrl", "google_web_search"}
+)
+
+CONTEXT_FLAG_RISKS: dict[str, tuple[Literal["medium", "high"], str]] = {
+    "dangerouslyDisableSandbox": ("high", "runs outside the sandbox (dangerouslyDisableSandbox)"),
+    "run_in_background": ("medium", "keeps running in the background (run_in_background)"),
+}
+"""Boolean arguments that widen what a call may do, with the risk level and the reason the window shows."""
+
+_SHELLS_WITH_SCRIPT = frozenset({"bash", "sh", "zsh", "dash", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
+_SCRIPT_FLAGS = frozenset({"-c", "-lc", "-ic", "-lic", "-ilc"})
+
+
+def is_shell_tool(tool_name: str) -> bool:
+    """Whether a tool runs shell commands, from the fixed operator-side set (never from request data)."""
+    return tool_name in SHELL_TOOLS
+
+
+def is_file_tool(tool_name: str) -> bool:
+    return tool_name in FILE_TOOLS
+
+
+def command_of(tool_name: str, arguments: Any) -> str | None:
+    """The shell command a shell tool would run, or None (not a shell tool, or no readable command)."""
+    if tool_name not in COMMAND_ARGUMENTS or not isinstance(arguments, dict):
+        return None
+    present = [key for key in COMMAND_ARGUMENTS[tool_name] if arguments.get(key) is not None]
+    if len(present) > 1:  # `cmd` and `command` both given: which one runs is not ours to guess
+        return None
+    for key in present:
+        value = arguments[key]
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+            if len(value) == 3 and value[0] in _SHELLS_WITH_SCRIPT and value[1] in _SCRIPT_FLAGS:
+                return str(value[2])
+            import shlex  # only for an argv list (Codex): a hook call with a command string does not load it
+
+            return shlex.join(value)
+    return None
+
+
+def path_of(tool_name: str, arguments: Any) -> str | None:
+    """The file path a file tool touches, or None."""
+    if tool_name not in PATH_ARGUMENTS or not isinstance(arguments, dict):
+        return None
+    values: set[str] = {arguments[key] for key in PATH_ARGUMENTS[tool_name] if isinstance(arguments.get(key), str)}
+    if len(values) != 1:  # none, or two keys naming different files: which one the host opens is not ours to guess
+        return None
+    return values.pop()
+
+
+def is_mcp_tool(tool_name: str) -> bool:
+    return mcp_parts(tool_name) is not None
+
+
+def mcp_parts(tool_name: str) -> tuple[str, str] | None:
+    """``mcp__server__tool`` → ("server", "tool"); None for other names."""
+    if not tool_name.startswith("mcp__"):
+        return None
+    server, separator, tool = tool_name[len("mcp__") :].partition("__")
+    if not server or not separator or not tool:
+        return None
+    return server, tool
+
+
+def flags_in(arguments: Any) -> frozenset[str]:
+    """The widening flags a call with these arguments sets (any value but an explicit ``false`` counts: the host
+    may coerce it)."""
+    arguments = arguments if isinstance(arguments, dict) else {}
+    return frozenset(flag for flag in CONTEXT_FLAG_RISKS if arguments.get(flag) not in (None, False, "false", 0))

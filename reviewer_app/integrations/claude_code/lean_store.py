@@ -1,0 +1,307 @@
+"""The hook's SQLite statements: the request, its session and run, a decision and its audit row, written with
+``sqlite3`` alone.
+
+Why: PreToolUse fires before every tool Claude runs, so the hook writes without the ORM. These statements mirror
+the store's (``StoreTx`` in ``persistence/store/``: ``ensure_session``, ``ensure_invocation``, ``create_request``,
+``decide``, ``append_audit``) column for column, with the audit chain's step from
+:mod:`reviewer_app.domain.audit_chain`; the lean path (:mod:`.lean`) and the fast path (:mod:`.fast`, which adds
+the typed request and decision) both write through them, and tests compare their rows with the backend's.
+
+Standard library only at import, no dataclasses or ``typing``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from reviewer_app.domain.audit_chain import ChainStep
+    from reviewer_app.persistence.audit_seal import AuditSeal
+
+SCHEMA_REVISION = "0011"
+"""The Alembic revision these statements were written against; a test checks it is the bundled head.
+
+0006 installs PostgreSQL-only triggers; the SQLite schema these statements use is that of 0005, plus 0007's
+policy_rules table and 0008's run heartbeat columns (left NULL here: an external run has no heartbeat)."""
+BUSY_TIMEOUT_MS = 5_000
+SMALL_VALUE_BYTES = 4096
+"""``blobs.BLOB_THRESHOLD`` (a test holds the two equal): JSON shorter than this is never a blob, so a call with
+small arguments is written without loading the blob code."""
+
+
+def sqlite_file(target: str) -> Path | None:
+    """The file of a plain path or ``sqlite:///`` URL; None for other databases and in-memory ones."""
+    if target.startswith("sqlite:///"):
+        target = target[len("sqlite:///") :].split("?", 1)[0]
+    elif "://" in target:
+        return None
+    if not target or target == ":memory:":
+        return None
+    return Path(target).expanduser().resolve()
+
+
+def _json(value: Any) -> str:
+    """How SQLAlchemy's JSON type stores a value on SQLite (``json.dumps``, ``None`` as ``'null'``)."""
+    return json.dumps(value)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+_UNCLOSED: list[sqlite3.Connection] = []
+"""Connections the hook process leaves to its exit (see :meth:`LeanStore.close`)."""
+
+
+class LeanStore:
+    """One short-lived ``sqlite3`` connection to Reviewer's database: the statements of the hook's fast and lean
+    paths, mirrors of ``StoreTx``'s (persistence/store/), same columns and values."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, seal: AuditSeal | None = None) -> None:
+        self.connection = connection
+        self.path = path
+        self._seal = seal
+        self._anchor: ChainStep | None = None
+
+    @property
+    def seal(self) -> AuditSeal:
+        """The audit key and anchors, found on first use: a waiting request is written without them."""
+        if self._seal is None:
+            from reviewer_app.persistence.audit_seal import AuditSeal
+
+            self._seal = AuditSeal.default()
+        return self._seal
+
+    @classmethod
+    def open(cls, target: str) -> Any:
+        """The database, when it is an existing SQLite file at :data:`SCHEMA_REVISION`; else None."""
+        path = sqlite_file(target)
+        if path is None or not path.is_file():
+            return None
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA foreign_keys = ON")
+            rows = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+        except sqlite3.Error:
+            connection.close()
+            return None
+        if [row[0] for row in rows] != [SCHEMA_REVISION]:
+            connection.close()
+            return None
+        return cls(connection, path)
+
+    def close(self, *, checkpoint: bool = True) -> None:
+        """Close; ``checkpoint=False`` leaves the connection to the process's exit instead.
+
+        Closing the last connection to a WAL database checkpoints it (with an fsync): ~20 ms, a quarter of the
+        rule-settled hook's budget. The hook process ends right after answering, and SQLite recovers the WAL
+        on the next open exactly as after any exit, so the hook skips that work (``os._exit``).
+        """
+        if checkpoint:
+            self.connection.close()
+        else:
+            _UNCLOSED.append(self.connection)
+
+    def run_exists(self, invocation_id: str) -> bool:
+        """Whether the run is recorded already (then its title is not needed: nothing would change it)."""
+        return (
+            self.connection.execute("SELECT 1 FROM invocations WHERE id = ?", (invocation_id,)).fetchone() is not None
+        )
+
+    def waiver_rows(self, session_id: str, tool_name: str) -> list[tuple[int, str, str | None]]:
+        """The session's waiver rows for this tool (no other can cover its call): ``(id, tool_name, scope)``."""
+        return self.connection.execute(
+            "SELECT id, tool_name, scope FROM session_rules WHERE session_id = ? AND tool_name = ?",
+            (session_id, tool_name),
+        ).fetchall()
+
+    def rule_rows(self, columns: tuple[str, ...], now: float) -> list[tuple[Any, ...]]:
+        """The persistent rules in force (``columns`` of each), oldest first, as the store orders them."""
+        return self.connection.execute(
+            f"SELECT {', '.join(columns)} FROM policy_rules WHERE revoked_at IS NULL "
+            "AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id",
+            (now,),
+        ).fetchall()
+
+    def transaction(self, write: Any) -> Any:
+        """``write()`` in one ``BEGIN IMMEDIATE`` transaction (rolled back on any error); its result."""
+        connection = self.connection
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            result = write()
+            connection.execute("COMMIT" if result is not False else "ROLLBACK")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+        return result
+
+    def ensure_session(self, session_id: str, agent: str, workspace: str | None) -> None:
+        now = int(time.time())
+        self.connection.execute(
+            "INSERT INTO sessions (id, agent, title, workspace, external, created_at, updated_at) "
+            "VALUES (?, ?, NULL, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (session_id, agent, workspace, now, now),
+        )
+
+    def ensure_invocation(self, invocation_id: str, session_id: str, agent: str, prompt: str | None) -> None:
+        ms = _now_ms()
+        self.connection.execute(
+            "INSERT INTO invocations (id, session_id, agent, prompt, state, parent_id, external, owner, error, "
+            "created_at, started_at, finished_at, updated_at_ms, active_ms) "
+            "VALUES (?, ?, ?, ?, 'running', NULL, 1, NULL, NULL, ?, ?, NULL, ?, 0) ON CONFLICT (id) DO NOTHING",
+            (invocation_id, session_id, agent, prompt, ms // 1000, ms // 1000, ms),
+        )
+
+    def create_request(self, row: dict[str, Any]) -> bool:
+        """Insert a pending request (``row``: :func:`request_row`'s keys); False when its id exists already."""
+        from reviewer_app.domain.hitl import summarize_arguments
+
+        ms = _now_ms()
+        data = row["data"]
+        cursor = self.connection.execute(
+            "INSERT INTO hitl_requests (hitl_id, hitl_type, session_id, invocation_id, data, metadata, block_id, "
+            "status, resume_mode, tool_state, checkpoint_id, tool_name, tool_call_id, node_id, expires_at, "
+            "user_response, responded_at, created_at, updated_at, updated_at_ms, summary, agent, decision, "
+            "decided_by, external) "
+            "VALUES (?, ?, ?, ?, ?, ?, NULL, 'pending', 'response', 'null', NULL, ?, ?, NULL, ?, 'null', NULL, "
+            "?, ?, ?, ?, ?, NULL, NULL, 1) ON CONFLICT (hitl_id) DO NOTHING",
+            (
+                row["hitl_id"],
+                row["hitl_type"],
+                row["session_id"],
+                row["invocation_id"],
+                _json(data),
+                _json(row["metadata"]),
+                row["tool_name"],
+                row["tool_call_id"],
+                row["expires_at"],
+                ms // 1000,
+                ms // 1000,
+                ms,
+                summarize_arguments(data.get("arguments", data)),
+                row["agent"],
+            ),
+        )
+        return cursor.rowcount > 0
+
+    def decide(
+        self, hitl_id: str, arguments: Any, kind: str, response: dict[str, Any], reviewer: str, message: str | None
+    ) -> None:
+        """The pending request (created in this very transaction) decided, with its audit row."""
+        ms = _now_ms()
+        cursor = self.connection.execute(
+            "UPDATE hitl_requests SET status = 'completed', user_response = ?, responded_at = ?, updated_at = ?, "
+            "updated_at_ms = ?, decision = ?, decided_by = ? WHERE hitl_id = ? AND status = 'pending'",
+            (_json(response), ms // 1000, ms // 1000, ms, kind, reviewer, hitl_id),
+        )
+        if cursor.rowcount != 1:  # inserted in this very transaction: cannot happen
+            raise sqlite3.IntegrityError(f"request {hitl_id} vanished inside its transaction")
+        self._append_audit(hitl_id, kind, reviewer, ms, arguments, response.get("args"), message)
+
+    def record_hit(self, rule_id: str) -> None:
+        """As ``RuleWrites.record_hit``."""
+        self.connection.execute(
+            "UPDATE policy_rules SET hit_count = hit_count + 1, last_hit_at = ? WHERE id = ?", (time.time(), rule_id)
+        )
+
+    def _append_audit(
+        self,
+        hitl_id: str,
+        decision: str,
+        reviewer: str,
+        at_ms: int,
+        shown_args: Any,
+        edited_args: Any,
+        message: str | None,
+    ) -> None:
+        from reviewer_app.domain.audit_chain import (
+            AUDIT_HEAD_KEY,
+            args_digest,
+            audit_fields,
+            chain_meta_defaults,
+            next_chain_step,
+        )
+
+        connection = self.connection
+        meta = self._chain_meta()
+        missing = chain_meta_defaults(meta, self.seal.key_id, os.urandom(16).hex())  # uuid4's randomness, no uuid
+        for name, value in missing.items():  # BEGIN IMMEDIATE holds the write lock: no concurrent first row
+            connection.execute(
+                "INSERT INTO reviewer_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (name, value)
+            )
+        if missing:
+            meta = self._chain_meta()
+        shown_sha = args_digest(shown_args) if shown_args is not None else None
+        fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
+        step = next_chain_step(meta, fields, self.seal.key)
+        # Large shown arguments are not copied into the log: one blob, named by the row (as the store does).
+        shown_ref = self._blob_ref(shown_args)
+        connection.execute(
+            "INSERT INTO audit_log (hitl_id, decision, reviewer, at_ms, shown_args, shown_args_ref, shown_args_sha256, "
+            "edited_args, message, prev_hash, row_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                hitl_id,
+                decision,
+                reviewer,
+                at_ms,
+                _json(shown_args if shown_ref is None else None),
+                shown_ref,
+                shown_sha,
+                _json(edited_args),
+                message,
+                step.prev_hash,
+                step.row_hash,
+            ),
+        )
+        connection.execute("UPDATE reviewer_meta SET value = ? WHERE key = ?", (step.head_value, AUDIT_HEAD_KEY))
+        self._anchor = step
+
+    def _blob_ref(self, value: Any) -> str | None:
+        """``<kind>:<sha256>`` of the blob a large value is stored as (``persistence/store/blobstore.py``'s rows,
+        once), None for a value small enough for its row (``blobs.encode_value``'s answer)."""
+        if isinstance(value, dict) and len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")) < (
+            SMALL_VALUE_BYTES
+        ):
+            return None  # encode_value's None for it, told without loading the blob code
+        from reviewer_app.persistence.blobs import digest, encode_value, pack
+
+        encoded = encode_value(value)
+        if encoded is None:
+            return None
+        kind, raw = encoded
+        sha = digest(raw)
+        if self.connection.execute("SELECT 1 FROM blobs WHERE sha256 = ?", (sha,)).fetchone() is None:
+            codec, data = pack(raw)
+            self.connection.execute(
+                "INSERT INTO blobs (sha256, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
+                (sha, codec, len(raw), data),
+            )
+        return f"{kind}:{sha}"
+
+    def _chain_meta(self) -> dict[str, str]:
+        from reviewer_app.domain.audit_chain import CHAIN_META_KEYS
+
+        rows = self.connection.execute(
+            "SELECT key, value FROM reviewer_meta WHERE key IN (?, ?, ?, ?)", CHAIN_META_KEYS
+        ).fetchall()
+        return {str(k): str(v) for k, v in rows}
+
+    def committed(self) -> None:
+        """After COMMIT: wake the open windows and append the new chain head to the anchor file, as the store does
+        after its commits."""
+        from reviewer_app.persistence.wakeup import notify_commit
+
+        notify_commit(self.path)  # an open window shows the request now, not at its next poll
+        step, self._anchor = self._anchor, None
+        if step is not None:
+            self.seal.anchor(step.database_id, step.position, step.row_hash, str(self.path.resolve()))
