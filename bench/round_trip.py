@@ -7,9 +7,11 @@ synchronous=NORMAL, busy_timeout, foreign_keys), so a commit costs the same on b
 
 * suspend: from the gated call to the pending request being durable.
   Ours: the model hands the runtime its tool call -> the transaction holding the request commits.
-  Raw sqlite3: the write statements of that same transaction (recorded from ours on the driver
-  connection, with their parameters), replayed on a plain ``sqlite3`` connection to its own file with
-  the same pragmas: ``BEGIN IMMEDIATE`` -> ``COMMIT`` done. The reference for the suspend goal.
+  Raw sqlite3: the statements of that same transaction (recorded from ours on the driver connection,
+  with their parameters: the reads of the ownership check, the waivers and the rules too), replayed on a
+  plain ``sqlite3`` connection to its own file with the same pragmas, their JSON columns encoded with
+  ``json.dumps`` in the timed transaction: ``BEGIN IMMEDIATE`` -> ``COMMIT`` done. The reference for the
+  suspend goal. Also printed: its writes alone with their JSON text ready-made (the reference before).
   LangGraph: the node calls ``interrupt()`` -> ``ainvoke`` returns (``durability="sync"``; the
   interrupt write is committed by then, checked).
 * resume: from the decision to the tool starting.

@@ -12,7 +12,9 @@ the raw side is a plain synchronous loop on one connection, with no thread hop a
 
 The two sides alternate in chunks of pairs (so both meet the same machine load); the goal is the
 ratio of their fastest chunks, the figure least disturbed by other work on a shared machine (the
-whole-run ratio is printed too). Two diagnostic sides split our time: the raw writes awaited on the
+whole-run ratio is printed too, and the CPU time the process spent per pair on each side, every thread
+counted: the figure least moved by other load, though it misses what waiting for a wake-up costs). Two
+diagnostic sides split our time: the raw writes awaited on the
 backend's database thread (what the thread hop costs) and the Store called synchronously (what
 the store layer costs); they do not enter the goal. After the run both databases are checked to hold the same rows and
 a valid audit chain.
@@ -338,8 +340,9 @@ LABELS = {
 
 async def measure(
     paths: dict[str, Path], items: list[dict[str, Any]], chunk: int, sides: tuple[str, ...]
-) -> dict[str, list[float]]:
-    """Alternate chunks of pairs between the sides so all of them meet the same machine load."""
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Alternate chunks of pairs between the sides so all of them meet the same machine load; returns each
+    side's chunk durations and the CPU time the process spent on it (every thread)."""
     backend = SQLHITLBackend(paths["ours"], reviewer="bench")
     raw, raw_chain = raw_connect(paths["raw"]), RawChain(paths["raw"])
     helper = SQLHITLBackend(paths["raw_via_db_thread"], reviewer="bench") if "raw_via_db_thread" in sides else None
@@ -364,15 +367,17 @@ async def measure(
         for side in sides:
             await run(side, warmup)
         seconds: dict[str, list[float]] = {side: [] for side in sides}
+        cpu: dict[str, float] = dict.fromkeys(sides, 0.0)
         for index, start in enumerate(range(0, len(items), chunk)):
             part = items[start : start + chunk]
             settle()
             order = sides if index % 2 == 0 else tuple(reversed(sides))
             for side in order:
-                began = clock()
+                began, began_cpu = clock(), time.process_time()
                 await run(side, part)
                 seconds[side].append(clock() - began)
-        return seconds
+                cpu[side] += time.process_time() - began_cpu
+        return seconds, cpu
     finally:
         raw.close()
         await backend.aclose()
@@ -401,7 +406,7 @@ def main() -> None:
         os.environ.setdefault("REVIEWER_AUDIT_KEY_FILE", str(Path(tmp) / "audit.key"))
         os.environ.setdefault("REVIEWER_AUDIT_ANCHOR_DIR", str(Path(tmp) / "anchors"))
         paths = {side: new_database(Path(tmp) / f"{side}.db") for side in SIDES + DIAGNOSTIC_SIDES}
-        seconds = asyncio.run(measure(paths, items, args.chunk, sides))
+        seconds, cpu = asyncio.run(measure(paths, items, args.chunk, sides))
         for side in sides:
             if side != "raw":
                 check_same_rows(paths[side], paths["raw"])
@@ -420,17 +425,20 @@ def main() -> None:
         f"store throughput, {args.pairs} create+respond pairs per side (alternating chunks of {args.chunk}), "
         f"{load_average()}:"
     )
-    print(f"  {'':50s} {'whole run':>17s}   {'fastest chunk':>17s}")
+    print(f"  {'':50s} {'whole run':>17s}   {'fastest chunk':>17s}   {'CPU per pair':>12s}")
     for side in sides:
         details[f"{side}_pairs_per_s"] = rates[side]
         details[f"{side}_best_pairs_per_s"] = best[side]
+        details[f"{side}_cpu_us_per_pair"] = cpu[side] / args.pairs * 1e6
         print(
             f"  {LABELS[side]:50s} {rates[side]:7.0f} pairs/s ({1e6 / rates[side]:4.0f} us)"
-            f"  {best[side]:7.0f} pairs/s ({1e6 / best[side]:4.0f} us)"
+            f"  {best[side]:7.0f} pairs/s ({1e6 / best[side]:4.0f} us)  {cpu[side] / args.pairs * 1e6:8.0f} us"
         )
+    details["cpu_ratio"] = cpu["raw"] / cpu["ours"]
     print(
         f"  ratio ours/raw: fastest chunks {ratio_best:.2f}, whole run {ratio_total:.2f},"
-        f" median of chunk ratios {details['chunk_ratio_median']:.2f} (load average {load_before:.2f} before)"
+        f" median of chunk ratios {details['chunk_ratio_median']:.2f}, CPU {details['cpu_ratio']:.2f}"
+        f" (load average {load_before:.2f} before)"
     )
     goal = Goal("store_throughput_vs_raw", ratio_best, 0.6, "x", at_least=True)  # issue #29
     report([goal], details, bench="store_throughput")

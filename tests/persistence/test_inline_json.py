@@ -94,3 +94,17 @@ def test_events_messages_and_checkpoints_are_stored_as_the_blob_path_stores_them
     assert latest is not None and latest[1]["pending"][0]["arguments"] == arguments
     assert latest[1]["messages"] == [_message(arguments)]
     assert [e.data for e in store.timeline.of_run("inv")] == [event, event]
+
+
+def test_extend_appends_in_order_and_reads_back_on_either_database(any_db: str) -> None:
+    store = Store.open(any_db)
+    try:
+        with store.transaction() as tx:
+            tx.runs.ensure_with_session("inv", "ses", agent="a")
+            tx.timeline.extend([_event({"n": 1, "a": SMALL_ARGS}), _event({"n": 2, "big": LARGE}), _event({"n": 3})])
+            tx.timeline.extend([])
+        events = store.timeline.of_run("inv")
+        assert [e.data for e in events] == [{"n": 1, "a": SMALL_ARGS}, {"n": 2, "big": LARGE}, {"n": 3}]
+        assert [e.seq for e in events] == sorted(e.seq for e in events) and len({e.seq for e in events}) == 3
+    finally:
+        store.close()
