@@ -139,7 +139,8 @@ def test_the_backend_package_still_exports_its_names_on_use() -> None:
     from reviewer_app.hitl.backend import SQLHITLBackend
 
     assert hitl.SQLHITLBackend is SQLHITLBackend
-    assert set(hitl.__all__) <= set(dir(hitl)) | {name for name in hitl.__all__ if getattr(hitl, name, None)}
+    assert set(hitl.__all__) <= set(dir(hitl))
+    assert all(getattr(hitl, name) is not None for name in hitl.__all__)
     with pytest.raises(AttributeError):
         _ = hitl.no_such_name  # type: ignore[attr-defined]
 

@@ -11,19 +11,21 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 
 from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.domain.risk import Risk
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.texts import age_text_lasts, format_age, format_countdown, short_id, tool_label
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST, LEVEL_SESSION, Group, Grouping
 from reviewer_app.ui.inbox.risk import chip_icon, risk_text
+
+if TYPE_CHECKING:  # the domain's risk module (shell parsing) loads after the first screen
+    from reviewer_app.domain.risk import Risk
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 LEVEL_ROLE = Qt.ItemDataRole.UserRole + 2

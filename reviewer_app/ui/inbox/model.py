@@ -20,12 +20,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from itertools import compress
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.domain.risk import Risk
 from reviewer_app.ui.inbox.cells import COL_AGE, COL_SUMMARY, HEADERS, InboxCells
 from reviewer_app.ui.inbox.filters import InboxFilter, Scope, sort_key
 from reviewer_app.ui.inbox.grouping import (
@@ -37,6 +36,9 @@ from reviewer_app.ui.inbox.grouping import (
     gc_paused,
 )
 from reviewer_app.ui.models.tree_model import TreeItemModel
+
+if TYPE_CHECKING:  # the domain's risk module (shell parsing) loads after the first screen
+    from reviewer_app.domain.risk import Risk
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 

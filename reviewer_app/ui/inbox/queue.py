@@ -19,14 +19,14 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
 
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.domain.risk import Risk
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
 from reviewer_app.ui.inbox.view import CommandListView
 from reviewer_app.ui.inbox.why_tips import WORKING, HoverWhy, WhyTips
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the domain's risk module (shell parsing) loads after the first screen
+    from reviewer_app.domain.risk import Risk
     from reviewer_app.ui.inbox.panel import InboxPanel
 
 COL_WHAT, COL_WHO, COL_WAITING = range(3)

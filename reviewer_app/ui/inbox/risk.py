@@ -16,14 +16,21 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 
-from reviewer_app.domain.risk import Risk
 from reviewer_app.ui.common import theme
 
-if TYPE_CHECKING:  # the window's first screen paints before the backend is imported
+if TYPE_CHECKING:  # the window's first screen paints before the backend and the risk rules are imported
+    from reviewer_app.domain.risk import Risk
     from reviewer_app.hitl import SQLHITLBackend
 
 BATCH = 200
-UNKNOWN = Risk("low", ("not a tool call",))
+
+
+@cache
+def unknown_risk() -> Risk:
+    """The chip of a request that is not a tool call (made on first use: see the imports)."""
+    from reviewer_app.domain.risk import Risk
+
+    return Risk("low", ("not a tool call",))
 
 
 @cache
@@ -123,7 +130,8 @@ class RiskCache(QObject):
             self._busy = False
         if risks is not None:
             for hitl_id in batch:
-                self._risks[hitl_id] = risks.get(hitl_id, UNKNOWN)
+                risk = risks.get(hitl_id)
+                self._risks[hitl_id] = risk if risk is not None else unknown_risk()
             self.arrived.emit(batch)
         if self._wanted:
             self._timer.start()
