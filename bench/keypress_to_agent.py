@@ -14,17 +14,14 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import qasync
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from window_loop import run_in_window_loop
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.dialogs.reject import RejectDialog
@@ -96,12 +93,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     options = parser.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    # Closing the loop (as the app does) ends its executor's worker QThreads: left running, Qt aborts at exit.
-    with loop, tempfile.TemporaryDirectory() as folder:
-        found = loop.run_until_complete(measure(options.rounds, Path(folder)))
+    found = run_in_window_loop(lambda folder: measure(options.rounds, folder))  # closes the loop and its threads
     for kind, seconds in found.items():
         ms = sorted(s * 1000 for s in seconds)
         print(f"{kind:38} median {statistics.median(ms):8.1f} ms   max {ms[-1]:8.1f} ms   ({len(ms)} rounds)")

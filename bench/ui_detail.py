@@ -15,18 +15,16 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import qasync
 from common import load_average
 from PySide6.QtCore import QEvent, QObject, QSettings
 from PySide6.QtWidgets import QApplication, QWidget
 from ui_inbox import BIG_BYTES, seed
+from window_loop import run_in_window_loop
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.window.main_window import MainWindow
@@ -92,11 +90,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     options = parser.parse_args()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    with loop, tempfile.TemporaryDirectory() as folder:
-        found = loop.run_until_complete(measure(Path(folder), options.rounds))
+    found = run_in_window_loop(lambda folder: measure(folder, options.rounds))
     for name, times in found.items():
         print(f"select {name:14} -> detail painted  median {statistics.median(times):7.1f} ms  ({len(times)} rounds)")
     print(f"({load_average()})")

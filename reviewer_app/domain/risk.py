@@ -447,7 +447,7 @@ _PIECE_CHARS = 4096
 
 
 @functools.lru_cache(maxsize=1)
-def _secret_detectors() -> tuple[Any, ...]:
+def secret_detectors() -> tuple[Any, ...]:
     """detect-secrets' regex detectors, imported on first use (the package import costs ~0.1 s).
 
     The modules are imported by name in plain import statements so that PyInstaller bundles them. The entropy
@@ -510,7 +510,7 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _scanned_lines(arguments: Any) -> list[str]:
+def scanned_lines(arguments: Any) -> list[str]:
     """The lines the secret scan reads: every string of ``arguments`` in order, the first 64 KB of them."""
     lines: list[str] = []
     budget = _MAX_SCANNED_CHARS
@@ -533,7 +533,7 @@ def _prefilters() -> tuple[tuple[Any, tuple[re.Pattern[str], ...]], ...]:
     """
     return tuple(
         (detector, tuple(re.compile(pattern.pattern, pattern.flags | re.MULTILINE) for pattern in detector.denylist))
-        for detector in _secret_detectors()
+        for detector in secret_detectors()
     )
 
 
@@ -561,7 +561,7 @@ def secret_kinds(arguments: Any) -> tuple[str, ...]:
     Each detector reads line by line (its own ``analyze_line``), but only when one of its patterns matches
     somewhere in the scanned text: a 64 KB text with no secret costs a few regex searches, not ~20,000 calls.
     """
-    lines = _scanned_lines(arguments)
+    lines = scanned_lines(arguments)
     pieces = _joined_pieces(lines)
     found: dict[str, tuple[int, int]] = {}  # kind -> (first line, detector order): the order a line-by-line scan
     for order, (detector, patterns) in enumerate(_prefilters()):

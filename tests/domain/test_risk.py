@@ -156,11 +156,11 @@ def test_secret_detection_uses_detect_secrets_regex_detectors() -> None:
 
 def _line_by_line_secret_kinds(arguments: Any) -> tuple[str, ...]:
     """The scan as it was: every detector's ``analyze_line`` on every line of the first 64 KB (the reference)."""
-    from reviewer_app.domain.risk import _scanned_lines, _secret_detectors
+    from reviewer_app.domain.risk import scanned_lines, secret_detectors
 
     kinds: list[str] = []
-    for line in _scanned_lines(arguments):
-        for detector in _secret_detectors():
+    for line in scanned_lines(arguments):
+        for detector in secret_detectors():
             if detector.secret_type not in kinds and any(True for _ in detector.analyze_line("arguments", line)):
                 kinds.append(detector.secret_type)
     return tuple(kinds)
