@@ -8,9 +8,9 @@ re-export what is here).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
+
+from reviewer_app.domain.sha import hmac_sha256_hex, sha256_hex
 
 TYPE_CHECKING = False  # ``typing`` costs the hook's lean path milliseconds; mypy reads the block below
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def canonical_json(value: Any) -> str:
 
 def args_digest(args: Any) -> str:
     """SHA-256 of the canonical JSON of ``args``; what an approval names."""
-    return hashlib.sha256(canonical_json(args).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_json(args).encode("utf-8"))
 
 
 def audit_fields(
@@ -67,13 +67,13 @@ def audit_row_hash(prev_hash: str, fields: dict[str, Any], key: bytes | None = N
     """
     payload = (prev_hash + canonical_json(fields)).encode("utf-8")
     if key is None:
-        return hashlib.sha256(payload).hexdigest()
-    return hmac.new(key, payload, hashlib.sha256).hexdigest()
+        return sha256_hex(payload)
+    return hmac_sha256_hex(key, payload)
 
 
 def key_id(key: bytes) -> str:
     """A public name for an audit key: says which key a chain needs without revealing it."""
-    return hmac.new(key, b"reviewer-audit-key-id", hashlib.sha256).hexdigest()[:16]
+    return hmac_sha256_hex(key, b"reviewer-audit-key-id")[:16]
 
 
 class AuditKeyMismatch(ValueError):

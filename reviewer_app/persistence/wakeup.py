@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 import threading
 import time
 from pathlib import Path
+
+from reviewer_app.domain.sha import sha256_hex
 
 TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path imports this module
 
@@ -103,7 +104,7 @@ def _temporary_dir() -> str:
 
 def channel_dir(database: Path) -> Path:
     """The directory of ``database``'s channel (not created): derived from its real path."""
-    digest = hashlib.sha256(str(Path(database).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    digest = sha256_hex(str(Path(database).resolve()).encode("utf-8", "surrogateescape"))[:24]
     return channel_root() / digest
 
 

@@ -334,9 +334,9 @@ def test_the_watchdog_starts_detached_with_nothing_of_the_hooks() -> None:
         process = lean.spawn_watchdog(["/bin/sleep", "30"])
         assert isinstance(process, lean.SpawnedProcess)
         try:
-            fds = os.listdir(f"/proc/{process.pid}/fd")
-            assert sorted(fds) == ["0", "1", "2"]
-            assert {os.readlink(f"/proc/{process.pid}/fd/{fd}") for fd in fds} == {os.devnull}
+            fds = _settled_fds(process.pid)
+            assert sorted(fds) == ["0", "1", "2"], fds
+            assert set(fds.values()) == {os.devnull}
             assert os.getsid(process.pid) == process.pid
         finally:
             stop_watchdog(process)
@@ -345,3 +345,17 @@ def test_the_watchdog_starts_detached_with_nothing_of_the_hooks() -> None:
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def _settled_fds(pid: int) -> dict[str, str]:
+    """The child's descriptors once its exec has closed the close-on-exec ones (the parent of a vfork-style spawn
+    resumes a moment before that)."""
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            fds = {fd: os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        except FileNotFoundError:  # one closed while read
+            continue
+        if set(fds) == {"0", "1", "2"} or time.monotonic() > deadline:
+            return fds
+        time.sleep(0.01)

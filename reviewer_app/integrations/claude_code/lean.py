@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from reviewer_app.domain.lean_settlement import may_concern, settle_by_stored_waivers
-from reviewer_app.integrations.claude_code.lean_store import BUSY_TIMEOUT_MS, LeanStore
+from reviewer_app.integrations.claude_code.lean_store import LeanStore
 from reviewer_app.integrations.claude_code.wire import (
     ALL_DECISIONS,
     WITHOUT_EDIT,
@@ -50,6 +50,8 @@ LEAN_HOSTS = ("claude-code", "codex")
 full command, where their profiles read them."""
 DEFAULT_TIMEOUT_S = 55.0
 """The hook's default budget (``hook.DEFAULT_TIMEOUT_S``, which a test holds this to)."""
+LOCK_WAIT_MS = 250
+"""How long the lean path waits for SQLite's write lock before it leaves the call to the full path."""
 EXPIRY_GRACE_S = 3
 """``hook.EXPIRY_GRACE_S`` (a test holds the two equal)."""
 DIFF_TOOLS = frozenset({"Write", "write_file", "create", "Create", "write", "Edit", "MultiEdit", "replace", "edit"})
@@ -198,9 +200,10 @@ def _settle_by_waiver(
 
 
 def _lock_wait_within(store: LeanStore, deadline: float) -> None:
-    """One wait for the write lock, ending with the hook's budget (then the full path's retries take over)."""
+    """One short wait for the write lock (within the hook's budget): a lock held longer is the full path's to ride
+    out, with the one retry policy, which tells the operator why the hook waits."""
     left_ms = int(max(deadline - time.monotonic(), 0.05) * 1000)
-    store.connection.execute(f"PRAGMA busy_timeout = {min(BUSY_TIMEOUT_MS, left_ms)}")
+    store.connection.execute(f"PRAGMA busy_timeout = {min(LOCK_WAIT_MS, left_ms)}")
 
 
 def _create_waiting(
@@ -391,9 +394,9 @@ _NAMESPACE_URL = bytes.fromhex("6ba7b8119dad11d180b400c04fd430c8")  # uuid.NAMES
 def stable_id(*parts: str) -> str:
     """Same as :func:`reviewer_app.integrations.core.stable_id`: ``uuid5(NAMESPACE_URL, …)``, computed here
     without importing ``uuid`` (and ``platform`` with it) or the backend."""
-    import hashlib
+    from reviewer_app.domain.sha import new
 
-    digest = bytearray(hashlib.sha1(_NAMESPACE_URL + "\x1f".join(parts).encode("utf-8")).digest()[:16])
+    digest = bytearray(new("sha1", _NAMESPACE_URL + "\x1f".join(parts).encode("utf-8")).digest()[:16])
     digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
     digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
     return "ext_" + digest.hex()
