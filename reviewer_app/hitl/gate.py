@@ -19,6 +19,7 @@ from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType, shown_arguments
+from reviewer_app.domain.json_schemas import SchemaProblem, best_error
 from reviewer_app.domain.toolcall import is_shell_tool
 from reviewer_app.domain.waivers import rule_for
 from reviewer_app.hitl.abandoned import AbandonedRequest, refuse_if_abandoned, settle_if_abandoned
@@ -44,13 +45,13 @@ def validate_decision(record: HITLRecord, decision: Decision) -> None:
     if decision.kind is DecisionKind.EDIT:
         schema = (record.get("data") or {}).get("schema")
         if isinstance(schema, dict):
-            import jsonschema  # only edits need it: keeps ~40 ms of imports off the window's start
-
             try:
-                jsonschema.validate(decision.edited_args, schema)
-            except jsonschema.ValidationError as exc:
-                where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
-                raise DecisionError(f"edited arguments are invalid at {where}: {exc.message}") from exc
+                error = best_error(decision.edited_args, schema)
+            except SchemaProblem as exc:
+                raise DecisionError(f"edited arguments cannot be checked: {exc}") from exc
+            if error is not None:
+                where = "/".join(str(p) for p in error.absolute_path) or "arguments"
+                raise DecisionError(f"edited arguments are invalid at {where}: {error.message}")
 
 
 def record_decision(

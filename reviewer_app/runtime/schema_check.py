@@ -15,6 +15,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 
+from reviewer_app.domain.json_schemas import schema_validator, validator_errors
+
 # Keywords whose meaning could differ between the two libraries (regex dialects, reference resolution, the draft
 # chosen by ``$schema``, float arithmetic): a schema using any of them is checked by ``jsonschema`` alone.
 _ONLY_JSONSCHEMA = frozenset(
@@ -82,7 +84,7 @@ class ArgumentsValidator:
     __slots__ = ("_fast", "_full")
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        self._full = Draft202012Validator(schema)
+        self._full = schema_validator(schema, Draft202012Validator)
         self._fast = _compiled(schema)
 
     @property
@@ -91,7 +93,10 @@ class ArgumentsValidator:
         return self._fast is not None
 
     def errors(self, arguments: Any) -> list[ValidationError]:
-        """The arguments' schema errors (none: valid), shallowest first."""
+        """The arguments' schema errors (none: valid), shallowest first.
+
+        Raises :class:`~reviewer_app.domain.json_schemas.SchemaProblem` when the schema refers outside itself.
+        """
         fast = self._fast
         if fast is not None:
             try:
@@ -99,4 +104,4 @@ class ArgumentsValidator:
                     return []
             except Exception:  # a value it cannot convert (not JSON data): jsonschema judges
                 pass
-        return sorted(self._full.iter_errors(arguments), key=lambda e: (len(e.absolute_path), e.path))
+        return sorted(validator_errors(self._full, arguments), key=lambda e: (len(e.absolute_path), e.path))

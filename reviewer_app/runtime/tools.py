@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
+from reviewer_app.domain.json_schemas import SchemaProblem
 from reviewer_app.hitl.db_thread import resolve_future
 from reviewer_app.runtime import safe_fs
 from reviewer_app.runtime.process_groups import die_with_parent
@@ -201,7 +202,10 @@ class ToolRegistry:
         spec = self.get(name)
         if not isinstance(args, dict):
             raise ToolArgumentsError(f"{spec.name}: arguments must be a JSON object, got {_json_type(args)}")
-        errors = self._validators[name].errors(args)
+        try:
+            errors = self._validators[name].errors(args)
+        except SchemaProblem as exc:
+            raise ToolArgumentsError(f"{spec.name}: {exc}") from exc
         if errors:
             raise ToolArgumentsError(f"{spec.name}: " + "; ".join(_describe_error(e) for e in errors[:3]))
         return args

@@ -11,10 +11,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
 from pydantic import ValidationError
 
 from reviewer_app.domain.decisions import DecisionKind
+from reviewer_app.domain.json_schemas import SchemaProblem, best_error
 from reviewer_app.integrations.core import Outcome
 
 
@@ -85,9 +85,11 @@ def answer_content(outcome: Outcome, schema: Mapping[str, Any]) -> dict[str, Any
     if not isinstance(content, dict):
         raise ElicitationError("the answer is not a JSON object of the form's fields")
     try:
-        jsonschema.validate(content, dict(schema))
-    except jsonschema.ValidationError as exc:
-        raise ElicitationError(f"the answer does not fit the form: {exc.message}") from exc
+        error = best_error(content, dict(schema))
+    except SchemaProblem as exc:
+        raise ElicitationError(f"the form cannot be checked: {exc}") from exc
+    if error is not None:
+        raise ElicitationError(f"the answer does not fit the form: {error.message}")
     return content
 
 

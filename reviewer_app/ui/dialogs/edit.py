@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from reviewer_app.domain.json_schemas import SchemaProblem, schema_errors
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.json_view import JsonHighlighter, monospace_font
 from reviewer_app.ui.dialogs.submit import SubmitDialog
@@ -322,10 +323,10 @@ class EditArgumentsDialog(SubmitDialog):
         if not isinstance(value, dict):
             return ["the arguments must be a JSON object ({ ... })"]
         if self.schema is not None:
-            import jsonschema  # imported when an edit is checked, not on the window's start path
-
-            validator_cls = jsonschema.validators.validator_for(self.schema)
-            problems = sorted(validator_cls(self.schema).iter_errors(value), key=lambda e: list(e.absolute_path))
+            try:
+                problems = schema_errors(value, self.schema)
+            except SchemaProblem as exc:
+                return [str(exc)]
             if problems:
                 out = []
                 for problem in problems[:MAX_ERRORS_SHOWN]:
