@@ -26,11 +26,16 @@ CHANGES_CHANNEL = "reviewer_changes"  # PostgreSQL: every write transaction NOTI
 
 
 def database_url(target: str | os.PathLike[str]) -> str:
-    """A SQLAlchemy URL for a path or URL; plain paths become SQLite files."""
+    """A SQLAlchemy URL for a path or URL; plain paths become SQLite files.
+
+    A path is not a URL: its ``%`` and ``?`` are escaped, or SQLAlchemy would decode ``%41`` or cut the path at ``?``
+    and open another file.
+    """
     text = os.fspath(target)
     if "://" in text:
         return text
-    return f"sqlite:///{Path(text).expanduser().resolve()}"
+    path = str(Path(text).expanduser().resolve())
+    return "sqlite:///" + path.replace("%", "%25").replace("?", "%3F")
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from urllib.parse import unquote
 
 import PySide6
 from PySide6.QtCore import Qt, qVersion
@@ -17,7 +18,7 @@ from reviewer_app.ui.common import theme
 def mask_url(url: str) -> str:
     """A database URL fit to show: passwords replaced by ***, SQLite files as plain paths."""
     if url.startswith("sqlite:///"):
-        return url.removeprefix("sqlite:///") or url
+        return unquote(url.removeprefix("sqlite:///")) or url
     return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
