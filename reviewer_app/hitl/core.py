@@ -16,7 +16,7 @@ from typing import Any, Self, TypeVar
 from reviewer_app.hitl.db_thread import DatabaseThread
 from reviewer_app.hitl.identity import reviewer_identity
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
-from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS
+from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, sqlite_path
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx
 
@@ -77,8 +77,11 @@ class BackendCore:
 
         On the one thread, 50 agents of a process queued their creates and reads ahead of the look-up that would
         wake them: a decision reached its agent seconds after its commit (issue 29, team scale). The store is
-        safe to read from two threads (each takes its own connection).
+        safe to read from two threads (each takes its own connection); an in-memory SQLite database has one
+        connection for all, so its look-ups stay on the one thread.
         """
+        if self.store.engines.is_sqlite and sqlite_path(self.store.url) is None:  # one connection shared by all
+            return await self.run(fn, *args, **kwargs)
         if self._closed:
             raise RuntimeError("the HITL backend is closed")
         if self._lookup_thread is None:

@@ -124,3 +124,20 @@ async def test_a_decision_reaches_its_waiter_while_the_process_is_busy_writing(a
     finally:
         await agents.aclose()
         await reviewer.aclose()
+
+
+@pytest.mark.asyncio
+async def test_an_in_memory_database_keeps_its_look_ups_on_its_one_connection() -> None:
+    """An in-memory SQLite database is one connection shared by every thread: its waits are served all the same."""
+    backend = SQLHITLBackend("sqlite://", reviewer="erin")
+    try:
+        await backend.create(
+            hitl_id="h1", hitl_type="tool_approval", session_id="s", invocation_id="i", data={}, tool_name="t"
+        )
+        waiting = asyncio.ensure_future(backend.wait_for_response("h1", timeout=30))
+        await asyncio.sleep(0.2)
+        await backend.decide("h1", Decision(DecisionKind.REJECT, message="no"))
+        assert (await asyncio.wait_for(waiting, 10))["status"] == "completed"
+        assert backend._lookup_thread is None
+    finally:
+        await backend.aclose()
