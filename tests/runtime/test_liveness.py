@@ -72,7 +72,7 @@ def test_a_sigkilled_runner_inside_a_tool_is_interrupted_within_seconds_and_its_
     # Noticed by the sweep while it runs (the wait above is bounded); how soon is bench/liveness.py's goal.
     assert not pid_alive(shell_pid)  # the shell died with its runtime (PR_SET_PDEATHSIG)
     # The sweep SIGKILLed what the shell left in its group (the sleep); the kernel ends it a moment later.
-    wait_until(lambda: proc_group_members(shell_pid) == [], timeout=5, what="the tool's process group to end")
+    wait_until(lambda: proc_group_members(shell_pid) == [], timeout=30, what="the tool's process group to end")
     assert (workspace / "effects.txt").read_text() == "start\n"
     print(f"\nSIGKILL -> interrupted seen by the watcher: {noticed_after:.2f} s")
 
@@ -200,7 +200,7 @@ def test_a_running_worker_notices_a_runner_killed_after_it_started(
         killed_at = time.monotonic()
         wait_until(lambda: fresh_store.runs.get(inv).state == "interrupted", timeout=30, what="the worker to notice")
         noticed_after = time.monotonic() - killed_at
-        wait_until(lambda: proc_group_members(shell_pid) == [], timeout=5, what="the tool's group to end")
+        wait_until(lambda: proc_group_members(shell_pid) == [], timeout=30, what="the tool's group to end")
     finally:
         if proc.poll() is None:
             kill(proc)
