@@ -24,12 +24,9 @@ EVENTS = ["pretooluse.json", "permissionrequest.json"]
 
 
 def _watchdogs_of(pid: int) -> list[int]:
-    """Live watchdog processes watching ``pid`` (they get a moment to exit)."""
-    found: list[int] = []
-    for _ in range(40):
-        found = watchdogs_of(pid)
-        if not found:
-            return found
+    """Live watchdog processes watching ``pid``: none as soon as they have exited, those left after 30 s."""
+    deadline = time.monotonic() + 30
+    while (found := watchdogs_of(pid)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return found
 
