@@ -49,7 +49,7 @@ def test_a_sigkilled_runner_inside_a_tool_is_interrupted_within_seconds_and_its_
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     shell_pid = 0
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         inv = request["invocation_id"]
         workspace = Path(fresh_store.runs.get(inv).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
@@ -89,7 +89,7 @@ def test_the_shell_tool_dies_at_once_when_its_runtime_is_killed(
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     shell_pid = 0
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         workspace = Path(fresh_store.runs.get(request["invocation_id"]).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
         shell_pid = int(wait_until(lambda: _read(workspace / "shell.pid"), what="the shell pid"))
@@ -190,7 +190,7 @@ def test_a_running_worker_notices_a_runner_killed_after_it_started(
     )
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         inv = request["invocation_id"]
         workspace = Path(fresh_store.runs.get(inv).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0

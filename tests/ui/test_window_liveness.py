@@ -49,7 +49,7 @@ def test_an_open_window_marks_a_sigkilled_runner_interrupted_within_seconds(
     )
     proc = start_run(subprocess_env, db_path, tmp_path / "ws", script, "slow work")
     try:
-        (request,) = wait_until(other.requests.pending, what="the pending request")
+        (request,) = wait_until(other.requests.pending, what="the pending request", process=proc)
         inv = request["invocation_id"]
         workspace = Path(other.runs.get(inv).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
