@@ -24,12 +24,9 @@ EVENTS = ["pretooluse.json", "permissionrequest.json"]
 
 
 def _watchdogs_of(pid: int) -> list[int]:
-    """Live watchdog processes watching ``pid`` (they get a moment to exit)."""
-    found: list[int] = []
-    for _ in range(40):
-        found = watchdogs_of(pid)
-        if not found:
-            return found
+    """Live watchdog processes watching ``pid``: none as soon as they have exited, those left after 30 s."""
+    deadline = time.monotonic() + 30
+    while (found := watchdogs_of(pid)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return found
 
@@ -297,20 +294,17 @@ async def test_bad_stdin_gets_the_fallback_with_a_reason(tmp_path: Path, db_path
 
 
 HOOK_TIMEOUT_S = 50
-WITHIN_S = HOOK_TIMEOUT_S / 2
-"""Withdrawn within half the hook's own time-out: the host leaving did it, not the time-out (how fast: bench/)."""
 
 
 async def _wait_cancelled(backend: SQLHITLBackend, hitl_id: str) -> dict:
-    deadline = time.monotonic() + WITHIN_S
-    while time.monotonic() < deadline:
-        record = await backend.get(hitl_id)
-        if record is not None and record["status"] == "cancelled":
-            return record
+    """The request once it leaves the inbox: withdrawn ("cancelled"), which only the host leaving does before the
+    hook's own time-out (that one records an expiry). How soon is bench/withdrawal.py's goal."""
+    deadline = time.monotonic() + HOOK_TIMEOUT_S + 30  # past the time-out: a missed departure shows as an expiry
+    while (record := await backend.get(hitl_id)) is not None and record["status"] == "pending":
+        assert time.monotonic() < deadline, "the request never left the inbox"
         await asyncio.sleep(0.05)
-    raise AssertionError(
-        f"the request was not withdrawn within {WITHIN_S:g} s (the hook's time-out: {HOOK_TIMEOUT_S} s)"
-    )
+    assert record is not None and record["status"] == "cancelled", record
+    return record
 
 
 async def _wait_shown(backend: SQLHITLBackend, record: dict) -> None:
@@ -341,7 +335,7 @@ async def test_a_killed_hook_leaves_the_inbox_answered_elsewhere(
     await asyncio.sleep(0.3)
     os.kill(process.pid, sig)
     cancelled = await _wait_cancelled(backend, record["hitl_id"])
-    code, answer, _ = finish(process, timeout=30)
+    code, answer, _ = finish(process, timeout=60)
     assert _watchdogs_of(process.pid) == []  # its work done, the watchdog exits too
     assert cancelled["user_response"] is None  # neither approved nor rejected
     note = await _withdrawal_note(backend, record)
@@ -365,7 +359,7 @@ async def test_a_host_that_stops_reading_takes_its_request_back(
     assert process.stdout is not None
     process.stdout.close()  # Claude Code went away: nobody will read the answer
     cancelled = await _wait_cancelled(backend, record["hitl_id"])
-    _, stderr = process.communicate(timeout=30)
+    _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     assert cancelled["user_response"] is None  # neither approved nor rejected
     assert await _withdrawal_note(backend, record) == "answered elsewhere (the host stopped reading the answer)"

@@ -49,7 +49,7 @@ def test_a_sigkilled_runner_inside_a_tool_is_interrupted_within_seconds_and_its_
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     shell_pid = 0
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         inv = request["invocation_id"]
         workspace = Path(fresh_store.runs.get(inv).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
@@ -72,7 +72,7 @@ def test_a_sigkilled_runner_inside_a_tool_is_interrupted_within_seconds_and_its_
     # Noticed by the sweep while it runs (the wait above is bounded); how soon is bench/liveness.py's goal.
     assert not pid_alive(shell_pid)  # the shell died with its runtime (PR_SET_PDEATHSIG)
     # The sweep SIGKILLed what the shell left in its group (the sleep); the kernel ends it a moment later.
-    wait_until(lambda: proc_group_members(shell_pid) == [], timeout=5, what="the tool's process group to end")
+    wait_until(lambda: proc_group_members(shell_pid) == [], timeout=30, what="the tool's process group to end")
     assert (workspace / "effects.txt").read_text() == "start\n"
     print(f"\nSIGKILL -> interrupted seen by the watcher: {noticed_after:.2f} s")
 
@@ -89,7 +89,7 @@ def test_the_shell_tool_dies_at_once_when_its_runtime_is_killed(
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     shell_pid = 0
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         workspace = Path(fresh_store.runs.get(request["invocation_id"]).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
         shell_pid = int(wait_until(lambda: _read(workspace / "shell.pid"), what="the shell pid"))
@@ -190,7 +190,7 @@ def test_a_running_worker_notices_a_runner_killed_after_it_started(
     )
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         inv = request["invocation_id"]
         workspace = Path(fresh_store.runs.get(inv).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
@@ -200,7 +200,7 @@ def test_a_running_worker_notices_a_runner_killed_after_it_started(
         killed_at = time.monotonic()
         wait_until(lambda: fresh_store.runs.get(inv).state == "interrupted", timeout=30, what="the worker to notice")
         noticed_after = time.monotonic() - killed_at
-        wait_until(lambda: proc_group_members(shell_pid) == [], timeout=5, what="the tool's group to end")
+        wait_until(lambda: proc_group_members(shell_pid) == [], timeout=30, what="the tool's group to end")
     finally:
         if proc.poll() is None:
             kill(proc)

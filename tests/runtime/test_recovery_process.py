@@ -62,7 +62,7 @@ def start_run(env: dict[str, str], db: Path, ws: Path, script: Path, prompt: str
 
 def wait_until(
     probe: Callable[[], T | None],
-    timeout: float = 30.0,
+    timeout: float = 60.0,
     what: str = "condition",
     *,
     process: subprocess.Popen[str] | None = None,
@@ -117,7 +117,7 @@ def test_killed_run_is_decided_from_the_cli_and_finished_by_a_worker_exactly_onc
     )
     proc = start_run(subprocess_env, db_path, ws, script, "append one line")
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         kill(proc)
     finally:
         if proc.poll() is None:
@@ -161,7 +161,7 @@ def test_run_killed_inside_a_tool_is_interrupted_and_the_operator_aborts_it(
     proc = start_run(subprocess_env, db_path, ws, script, "slow work")
     shell_pid = None
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         workspace = Path(fresh_store.runs.get(request["invocation_id"]).workspace)
         assert cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path)).returncode == 0
         wait_until((workspace / "effects.txt").exists, what="the tool to start")
@@ -210,7 +210,7 @@ def test_a_live_run_process_resumes_on_a_decision_made_by_another_process(
     )
     proc = start_run(subprocess_env, db_path, ws, script, "write")
     try:
-        (request,) = wait_until(fresh_store.requests.pending, what="the pending request")
+        (request,) = wait_until(fresh_store.requests.pending, what="the pending request", process=proc)
         inv = request["invocation_id"]
         decided = cli(subprocess_env, "decide", request["hitl_id"], "approve", "--db", str(db_path))
         assert decided.returncode == 0, decided.stderr

@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,6 @@ from tests.runtime.test_runner_support import (
     eventually,
     messages,
     pending_requests,
-    run_state,
     started_runtime,
     timeline,
     tool_results,
@@ -194,15 +194,16 @@ async def test_parallel_calls_each_get_a_request_and_approved_siblings_run_when_
         ws = workspace_of(await backend.run(backend.store.runs.get, inv))
 
         await runtime.decide_and_resume(by_path["a.txt"]["hitl_id"], approval(by_path["a.txt"]))
+
         # The approved call runs while its siblings still wait; the run does not continue yet.
-        await run_state(backend, inv, "waiting")
-        for _ in range(100):
-            if (ws / "a.txt").exists():
-                break
-            await asyncio.sleep(0.05)
+        async def ran_and_waiting() -> Any:
+            run = await backend.run(backend.store.runs.get, inv)
+            # a.txt exists only once the call's ``running`` was committed: this ``waiting`` is the one after it
+            return run if run.state == "waiting" and (ws / "a.txt").exists() else None
+
+        run = await eventually(ran_and_waiting, backend, timeout=30)
         assert (ws / "a.txt").read_text() == "a"
-        run = await backend.run(backend.store.runs.get, inv)
-        assert run.state == "waiting" and run.pending == 2
+        assert run.pending == 2
         assert sum(1 for m in await messages(backend, inv) if m["role"] == "assistant") == 1
 
         await runtime.decide_and_resume(by_path["b.txt"]["hitl_id"], Decision(DecisionKind.REJECT, message="no b"))
