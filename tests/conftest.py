@@ -20,8 +20,9 @@ from reviewer_app.persistence.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# A real PostgreSQL server started by the tests themselves (fixtures postgres_server, pg_url, any_db).
-pytest_plugins = ("tests.pg_server",)
+# A real PostgreSQL server started by the tests themselves (fixtures postgres_server, pg_url, any_db); the slow
+# tests first on every parallel worker; the tree's bytecode written once for the processes the tests start.
+pytest_plugins = ("tests.pg_server", "tests.slow_first", "tests.compiled_tree")
 
 
 @pytest.fixture
