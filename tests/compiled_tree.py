@@ -1,6 +1,6 @@
 """Compile this tree's Python files once before the run, so the processes the tests start do not each compile them.
 
-The suite starts well over a thousand Python processes (``python -m reviewer_app`` hooks and commands, the examples,
+The suite starts hundreds of Python processes (``python -m reviewer_app`` hooks and commands, the examples,
 helper scripts, the parallel workers). Each one reads ``__pycache__``, but with ``PYTHONDONTWRITEBYTECODE`` set (as
 some shells and CI images do) nothing ever writes it, and every process compiles the package from source again:
 ~0.2 s of CPU each on 2 cores. ``compileall`` writes the bytecode explicitly (that variable only stops the implicit
