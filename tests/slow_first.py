@@ -3,8 +3,8 @@
 pytest-xdist's ``worksteal`` scheduler hands worker *k* the *k*-th contiguous block of the collection, and an idle
 worker steals the second half of the longest queue. Left in file order, the slow tests (``@pytest.mark.slow``: real
 agent CLIs, several processes, fault injection) cluster in a few files: one worker meets them in a row near the end
-while the others have finished. Here the collection is rearranged so that each block begins with every N-th slow
-test (dealt out, N workers) followed by a contiguous run of the rest in file order: the long tests run first and in
+while the others have finished. Here the collection is rearranged so that each block begins with its N-th of the slow
+tests (a contiguous run, in file order) followed by a contiguous run of the rest: the long tests run first and in
 parallel, and what is stolen at the end are short tests. Only the order changes; every worker computes the same one
 (xdist requires identical collections), and a run without workers (``-n 0``) keeps the file order.
 
@@ -35,8 +35,12 @@ def slow_first_order(items: list[pytest.Item], is_slow: list[bool], workers: int
     rest = [item for item, flag in zip(items, is_slow, strict=True) if not flag]
     ordered: list[pytest.Item] = []
     taken = 0
+    shares = worker_blocks(len(slow), workers)
     for index, size in enumerate(worker_blocks(len(items), workers)):
-        share = slow[index::workers]
+        # A contiguous run of the slow tests: one file's cases (the same agent CLI) run one after another on one
+        # worker, not all at once on every worker, where they would compete for the CPU at the same moment.
+        start = sum(shares[:index])
+        share = slow[start : start + shares[index]]
         fill = max(0, size - len(share))
         ordered += share + rest[taken : taken + fill]
         taken += fill
