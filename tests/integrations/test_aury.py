@@ -28,6 +28,7 @@ def aury_python(request: pytest.FixtureRequest) -> str:
     return framework_python("aury", [f"aury-agent=={request.param}"], minor="3.13")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.asyncio
 async def test_every_decision_reaches_aury_and_the_tool_runs_as_decided(

@@ -50,6 +50,7 @@ async def test_example_writes_the_note_as_decided(
         assert (run.state, run.prompt) == ("done", "Note that I need milk")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", ["openai_agents_agent.py", "pydantic_ai_agent.py"])
 @pytest.mark.asyncio
 async def test_example_resumes_after_its_process_died(

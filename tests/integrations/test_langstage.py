@@ -24,6 +24,7 @@ BATCH = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.asyncio
 async def test_the_board_is_mirrored_and_every_decision_resumes_the_task(

@@ -28,7 +28,7 @@ from tests.integrations.support import (
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "power_loop_agent.py"
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 
 async def start(db: Path, tmp: Path, env: dict[str, str], *mode: str) -> asyncio.subprocess.Process:

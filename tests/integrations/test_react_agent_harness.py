@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO_ROOT / "examples" / "react_agent_harness_agent.py"
 RELEASES = ["0.14.0", "0.0.2"]  # the newest, and the release the reference design is from
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 
 @pytest.fixture(scope="session", params=RELEASES)

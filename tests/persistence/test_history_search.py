@@ -232,11 +232,10 @@ def test_every_word_character_is_a_valid_fts5_query(tmp_path: Path) -> None:
     connection = sqlite3.connect(tmp_path / "fts.db")
     connection.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 2')")
     connection.execute("INSERT INTO t VALUES ('hello')")
-    for code in range(sys.maxunicode + 1):
-        char = chr(code)
-        terms = search_terms(char + "a")
-        if terms:
-            connection.execute("SELECT rowid FROM t WHERE t MATCH ?", (fts5_match(terms),)).fetchall()
+    # Most characters are no word and leave the same query ('"a"*'): each distinct query string runs once.
+    queries = {fts5_match(terms) for code in range(sys.maxunicode + 1) if (terms := search_terms(chr(code) + "a"))}
+    for query in queries:
+        connection.execute("SELECT rowid FROM t WHERE t MATCH ?", (query,)).fetchall()
     connection.close()
 
 

@@ -22,6 +22,7 @@ REQUESTS = 240
 REVIEWERS = 12
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_many_reviewers_deciding_in_random_order_never_deadlock(pg_url: str) -> None:
     store = Store.open(pg_url)

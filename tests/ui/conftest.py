@@ -20,6 +20,7 @@ from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.window.main_window import MainWindow
+from tests.conftest import at_schema_head
 
 T = TypeVar("T")
 
@@ -102,8 +103,8 @@ class RecordingRuntime(Runtime):
 
 
 @pytest.fixture
-def qt_backend(db_path: Path, qloop: qasync.QEventLoop) -> Iterator[SQLHITLBackend]:
-    backend = SQLHITLBackend(db_path, reviewer="tester")
+def qt_backend(db_path: Path, migrated_sqlite: Path, qloop: qasync.QEventLoop) -> Iterator[SQLHITLBackend]:
+    backend = SQLHITLBackend(at_schema_head(db_path, migrated_sqlite), reviewer="tester")
     yield backend
     backend.close()
 
