@@ -114,9 +114,15 @@ def test_approve_and_reject_with_a_numbered_reason_by_real_keys(x_display: dict[
         return record["status"], response.get("decision"), response.get("message")
 
     try:
-        window = until(lambda: windows_named(env, r"^Reviewer \("), 30, "the window")[0]
-        xdotool("windowactivate", "--sync", window)
-        until(lambda: "(2 pending)" in xdotool("getwindowname", window), 15, "the inbox loaded")
+        # The first screen paints the inbox before the main window takes its place (a new X window), so the window
+        # is found by its title each time, never held by id.
+        def activated() -> bool:
+            found = windows_named(env, r"^Reviewer \(")
+            activate = ["xdotool", "windowactivate", "--sync", *found[-1:]]
+            return bool(found) and subprocess.run(activate, env=env, capture_output=True, check=False).returncode == 0
+
+        until(activated, 30, "the window")
+        until(lambda: windows_named(env, r"^Reviewer \(2 pending\)"), 15, "the inbox loaded")
 
         # Until its record is loaded a request cannot be decided ("Still loading…"), and nothing outside the window
         # says when it is: press ``a`` again until it took (a press before that decides nothing).
@@ -131,7 +137,7 @@ def test_approve_and_reject_with_a_numbered_reason_by_real_keys(x_display: dict[
 
         until(lambda: pressed("a", lambda: status("x1")[0] == "completed"), 20, "the approval")
         assert status("x1")[:2] == ("completed", "approve") and status("x2")[0] == "pending"
-        until(lambda: "(1 pending)" in xdotool("getwindowname", window), 10, "the next request")
+        until(lambda: windows_named(env, r"^Reviewer \(1 pending\)"), 10, "the next request")
         until(lambda: pressed("r", lambda: windows_named(env, "^Reject$")), 20, "the reject dialog")
         time.sleep(0.3)  # activated by the window manager
         xdotool("key", "--clearmodifiers", "4")
