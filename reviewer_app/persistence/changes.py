@@ -395,11 +395,27 @@ class MaxColumnChangeFeed(_PollingFeed):
         return hash(tuple(row))
 
 
+class LocalChangeFeed(FeedBase):
+    """An in-memory SQLite database: only this process can write it, so its own commits are all there is to see.
+
+    Nothing may probe it from another thread: its one connection is shared by every thread (``StaticPool``), and a
+    probe's check-in rolled back whatever transaction the database thread had open (a decision "made" and gone).
+    """
+
+    def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Nothing to watch: :meth:`notify` reports every commit."""
+
+    def _stop_watcher(self) -> None:
+        """Nothing was started."""
+
+
 def change_feed_for(engines: Engines) -> ChangeFeed:
     """The cheapest feed the database offers: data_version on SQLite, LISTEN/NOTIFY on PostgreSQL."""
     path = sqlite_path(engines.url)
     if path is not None:
         return SQLiteChangeFeed(path)
+    if engines.is_sqlite:
+        return LocalChangeFeed()
     if engines.dialect == "postgresql":
         from reviewer_app.persistence.pg_notify import PostgresChangeFeed  # needs psycopg: load it only here
 

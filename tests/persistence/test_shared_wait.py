@@ -141,3 +141,21 @@ async def test_an_in_memory_database_keeps_its_look_ups_on_its_one_connection() 
         assert backend._lookup_thread is None
     finally:
         await backend.aclose()
+
+
+@pytest.mark.asyncio
+async def test_decisions_on_an_in_memory_database_are_kept_and_wake_their_waiters() -> None:
+    """Its one connection is shared by every thread: a change probe on another thread once rolled back the database
+    thread's open transaction, so a decision could vanish and its waiter wait forever (about one round in eight)."""
+    for round_ in range(30):
+        backend = SQLHITLBackend("sqlite://", reviewer="erin")
+        try:
+            await backend.create(
+                hitl_id="h1", hitl_type="tool_approval", session_id="s", invocation_id="i", data={}, tool_name="t"
+            )
+            waiting = asyncio.ensure_future(backend.wait_for_response("h1", timeout=30))
+            await asyncio.sleep(0.2 if round_ % 2 else 0)
+            await backend.decide("h1", Decision(DecisionKind.REJECT, message="no"))
+            assert (await asyncio.wait_for(waiting, 10))["status"] == "completed", f"round {round_}"
+        finally:
+            await backend.aclose()

@@ -63,7 +63,8 @@ async def test_the_supervision_loop_ends_a_gone_host_s_run(backend: SQLHITLBacke
     await runtime.start(recover=False)
     try:
         await asyncio.sleep(0.2)
-        assert [(r.invocation_id, r.outcome) for r in await runtime.sweep_idle_runs(force=True)] == [("gone", ENDED)]
+        ended = [(r.invocation_id, r.outcome) for r in await runtime.sweep_idle_runs(force=True)]
+        assert ended in ([("gone", ENDED)], [])  # [] when the loop's own sweep ended it first (checked below)
     finally:
         await runtime.stop()
     run = await backend.get_run("gone")
