@@ -319,8 +319,13 @@ async def _withdrawal_note(backend: SQLHITLBackend, record: dict) -> str:
     """The audit entry says the request was cancelled as answered elsewhere; the timeline note says why."""
     [entry] = await backend.audit(record["hitl_id"])
     assert entry.decision == "cancel" and entry.message.startswith(ANSWERED_ELSEWHERE)
-    events = await backend.events(record["invocation_id"])
-    notes = [e for e in events if e.block_id == f"hitl_{record['hitl_id']}" and e.op.value == "patch"]
+    deadline = time.monotonic() + 30  # a watchdog writes the note in its own transaction, after the withdrawal
+    while True:
+        events = await backend.events(record["invocation_id"])
+        notes = [e for e in events if e.block_id == f"hitl_{record['hitl_id']}" and e.op.value == "patch"]
+        if notes or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
     assert notes, "no note on the run's timeline"
     return notes[-1].data["message"]
 
@@ -364,6 +369,30 @@ async def test_a_host_that_stops_reading_takes_its_request_back(
     assert cancelled["user_response"] is None  # neither approved nor rejected
     assert await _withdrawal_note(backend, record) == "answered elsewhere (the host stopped reading the answer)"
     assert "the host stopped reading the answer: the request leaves the inbox (answered elsewhere)" in stderr.decode()
+    assert await backend.list_records() == []
+
+
+async def test_a_host_that_stops_reading_while_the_hook_loads_gets_its_request_back_at_once(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    """The host leaves while the hook is still loading its backend (here: held up by a write lock): the hook
+    does not wait to finish loading; it ends, and its watchdog withdraws the request with the host's reason."""
+    process = start_hook(tmp_path, db_path, fixture("permissionrequest.json"), "--timeout", str(HOOK_TIMEOUT_S))
+    [record] = await wait_pending(backend)
+    lock = sqlite3.connect(db_path, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")  # the rest of the hook's start (its timeline, its sweep) waits on this
+    try:
+        assert process.stdout is not None
+        process.stdout.close()  # Claude Code went away: nobody will read the answer
+        _, stderr = process.communicate(timeout=20)  # the lock is still held: the hook did not wait for it
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert process.returncode == 0, stderr
+    assert "the host stopped reading the answer: the request leaves the inbox (answered elsewhere)" in stderr.decode()
+    cancelled = await _wait_cancelled(backend, record["hitl_id"])
+    assert cancelled["user_response"] is None  # neither approved nor rejected
+    assert await _withdrawal_note(backend, record) == "answered elsewhere (the host stopped reading the answer)"
     assert await backend.list_records() == []
 
 

@@ -17,6 +17,7 @@ import platformdirs
 import pytest
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.lean_settlement import COVERS, NOT_COVERED, stored_waiver_verdict
 from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.waivers import SessionRule, rule_for
@@ -257,6 +258,8 @@ def test_hook_options_reads_only_what_it_knows(argv: list[str], wanted: dict[str
 
 def test_constants_the_lean_path_keeps_are_the_full_paths() -> None:
     assert lean_store.SMALL_VALUE_BYTES == blobs.BLOB_THRESHOLD
+    assert lean_store.BLOB_REFS_KEY == blobs.REFS_KEY
+    assert lean_store.ASK_USER == HITLType.ASK_USER.value
     assert lean.DEFAULT_TIMEOUT_S == hook.DEFAULT_TIMEOUT_S
 
 
@@ -323,9 +326,10 @@ def test_constants_for_the_waiting_request_are_the_full_paths() -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="posix_spawn with /proc: Linux")
 def test_the_watchdog_starts_detached_with_nothing_of_the_hooks() -> None:
-    """Spawned without subprocess, the watchdog gets what Popen(start_new_session=True, close_fds=True) with
-    DEVNULL streams gave it: a session of its own, /dev/null for its streams, no other descriptor (the host's
-    stdout pipe above all: the host waits for it to close)."""
+    """Spawned without subprocess, the watchdog gets what Popen(start_new_session=True, close_fds=True) gives
+    it: a session of its own, /dev/null for stdout and stderr, for stdin the pipe only the hook writes (its reason,
+    then end-of-file when it exits), no other descriptor (the host's stdout pipe above all: the host waits for it
+    to close)."""
     from reviewer_app.integrations.claude_code.watchdog import stop_watchdog
 
     read_end, write_end = os.pipe()
@@ -336,7 +340,10 @@ def test_the_watchdog_starts_detached_with_nothing_of_the_hooks() -> None:
         try:
             fds = _settled_fds(process.pid)
             assert sorted(fds) == ["0", "1", "2"], fds
-            assert set(fds.values()) == {os.devnull}
+            assert {fds["1"], fds["2"]} == {os.devnull}
+            assert lean._reason_fd is not None
+            assert fds["0"] == os.readlink(f"/proc/self/fd/{lean._reason_fd}")  # the pipe the hook writes
+            assert fds["0"].startswith("pipe:")
             assert os.getsid(process.pid) == process.pid
         finally:
             stop_watchdog(process)

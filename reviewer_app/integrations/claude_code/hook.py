@@ -36,6 +36,7 @@ from reviewer_app.integrations.claude_code.request import RequestFields, hook_pr
 if TYPE_CHECKING:
     from reviewer_app.domain.hitl import HITLRecord
     from reviewer_app.hitl import SQLHITLBackend
+    from reviewer_app.integrations.claude_code.host_watch import StdoutWatch
     from reviewer_app.integrations.core import Outcome, ReviewClient
     from reviewer_app.persistence.store import StoreTx
 
@@ -349,6 +350,8 @@ async def review_event(
         finally:
             await backend.aclose()
     finally:
+        if options.handover is not None and options.handover.stdout_watch is not None:
+            options.handover.stdout_watch.stop()  # the answer is this process's now, whoever reads it
         # Failed on the way (the request may still be pending): the watchdog outlives this process and
         # withdraws it as answered elsewhere. Answered: nothing is left for the watchdog to do.
         if watcher is not None and answered:
@@ -397,7 +400,8 @@ async def _wait_for_decision(
             loop.add_signal_handler(sig, on_signal, sig.name)
         except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - Windows
             pass
-    watch_host = asyncio.create_task(_watch_host(stop, stopped_by))
+    early_watch = options.handover.stdout_watch if options.handover is not None else None
+    watch_host = asyncio.create_task(_watch_host(stop, stopped_by, early_watch))
     remaining = max(budget_deadline(options) - time.monotonic(), 0.0)
     waiting = asyncio.create_task(client.wait(fields.hitl_id, timeout=remaining))
     stopping = asyncio.create_task(stop.wait())
@@ -438,7 +442,7 @@ async def _narrate(write: Awaitable[Any], stderr: TextIO) -> None:
         _say(stderr, f"reviewer-app hook: not recorded on the timeline ({type(exc).__name__}: {exc})")
 
 
-async def _watch_host(stop: Any, stopped_by: list[str]) -> None:
+async def _watch_host(stop: Any, stopped_by: list[str], early_watch: StdoutWatch | None = None) -> None:
     """Notice the host going away without a signal, as it happens: its stdout pipe closing (a thread blocked in
     ``poll`` wakes the loop), or this process re-parented (Linux: a parent-death signal; elsewhere a poll)."""
     import asyncio
@@ -455,9 +459,15 @@ async def _watch_host(stop: Any, stopped_by: list[str]) -> None:
         if os.getppid() != parent:
             host_left("the host process exited")
 
-    end_stdout_watch = _watch_stdout(
-        lambda: loop.call_soon_threadsafe(host_left, "the host stopped reading the answer")
-    )
+    def stdout_closed() -> None:
+        loop.call_soon_threadsafe(host_left, "the host stopped reading the answer")
+
+    # The lean path's watch, armed when it wrote the request, is taken over; without one, a watch starts now.
+    stdout_watch = early_watch if early_watch is not None and early_watch.retarget(stdout_closed) else None
+    if stdout_watch is None:
+        from reviewer_app.integrations.claude_code.host_watch import StdoutWatch
+
+        stdout_watch = StdoutWatch.start(stdout_closed)
     death_signal = _parent_death_signal(loop, check_parent)
     try:
         check_parent()  # it may have died before the signal was armed
@@ -467,42 +477,11 @@ async def _watch_host(stop: Any, stopped_by: list[str]) -> None:
             except TimeoutError:
                 check_parent()
     finally:
-        end_stdout_watch()
+        if stdout_watch is not None:
+            stdout_watch.stop()
         if death_signal is not None:
             _set_parent_death_signal(0)
             loop.remove_signal_handler(death_signal)
-
-
-def _watch_stdout(closed: Any) -> Any:
-    """Call ``closed()`` (from a daemon thread) when stdout's reader goes away; returns what ends the watch.
-
-    ``poll`` always reports POLLERR/POLLHUP/POLLNVAL, so stdout is registered for no event at all; a private pipe
-    wakes the thread when the watch ends first.
-    """
-    import threading
-
-    try:
-        import select
-
-        poller = select.poll()
-        poller.register(sys.stdout.fileno(), 0)
-    except (AttributeError, OSError, ValueError):  # no poll (Windows), or no real stdout (tests)
-        return lambda: None
-    wake_read, wake_write = os.pipe()
-    poller.register(wake_read, select.POLLIN)
-
-    def wait() -> None:
-        try:
-            events = dict(poller.poll())
-            if wake_read not in events:
-                closed()
-        except (OSError, RuntimeError):  # the loop closed meanwhile: nothing left to tell
-            pass
-        finally:
-            os.close(wake_read)
-
-    threading.Thread(target=wait, name="reviewer-hook-stdout-watch", daemon=True).start()
-    return lambda: os.close(wake_write)  # the read end hangs up: the thread wakes and ends
 
 
 _PR_SET_PDEATHSIG = 1

@@ -45,6 +45,8 @@ TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
+    from reviewer_app.integrations.claude_code.host_watch import StdoutWatch
+
 LEAN_HOSTS = ("claude-code", "codex")
 """Hosts whose events the lean path reads (Claude's format, schemas in :mod:`.schemas`); the others take the
 full command, where their profiles read them."""
@@ -98,16 +100,24 @@ class Handover:
     """A waiting request the lean path created (its watchdog started first), for the full path to wait on: what
     ``request_fields`` needs to describe the same row."""
 
-    __slots__ = ("expires_at", "hitl_id", "metadata", "title", "watcher")
+    __slots__ = ("expires_at", "hitl_id", "metadata", "stdout_watch", "title", "watcher")
 
     def __init__(
-        self, hitl_id: str, title: str | None, metadata: dict[str, Any], expires_at: int, watcher: Any
+        self,
+        hitl_id: str,
+        title: str | None,
+        metadata: dict[str, Any],
+        expires_at: int,
+        watcher: Any,
+        stdout_watch: StdoutWatch | None = None,
     ) -> None:
         self.hitl_id = hitl_id
         self.title = title
         self.metadata = metadata
         self.expires_at = expires_at
         self.watcher = watcher
+        self.stdout_watch = stdout_watch
+        """Armed once the request is written: the host leaving before the full path waits ends this process."""
 
 
 def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, bytes | None]:
@@ -241,7 +251,47 @@ def _create_waiting(
 
             stop_watchdog(watcher)
         raise
-    return Handover(row["hitl_id"], title, metadata, expires_at, watcher)
+    stdout_watch = None
+    if watcher is not None:  # the watchdog withdraws the request for a host that left while the full path loads
+        from reviewer_app.integrations.claude_code.host_watch import StdoutWatch
+
+        stdout_watch = StdoutWatch.start(_host_left_early)
+    return Handover(row["hitl_id"], title, metadata, expires_at, watcher, stdout_watch)
+
+
+HOST_STOPPED_READING = "the host stopped reading the answer"
+
+
+def _host_left_early() -> None:
+    """The host stopped reading before the full path took the watch over: end now, and let the watchdog (its
+    code loaded, reading this process's reason) withdraw the request as answered elsewhere."""
+    try:
+        sys.stderr.write(
+            f"reviewer-app hook: {HOST_STOPPED_READING}: the request leaves the inbox (answered elsewhere)\n"
+        )
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    tell_watchdog(HOST_STOPPED_READING)
+    os._exit(0)  # nobody reads an answer now; the exit itself is the watchdog's signal
+
+
+_reason_fd: int | None = None
+"""The write end of the watchdog's stdin: a reason written there is what its withdrawal says; this process
+exiting closes it, which the watchdog notices at once (a SIGKILL included)."""
+
+
+def tell_watchdog(why: str) -> None:
+    """Say why this process is about to end without an answer (one short line; best effort)."""
+    if _reason_fd is None:
+        return
+    try:
+        os.write(_reason_fd, why.encode("utf-8")[:REASON_MAX_BYTES] + b"\n")
+    except OSError:
+        pass
+
+
+REASON_MAX_BYTES = 200
 
 
 def reviewer_command() -> list[str]:
@@ -288,15 +338,35 @@ class SpawnedProcess:
 
 
 def spawn_watchdog(command: list[str]) -> Any:
-    """The watchdog's process, in a session of its own, its standard streams on ``/dev/null`` and no other
-    descriptor of this process (``Popen(start_new_session=True, close_fds=True)``); None when it cannot start (the
-    hook still abandons its request on every signal it can catch).
+    """The watchdog's process, in a session of its own, its stdin the read end of a pipe this process holds the
+    write end of (:func:`tell_watchdog`), its stdout and stderr on ``/dev/null``, and no other descriptor of this
+    process (``Popen(start_new_session=True, close_fds=True)``); None when it cannot start (the hook still
+    abandons its request on every signal it can catch).
 
     On Linux with ``os.posix_spawn``: importing ``subprocess`` (signal's enums, selectors, threading) costs the
     waiting request's first appearance in the inbox more than the spawn itself."""
+    global _reason_fd
+    try:
+        reason_read, reason_write = os.pipe()  # neither end inheritable: no other child of this process holds one
+    except OSError:
+        return None
+    try:
+        process = _spawn(command, reason_read)
+    finally:
+        os.close(reason_read)
+    if process is None:
+        os.close(reason_write)
+    else:
+        if _reason_fd is not None:
+            os.close(_reason_fd)
+        _reason_fd = reason_write
+    return process
+
+
+def _spawn(command: list[str], stdin_fd: int) -> Any:
     if sys.platform == "linux" and hasattr(os, "posix_spawn") and os.path.isabs(command[0]):
         try:
-            return SpawnedProcess(os.posix_spawn(command[0], command, os.environ, **_spawn_options()))
+            return SpawnedProcess(os.posix_spawn(command[0], command, os.environ, **_spawn_options(stdin_fd)))
         except OSError:
             return None
     import subprocess
@@ -304,7 +374,7 @@ def spawn_watchdog(command: list[str]) -> Any:
     try:
         return subprocess.Popen(
             command,
-            stdin=subprocess.DEVNULL,
+            stdin=stdin_fd,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -314,11 +384,12 @@ def spawn_watchdog(command: list[str]) -> Any:
         return None
 
 
-def _spawn_options() -> dict[str, Any]:
-    """``posix_spawn``'s options for a detached child: standard streams on ``/dev/null``, every other inheritable
-    descriptor closed (Python's own are not inheritable; the host may have passed some), a new session."""
+def _spawn_options(stdin_fd: int) -> dict[str, Any]:
+    """``posix_spawn``'s options for a detached child: ``stdin_fd`` as its stdin, stdout and stderr on
+    ``/dev/null``, every other inheritable descriptor closed (Python's own are not inheritable; the host may have
+    passed some), a new session."""
     actions: list[tuple[Any, ...]] = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, stdin_fd, 0),
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
     ]

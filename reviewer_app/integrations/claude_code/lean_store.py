@@ -35,6 +35,10 @@ SCHEMA_REVISION = "0011"
 0006 installs PostgreSQL-only triggers; the SQLite schema these statements use is that of 0005, plus 0007's
 policy_rules table and 0008's run heartbeat columns (left NULL here: an external run has no heartbeat)."""
 BUSY_TIMEOUT_MS = 5_000
+BLOB_REFS_KEY = "$blobs"
+"""``blobs.REFS_KEY`` (a test holds the two equal): a request whose data names blobs is withdrawn by the store."""
+ASK_USER = "ask_user"
+"""``HITLType.ASK_USER``: its whole data is what the reviewer saw (``domain.hitl.shown_arguments``)."""
 SMALL_VALUE_BYTES = 4096
 """``blobs.BLOB_THRESHOLD`` (a test holds the two equal): JSON shorter than this is never a blob, so a call with
 small arguments is written without loading the blob code."""
@@ -211,6 +215,49 @@ class LeanStore:
         if cursor.rowcount != 1:  # inserted in this very transaction: cannot happen
             raise sqlite3.IntegrityError(f"request {hitl_id} vanished inside its transaction")
         self._append_audit(hitl_id, kind, reviewer, ms, arguments, response.get("args"), message)
+
+    def withdraw(self, hitl_id: str, reviewer: str, message: str) -> bool | None:
+        """In one transaction: cancel the pending request as ``requests.decide`` does (its audit row included) and
+        patch its timeline block with the note ``watchdog.withdraw`` writes. False when it is no longer pending,
+        None when this path cannot tell what was shown (no such request, or arguments stored as blobs): the
+        caller withdraws it through the store instead."""
+
+        def write() -> bool | None:
+            row = self.connection.execute(
+                "SELECT hitl_type, session_id, invocation_id, data, status FROM hitl_requests WHERE hitl_id = ?",
+                (hitl_id,),
+            ).fetchone()
+            if row is None:
+                return None
+            hitl_type, session_id, invocation_id, data_text, status = row
+            if status != "pending":
+                return False
+            data = json.loads(data_text) if isinstance(data_text, (str, bytes)) else None
+            if not isinstance(data, dict) or BLOB_REFS_KEY in data:
+                return None
+            shown = data if hitl_type == ASK_USER else data.get("arguments", data)
+            ms = _now_ms()
+            cursor = self.connection.execute(
+                "UPDATE hitl_requests SET status = 'cancelled', user_response = 'null', responded_at = ?, "
+                "updated_at = ?, updated_at_ms = ?, decision = 'cancel', decided_by = ? "
+                "WHERE hitl_id = ? AND status = 'pending'",
+                (ms // 1000, ms // 1000, ms, reviewer, hitl_id),
+            )
+            if cursor.rowcount != 1:
+                return False
+            self._append_audit(hitl_id, "cancel", reviewer, ms, shown, None, message)
+            note = {"status": "cancelled", "decision": "cancel", "message": message, "resolved_ms": ms}
+            self.connection.execute(
+                "INSERT INTO block_events (block_id, parent_id, kind, op, data, ts_ms, session_id, invocation_id, "
+                "blob_refs) VALUES (?, NULL, 'hitl', 'patch', ?, ?, ?, ?, 'null')",
+                (f"hitl_{hitl_id}", _json(note), ms, session_id, invocation_id),
+            )
+            return True
+
+        done: bool | None = self.transaction(write)  # False and None wrote nothing
+        if done:
+            self.committed()
+        return done
 
     def record_hit(self, rule_id: str) -> None:
         """As ``RuleWrites.record_hit``."""

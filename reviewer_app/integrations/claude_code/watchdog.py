@@ -1,9 +1,12 @@
 """A reaper for requests whose hook ended without a decision: killed outright (SIGKILL), or fell back.
 
 The hook starts this watcher in its own session (so a signal to the hook's process group spares it) before it
-creates its request. The watcher loads the backend's code while it waits (so a withdrawal is one write, not an
-import), polls the hook's pid — with its start time, so a reused pid does not look alive — and when the hook is
-gone while the request is still pending, withdraws it as "answered elsewhere" with a timeline note. A withdrawal
+creates its request, with a pipe for its stdin: the hook may write there why it is ending (the host stopped
+reading its answer), and the pipe's end-of-file says at once that it exited, however it exited. The pid — with
+its start time, so a reused pid does not look alive — stays the proof that it is gone. Then, while the request is
+still pending, the watcher withdraws it as "answered elsewhere" with a timeline note: on a SQLite file with
+``sqlite3`` alone (:meth:`.LeanStore.withdraw`, one transaction, the store's rows), else through the backend,
+whose code it loads while it waits (so a withdrawal is one write, not an import). A withdrawal
 that fails (a read-only or full disk, a database server restarting) is tried again, backing off, for up to
 :data:`WITHDRAW_FOR_S`: the record must not wait for a reviewer to approve a call the agent was told to ask
 about. The hook stops the watcher when it answered with a decision; the watcher also gives up by itself after a
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import subprocess
 import time
@@ -22,11 +26,13 @@ from typing import TYPE_CHECKING
 
 from reviewer_app.domain.hook_lease import answered_elsewhere, process_alive
 from reviewer_app.integrations.claude_code.lean import (
+    REASON_MAX_BYTES,
     SpawnedProcess,
     reviewer_command,
     spawn_watchdog,
     watchdog_command,
 )
+from reviewer_app.integrations.claude_code.lean_store import LeanStore, sqlite_file
 
 __all__ = ["reviewer_command", "start_watchdog", "stop_watchdog", "watch"]
 
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 POLL_S = 0.05
+EXIT_POLL_S = 0.002
+"""How often the pid is looked at once the hook's pipe closed (it is exiting)."""
 WITHDRAW_FOR_S = 3600.0
 """How long a failing withdrawal is retried; past that, the next process to open the database settles it."""
 FIRST_RETRY_S = 0.1
@@ -65,19 +73,21 @@ def watch(database: str, hitl_id: str, pid: int, start_ticks: int | None, until:
     """Wait for the hook to die (then withdraw its request, until that lands) or for the deadline."""
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    import asyncio
-
-    import reviewer_app.hitl  # noqa: F401  (loaded now, while the hook lives: the withdrawal is one write later)
-
-    while process_alive(pid, start_ticks):
-        if time.time() > until:
-            return 0
-        time.sleep(POLL_S)
-    why = f"the {agent} hook process (pid {pid}) ended"
+    lean = sqlite_file(database) is not None  # withdrawn with sqlite3 alone: nothing heavy to load while waiting
+    if not lean:
+        load_withdrawal_code()
+    said = _wait_for_the_hook(pid, start_ticks, until)
+    if said is None:
+        return 0
+    why = said or f"the {agent} hook process (pid {pid}) ended"
     give_up_at = time.monotonic() + WITHDRAW_FOR_S
     delay = FIRST_RETRY_S
     while True:
         try:
+            if lean and withdraw_lean(database, hitl_id, agent, why) is not None:
+                return 0
+            import asyncio
+
             asyncio.run(withdraw(database, hitl_id, agent, why))
             return 0
         except Exception as exc:  # read-only, disk full, a server restarting, retries exhausted: try again
@@ -86,6 +96,75 @@ def watch(database: str, hitl_id: str, pid: int, start_ticks: int | None, until:
                 return 1
         time.sleep(delay)
         delay = min(delay * 2, MAX_RETRY_S)
+
+
+def _wait_for_the_hook(pid: int, start_ticks: int | None, until: float) -> str | None:
+    """Once the hook is gone, the reason it gave (``""``: none); None at the deadline.
+
+    Stdin is the hook's pipe (:func:`.lean.tell_watchdog`): a line saying why it ends, then end-of-file when it
+    exits, however it exits; the pid poll stays the proof that it is gone. (A stdin on ``/dev/null``, from an
+    older hook, reads as that end-of-file at once: the poll alone decides then.)
+    """
+    said = bytearray()
+    reading = True
+    look_closely_until = 0.0
+    while process_alive(pid, start_ticks):
+        if time.time() > until:
+            return None
+        if not reading:
+            time.sleep(EXIT_POLL_S if time.monotonic() < look_closely_until else POLL_S)
+            continue
+        try:
+            ready, _, _ = select.select([0], [], [], POLL_S)
+            chunk = os.read(0, 4096) if ready else None
+        except (OSError, ValueError):  # no pollable stdin here: the pid poll alone
+            reading = False
+            continue
+        if chunk:
+            said += chunk[: max(REASON_MAX_BYTES - len(said), 0)]
+        elif chunk is not None:  # end of file: the hook is exiting; look at once rather than at the next poll
+            reading = False
+            look_closely_until = time.monotonic() + 1.0
+    if reading:  # a reason written just before it exited is still in the pipe
+        try:
+            while select.select([0], [], [], 0)[0] and (chunk := os.read(0, 4096)):
+                said += chunk[: max(REASON_MAX_BYTES - len(said), 0)]
+        except (OSError, ValueError):
+            pass
+    return _printable_line(bytes(said))
+
+
+def _printable_line(raw: bytes) -> str:
+    """The first line of what the hook said, printable characters only (it lands on the timeline)."""
+    text = raw.decode("utf-8", "replace").split("\n", 1)[0]
+    return "".join(char for char in text if char.isprintable()).strip()
+
+
+def withdraw_lean(database: str, hitl_id: str, agent: str, why: str) -> bool | None:
+    """:func:`withdraw` with ``sqlite3`` alone (:meth:`.LeanStore.withdraw`): the same rows in one transaction.
+
+    None when this path cannot do it (not a SQLite file at the schema it knows, or arguments stored as blobs):
+    :func:`withdraw` then does. Raises when the database cannot record it now (the caller tries again).
+    """
+    store = LeanStore.open(database)
+    if store is None:
+        return None
+    try:
+        withdrawn: bool | None = store.withdraw(hitl_id, f"system:{agent}", answered_elsewhere(why))
+        return withdrawn
+    finally:
+        store.close()
+
+
+def load_withdrawal_code() -> None:
+    """Import what :func:`withdraw` runs, while the hook lives: once it is gone, withdrawing is one write.
+
+    (``reviewer_app.hitl`` exports lazily, so importing the package alone loads none of it.)
+    """
+    import reviewer_app.domain.hitl
+    import reviewer_app.domain.timeline
+    import reviewer_app.hitl.core
+    import reviewer_app.integrations.core  # noqa: F401
 
 
 async def withdraw(database: str, hitl_id: str, agent: str, why: str) -> bool:
