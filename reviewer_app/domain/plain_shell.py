@@ -34,7 +34,7 @@ SPECIAL_PROGRAMS = frozenset(
     | {"osascript", "pwsh", "powershell", "Rscript", "julia", "groovy", "awk", "gawk", "mawk", "nawk", "source", "."}
     # shell_effects: builtins that change the shell's state, and declarers
     | {"alias", "shopt", "enable", "trap", "hash", "set", "unalias", "export", "declare", "typeset", "local"}
-    | {"readonly"}
+    | {"readonly", "function"}
     # shell_tools.TOOLS: programs whose options can run programs or write files
     | {"find", "sed", "gsed", "git", "tar", "gtar", "bsdtar", "rsync", "ssh", "scp", "sftp", "zip", "sort", "wget"}
     | {"socat", "nc", "ncat", "netcat", "tcpdump", "at", "batch", "psql", "mysql", "mariadb", "sqlite3"}
