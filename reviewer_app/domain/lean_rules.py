@@ -11,9 +11,9 @@ be certain, so the caller asks the engine:
 - a command or rule that is not plain, a rule it cannot read (a workspace scope, an unknown form), a call that sets
   a context flag (``dangerouslyDisableSandbox``…);
 - an exact allow rule for a program the shell-effects module knows something about (``plain_shell.SPECIAL_PROGRAMS``:
-  wrappers, interpreters, ``git``, ``find``…), whose effect the parser must judge;
-- a deny or ask rule whose program the command mentions, unless the command is an ordinary program without
-  leading options (then its only reading is its argv; wrappers and global options are the engine's to see through);
+  wrappers, interpreters, ``find``, ``git`` beyond its plain subcommands…), whose effect the parser must judge;
+- a deny or ask rule whose program the command mentions, unless the command's only reading is its argv
+  (``plain_shell.only_reading``: wrappers and global options are the engine's to see through);
 - a call only a wildcard (bare tool or prefix) allow would settle: the risk module decides whether it may.
 
 A property test holds :func:`rules_verdict` to the engine over generated commands and rules
@@ -29,7 +29,7 @@ rule_id, pattern, note) -> (decided_by, message)``.
 from __future__ import annotations
 
 from reviewer_app.domain.lean_settlement import UNSURE
-from reviewer_app.domain.plain_shell import SPECIAL_PROGRAMS, plain_command, program_name
+from reviewer_app.domain.plain_shell import effect_is_argv, only_reading, plain_command, program_name
 from reviewer_app.domain.tool_args import command_of, flags_in, is_shell_tool
 
 TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
@@ -144,11 +144,10 @@ def _matches(effect: str, kind: str, rule_words: tuple[str, ...], words: list[st
         return True
     argv = tuple(words)
     covered = argv[: len(rule_words)] == rule_words if kind == "prefix" else argv == rule_words
-    special = program_name(argv[0]) in SPECIAL_PROGRAMS
     if effect == "allow":
         # An exact allow settles only a command whose whole effect is in its text (``exact_settles``): for a
         # program the shell-effects module judges, that is the parser's to say.
-        return UNSURE if covered and kind == "exact" and special else covered
+        return UNSURE if covered and kind == "exact" and not effect_is_argv(words) else covered
     if covered:
         return True
     # Deny and ask also catch every reading of the command (``shell_effects.readings``): a command that never
@@ -156,8 +155,8 @@ def _matches(effect: str, kind: str, rule_words: tuple[str, ...], words: list[st
     target = (program_name(rule_words[0]), *rule_words[1:])
     if target[0] and target[0] not in command:
         return False
-    if special or (len(argv) > 1 and argv[1].startswith("-") and argv[1] != "-"):
-        return UNSURE  # a wrapper's inner command, or global options the engine drops (``git -C . push``)
+    if not only_reading(words):
+        return UNSURE  # a wrapper's inner command, global options the engine drops (``git -C . push``), effects
     reading = (program_name(argv[0]), *argv[1:])  # an ordinary program's only reading
     return reading[: len(target)] == target if kind == "prefix" else reading == target
 

@@ -46,6 +46,32 @@ something about: a command that runs one of them is the parser's to judge. A tes
 of theirs, so a program added there is handed to the full path until it is added here."""
 
 
+GIT_PLAIN_SUBCOMMANDS = frozenset(
+    {"status", "log", "diff", "show", "branch", "add", "commit", "fetch", "pull", "push", "checkout", "switch"}
+    | {"restore", "stash", "tag", "remote", "rev-parse", "ls-files", "blame", "merge", "reset", "describe"}
+    | {"shortlog", "reflog", "mv", "rm", "init"}
+)
+"""git subcommands the shell-effects module finds nothing in unless a long option (``--ext-diff``, ``--output``…)
+or a global option (``-c``, ``--exec-path``) is given (``shell_tools._git``); ``config``, ``rebase``, ``grep``,
+``clone``, ``bisect``, ``submodule`` and the tools that run programs are not among them."""
+
+
+def effect_is_argv(argv: list[str]) -> bool:
+    """Whether the shell-effects module finds nothing in this plain command (``command_effects(...).plain``): an
+    ordinary program, or ``git`` running one of :data:`GIT_PLAIN_SUBCOMMANDS` with no long option. False says
+    "the parser must judge", not "it has effects"."""
+    program = program_name(argv[0])
+    if program == "git":
+        return len(argv) > 1 and argv[1] in GIT_PLAIN_SUBCOMMANDS and not any(w.startswith("--") for w in argv[1:])
+    return program not in SPECIAL_PROGRAMS
+
+
+def only_reading(argv: list[str]) -> bool:
+    """Whether a deny or ask rule reads this plain command as its argv alone (``shell_effects.readings``): nothing
+    to see through (:func:`effect_is_argv`) and no leading option the engine would drop (``git -C . push``)."""
+    return effect_is_argv(argv) and (len(argv) < 2 or not argv[1].startswith("-") or argv[1] == "-")
+
+
 def plain_words(command: str) -> list[str] | None:
     """The words of a command made only of plain literal words (no quoting, expansion, operator or reserved
     word), which every shell reads as that list alone; None for anything else."""
@@ -72,4 +98,14 @@ def program_name(word: str) -> str:
     return word.rpartition("/")[2]
 
 
-__all__ = ["MAX_PLAIN_CHARS", "RESERVED_WORDS", "SPECIAL_PROGRAMS", "plain_command", "plain_words", "program_name"]
+__all__ = [
+    "GIT_PLAIN_SUBCOMMANDS",
+    "MAX_PLAIN_CHARS",
+    "RESERVED_WORDS",
+    "SPECIAL_PROGRAMS",
+    "effect_is_argv",
+    "only_reading",
+    "plain_command",
+    "plain_words",
+    "program_name",
+]

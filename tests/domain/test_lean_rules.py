@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from reviewer_app.domain import shell, shell_effects, shell_tools
 from reviewer_app.domain.lean_rules import UNSURE, rules_verdict
 from reviewer_app.domain.lean_settlement import RULE_COLUMNS, may_concern
-from reviewer_app.domain.plain_shell import SPECIAL_PROGRAMS, plain_command, program_name
+from reviewer_app.domain.plain_shell import SPECIAL_PROGRAMS, effect_is_argv, only_reading, plain_command, program_name
 from reviewer_app.domain.rule_outcome import rule_from_row
 from reviewer_app.domain.rules import ToolCall, evaluate
 from reviewer_app.domain.settlement import Settlement
@@ -30,7 +30,8 @@ WORDS = (
     "echo", "git", "push", "status", "npm", "run", "test", "rm", "-rf", "build", "/usr/bin/git", "/bin/rm", "sudo",
     "env", "command", "exec", "nice", "sh", "-c", "ls", "-la", "-C", ".", "origin", "main", "--force", "make",
     "deploy", "A=b", "PATH=/tmp", "x:y", "a,b", "@x", "%1", "+x", "-", "--", "kubectl", "-n", "delete", "find",
-    "/tmp/x", "time", "if", "do", "xargs", "python3", "git-push", "rmdir", "echo.sh",
+    "/tmp/x", "time", "if", "do", "xargs", "python3", "git-push", "rmdir", "echo.sh", "status", "log", "diff",
+    "--ext-diff", "--textconv", "--output=x", "config", "rebase", "-i", "-s", "--no-pager", "-x", "--exec-path=/x",
 )  # fmt: skip
 HOSTILE = (
     "$(id)", "`id`", "'rm'", '"rm"', "\\rm", ";", "&&", "|", "&", "\n", "*", "?", "[a]", "~", "{a,b}", "#c", "!",
@@ -98,11 +99,10 @@ def test_a_plain_command_is_one_simple_command_of_its_fields(words: list[str], s
     [simple] = parsed.commands
     assert simple.argv == tuple(argv) and not simple.assignments and not simple.redirections
     assert all(word.literal for word in simple.words)
-    program = program_name(argv[0])
-    if program not in SPECIAL_PROGRAMS:
+    if effect_is_argv(argv):
         assert shell_effects.command_effects(command).plain, (command, shell_effects.command_effects(command))
-        if len(argv) == 1 or not argv[1].startswith("-") or argv[1] == "-":
-            assert shell_effects.readings(command) == ((program, *argv[1:]),)
+    if only_reading(argv):
+        assert shell_effects.readings(command) == ((program_name(argv[0]), *argv[1:]),)
 
 
 @pytest.mark.parametrize("word", HOSTILE)
@@ -155,6 +155,7 @@ def test_parity_where_the_command_is_what_a_rule_names(rules: list[tuple[str, st
 # -- each rule form, decided -----------------------------------------------------------------------------------------
 BENCH_RULES = [row(0, "allow", "Bash(echo rules)"), row(1, "allow", "Bash(npm run test:*)")]
 BENCH_RULES += [row(2, "deny", "Bash(git push:*)", note="never"), row(3, "ask", "Bash(make deploy)")]
+GIT_RULES = [row(0, "allow", "Bash(git status)"), row(1, "deny", "Bash(git push:*)")]
 DENY_LS, ALLOW_LS = "denied by rule rule_1: Bash(ls)", "allowed by rule rule_0: Bash(ls)"
 
 
@@ -174,6 +175,10 @@ DENY_LS, ALLOW_LS = "denied by rule rule_1: Bash(ls)", "allowed by rule rule_0: 
         ([row(0, "allow", "Bash(ls)", scope="session:S2")], "ls", None),
         ([row(0, "allow", "Bash(ls)", scope="agent:claude-code")], "ls", ("allow", "rule_0", ALLOW_LS)),
         ([row(0, "deny", "Bash(rm:*)")], "npm run rm", None),  # mentions rm, but npm's only reading is its argv
+        (GIT_RULES, "git status", ("allow", "rule_0", "allowed by rule rule_0: Bash(git status)")),
+        (GIT_RULES, "git push -f", ("deny", "rule_1", "denied by rule rule_1: Bash(git push:*)")),
+        (GIT_RULES, "git log", None),
+        (GIT_RULES, "/usr/bin/git push", ("deny", "rule_1", "denied by rule rule_1: Bash(git push:*)")),
     ],
 )  # fmt: skip
 def test_each_rule_form_is_decided_as_the_engine_decides(rows: list[Any], command: str, wanted: Any) -> None:
@@ -186,8 +191,11 @@ def test_each_rule_form_is_decided_as_the_engine_decides(rows: list[Any], comman
     [
         (BENCH_RULES, "npm run test"),  # only a prefix allow: the risk module decides
         ([row(0, "allow", "Bash")], "ls"),  # a whole-tool allow: the same
-        ([row(0, "allow", "Bash(git status)")], "git status"),  # git's options can run programs: the parser judges
-        ([row(0, "deny", "Bash(git push:*)")], "/usr/bin/git push"),  # the engine reads git's spellings
+        ([row(0, "allow", "Bash(git config x y)")], "git config x y"),  # git's options can run programs
+        ([row(0, "allow", "Bash(git diff --ext-diff)")], "git diff --ext-diff"),
+        ([row(0, "allow", "Bash(git --no-pager log)")], "git --no-pager log"),
+        ([row(0, "allow", "Bash(git rebase -i)")], "git rebase -i"),
+        ([row(0, "allow", "Bash(find . -delete)")], "find . -delete"),
         ([row(0, "allow", "Bash(env ls)")], "env ls"),
         ([row(0, "deny", "Bash(rm:*)")], "sudo rm -rf x"),  # a wrapper's inner command
         ([row(0, "deny", "Bash(rm:*)")], "command rm x"),
