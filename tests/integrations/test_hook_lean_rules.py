@@ -118,3 +118,23 @@ def test_a_rule_settled_call_loads_no_rules_engine_parser_or_dataclasses(tmp_pat
         answer = json.loads(result.stdout)["hookSpecificOutput"]
         assert answer["permissionDecision"] == ("allow" if index == 0 else "deny")
         assert "HEAVY []" in result.stderr.decode(), result.stderr.decode()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        ("echo $(git push origin)", "deny"),  # a substitution: the parser finds the push inside
+        ("sudo rm -rf build", "deny"),  # behind a wrapper (RULES deny `rm -rf build` exactly)
+        ("git -C . push origin", "deny"),  # a global option the engine drops
+        ("ｅcho rules", "ask"),  # a look-alike of the allowed command: nobody decides it (waits, times out)
+        ("echo rules\nrm -rf x", "ask"),  # a second line
+    ],
+)
+async def test_hostile_commands_are_decided_by_the_full_path(tmp_path: Path, command: str, verdict: str) -> None:
+    """What the lean rules hand off reaches the engine, which sees through it; nothing is allowed by the lean path."""
+    db = tmp_path / "hostile.db"
+    await _add_rules(db)
+    code, answer, err = run_hook(tmp_path, db, _event(command, "toolu_hostile"), "--no-transcript", "--timeout", "1")
+    assert code == 0, err
+    assert answer is not None and answer["hookSpecificOutput"]["permissionDecision"] == verdict, answer
