@@ -1,19 +1,20 @@
-"""The hook's lean path: a call the session's exact waiver settles, answered near the interpreter's own start;
-a call nothing settles, shown in the inbox as early.
+"""The hook's lean path: a call the session's exact waiver or the persistent rules settle, answered near the
+interpreter's own start; a call nothing settles, shown in the inbox as early.
 
 Why: Claude Code's PreToolUse hook runs before every tool call, so most of its calls meet a command a reviewer
-already approved for the session. Answering those needs the stored rows and ``sqlite3``, not argparse, the
-typed event, dataclasses, the rules engine or the shell parser. ``python -m reviewer_app hook …`` tries this path
-first (:mod:`reviewer_app.__main__`); whatever it cannot settle *for certain* goes on, with the stdin bytes it
-read, to the hook's full command (:mod:`.command`), which decides exactly as before: an option it does not know,
-another host's format, a rule about the tool (read as a pattern only: :func:`may_concern`),
+already approved for the session or an operator's rule names. Answering those needs the stored rows and
+``sqlite3``, not argparse, the typed event, dataclasses, the rules engine or the shell parser. ``python -m
+reviewer_app hook …`` tries this path first (:mod:`reviewer_app.__main__`); whatever it cannot settle *for certain*
+goes on, with the stdin bytes it read, to the hook's full command (:mod:`.command`), which decides exactly as
+before: an option it does not know, another host's format, rules the lean rules cannot judge for certain
+(:mod:`reviewer_app.domain.lean_rules`: a command that is not plain, a wildcard allow, which needs the risk module…),
 ``--allow-tools`` naming it, a waiver it cannot judge without the parser (:mod:`reviewer_app.domain.
 lean_settlement`), a call nothing settles (it waits for a reviewer), a database that is not SQLite at the
-bundled revision, any error. It never fails open: it answers only "allow" after committing the waiver's
-decision; anything else is the full path's to answer. A call that certainly nothing settles (no rule about its
-tool, no waiver row that could cover it, not in ``--allow-tools``) is written as the waiting request here, after
-its watchdog is up, exactly as :func:`.hook.answer_fast` writes it; the full path then waits for its decision
-(:class:`Handover`).
+bundled revision, any error. It never fails open: it answers only after committing the decision of the waiver or
+rule (allow, or a deny rule's deny); anything else is the full path's to answer. A call that certainly nothing
+settles (an ask rule sends it to a person; or no rule applies, no waiver row could cover it and it is not in
+``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
+:func:`.hook.answer_fast` writes it; the full path then waits for its decision (:class:`Handover`).
 
 What it writes is what :mod:`.fast` writes, through the same statements (:mod:`.lean_store`), the same audit step
 (:mod:`reviewer_app.domain.audit_chain`) and the same limits (``limits.check_request``); tests compare the rows
