@@ -138,3 +138,31 @@ async def test_hostile_commands_are_decided_by_the_full_path(tmp_path: Path, com
     code, answer, err = run_hook(tmp_path, db, _event(command, "toolu_hostile"), "--no-transcript", "--timeout", "1")
     assert code == 0, err
     assert answer is not None and answer["hookSpecificOutput"]["permissionDecision"] == verdict, answer
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(("command", "verdict"), [("echo rules", "allow"), ("git push origin", "deny")])
+async def test_codex_calls_settled_by_agent_scoped_rules_match_the_full_paths(
+    tmp_path: Path, command: str, verdict: str
+) -> None:
+    """Codex's PermissionRequest on the lean path, with rules scoped to its agent (and to another one)."""
+    from tests.integrations.test_codex_hook import CODEX_EVENT
+
+    rules = (("deny", "Bash(echo rules)", ""), *RULES)
+    event = {**CODEX_EVENT, "tool_input": {"command": command, "description": "lean rules"}}
+    results = {}
+    for label, args in PATHS.items():
+        db = tmp_path / f"{label}.db"
+        async with SQLHITLBackend(db, reviewer="tester") as backend:
+            for index, (effect, pattern, _) in enumerate(rules):
+                scope = "agent:claude-code" if index == 0 else "agent:codex"
+                rule = Rule(effect, pattern, scope, id=f"rule_{index}", created_at=1_000.0 + index)  # type: ignore[arg-type]
+                await backend.add_rule(rule.checked())
+        code, answer, err = run_hook(tmp_path, db, event, "--no-transcript", *args, host="codex")
+        assert code == 0, err
+        results[label] = (answer, _settled_rows(db))
+    assert results["lean"] == results["fast"]
+    assert results["lean"][0] == results["backend"][0]
+    assert (
+        results["lean"][0] is not None and results["lean"][0]["hookSpecificOutput"]["decision"]["behavior"] == verdict
+    )
