@@ -8,7 +8,9 @@ is printed with the figures.
   approve-for-session rule waives (sqlite3 only: reads the rules, writes the request and its audit row);
   references: a ``/bin/sh -c true`` hook and a bare ``python -c pass``; also the ``reviewer-app`` console script.
 - rule-settled by persistent rules: the same hook where ``Bash(...)`` rules are in force (an exact one settles
-  the call): every call reads the rules and the command with the shell parser (bashlex).
+  the call): the lean path reads the rules and settles the plain command itself (``domain/lean_rules.py``), without
+  the rules engine or the shell parser. Printed beside it, no goal: ``parsed``, the same rule settling
+  ``'echo' rules``, which only the parser (bashlex) can read, so the lean path hands it to the full path.
 - request visible: from starting the hook on a call that must wait to the pending request being readable by
   another process (what an open window's poll sees), p50 over several hooks.
 - every other host (Gemini CLI, Copilot CLI, Qwen Code, Factory, Cursor, OpenCode): ``hook <host>`` answering
@@ -198,7 +200,7 @@ def main() -> None:
         asyncio.run(seed_persistent_rules(rules_db))
         hook = [env_python, "-m", "reviewer_app", "hook", "claude-code", "--db", str(db), "--no-transcript"]
         ruled = [env_python, "-m", "reviewer_app", "hook", "claude-code", "--db", str(rules_db), "--no-transcript"]
-        sides: dict[str, list[float]] = {"hook": [], "rules": [], "script": [], "python": [], "true": []}
+        sides: dict[str, list[float]] = {"hook": [], "rules": [], "parsed": [], "script": [], "python": [], "true": []}
         for index in range(options.calls):
             took, out = timed(hook, payload(index))
             answer = json.loads(out)["hookSpecificOutput"]
@@ -208,6 +210,10 @@ def main() -> None:
             answer = json.loads(out)["hookSpecificOutput"]
             assert answer["permissionDecision"] == "allow" and "by rule" in answer["permissionDecisionReason"], answer
             sides["rules"].append(took)
+            took, out = timed(ruled, payload(index, command="'echo' rules"))  # quoted: the full path's parser
+            answer = json.loads(out)["hookSpecificOutput"]
+            assert answer["permissionDecision"] == "allow" and "by rule" in answer["permissionDecisionReason"], answer
+            sides["parsed"].append(took)
             if script.exists():
                 sides["script"].append(timed([str(script), *hook[3:]], payload(10_000 + index))[0])
             sides["python"].append(timed([env_python, "-c", "pass"], b"")[0])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 
+from reviewer_app.domain.plain_shell import plain_words
 from reviewer_app.domain.tool_args import CONTEXT_FLAG_RISKS, command_of, flags_in, is_shell_tool
 
 TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
@@ -35,12 +36,6 @@ COVERS = "covers"
 NOT_COVERED = "not covered"
 UNSURE = "unsure"
 """The lean check cannot tell without the parser or the risk module: ask ``settlement_for``."""
-
-_PLAIN_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+,=-")
-_RESERVED_WORDS = frozenset(
-    {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done", "in"}
-    | {"function", "time", "coproc", "{", "}", "!", "[[", "]]"}
-)
 
 
 def may_concern(pattern: str, tool_name: str) -> bool:
@@ -66,16 +61,6 @@ def waiver_words(scope_words: str | None, tool_name: str, flags: Iterable[str]) 
 def waiver_settlement(waiver_id: int, description: str) -> tuple[str, str]:
     """Who the record names and the reason given when a waiver settles a call (``Settlement.by_waiver``)."""
     return f"session-rule:{waiver_id}", f"waived by this session's rule: {description}"
-
-
-def _plain_words(command: str) -> list[str] | None:
-    """The words of a command made only of plain literal words (no quoting, expansion, operator or reserved
-    word), which every shell reads as that list alone; None for anything else."""
-    words = command.split(" ")
-    words = [word for word in words if word]
-    if not words or any(not _PLAIN_WORD_CHARS.issuperset(word) or word in _RESERVED_WORDS for word in words):
-        return None
-    return words
 
 
 def _stored_scope(stored_scope: str | None) -> tuple[dict[str, Any], list[str]] | None:
@@ -114,10 +99,10 @@ def stored_waiver_verdict(tool_name: str, arguments: Any, stored_scope: str | No
     if kind == "exact" and scope.get("waivable") is True and scope.get("plain") is True:
         if command == text:
             return COVERS
-        ours, theirs = _plain_words(command), _plain_words(text)
+        ours, theirs = plain_words(command), plain_words(text)
         return NOT_COVERED if ours is not None and theirs is not None and ours != theirs else UNSURE
     if kind == "prefix" and words:
-        ours = _plain_words(command)
+        ours = plain_words(command)
         return NOT_COVERED if ours is not None and ours[: len(words)] != words else UNSURE
     return UNSURE
 

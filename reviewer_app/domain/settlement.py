@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.lean_rules import rule_settlement
 from reviewer_app.domain.lean_settlement import may_concern, waiver_settlement
 
 if TYPE_CHECKING:
@@ -79,11 +80,9 @@ class Settlement:
     @classmethod
     def by_rule(cls, verdict: Verdict) -> Settlement:
         """A persistent rule's verdict: "allowed by rule <id>: <pattern> (<note>)"."""
-        verb = {"allow": "allowed", "deny": "denied", "ask": "asked"}[verdict.effect]
-        text = f"{verb} by rule {verdict.rule.id}: {verdict.rule.pattern}"
-        if verdict.rule.note:
-            text += f" ({verdict.rule.note})"
-        return cls(verdict.effect, verdict.decided_by, text, verdict.rule.id, verdict)
+        rule = verdict.rule
+        decided_by, text = rule_settlement(verdict.effect, rule.id, rule.pattern, rule.note)
+        return cls(verdict.effect, decided_by, text, rule.id, verdict)
 
     @classmethod
     def by_waiver(cls, waiver_id: int, waiver: SessionRule) -> Settlement:

@@ -65,3 +65,21 @@ async def wait_pending(backend: Any, count: int = 1, timeout: float = 30) -> lis
         if time.monotonic() > deadline:
             raise AssertionError(f"{count} pending request(s) never appeared (have {len(records)})")
         await asyncio.sleep(0.05)
+
+
+def import_probe(heavy: tuple[str, ...]) -> str:
+    """A ``python -c`` script running ``reviewer_app hook claude-code --db ARGV1 --no-transcript`` in-process (its
+    ``os._exit`` turned into SystemExit) and printing ``HEAVY [...]``: which of ``heavy`` it imported."""
+    return (
+        "import os, runpy, sys\n"
+        "def _exit(code):\n"
+        "    raise SystemExit(code)\n"
+        "os._exit = _exit  # the hook ends with os._exit: keep this process alive to look at its modules\n"
+        "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1], '--no-transcript']\n"
+        "try:\n"
+        "    runpy.run_module('reviewer_app', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"heavy = {heavy!r}\n"
+        "print('HEAVY', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )

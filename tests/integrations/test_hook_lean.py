@@ -26,7 +26,7 @@ from reviewer_app.integrations.claude_code import hook, lean, lean_store, reques
 from reviewer_app.integrations.claude_code.events import Host, parse_event
 from reviewer_app.persistence import blobs
 from reviewer_app.persistence.audit_seal import user_data_dir
-from tests.integrations.hook_helpers import fixture, hook_env, run_hook
+from tests.integrations.hook_helpers import fixture, hook_env, import_probe, run_hook
 
 TIME_COLUMNS = {"created_at", "updated_at", "updated_at_ms", "responded_at", "started_at", "at_ms", "last_hit_at"}
 SESSION = "lean-session"
@@ -74,10 +74,11 @@ def _rows(db: Path, table: str, where: str, value: str) -> list[dict[str, Any]]:
         connection.close()
 
 
-def _decided(db: Path) -> list[dict[str, Any]]:
+def _decided(db: Path, decided_by: str = "session-rule:%") -> list[dict[str, Any]]:
+    """The one request decided by ``decided_by`` (a LIKE pattern), its audit row and its run."""
     connection = sqlite3.connect(db)
     try:
-        [(hitl_id,)] = connection.execute("SELECT hitl_id FROM hitl_requests WHERE decided_by LIKE 'session-rule:%'")
+        [(hitl_id,)] = connection.execute("SELECT hitl_id FROM hitl_requests WHERE decided_by LIKE ?", (decided_by,))
     finally:
         connection.close()
     requests, audit = _rows(db, "hitl_requests", "hitl_id", hitl_id), _rows(db, "audit_log", "hitl_id", hitl_id)
@@ -119,20 +120,10 @@ def test_a_waived_call_loads_no_argparse_dataclasses_typing_or_rules(tmp_path: P
     import asyncio
 
     asyncio.run(_waive(db_path, "echo lean"))
-    probe = (
-        "import os, runpy, sys\n"
-        "def _exit(code):\n"
-        "    raise SystemExit(code)\n"
-        "os._exit = _exit  # the hook ends with os._exit: keep this process alive to look at its modules\n"
-        "sys.argv = ['reviewer_app', 'hook', 'claude-code', '--db', sys.argv[1], '--no-transcript']\n"
-        "try:\n"
-        "    runpy.run_module('reviewer_app', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "heavy = ('argparse', 'dataclasses', 'typing', 'bashlex', 'platformdirs', 'tempfile', 'asyncio', 'uuid',"
-        " 'reviewer_app.domain.rules', 'reviewer_app.domain.risk', 'reviewer_app.domain.shell',"
-        " 'reviewer_app.integrations.claude_code.events', 'reviewer_app.integrations.claude_code.hook')\n"
-        "print('HEAVY', sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    heavy = ("argparse", "dataclasses", "typing", "bashlex", "platformdirs", "tempfile", "asyncio", "uuid")
+    heavy += ("reviewer_app.domain.rules", "reviewer_app.domain.risk", "reviewer_app.domain.shell")
+    probe = import_probe(
+        (*heavy, "reviewer_app.integrations.claude_code.events", "reviewer_app.integrations.claude_code.hook")
     )
     result = subprocess.run(
         [sys.executable, "-c", probe, str(db_path)],

@@ -1,19 +1,20 @@
-"""The hook's lean path: a call the session's exact waiver settles, answered near the interpreter's own start;
-a call nothing settles, shown in the inbox as early.
+"""The hook's lean path: a call the session's exact waiver or the persistent rules settle, answered near the
+interpreter's own start; a call nothing settles, shown in the inbox as early.
 
 Why: Claude Code's PreToolUse hook runs before every tool call, so most of its calls meet a command a reviewer
-already approved for the session. Answering those needs the stored rows and ``sqlite3``, not argparse, the
-typed event, dataclasses, the rules engine or the shell parser. ``python -m reviewer_app hook …`` tries this path
-first (:mod:`reviewer_app.__main__`); whatever it cannot settle *for certain* goes on, with the stdin bytes it
-read, to the hook's full command (:mod:`.command`), which decides exactly as before: an option it does not know,
-another host's format, a rule about the tool (read as a pattern only: :func:`may_concern`),
+already approved for the session or an operator's rule names. Answering those needs the stored rows and
+``sqlite3``, not argparse, the typed event, dataclasses, the rules engine or the shell parser. ``python -m
+reviewer_app hook …`` tries this path first (:mod:`reviewer_app.__main__`); whatever it cannot settle *for certain*
+goes on, with the stdin bytes it read, to the hook's full command (:mod:`.command`), which decides exactly as
+before: an option it does not know, another host's format, rules the lean rules cannot judge for certain
+(:mod:`reviewer_app.domain.lean_rules`: a command that is not plain, a wildcard allow, which needs the risk module…),
 ``--allow-tools`` naming it, a waiver it cannot judge without the parser (:mod:`reviewer_app.domain.
 lean_settlement`), a call nothing settles (it waits for a reviewer), a database that is not SQLite at the
-bundled revision, any error. It never fails open: it answers only "allow" after committing the waiver's
-decision; anything else is the full path's to answer. A call that certainly nothing settles (no rule about its
-tool, no waiver row that could cover it, not in ``--allow-tools``) is written as the waiting request here, after
-its watchdog is up, exactly as :func:`.hook.answer_fast` writes it; the full path then waits for its decision
-(:class:`Handover`).
+bundled revision, any error. It never fails open: it answers only after committing the decision of the waiver or
+rule (allow, or a deny rule's deny); anything else is the full path's to answer. A call that certainly nothing
+settles (an ask rule sends it to a person; or no rule applies, no waiver row could cover it and it is not in
+``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
+:func:`.hook.answer_fast` writes it; the full path then waits for its decision (:class:`Handover`).
 
 What it writes is what :mod:`.fast` writes, through the same statements (:mod:`.lean_store`), the same audit step
 (:mod:`reviewer_app.domain.audit_chain`) and the same limits (``limits.check_request``); tests compare the rows
@@ -29,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from reviewer_app.domain.lean_settlement import may_concern, settle_by_stored_waivers
+from reviewer_app.domain.lean_settlement import RULE_COLUMNS, UNSURE, may_concern, settle_by_stored_waivers
 from reviewer_app.integrations.claude_code.lean_store import LeanStore
 from reviewer_app.integrations.claude_code.wire import (
     ALL_DECISIONS,
@@ -59,6 +60,7 @@ EXPIRY_GRACE_S = 3
 DIFF_TOOLS = frozenset({"Write", "write_file", "create", "Create", "write", "Edit", "MultiEdit", "replace", "edit"})
 """``diffs.WRITE_TOOLS | diffs.EDIT_TOOLS``: a waiting request of these carries a diff, made by the full path."""
 _FLAGS = frozenset({"--no-transcript", "--no-watchdog"})
+_PATTERN = RULE_COLUMNS.index("pattern")
 _VALUED = frozenset({"--db", "--timeout", "--on-error", "--on-timeout", "--allow-tools", "--state-dir"})
 
 
@@ -140,8 +142,8 @@ def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, byt
 
 
 def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Handover | None:
-    """The answer's text once the waiver's decision is committed, the handover of a created waiting request, or
-    None when the full path must decide."""
+    """The answer's text once a rule's or the waiver's decision is committed, the handover of a created waiting
+    request, or None when the full path must decide."""
     host = options["host"]
     try:
         event = claude_event_fields(load_object(payload), host)
@@ -158,10 +160,19 @@ def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Han
     if store is None:
         return None
     try:
-        now = time.time()
-        patterns = store.rule_rows(("pattern",), now)
-        if any(isinstance(pattern, str) and may_concern(pattern, tool_name) for (pattern,) in patterns):
-            return None
+        rules = [row for row in store.rule_rows(RULE_COLUMNS, time.time()) if _concerns(row, tool_name)]
+        if rules:  # settled here only when the lean rules are certain of the engine's verdict
+            from reviewer_app.domain.lean_rules import rules_verdict
+
+            verdict = rules_verdict(tool_name, arguments, rules, agent=host, session_id=event["session_id"])
+            if verdict == UNSURE:
+                return None
+            if isinstance(verdict, tuple):  # an ask rule stops the search too: no waiver overrides it
+                effect, rule_id, message = verdict
+                if effect == "ask":
+                    return _create_waiting(store, options, database, event, deadline)
+                decided_by = f"rule:{rule_id}"  # Settlement.by_rule's, its hit counted as FastStore.settle counts it
+                return _record_settlement(store, options, event, effect, decided_by, message, deadline, rule_id=rule_id)
         rows = store.waiver_rows(event["session_id"], tool_name)
         waiver = settle_by_stored_waivers(tool_name, arguments, ((row_id, scope) for row_id, _, scope in rows))
         if waiver is None:
@@ -174,21 +185,45 @@ def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Han
         store.close(checkpoint=False)  # the process ends (os._exit) or the backend opens its own: no checkpoint
 
 
+def _concerns(row: tuple[Any, ...], tool_name: str) -> bool:
+    """Whether a stored rule (``RULE_COLUMNS``) could match a call of this tool (:func:`may_concern`)."""
+    pattern = row[_PATTERN]
+    return isinstance(pattern, str) and may_concern(pattern, tool_name)
+
+
 def _settle_by_waiver(
     store: LeanStore, options: dict[str, Any], event: dict[str, Any], waiver_id: int, description: str, deadline: float
 ) -> str | None:
-    from reviewer_app.domain.audit_chain import args_digest
     from reviewer_app.domain.lean_settlement import waiver_settlement
+
+    decided_by, message = waiver_settlement(waiver_id, description)
+    return _record_settlement(store, options, event, "allow", decided_by, message, deadline)
+
+
+def _record_settlement(
+    store: LeanStore,
+    options: dict[str, Any],
+    event: dict[str, Any],
+    verdict: str,
+    decided_by: str,
+    message: str,
+    deadline: float,
+    *,
+    rule_id: str | None = None,
+) -> str | None:
+    """The call's request and its automatic decision (``verdict`` allow: approve, deny: reject) committed as
+    ``FastStore.settle`` commits them; the answer's text, or None when the full path must decide."""
+    from reviewer_app.domain.audit_chain import args_digest
     from reviewer_app.domain.limits import check_json_value, check_request
 
     host = options["host"]
     title = None if store.run_exists(event["run_id"]) else _title(options, event)
     row = request_row(host, event, title)
     check_request({key: row[key] for key in _CHECKED})
-    decided_by, message = waiver_settlement(waiver_id, description)
     check_json_value({"message": message, "edited_args": None, "extra": {}}, "the decision")
     arguments = event["tool_input"]
-    response = {"decision": "approve", "message": message, "args_sha256": args_digest(arguments)}
+    kind = "approve" if verdict == "allow" else "reject"
+    response = {"decision": kind, "message": message, "args_sha256": args_digest(arguments)}
     response["reviewer"] = decided_by
     _lock_wait_within(store, deadline)
 
@@ -197,7 +232,9 @@ def _settle_by_waiver(
         store.ensure_invocation(event["run_id"], event["session_id"], host, title)
         if not store.create_request(row):
             return False  # asked before under this id: the full path reports what became of it
-        store.decide(row["hitl_id"], arguments, "approve", response, decided_by, message)
+        store.decide(row["hitl_id"], arguments, kind, response, decided_by, message)
+        if rule_id is not None:
+            store.record_hit(rule_id)
         return True
 
     if not store.transaction(write):
@@ -206,7 +243,7 @@ def _settle_by_waiver(
         store.committed()
     except Exception:
         pass
-    return claude_answer("allow", message, None, host, event["event"])
+    return claude_answer(verdict, message, None, host, event["event"])
 
 
 def _lock_wait_within(store: LeanStore, deadline: float) -> None:
