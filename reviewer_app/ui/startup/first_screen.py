@@ -19,16 +19,16 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from reviewer_app.hitl.first_screen import FirstScreen, first_screen, has_first_screen
-from reviewer_app.ui.common import theme
-from reviewer_app.ui.inbox.filters import FILTER_KEYS, UNFILTERED_TEXTS, Scope
+from reviewer_app.ui.inbox.filters import FILTER_KEYS, FLAT_QUEUE_KEY, UNFILTERED_TEXTS, Scope
 from reviewer_app.ui.inbox.model import InboxModel
-from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
 from reviewer_app.ui.inbox.view import NO_PENDING_TEXT, InboxView
 
 if TYPE_CHECKING:
     from reviewer_app.ui.window.main_window import MainWindow
 
-FIRST_SCREEN_ROWS = 1_000  # the live controller's first page: the main window loads the same rows
+# The oldest requests the first screen reads: more than a tall screen shows (~100 rows), fewer than the main
+# window's first page (the same oldest rows first); each row costs the first paint its read, grouping and layout.
+FIRST_SCREEN_ROWS = 200
 PAINT_WAIT_S = 1.0  # at most this long for the rows' first paint before the backend's imports start
 STARTING_TEXT = "Starting: decisions are possible as soon as the request's details show."
 WAIT_TEXT = "Still starting: decide once the request's details show (a moment)."
@@ -72,8 +72,7 @@ class FirstScreenWindow(QMainWindow):
 
     def __init__(self, settings: QSettings) -> None:
         super().__init__()
-        self.setObjectName("firstScreen")
-        self.setWindowIcon(theme.icon("app"))
+        self.setObjectName("firstScreen")  # its icon is the app's, set once its rows are painted (run_gui)
         self.setWindowTitle("Reviewer")
         self.model = InboxModel(self)
         self.view = InboxView()
