@@ -1,11 +1,12 @@
 """The window's first screen: the oldest pending requests, painted before the backend and the full window exist.
 
 Importing the persistence layer and building the main window cost about a second; on an existing SQLite file
-at this build's schema the operator meanwhile sees the inbox's first page and the pending count, read by the
+at this build's schema the operator meanwhile sees the oldest requests (a screenful and more: ``FIRST_SCREEN_ROWS``,
+the start of the main window's first page) and the pending count, read by the
 backend package's SQLAlchemy-free reader (``hitl/first_screen.py``) on a worker thread. The rows are the same
 ``InboxModel`` and ``InboxView`` the inbox uses, laid out where the main window puts them; j/k move through them.
 Decisions need the full window (the detail pane shows what a decision approves): their keys say so and do
-nothing. When the main window has loaded the same page it takes this window's place (geometry, selected
+nothing. When the main window has loaded its first page it takes this window's place (geometry, selected
 request, scroll position) and this window closes.
 """
 
