@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from typing import NoReturn
 
 import reviewer_app
-from reviewer_app.cli.audit import cmd_audit
 from reviewer_app.cli.context import add_common_options, make_context, open_backend
-from reviewer_app.cli.decide import cmd_decide
 from reviewer_app.cli.errors import (
     EXIT_BAD_ENCODING,
     EXIT_FAILED,
@@ -23,9 +23,10 @@ from reviewer_app.cli.errors import (
     undecodable_argument,
 )
 from reviewer_app.cli.output import dump, err, out
-from reviewer_app.cli.pending import cmd_pending
-from reviewer_app.cli.runs import cmd_cancel, cmd_resolve, cmd_run, cmd_runs, cmd_timeline, cmd_worker
 from reviewer_app.config import AppContext
+
+PROG = "reviewer-app"
+DESCRIPTION = "Review and decide the approval requests AI agents raise before they act."
 
 
 class VersionAction(argparse.Action):
@@ -39,11 +40,22 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="reviewer-app", description="Review and decide the approval requests AI agents raise before they act."
-    )
-    parser.add_argument("--version", action=VersionAction)
+class NotTheWindow(Exception):
+    """The command line is not a plain window start (another command, help, version, or a mistake)."""
+
+
+class WindowParser(argparse.ArgumentParser):
+    """The window's parser: it says "not the window" instead of printing and exiting, so the full parser can."""
+
+    def error(self, message: str) -> NoReturn:
+        raise NotTheWindow(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise NotTheWindow(message or "")
+
+
+def add_window_arguments(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """The global options and the ``gui`` command: all the window's own start reads; returns the subcommands."""
     add_common_options(parser, in_subcommand=False)
     parser.add_argument("--demo", action="store_true", help="seed a demo workspace and start scripted demo runs")
     parser.add_argument("--screenshot", help=argparse.SUPPRESS)  # `make screenshot`: grab the window to PATH, exit
@@ -51,9 +63,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--self-test", action="store_true", help="run a scripted agent on a temporary database, approve, check; exit"
     )
     sub = parser.add_subparsers(dest="command")
-    gui = sub.add_parser("gui", help="open the window (the default)")
+    gui = sub.add_parser("gui", help="open the window (the default)", add_help=parser.add_help)
     gui.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="start scripted demo runs")
     add_common_options(gui, in_subcommand=True)
+    return sub
+
+
+def window_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """``argv`` parsed as the full parser would, when it starts the window; else None (use :func:`build_parser`).
+
+    The window starts without building the other commands' parsers, whose modules cost every start ~20 ms. The
+    window's parser has the same global options and ``gui`` command and no ``--help`` or ``--version``: anything
+    it cannot parse (another command, help, a typo) is left to the full parser, which prints and exits as ever.
+    """
+    parser = WindowParser(prog=PROG, add_help=False)
+    add_window_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except NotTheWindow:
+        return None
+    return args if args.command in (None, "gui") else None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
+    parser.add_argument("--version", action=VersionAction)
+    sub = add_window_arguments(parser)
 
     run = sub.add_parser("run", help="run one agent in this process until it ends (decisions may come from anywhere)")
     run.add_argument("agent", help="agent name (see --agents; 'demo' is built in)")
@@ -143,8 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from reviewer_app.integrations.claude_code.command import main as hook_main
 
         return hook_main(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = window_args(argv)
+    parser = None
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args(argv)
     ctx = make_context(args)
     if args.self_test:
         return _run_async(_self_test())
@@ -163,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_gui(ctx, demo=args.demo, screenshot=args.screenshot)
     command = COMMANDS.get(args.command)
     if command is None:
-        parser.error(f"unknown command {args.command!r}")
+        (parser or build_parser()).error(f"unknown command {args.command!r}")
     return _run_async(command(ctx, args), database=ctx.database)
 
 
@@ -200,8 +238,6 @@ def _backend_command(module: str, function: str) -> Command:
     """A subcommand that runs ``module.function(backend, args, out=, err=, dump=)`` on an opened backend."""
 
     async def command(ctx: AppContext, args: argparse.Namespace) -> int:
-        import importlib
-
         run = getattr(importlib.import_module(module), function)
         backend = open_backend(ctx)
         try:
@@ -212,16 +248,26 @@ def _backend_command(module: str, function: str) -> Command:
     return command
 
 
+def _family_command(module: str, function: str) -> Command:
+    """``module.function(ctx, args)``, its module imported when the command runs (not on every start)."""
+
+    async def command(ctx: AppContext, args: argparse.Namespace) -> int:
+        run: Command = getattr(importlib.import_module(module), function)
+        return await run(ctx, args)
+
+    return command
+
+
 COMMANDS: dict[str, Command] = {
-    "run": cmd_run,
-    "worker": cmd_worker,
-    "pending": cmd_pending,
-    "decide": cmd_decide,
-    "runs": cmd_runs,
-    "timeline": cmd_timeline,
-    "audit": cmd_audit,
-    "cancel": cmd_cancel,
-    "resolve": cmd_resolve,
+    "run": _family_command("reviewer_app.cli.runs", "cmd_run"),
+    "worker": _family_command("reviewer_app.cli.runs", "cmd_worker"),
+    "pending": _family_command("reviewer_app.cli.pending", "cmd_pending"),
+    "decide": _family_command("reviewer_app.cli.decide", "cmd_decide"),
+    "runs": _family_command("reviewer_app.cli.runs", "cmd_runs"),
+    "timeline": _family_command("reviewer_app.cli.runs", "cmd_timeline"),
+    "audit": _family_command("reviewer_app.cli.audit", "cmd_audit"),
+    "cancel": _family_command("reviewer_app.cli.runs", "cmd_cancel"),
+    "resolve": _family_command("reviewer_app.cli.runs", "cmd_resolve"),
     "rules": _backend_command("reviewer_app.cli.rules", "run_rules"),
     "why": _backend_command("reviewer_app.cli.why", "run_why"),
     "stats": _backend_command("reviewer_app.cli.habits", "run_stats"),

@@ -295,3 +295,52 @@ def test_version_is_looked_up_only_when_asked(subprocess_env: dict[str, str]) ->
         "-c", "import sys, reviewer_app.cli.command as c; c.build_parser(); print('importlib.metadata' in sys.modules)"
     )
     assert parsed.stdout.strip() == "False", parsed.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["gui"],
+        ["--db", "x.db", "--reviewer", "ann", "gui"],
+        ["gui", "--db", "x.db", "--demo"],
+        ["--demo", "--agents", "a.toml", "--workspaces", "w"],
+        ["--db", "pending", "gui"],  # an option's value that is also a command's name
+    ],
+)
+def test_the_window_parses_its_command_line_as_the_full_parser_does(argv: list[str]) -> None:
+    from reviewer_app.cli.command import build_parser, window_args
+
+    assert window_args(argv) == build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["pending"], ["--db", "x.db", "runs", "--json"], ["--help"], ["gui", "-h"], ["--version"], ["gui", "extra"]],
+)
+def test_anything_but_the_window_goes_to_the_full_parser(argv: list[str]) -> None:
+    from reviewer_app.cli.command import window_args
+
+    assert window_args(argv) is None
+
+
+def test_starting_the_window_imports_no_other_command(subprocess_env: dict[str, str]) -> None:
+    """The window's start parses its options without building (importing) the other commands' parsers."""
+    others = (
+        "reviewer_app.cli.audit",
+        "reviewer_app.cli.decide",
+        "reviewer_app.cli.pending",
+        "reviewer_app.cli.runs",
+        "reviewer_app.cli.rules",
+        "reviewer_app.cli.why",
+        "reviewer_app.cli.habits",
+        "reviewer_app.integrations.claude_code.command",
+    )
+    probe = (
+        "import sys, reviewer_app.cli.command as c; c.window_args(['--db', 'x.db', 'gui']); "
+        f"print(sorted(m for m in {others!r} if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], env=subprocess_env, capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "[]", result.stderr

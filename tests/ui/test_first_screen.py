@@ -14,10 +14,15 @@ from PySide6.QtCore import QModelIndex, QRect, QSettings, Qt
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.persistence.store import Store
 from reviewer_app.ui.inbox.cells import HEADERS
+from reviewer_app.ui.inbox.filters import FLAT_QUEUE_KEY
 from reviewer_app.ui.inbox.model import InboxModel
-from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
 from reviewer_app.ui.inbox.view import NO_PENDING_TEXT
-from reviewer_app.ui.startup.first_screen import WAIT_TEXT, FirstScreenWindow, wants_first_screen
+from reviewer_app.ui.startup.first_screen import (
+    FIRST_SCREEN_ROWS,
+    WAIT_TEXT,
+    FirstScreenWindow,
+    wants_first_screen,
+)
 from tests.helpers.hostile_requests import overwrite_summaries, seed_hostile_requests
 from tests.ui.conftest import OpenMainWindow, run_async
 
@@ -132,6 +137,24 @@ def test_the_main_window_takes_the_first_screens_place(
     assert not first.closed_by_operator
 
 
+def test_the_first_screen_reads_a_screenful_and_the_window_the_rest(
+    db_path: Path, qtbot: Any, qtmodeltester: Any, ui_settings: QSettings, qloop: Any, open_main_window: OpenMainWindow
+) -> None:
+    """The first screen reads only what a screen can show (each row costs the first paint); the main window the
+    rest, the first screen's rows first in the same order."""
+    seeded(db_path, FIRST_SCREEN_ROWS + 30)
+    first = open_first_screen(qtbot, qtmodeltester, ui_settings, db_path)
+    shown = [s.hitl_id for s in first.model.iter_requests()]
+    assert len(shown) == FIRST_SCREEN_ROWS <= 250  # a tall screen shows ~100 rows
+    assert first.windowTitle() == f"Reviewer ({FIRST_SCREEN_ROWS + 29} pending)"  # one of them is decided
+    window = open_main_window()  # (the model tester over 229 rows' inserts would outlast the wait on a busy machine)
+    qtbot.waitUntil(lambda: window.inbox.model.visible_count == first.pending_count)
+    everything = window.inbox.model
+    oldest = sorted(everything.requests_in_scope(), key=lambda s: (s.created_at, s.updated_at_ms, s.hitl_id))
+    assert set(shown) == {s.hitl_id for s in oldest[:FIRST_SCREEN_ROWS]}  # the oldest, as the window loads them
+    assert [h for h in (s.hitl_id for s in everything.iter_requests()) if h in set(shown)] == shown  # same order
+
+
 def test_a_first_screen_only_where_it_shows_what_the_window_will(db_path: Path, tmp_path: Path) -> None:
     seeded(db_path, 3)
     settings = QSettings(str(tmp_path / "ui.ini"), QSettings.Format.IniFormat)
@@ -157,6 +180,8 @@ app = QApplication([sys.argv[0]])
 from reviewer_app import cli
 from reviewer_app.ui.inbox.model import InboxModel
 seen = {}
+LATER = ("reviewer_app.ui.inbox.queue", "reviewer_app.cli.audit", "reviewer_app.cli.runs", "reviewer_app.cli.rules",
+         "multiprocessing.connection")
 
 def ids(view):
     return [s.hitl_id for s in view.model().iter_requests()][:12]
@@ -175,7 +200,8 @@ class Watch(QObject):
             return False
         name = view.window().objectName()
         if "first" not in seen:
-            seen["first"] = {"window": name, "ids": ids(view), "backend": "sqlalchemy" in sys.modules}
+            later = [m for m in LATER if m in sys.modules]
+            seen["first"] = {"window": name, "ids": ids(view), "backend": "sqlalchemy" in sys.modules, "later": later}
             if name == "firstScreen":
                 QTest.keyClick(view, Qt.Key.Key_J)  # the operator moves before the backend is there
                 seen["moved_to"] = view.window().selected_hitl_id()
@@ -187,7 +213,8 @@ class Watch(QObject):
             main = view.window()
             shell = windows().get("firstScreen")
             seen["main"] = {"ids": ids(view), "selected": main.inbox.model.request_at(
-                view.currentIndex().siblingAtColumn(0)).hitl_id, "first_visible": bool(shell and shell.isVisible())}
+                view.currentIndex().siblingAtColumn(0)).hitl_id, "first_visible": bool(shell and shell.isVisible()),
+                "icon": not app.windowIcon().isNull() and not main.windowIcon().isNull()}
             close_when_loaded(main)
         return False
 
@@ -225,6 +252,8 @@ def test_the_app_paints_the_first_screen_before_the_backend_then_hands_over(
     assert result["code"] == 0, done.stderr[-3000:]
     assert result["first"]["window"] == "firstScreen"
     assert result["first"]["backend"] is False  # painted before SQLAlchemy was even imported
+    assert result["first"]["later"] == []  # nor the other commands' modules, nor the flat queue's
+    assert result["main"]["icon"] is True  # the app icon, set once the first screen is painted
     assert result["main"]["ids"] == result["first"]["ids"]  # the same rows in the same order: no flicker, no doubles
     assert result["main"]["selected"] == result["moved_to"] == result["first"]["ids"][1]  # j pressed on the first
     assert result["main"]["first_visible"] is False  # one window at a time

@@ -293,3 +293,49 @@ def test_a_reused_role_span_never_carries_one_cell_into_the_next() -> None:
     assert span[4].data() is None  # no icon carried over from the name cell
     assert span[0].data() == request_summary.data(Qt.ItemDataRole.FontRole)
     assert span[2].data() == request_summary.data(Qt.ItemDataRole.ForegroundRole)
+
+
+def test_typing_on_narrows_the_last_search_to_the_same_rows_as_a_fresh_one(qtmodeltester: Any) -> None:
+    """Typing on ("wr" after "w", a second word) searches only what the last search let through: the rows
+    shown are the ones a fresh search finds, with field filters, live changes and erasing in between."""
+    tools = ("write_file", "run_shell", "read_file", None)
+    rows = [
+        make_summary(
+            n,
+            tool=tools[n % 4],
+            hitl_type="ask_user" if n % 4 == 3 else "tool_approval",
+            agent=("writer", "coder", "ops")[n % 3],
+            summary=f"{('write', 'wrap', 'rm -rf', 'echo')[n % 4]} item {n}",
+        )
+        for n in range(300)
+    ]
+    model = InboxModel()
+    model.set_requests(rows)
+    qtmodeltester.check(model)
+
+    def same_as_fresh(f: InboxFilter) -> None:
+        model.set_filter(f)
+        fresh = InboxModel()
+        fresh.set_requests(list(model._g.source.values()))
+        fresh.set_filter(f)
+        assert tree(model) == tree(fresh), f
+        assert model.visible_count == fresh.visible_count
+
+    for text in ("w", "wr", "wri", "write", "write i", "write item 1", "write item 12", "write item 1", "wr", "w"):
+        same_as_fresh(InboxFilter(text=text))
+    same_as_fresh(InboxFilter(text="write"))
+    same_as_fresh(InboxFilter(text="ite"))  # inside the last search's word, not containing it: searched afresh
+    same_as_fresh(InboxFilter(text="item 12"))
+    same_as_fresh(InboxFilter(text="item 1"))  # erasing: more rows than the last search
+    same_as_fresh(InboxFilter(text="w", agent="coder"))
+    same_as_fresh(InboxFilter(text="wr", agent="coder"))  # the same field filter: narrowed
+    same_as_fresh(InboxFilter(text="wra", agent="ops"))  # another field filter: searched afresh
+    model.apply_changes([make_summary(900, tool="write_file", agent="ops", summary="wrap it")])
+    model.apply_changes([dataclasses.replace(rows[2], status="completed", decision="approve")])
+    same_as_fresh(InboxFilter(text="wrap", agent="ops"))  # narrowed from a mask kept up to date by the changes
+    same_as_fresh(InboxFilter(text="wrap it", agent="ops"))
+    same_as_fresh(InboxFilter(text="item wrap"))  # words in another order
+    same_as_fresh(InboxFilter(text="em wra"))  # each word inside one of the last search's words
+    model.set_requests(rows[:150])  # a reload renumbers the slots: nothing known may be narrowed
+    same_as_fresh(InboxFilter(text="wrap item"))
+    same_as_fresh(InboxFilter(text="wrap item 1"))

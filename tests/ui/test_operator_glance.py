@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QWidget
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_REQUEST
-from reviewer_app.ui.inbox.queue import COL_WAITING, FLAT_QUEUE_KEY
+from reviewer_app.ui.inbox.filters import FLAT_QUEUE_KEY
+from reviewer_app.ui.inbox.queue import COL_WAITING
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OpenMainWindow, run_async
 from tests.ui.triage_helpers import call, shell, show, status, triage_models

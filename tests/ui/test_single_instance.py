@@ -116,6 +116,11 @@ def test_guard_in_process(qtbot: Any, tmp_path: Path, run_dir: Path, monkeypatch
     try:
         with qtbot.waitSignal(first.activated, timeout=5000):
             assert second.hand_over()
+        from multiprocessing.connection import Client  # the wire format: multiprocessing's, as on Windows
+
+        assert first.name is not None
+        with qtbot.waitSignal(first.activated, timeout=5000), Client(first.name, "AF_UNIX") as client:
+            client.send_bytes(b"show")
     finally:
         first.close()
     assert not Path(first.name).exists() and not second.hand_over()  # closed: the next launch opens its own

@@ -172,6 +172,10 @@ def test_format_json_cuts_huge_payloads_and_show_all_splits_lines() -> None:
     assert cut.truncated
     assert len(cut.text) < 260_000
     assert max(len(line) for line in cut.text.splitlines()) < 10_100
+    # A shortened line keeps a few screen widths: Qt lays a line out whole, and a 10,000-character one cost the
+    # detail of a 1 MB request more than all the rest of what it shows.
+    assert max(len(line) for line in cut.text.splitlines()) < 2_100
+    assert max(len(line) for line in format_json({"content": "z" * 50_000}).text.splitlines()) < 2_100
     full = format_json({"content": "y" * 25_000}, budget=None, max_line=10_000)
     assert not full.truncated and full.split_lines == 2
     assert full.text.replace(" ↩\n", "").count("y") == 25_000

@@ -5,30 +5,39 @@ user's runtime directory, a named pipe on Windows); a launch that can connect to
 A socket left behind by a crashed window refuses connections: it is removed and this launch listens instead.
 Another database hashes to another name, so it opens normally.
 
-The standard library's :mod:`multiprocessing.connection` does the socket or pipe (QtNetwork would add ~3.4 MB to
-the installer); its blocking ``accept`` runs on a daemon thread and hands each request to the Qt thread through a
-queued signal. Two launches in the same instant can still both open a window (no lock spans check and listen).
+The standard library does the socket or pipe (QtNetwork would add ~3.4 MB to the installer): on Windows
+:mod:`multiprocessing.connection`'s named pipes; elsewhere a plain Unix socket carrying the same length-prefixed
+messages (importing ``multiprocessing`` cost every start ~10 ms before its first paint). The blocking ``accept``
+runs on a daemon thread and hands each request to the Qt thread through a queued signal. Two launches in the same
+instant can still both open a window (no lock spans check and listen).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import stat
+import struct
 import sys
 import tempfile
 import threading
-from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
 
 from reviewer_app.domain.sanitize import redact_url
 
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection, Listener
+
 SHOW = b"show"
 STOP = b"stop"
+MESSAGE_BYTES = 64
+ACCEPTED_WAIT_S = 2.0  # how long an accepted connection may take to send its message
 _WINDOWS = sys.platform == "win32"
-_FAMILY = "AF_PIPE" if _WINDOWS else "AF_UNIX"
+_HEADER = struct.Struct("!i")  # multiprocessing's ``send_bytes`` framing: a big-endian length, then the bytes
 
 
 def database_key(database: str) -> str:
@@ -74,16 +83,55 @@ def server_name(database: str) -> str | None:
 
 
 def _send(address: str, message: bytes) -> bool:
-    try:
-        connection: Connection = Client(address, _FAMILY)
-    except (OSError, EOFError):  # nobody listens (or a stale socket file): no window for this database
-        return False
-    with connection:
+    if _WINDOWS:
+        from multiprocessing.connection import Client
+
         try:
-            connection.send_bytes(message)
-        except (OSError, EOFError):
+            pipe = Client(address, "AF_PIPE")
+        except (OSError, EOFError):  # nobody listens: no window for this database
             return False
+        with pipe:
+            try:
+                pipe.send_bytes(message)
+            except (OSError, EOFError):
+                return False
+        return True
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(address)  # nobody listens (or a stale socket file): OSError, no window for this database
+            client.sendall(_HEADER.pack(len(message)) + message)
+    except OSError:
+        return False
     return True
+
+
+def _receive(connection: socket.socket) -> bytes:
+    """One length-prefixed message of at most ``MESSAGE_BYTES`` (b"" when none comes in time)."""
+    connection.settimeout(ACCEPTED_WAIT_S)
+    data = b""
+    try:
+        while len(data) < _HEADER.size + MESSAGE_BYTES:
+            chunk = connection.recv(_HEADER.size + MESSAGE_BYTES - len(data))
+            if not chunk:
+                break
+            data += chunk
+            if len(data) >= _HEADER.size and len(data) - _HEADER.size >= _HEADER.unpack_from(data)[0]:
+                break
+    except OSError:
+        return b""
+    if len(data) < _HEADER.size:
+        return b""
+    (length,) = _HEADER.unpack_from(data)
+    body = data[_HEADER.size :]
+    return body if 0 <= length <= MESSAGE_BYTES and len(body) == length else b""
+
+
+def _receive_from_pipe(pipe: Connection) -> bytes:
+    """One message from a named pipe's client (b"" when none comes in time)."""
+    try:
+        return pipe.recv_bytes(MESSAGE_BYTES) if pipe.poll(ACCEPTED_WAIT_S) else b""
+    except (OSError, EOFError):
+        return b""
 
 
 class SingleInstance(QObject):
@@ -99,7 +147,7 @@ class SingleInstance(QObject):
     def __init__(self, database: str) -> None:
         super().__init__()
         self.name = server_name(database)
-        self._listener: Listener | None = None
+        self._listener: Listener | socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._closing = False
         self._received.connect(self.activated, Qt.ConnectionType.QueuedConnection)
@@ -112,10 +160,21 @@ class SingleInstance(QObject):
         """Become the window for this database; False when the name cannot be taken (the app still runs)."""
         if self.name is None:
             return False
-        if not _WINDOWS:
-            Path(self.name).unlink(missing_ok=True)  # a stale socket of a window that crashed
         try:
-            self._listener = Listener(self.name, _FAMILY)
+            if _WINDOWS:
+                from multiprocessing.connection import Listener
+
+                self._listener = Listener(self.name, "AF_PIPE")
+            else:
+                Path(self.name).unlink(missing_ok=True)  # a stale socket of a window that crashed
+                server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    server.bind(self.name)
+                    server.listen()
+                except OSError:
+                    server.close()
+                    raise
+                self._listener = server
         except OSError:
             return False
         self._thread = threading.Thread(target=self._serve, name="reviewer-single-instance", daemon=True)
@@ -127,14 +186,15 @@ class SingleInstance(QObject):
         assert listener is not None
         while not self._closing:
             try:
-                connection = listener.accept()
-            except (OSError, EOFError):
+                if isinstance(listener, socket.socket):
+                    connection, _address = listener.accept()
+                    with connection:
+                        message = _receive(connection)
+                else:
+                    with listener.accept() as pipe:
+                        message = _receive_from_pipe(pipe)
+            except (OSError, EOFError):  # the listener closed under the accept
                 return
-            with connection:
-                try:
-                    message = connection.recv_bytes(64) if connection.poll(2.0) else b""
-                except (OSError, EOFError):
-                    continue
             if message == SHOW and not self._closing:
                 self._received.emit()
 
@@ -146,5 +206,7 @@ class SingleInstance(QObject):
         _send(self.name, STOP)  # wakes the blocking accept
         if self._thread is not None:
             self._thread.join(timeout=2)
-        self._listener.close()  # also unlinks the Unix socket file
+        self._listener.close()
+        if not _WINDOWS:
+            Path(self.name).unlink(missing_ok=True)
         self._listener = None

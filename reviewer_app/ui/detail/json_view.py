@@ -2,8 +2,10 @@
 
 Big payloads are cut twice before they reach Qt: the pretty-printer stops after a
 character budget (``json.JSONEncoder.iterencode`` is lazy), and any single line longer
-than ``max_line`` is shortened, because one 10 MB line would make the text layout crawl.
-"Show all" renders everything, splitting long lines instead of shortening them.
+than ``max_line`` (``CUT_LINE``: a few screen widths) is shortened, because Qt lays out a line
+whole: one 10 MB line would make it crawl, and a 10,000-character one cost the first view of a
+1 MB write more than everything else it shows. "Show all" renders everything, splitting long
+lines (at ``DEFAULT_MAX_LINE``) instead of shortening them.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, 
 from reviewer_app.ui.common import theme
 
 DEFAULT_BUDGET = 200_000
-DEFAULT_MAX_LINE = 10_000
+DEFAULT_MAX_LINE = 10_000  # "show all" splits longer lines
+CUT_LINE = 2_000  # the first view shortens longer lines (a screen shows ~200 characters of one)
 HIGHLIGHT_LIMIT = 1_500_000  # above this many characters "show all" is plain text: highlighting would stall
 WRAP_MARK = " ↩"
 
@@ -50,9 +53,12 @@ class FormattedJson:
 
 
 def format_json(
-    value: Any, *, budget: int | None = DEFAULT_BUDGET, max_line: int = DEFAULT_MAX_LINE, total_chars: int | None = None
+    value: Any, *, budget: int | None = DEFAULT_BUDGET, max_line: int | None = None, total_chars: int | None = None
 ) -> FormattedJson:
-    """Pretty-print ``value`` (indent 2); with a ``budget`` stop early, else split overlong lines."""
+    """Pretty-print ``value`` (indent 2); with a ``budget`` stop early and shorten overlong lines (``CUT_LINE``),
+    else split them (``DEFAULT_MAX_LINE``)."""
+    if max_line is None:
+        max_line = DEFAULT_MAX_LINE if budget is None else CUT_LINE
     encoder = json.JSONEncoder(indent=2, ensure_ascii=False, default=str)
     parts: list[str] = []
     size = 0

@@ -42,6 +42,7 @@ SCOPES = (("Pending", Scope.PENDING), ("Decided", Scope.HISTORY), ("All", Scope.
 ALL_TOOLS, ALL_AGENTS = "All tools", "All agents"
 FILTER_KEYS = ("scope", "type", "tool", "agent", "search")  # remembered as ``filters/<key>``: the shown texts
 UNFILTERED_TEXTS = {"scope": SCOPES[0][0], "type": TYPE_FILTERS[0][0], "tool": ALL_TOOLS, "agent": ALL_AGENTS}
+FLAT_QUEUE_KEY = "inbox/flatQueue"  # remembered: the flat queue (most urgent first) instead of the grouped tree
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ request ("slot") in flat per-request columns: the lower-cased summary (the summa
 it already is lower case), its invocation's text (session, agent, run id) with the request's
 kind (one string shared by the invocation's requests of that kind), and the fields the filter
 combos compare. A filter is evaluated over those columns with ``map`` loops into one mask (True:
-the slot passes); the last few masks are kept (erasing a search brings a cached one back).
+the slot passes); the last few masks are kept (erasing a search brings a cached one back), and a
+search that only narrows a known one (typing on: "wr" after "w") reads only the slots that passed it.
 Removed requests leave tombstones in the columns until enough pile up to rebuild them.
 
 No Qt here: the model (:mod:`ui.inbox.model`) builds the visible tree over this.
@@ -19,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import compress, repeat
 from operator import and_, attrgetter, contains, eq, or_
 from typing import Any
 
@@ -29,6 +30,9 @@ from reviewer_app.ui.inbox.filters import InboxFilter, Key, group_hay, haystack,
 
 LEVEL_SESSION, LEVEL_INVOCATION, LEVEL_REQUEST = 0, 1, 2
 MASKS_KEPT = 6  # masks of recent searches kept for erasing (0.8 MB each at 100,000 requests)
+# A search narrows a known mask only when that one lets at most this share of the slots through: reading the
+# slots it passed one by one costs more than searching every slot in one C-level pass when most of them passed.
+NARROW_BELOW = 0.25
 COMPACT_ABOVE = 5_000  # tombstones of removed requests tolerated before the flat columns are rebuilt
 
 _PENDING = HITLStatus.PENDING.value
@@ -118,6 +122,8 @@ class Grouping:
         self.version = 0
         self._masks: OrderedDict[tuple[Any, ...], tuple[list[bool], int]] = OrderedDict()
         self.mask: list[bool] | None = None
+        self._mask_key: tuple[Any, ...] | None = None  # the filter ``mask`` is for (kept up to date with changes)
+        self._mask_passed = 0  # how many slots ``mask`` let through when it was made
         self.tools: set[str] = set()
         self.agents: set[str] = set()
         self._labels: dict[tuple[str | None, str], str] = {}
@@ -147,14 +153,47 @@ class Grouping:
             self._masks.move_to_end(key)
             mask, visible = cached
         else:
-            mask = self.evaluate(f)
+            base = self._narrowed(f)
+            mask = self.evaluate(f) if base is None else self._narrow(f, base)
             visible = len(self.source) if mask is None else mask.count(True)
             if mask is not None:
                 self._masks[key] = (mask, visible)
                 while len(self._masks) > MASKS_KEPT:
                     self._masks.popitem(last=False)
-        self.mask = mask
+        self.mask, self._mask_key, self._mask_passed = mask, key, visible
         return visible
+
+    def _narrowed(self, f: InboxFilter) -> list[bool] | None:
+        """A known mask that every request passing ``f`` passes too: the same field filters, and each of its search
+        terms inside one of ``f``'s (typing "wri" after "wr"); None when there is none."""
+        terms, fields = f.terms, (f.hitl_type, f.tool, f.agent)
+        known = [
+            (self._mask_key, self.mask, self._mask_passed),
+            *((k, m, n) for k, (m, n) in reversed(self._masks.items())),
+        ]
+        for key, mask, passed in known:
+            if key is None or mask is None or len(mask) != len(self.f_hay) or tuple(key[1:]) != fields:
+                continue
+            if passed > NARROW_BELOW * len(mask):
+                continue
+            if key[0] and all(any(old in new for new in terms) for old in key[0]):
+                return mask
+        return None
+
+    def _narrow(self, f: InboxFilter, base: list[bool]) -> list[bool]:
+        """:meth:`evaluate` of ``f`` over the slots ``base`` lets through (the others cannot pass ``f``)."""
+        passed = list(compress(range(len(base)), base))
+        for term in f.terms:
+            found = map(
+                or_,
+                map(contains, map(self.f_hay.__getitem__, passed), repeat(term)),
+                map(contains, map(self.f_ghay.__getitem__, passed), repeat(term)),
+            )
+            passed = list(compress(passed, found))
+        mask = [False] * len(base)
+        for slot in passed:
+            mask[slot] = True
+        return mask
 
     def extend(self, rows: list[RequestSummary]) -> list[bool]:
         """Add new requests (not in the grouping yet) and extend the mask; which of them pass the filter."""
@@ -184,6 +223,7 @@ class Grouping:
             column.clear()
         self.f_inv, self.f_session, self._ghays = [], [], {}
         self.dead = 0
+        self._mask_key = None  # slots are renumbered: no mask holds any more
 
     def _ghay(self, inv: Group, s: RequestSummary) -> str:
         """The text a search matches for ``s`` besides its summary: its invocation's text and its kind."""

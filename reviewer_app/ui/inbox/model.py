@@ -379,12 +379,17 @@ class InboxModel(TreeItemModel):
         return len(HEADERS)
 
     def hasChildren(self, parent: ModelIndex = QModelIndex()) -> bool:  # noqa: B008
-        # A shown session or invocation always has a shown child: answered without computing them.
-        if not parent.isValid():
-            return bool(self._sessions)
-        if parent.column() != 0:
+        # A shown session or invocation always has a shown child: answered without computing them. The view asks
+        # this for every session row at each layout (each keystroke): a session row (id 0) in a few steps.
+        uid = parent.internalId()
+        if uid == 0:
+            if not parent.isValid():
+                return bool(self._sessions)
+            return parent.column() == 0 and parent.row() < len(self._sessions)
+        group = self._by_uid.get(uid)  # the row's parent: a session holds invocations, an invocation requests
+        if group is None or group.level != LEVEL_SESSION or parent.column() != 0:
             return False
-        return self._node(parent)[0] in (LEVEL_SESSION, LEVEL_INVOCATION)
+        return parent.row() < len(group.children if group.gen == self._gen else self._kids(group))
 
     # No flags() override: Qt's own (enabled, selectable) answers in C++. A Python flags() that added
     # ItemNeverHasChildren was called twice for every row of every layout, ~5,000 calls per keystroke.

@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # the domain's risk module (shell parsing) loads after the fi
 
 COL_WHAT, COL_WHO, COL_WAITING = range(3)
 HEADERS = ("Request", "Agent · session", "Waiting")
-FLAT_QUEUE_KEY = "inbox/flatQueue"
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 

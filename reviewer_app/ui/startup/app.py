@@ -42,15 +42,20 @@ BACKGROUND_IMPORTS = ("reviewer_app.hitl.backend", "reviewer_app.preview.request
 
 
 def make_app() -> QApplication:
+    """The application, without its icon yet: :func:`set_app_icon` (its SVG and PNGs cost the first paint ~10 ms)."""
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else create_application(sys.argv[:1])
     app.setApplicationName("Reviewer")
     app.setOrganizationName(APP_AUTHOR)
     app.setDesktopFileName("reviewer-app")
-    app.setWindowIcon(theme.icon("app"))
     if sys.platform.startswith("linux") and app.style().name().lower() != "fusion":
         app.setStyle("Fusion")  # so our palette can follow the OS light/dark scheme
     return app
+
+
+def set_app_icon(app: QApplication) -> None:
+    """The app icon, for every window without its own."""
+    app.setWindowIcon(theme.icon("app"))
 
 
 def open_failure_text(database: str, exc: BaseException) -> tuple[str, str]:
@@ -171,6 +176,8 @@ def run_gui(ctx: AppContext, *, demo: bool = False, screenshot: str | None = Non
         if first is not None:  # paint the first page, then import the backend while the operator reads it
             shown(first)
             loop.run_until_complete(first.open(ctx.database))
+        set_app_icon(app)  # (after the first screen is painted: it has no icon for those few milliseconds)
+        if first is not None:
             for module in BACKGROUND_IMPORTS:  # the GUI thread keeps painting and taking j/k meanwhile
                 loop.run_until_complete(asyncio.to_thread(importlib.import_module, module))
         from reviewer_app.hitl import SQLHITLBackend

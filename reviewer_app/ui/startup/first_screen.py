@@ -1,11 +1,12 @@
 """The window's first screen: the oldest pending requests, painted before the backend and the full window exist.
 
 Importing the persistence layer and building the main window cost about a second; on an existing SQLite file
-at this build's schema the operator meanwhile sees the inbox's first page and the pending count, read by the
+at this build's schema the operator meanwhile sees the oldest requests (a screenful and more: ``FIRST_SCREEN_ROWS``,
+the start of the main window's first page) and the pending count, read by the
 backend package's SQLAlchemy-free reader (``hitl/first_screen.py``) on a worker thread. The rows are the same
 ``InboxModel`` and ``InboxView`` the inbox uses, laid out where the main window puts them; j/k move through them.
 Decisions need the full window (the detail pane shows what a decision approves): their keys say so and do
-nothing. When the main window has loaded the same page it takes this window's place (geometry, selected
+nothing. When the main window has loaded its first page it takes this window's place (geometry, selected
 request, scroll position) and this window closes.
 """
 
@@ -19,16 +20,16 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from reviewer_app.hitl.first_screen import FirstScreen, first_screen, has_first_screen
-from reviewer_app.ui.common import theme
-from reviewer_app.ui.inbox.filters import FILTER_KEYS, UNFILTERED_TEXTS, Scope
+from reviewer_app.ui.inbox.filters import FILTER_KEYS, FLAT_QUEUE_KEY, UNFILTERED_TEXTS, Scope
 from reviewer_app.ui.inbox.model import InboxModel
-from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
 from reviewer_app.ui.inbox.view import NO_PENDING_TEXT, InboxView
 
 if TYPE_CHECKING:
     from reviewer_app.ui.window.main_window import MainWindow
 
-FIRST_SCREEN_ROWS = 1_000  # the live controller's first page: the main window loads the same rows
+# The oldest requests the first screen reads: more than a tall screen shows (~100 rows), fewer than the main
+# window's first page (the same oldest rows first); each row costs the first paint its read, grouping and layout.
+FIRST_SCREEN_ROWS = 200
 PAINT_WAIT_S = 1.0  # at most this long for the rows' first paint before the backend's imports start
 STARTING_TEXT = "Starting: decisions are possible as soon as the request's details show."
 WAIT_TEXT = "Still starting: decide once the request's details show (a moment)."
@@ -72,8 +73,7 @@ class FirstScreenWindow(QMainWindow):
 
     def __init__(self, settings: QSettings) -> None:
         super().__init__()
-        self.setObjectName("firstScreen")
-        self.setWindowIcon(theme.icon("app"))
+        self.setObjectName("firstScreen")  # its icon is the app's, set once its rows are painted (run_gui)
         self.setWindowTitle("Reviewer")
         self.model = InboxModel(self)
         self.view = InboxView()

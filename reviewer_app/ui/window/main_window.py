@@ -41,8 +41,8 @@ from reviewer_app.ui.desktop.tray import TrayNotifier
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.dialogs.viewer import TextViewerDialog
 from reviewer_app.ui.history.panel import HistoryPanel
+from reviewer_app.ui.inbox.filters import FLAT_QUEUE_KEY
 from reviewer_app.ui.inbox.panel import InboxPanel
-from reviewer_app.ui.inbox.queue import FLAT_QUEUE_KEY
 from reviewer_app.ui.runs.panel import RunsPanel
 from reviewer_app.ui.triage.hub import Triage
 from reviewer_app.ui.window.about import mask_url, open_about
