@@ -254,6 +254,7 @@ class ReviewerSide:
             "raw_gate_writes_only": [],
         }
         self.transactions: list[tuple[bool, list[Statement]]] = []  # this run's: (created a request, writes)
+        self.committed_on_loop: int | None = None
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -370,6 +371,7 @@ class ReviewerSide:
 
     async def stop(self) -> None:
         await self.runtime.stop()
+        self.committed_on_loop = self.backend.writes_committed_on_loop
         await self.backend.aclose()
         self._restore()
         self.raw.close()
@@ -522,6 +524,9 @@ def main() -> None:
         f"{theirs.tool_before_resume_durable} of {args.runs} runs"
     )
     figures["langgraph_tool_before_resume_durable"] = theirs.tool_before_resume_durable
+    if ours.committed_on_loop is not None:
+        figures["writes_committed_on_loop"] = ours.committed_on_loop
+        print(f"  ours: {ours.committed_on_loop} write transactions committed on the loop's thread")
     p50 = {name: describe_ms(samples)["p50_ms"] for name, samples in ours.samples.items()}
     langgraph = {half: describe_ms(theirs.samples[half])["p50_ms"] for half in ("suspend", "resume")}
     print(

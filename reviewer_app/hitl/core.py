@@ -158,6 +158,11 @@ class BackendCore:
         self.feed.notify()
         return result
 
+    @property
+    def writes_committed_on_loop(self) -> int | None:
+        """How many write transactions committed on the loop's thread; None unless made with ``writes_on_loop``."""
+        return None if self._loop_writes is None else self._loop_writes.committed_here
+
     def _checkpoint_soon(self) -> None:
         """Checkpoint the write-ahead log on the database thread (loop writes never do), without waiting for it."""
         if not self._closed:

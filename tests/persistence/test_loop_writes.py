@@ -53,6 +53,7 @@ async def test_without_the_option_every_write_runs_on_the_database_thread(backen
     threads: list[str] = []
     await backend.write(creating("h1", threads))
     assert threads == ["reviewer-db"]
+    assert backend.writes_committed_on_loop is None
 
 
 async def test_a_loop_write_commits_on_the_callers_thread_before_it_returns(
@@ -62,6 +63,7 @@ async def test_a_loop_write_commits_on_the_callers_thread_before_it_returns(
     await loop_backend.write(creating("h1", threads))
     assert threads == [threading.current_thread().name]
     assert committed_ids(db_path) == ["h1"]  # durable for every other connection once write() returns
+    assert loop_backend.writes_committed_on_loop == 1
     record = await loop_backend.get("h1")
     assert record is not None and record["status"] == "pending"
 
@@ -172,11 +174,14 @@ async def test_loop_writes_are_checkpointed_on_the_database_thread(loop_backend:
     assert loop_writes is not None
     loop_writes.CHECKPOINT_EVERY = 5
     threads: list[str] = []
-    for i in range(7):
+    for i in range(4):
         await loop_backend.write(creating(f"h{i}", threads))
+    await loop_backend.run(lambda: None)  # whatever the database thread had queued has run
+    assert checkpointed_ids(db_path) == []  # all in the log: a loop commit never checkpoints
+    await loop_backend.write(creating("h4", threads))  # the fifth: a checkpoint is queued on the database thread
+    await loop_backend.run(lambda: None)
+    assert checkpointed_ids(db_path) == [f"h{i}" for i in range(5)]
     assert set(threads) == {threading.current_thread().name}
-    await loop_backend.run(lambda: None)  # the database thread's queue, checkpoint included, has run
-    assert checkpointed_ids(db_path) == [f"h{i}" for i in range(5)]  # the two after the checkpoint are in the log
 
 
 async def test_an_in_memory_database_writes_on_its_one_connection(tmp_path: Path) -> None:
