@@ -12,7 +12,9 @@ loop write cannot be sure to be quick it does not run, and the write goes to the
 * a write handed to the database thread is still in flight (a loop write would overtake it);
 * the write lock is taken, this connection is in use, or any trouble the retry policy rides out (nothing was
   committed: the database thread runs the whole transaction again, with its retries);
-* a loop write lately took longer than :attr:`LoopWrites.SLOW_S` (a slow disk, a huge row): none for a while.
+* a loop write lately took longer than :attr:`LoopWrites.SLOW_S` because of its own work or a wait (a huge row, a
+  slow disk): none for a while. A write the system paused to run other processes is not judged (on a busy machine
+  the loop waits for a CPU whichever thread writes).
 
 The transaction, its statements, its ``BEGIN IMMEDIATE`` and its commit are the store's usual ones, so a decision is
 committed before anything acts on it and a crash leaves the same states as on the database thread.
@@ -21,6 +23,7 @@ committed before anything acts on it and a crash leaves the same states as on th
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable
 from typing import Final, TypeVar
@@ -29,6 +32,19 @@ from reviewer_app.persistence.retry import transient_reason
 from reviewer_app.persistence.store import WriterBusy
 
 T = TypeVar("T")
+
+if sys.platform == "linux":
+    import resource
+
+    def _times_preempted() -> int | None:
+        """How often the system has taken the CPU from this thread for another (involuntary context switches): a
+        write that met one may have been slow for that alone."""
+        return resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
+
+else:  # pragma: no cover - elsewhere every slow write counts
+
+    def _times_preempted() -> int | None:
+        return None
 
 
 class NotRun:
@@ -75,7 +91,7 @@ class LoopWrites:
     def attempt(self, work: Callable[[], T]) -> T | NotRun:
         """``work()`` (one whole transaction on the loop writer), or :data:`NOT_RUN` when it could not begin here
         or met trouble the database thread's retries ride out (it was rolled back). Other errors are raised."""
-        began = time.monotonic()
+        began, cpu, preempted = time.monotonic(), time.thread_time(), _times_preempted()
         try:
             result = work()
         except WriterBusy:
@@ -85,9 +101,16 @@ class LoopWrites:
                 raise
             return NOT_RUN
         finished = time.monotonic()
-        if finished - began > self.SLOW_S and self.committed_here:
+        if finished - began > self.SLOW_S and self.committed_here and self._slow_here(cpu, preempted):
             self._paused_until = finished + self.COOL_DOWN_S
         self.committed_here += 1
         if self.committed_here % self.CHECKPOINT_EVERY == 0:
             self._checkpoint()
         return result
+
+    def _slow_here(self, cpu: float, preempted: int | None) -> bool:
+        """Whether a write that took long did so by its own work or by blocking (the disk, a lock), not because the
+        system ran other processes meanwhile (then the next slow one is judged: a slow disk stays slow)."""
+        if time.thread_time() - cpu > self.SLOW_S / 2:
+            return True
+        return preempted is None or _times_preempted() == preempted
