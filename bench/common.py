@@ -7,6 +7,7 @@ so ``bench/run_all.py`` can print the final table after running each script in i
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import math
@@ -135,6 +136,20 @@ def machine_info() -> dict[str, str]:
         "sqlite": sqlite3.sqlite_version,
         "os": f"{platform.system()} {platform.release()}",
     }
+
+
+WRITE_MODES = {"thread": "on the database thread", "loop": "on the loop's thread (writes_on_loop)"}
+"""Where our write transactions run (``--mode``): the window's way, or the headless runner's and the CLI's."""
+
+
+def add_write_mode_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--mode",
+        choices=WRITE_MODES,
+        default="thread",
+        help="where our write transactions run: the database thread (the window's way, the default) or the loop's"
+        " own thread (writes_on_loop: the headless runner and the CLI)",
+    )
 
 
 def new_database(path: Path) -> Path:

@@ -40,7 +40,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
-from common import Goal, clock, describe_ms, load_average, new_database, report, settle
+from common import (
+    WRITE_MODES,
+    Goal,
+    add_write_mode_option,
+    clock,
+    describe_ms,
+    load_average,
+    new_database,
+    report,
+    settle,
+)
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
@@ -232,8 +242,9 @@ class _TimedCatalog(AgentCatalog):
 class ReviewerSide:
     """Reviewer's runtime with a gated ``bench_write`` tool; stamps commits on the database thread."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, writes_on_loop: bool = False) -> None:
         self.directory = directory
+        self.writes_on_loop = writes_on_loop
         self.marks: list[Marks] = [Marks()]
         self.samples: dict[str, list[float]] = {
             "suspend": [],
@@ -243,11 +254,14 @@ class ReviewerSide:
             "raw_gate_writes_only": [],
         }
         self.transactions: list[tuple[bool, list[Statement]]] = []  # this run's: (created a request, writes)
+        self.committed_on_loop: int | None = None
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         event.listen(Engine, "do_connect", _record_connections)  # removed in stop()
-        self.backend = SQLHITLBackend(self.directory / "reviewer.db", reviewer="bench")
+        self.backend = SQLHITLBackend(
+            self.directory / "reviewer.db", reviewer="bench", writes_on_loop=self.writes_on_loop
+        )
         self.raw = RawReplay(self.directory / "raw.db")
         self.raw_writes = RawReplay(self.directory / "raw_writes.db")
         self._instrument_commits()
@@ -274,9 +288,8 @@ class ReviewerSide:
         await self.runtime.start(recover=False)
 
     def _instrument_commits(self) -> None:
-        """Stamp, on the database thread right after COMMIT, transactions that created or decided a request."""
+        """Stamp, right after COMMIT (on the thread that ran it), transactions that created or decided a request."""
         store = self.backend.store
-        original = store.transaction
         side = self
         create, decide = RequestWrites.create, RequestWrites.decide
 
@@ -296,24 +309,29 @@ class ReviewerSide:
         RequestWrites.decide = decide_request  # type: ignore[method-assign]
         self._restore = lambda: (setattr(RequestWrites, "create", create), setattr(RequestWrites, "decide", decide))
 
-        @contextlib.contextmanager
-        def transaction() -> Iterator[StoreTx]:
-            seen: list[str] = []
-            statements: list[Statement] = []
-            _recording.statements, _recording.seen = statements, seen
-            try:
-                with original() as tx:
-                    yield tx
-            finally:
-                _recording.statements = _recording.seen = None
-            now = clock()
-            side.transactions.append(("request_committed" in seen, _replayed(statements)))
-            for name in seen:
-                side.marks[0][name] = now
-                if name == "request_committed":
-                    side.loop.call_soon_threadsafe(side.request_ready.set)
+        def recorded(original: Any) -> Any:
+            @contextlib.contextmanager
+            def transaction() -> Iterator[StoreTx]:
+                seen: list[str] = []
+                statements: list[Statement] = []
+                _recording.statements, _recording.seen = statements, seen
+                try:
+                    with original() as tx:
+                        yield tx
+                finally:
+                    _recording.statements = _recording.seen = None
+                now = clock()
+                side.transactions.append(("request_committed" in seen, _replayed(statements)))
+                for name in seen:
+                    side.marks[0][name] = now
+                    if name == "request_committed":
+                        side.loop.call_soon_threadsafe(side.request_ready.set)
 
-        store.transaction = transaction  # type: ignore[method-assign]
+            return transaction
+
+        # The database thread's transactions, and (``--mode loop``) those the backend runs on the loop's thread.
+        store.transaction = recorded(store.transaction)  # type: ignore[method-assign]
+        store.loop_transaction = recorded(store.loop_transaction)  # type: ignore[method-assign]
 
     async def _tool(self, args: dict[str, Any], ctx: ToolContext) -> str:
         self.marks[0]["tool_start"] = clock()
@@ -353,6 +371,7 @@ class ReviewerSide:
 
     async def stop(self) -> None:
         await self.runtime.stop()
+        self.committed_on_loop = self.backend.writes_committed_on_loop
         await self.backend.aclose()
         self._restore()
         self.raw.close()
@@ -449,8 +468,8 @@ class LangGraphSide:
         await self.connection.close()
 
 
-async def measure(directory: Path, runs: int, warmup: int, block: int) -> tuple[ReviewerSide, LangGraphSide]:
-    ours, theirs = ReviewerSide(directory), LangGraphSide(directory)
+async def measure(directory: Path, runs: int, warmup: int, block: int, mode: str) -> tuple[ReviewerSide, LangGraphSide]:
+    ours, theirs = ReviewerSide(directory, writes_on_loop=mode == "loop"), LangGraphSide(directory)
     await ours.start()
     await theirs.start()
     try:
@@ -475,13 +494,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=400, help="timed runs per side (at least 300 for the goal)")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--block", type=int, default=20, help="runs per alternation between the sides")
+    add_write_mode_option(parser)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="reviewer-bench-") as tmp:
-        ours, theirs = asyncio.run(measure(Path(tmp), args.runs, args.warmup, args.block))
+        ours, theirs = asyncio.run(measure(Path(tmp), args.runs, args.warmup, args.block, args.mode))
 
-    figures: dict[str, Any] = {"runs": args.runs}
-    print(f"approval round trip, {args.runs} runs per side (ms), {load_average()}:")
+    figures: dict[str, Any] = {"runs": args.runs, "mode": args.mode}
+    print(
+        f"approval round trip, {args.runs} runs per side (ms), ours writing {WRITE_MODES[args.mode]}, {load_average()}:"
+    )
     print(f"  {'':34s} {'p50':>8s} {'p90':>8s} {'p99':>8s} {'max':>8s}")
     for label, samples in (
         ("reviewer suspend", ours.samples["suspend"]),
@@ -502,6 +524,9 @@ def main() -> None:
         f"{theirs.tool_before_resume_durable} of {args.runs} runs"
     )
     figures["langgraph_tool_before_resume_durable"] = theirs.tool_before_resume_durable
+    if ours.committed_on_loop is not None:
+        figures["writes_committed_on_loop"] = ours.committed_on_loop
+        print(f"  ours: {ours.committed_on_loop} write transactions committed on the loop's thread")
     p50 = {name: describe_ms(samples)["p50_ms"] for name, samples in ours.samples.items()}
     langgraph = {half: describe_ms(theirs.samples[half])["p50_ms"] for half in ("suspend", "resume")}
     print(

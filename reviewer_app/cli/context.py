@@ -34,9 +34,11 @@ def make_context(args: argparse.Namespace) -> AppContext:
 
 
 def open_backend(ctx: AppContext) -> Any:
+    """The commands' backend. No GUI runs in these processes, so their quick write transactions run on the loop's
+    own thread when nothing can make them wait there (``writes_on_loop``, see hitl/loop_writes.py)."""
     from reviewer_app.hitl import SQLHITLBackend
 
-    return SQLHITLBackend(ctx.database, reviewer=ctx.reviewer)
+    return SQLHITLBackend(ctx.database, reviewer=ctx.reviewer, writes_on_loop=True)
 
 
 def load_catalog(ctx: AppContext) -> Any:

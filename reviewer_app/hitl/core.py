@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 from collections.abc import Callable
 from typing import Any, Self, TypeVar
 
 from reviewer_app.hitl.db_thread import DatabaseThread
 from reviewer_app.hitl.identity import reviewer_identity
+from reviewer_app.hitl.loop_writes import LoopWrites, NotRun
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, sqlite_path
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 class BackendCore:
@@ -36,6 +40,7 @@ class BackendCore:
         retry_until: float | None = None,
         on_db_status: Callable[[str | None], None] | None = None,
         busy_timeout_ms: int | None = None,
+        writes_on_loop: bool = False,
     ) -> None:
         self.retry_until = retry_until
         """A ``time.monotonic()`` deadline for riding out database trouble (a hook's budget); None: the default."""
@@ -61,6 +66,10 @@ class BackendCore:
         self._db_thread = DatabaseThread("reviewer-db")
         self._lookup_thread: DatabaseThread | None = None  # made on the first look-up (see run_lookup)
         self._closed = False
+        # ``writes_on_loop``: a process with no GUI lets write transactions run on its loop's thread when that
+        # cannot wait (hitl/loop_writes.py); the window never asks for it. SQLite files only.
+        on_file = store.engines.is_sqlite and sqlite_path(store.url) is not None
+        self._loop_writes = LoopWrites(self._checkpoint_soon) if writes_on_loop and on_file else None
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` on the database thread and await its result on the caller's loop.
@@ -108,11 +117,28 @@ class BackendCore:
         A busy database (another process holds the write lock past ``busy_timeout``) or a full disk rolls
         the transaction back and runs it again with backoff (:mod:`reviewer_app.persistence.retry`), with
         :attr:`db_status` saying so; after the retry budget it raises ``WriteRetriesExhausted``. ``retry=False``:
-        one try (heartbeats, giving a run up).
+        one try (heartbeats, giving a run up). A backend made with ``writes_on_loop`` first tries the transaction
+        on the caller's thread when nothing can make it wait there (:mod:`reviewer_app.hitl.loop_writes`).
         """
+        if self._closed:
+            raise RuntimeError("the HITL backend is closed")
+        store = self.store
+        loop_writes = self._loop_writes
+        if loop_writes is not None and loop_writes.usable():
+
+            def on_loop() -> T:
+                with store.loop_transaction() as tx:
+                    result = fn(tx)
+                self.feed.committed()
+                return result
+
+            outcome = loop_writes.attempt(functools.partial(store.tolerating_bad_text, on_loop))
+            if not isinstance(outcome, NotRun):
+                self.feed.notify()
+                return outcome
 
         def work() -> T:
-            with self.store.transaction() as tx:
+            with store.transaction() as tx:
                 result = fn(tx)
             self.feed.committed()  # other processes' waiters, straight from this thread: no hop first
             return result
@@ -120,11 +146,33 @@ class BackendCore:
         def retried() -> T:
             return self._retried(work)
 
-        store = self.store
         once = retried if retry else work
-        result = await self._on_db_thread(lambda: store.tolerating_bad_text(once))
+        if loop_writes is None:
+            result = await self._on_db_thread(lambda: store.tolerating_bad_text(once))
+        else:
+            loop_writes.thread_writes += 1  # later writes queue behind this one, none overtakes it on the loop
+            try:
+                result = await self._on_db_thread(lambda: store.tolerating_bad_text(once))
+            finally:
+                loop_writes.thread_writes -= 1
         self.feed.notify()
         return result
+
+    @property
+    def writes_committed_on_loop(self) -> int | None:
+        """How many write transactions committed on the loop's thread; None unless made with ``writes_on_loop``."""
+        return None if self._loop_writes is None else self._loop_writes.committed_here
+
+    def _checkpoint_soon(self) -> None:
+        """Checkpoint the write-ahead log on the database thread (loop writes never do), without waiting for it."""
+        if not self._closed:
+            self._db_thread.submit(self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        try:
+            self.store.checkpoint()
+        except Exception as exc:  # the next one tries again; an automatic checkpoint of the thread's writes too
+            log.warning("write-ahead log checkpoint failed: %s", exc)
 
     def _set_db_status(self, status: str | None) -> None:
         self._db_status = status

@@ -66,6 +66,25 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, busy_timeout_ms: in
     cursor.close()
 
 
+def _on_loop_writer_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+    _on_sqlite_connect(dbapi_connection, 0)
+    # A checkpoint syncs the disk: never on the loop's thread (the database thread runs them, see hitl.loop_writes).
+    dbapi_connection.execute("PRAGMA wal_autocheckpoint = 0")
+
+
+def create_loop_writer(url: str) -> Engine:
+    """An engine for writes on an event loop's own thread (SQLite files only): a ``BEGIN IMMEDIATE`` that finds the
+    write lock taken fails at once (``busy_timeout`` 0) instead of waiting, and a commit never checkpoints."""
+    engine = create_engine(
+        url,
+        connect_args={"timeout": 0, "check_same_thread": False},
+        json_deserializer=decode_stored_json,
+    )
+    event.listen(engine, "connect", _on_loop_writer_connect)
+    event.listen(engine, "begin", _on_sqlite_begin)
+    return engine.execution_options(sqlite_begin="IMMEDIATE")
+
+
 def _on_sqlite_begin(connection: Connection) -> None:
     driver = connection.connection.driver_connection
     if driver.in_transaction:  # type: ignore[union-attr]

@@ -1,6 +1,6 @@
 """A runtime that decides its own run's request, then dies by SIGKILL at a chosen point around that decision.
 
-Usage: python -m tests.helpers.crash_around_decision DB WORKSPACES POINT
+Usage: python -m tests.helpers.crash_around_decision DB WORKSPACES POINT [MODE]
 
 The run's one gated call is ``count`` (appends a line to ``count.txt`` in the run's workspace: each line is one time
 the tool ran). The process approves the request through ``Runtime.decide_and_resume`` (a decision made here for a
@@ -9,6 +9,9 @@ run driven here) and kills itself:
 * ``before-commit``: inside the transaction that records the decision, before its COMMIT;
 * ``after-commit``: right after that transaction commits, before anything else runs;
 * ``in-tool``: inside the tool, after it appended its line (before ``done`` is committed).
+
+MODE ``thread`` (the default) or ``loop``: the backend made with ``writes_on_loop`` (write transactions on the loop's
+own thread). Before dying it says on stderr on which thread the decision's transaction ran.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +36,7 @@ from reviewer_app.runtime.tools import ToolContext, ToolRegistry, ToolSpec, buil
 from tests.runtime.test_runner_support import pending_requests, run_state
 
 POINTS = ("before-commit", "after-commit", "in-tool")
+MODES = ("thread", "loop")
 
 
 def counting_tools(*, die_inside: bool) -> ToolRegistry:
@@ -84,28 +89,34 @@ class _NotingDecisions:
 
 
 def die_around_decisions(backend: SQLHITLBackend, point: str) -> None:
-    """SIGKILL this process before or after the COMMIT of the transaction that records a decision."""
+    """SIGKILL this process before or after the COMMIT of the transaction that records a decision (whichever of the
+    store's write transactions records it: the database thread's or the loop's)."""
     store = backend.store
-    original = store.transaction
 
-    @contextlib.contextmanager
-    def transaction() -> Iterator[StoreTx]:
-        decided: list[bool] = []
-        with original() as tx:
-            tx._requests = _NotingDecisions(tx.requests, decided)  # type: ignore[attr-defined]
-            yield tx
-            if decided and point == "before-commit":
+    def dying(original: Any) -> Any:
+        @contextlib.contextmanager
+        def transaction() -> Iterator[StoreTx]:
+            decided: list[bool] = []
+            with original() as tx:
+                tx._requests = _NotingDecisions(tx.requests, decided)  # type: ignore[attr-defined]
+                yield tx
+                if decided:
+                    print(f"decision on {threading.current_thread().name}", file=sys.stderr, flush=True)
+                if decided and point == "before-commit":
+                    os.kill(os.getpid(), signal.SIGKILL)
+            if decided and point == "after-commit":
                 os.kill(os.getpid(), signal.SIGKILL)
-        if decided and point == "after-commit":
-            os.kill(os.getpid(), signal.SIGKILL)
 
-    store.transaction = transaction  # type: ignore[method-assign]
+        return transaction
+
+    store.transaction = dying(store.transaction)  # type: ignore[method-assign]
+    store.loop_transaction = dying(store.loop_transaction)  # type: ignore[method-assign]
 
 
-async def main(db: str, workspaces: str, point: str) -> int:
-    if point not in POINTS:
-        raise SystemExit(f"point must be one of {POINTS}")
-    backend = SQLHITLBackend(db)
+async def main(db: str, workspaces: str, point: str, mode: str = "thread") -> int:
+    if point not in POINTS or mode not in MODES:
+        raise SystemExit(f"point must be one of {POINTS}, mode one of {MODES}")
+    backend = SQLHITLBackend(db, writes_on_loop=mode == "loop")
     tools = counting_tools(die_inside=point == "in-tool")
     runtime = Runtime(backend, AgentCatalog([counting_agent()]), workspaces_dir=Path(workspaces), tools=tools)
     await runtime.start(recover=False)
@@ -121,4 +132,4 @@ async def main(db: str, workspaces: str, point: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(*sys.argv[1:4])))
+    sys.exit(asyncio.run(main(*sys.argv[1:5])))

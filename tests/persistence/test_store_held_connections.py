@@ -95,3 +95,13 @@ def test_close_releases_the_held_connections(db_path: Path) -> None:
             _request(tx, "h2")
     finally:
         reopened.close()
+
+
+def test_the_expiry_sweeps_check_compiles_its_statement_once(store: Store) -> None:
+    """The sweep asks every few seconds: each ask once built a new statement, compiled it (milliseconds of the
+    database thread) and kept it in the compiled-statement cache for good, which grew for as long as the app ran."""
+    store.rules.expiries_to_audit(time.time())
+    cached = len(store._prepared)
+    for _ in range(20):
+        assert not store.rules.expiries_to_audit(time.time())
+    assert len(store._prepared) == cached

@@ -26,11 +26,19 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.asyncio, pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
 
 
-def crash(db: Path, workspaces: Path, point: str) -> str:
-    """Run the helper until it kills itself at ``point``; returns its run's invocation id."""
+@pytest.fixture(params=["thread", "loop"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Where the crashing process writes: on its database thread, or on its loop's thread (``writes_on_loop``)."""
+    return str(request.param)
+
+
+def crash(db: Path, workspaces: Path, point: str, mode: str) -> str:
+    """Run the helper until it kills itself at ``point``; returns its run's invocation id.
+
+    ``mode`` ``loop``: its backend writes on the loop's thread (``writes_on_loop``), and the decision did."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "tests.helpers.crash_around_decision", str(db), str(workspaces), point],
+        [sys.executable, "-m", "tests.helpers.crash_around_decision", str(db), str(workspaces), point, mode],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -39,6 +47,9 @@ def crash(db: Path, workspaces: Path, point: str) -> str:
         check=False,
     )
     assert done.returncode == -9, f"expected SIGKILL at {point}, got {done.returncode}: {done.stderr[-2000:]}"
+    if point != "in-tool":
+        thread = "MainThread" if mode == "loop" else "reviewer-db"
+        assert f"decision on {thread}" in done.stderr
     return done.stdout.split()[0]
 
 
@@ -48,9 +59,11 @@ def times_run(workspaces: Path) -> int:
 
 
 @asynccontextmanager
-async def crashed_then_recovered(tmp_path: Path, point: str) -> AsyncIterator[tuple[str, SQLHITLBackend, Runtime]]:
+async def crashed_then_recovered(
+    tmp_path: Path, point: str, mode: str
+) -> AsyncIterator[tuple[str, SQLHITLBackend, Runtime]]:
     """Crash the helper at ``point``, then recover its run in this process (its owner is gone)."""
-    inv = crash(tmp_path / "crash.db", tmp_path / "ws", point)
+    inv = crash(tmp_path / "crash.db", tmp_path / "ws", point, mode)
     backend = SQLHITLBackend(tmp_path / "crash.db")
     runtime = Runtime(
         backend,
@@ -67,9 +80,9 @@ async def crashed_then_recovered(tmp_path: Path, point: str) -> AsyncIterator[tu
 
 
 async def test_killed_before_the_decision_commits_nothing_of_it_exists_and_the_call_runs_once_later(
-    tmp_path: Path,
+    tmp_path: Path, mode: str
 ) -> None:
-    async with crashed_then_recovered(tmp_path, "before-commit") as (inv, backend, runtime):
+    async with crashed_then_recovered(tmp_path, "before-commit", mode) as (inv, backend, runtime):
         (request,) = await backend.get_pending_by_invocation(inv)  # the decision was rolled back with its step
         await run_state(backend, inv, "waiting")
         assert times_run(tmp_path / "ws") == 0
@@ -80,9 +93,9 @@ async def test_killed_before_the_decision_commits_nothing_of_it_exists_and_the_c
 
 
 async def test_killed_right_after_the_decision_commits_the_call_is_already_running_so_it_is_interrupted(
-    tmp_path: Path,
+    tmp_path: Path, mode: str
 ) -> None:
-    async with crashed_then_recovered(tmp_path, "after-commit") as (inv, backend, runtime):
+    async with crashed_then_recovered(tmp_path, "after-commit", mode) as (inv, backend, runtime):
         interrupted = await run_state(backend, inv, "interrupted")
         assert "count" in (interrupted.error or "")
         (record,) = await backend.list_records(RequestQuery(statuses=(), invocation_id=inv))
@@ -94,8 +107,8 @@ async def test_killed_right_after_the_decision_commits_the_call_is_already_runni
     assert times_run(tmp_path / "ws") == 1
 
 
-async def test_killed_inside_the_tool_the_call_is_never_run_again_unasked(tmp_path: Path) -> None:
-    async with crashed_then_recovered(tmp_path, "in-tool") as (inv, backend, runtime):
+async def test_killed_inside_the_tool_the_call_is_never_run_again_unasked(tmp_path: Path, mode: str) -> None:
+    async with crashed_then_recovered(tmp_path, "in-tool", mode) as (inv, backend, runtime):
         await run_state(backend, inv, "interrupted")
         assert times_run(tmp_path / "ws") == 1
         await runtime.rerun_or_abort(inv, "abort", "the operator checked: it ran")

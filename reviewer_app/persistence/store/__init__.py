@@ -7,6 +7,7 @@ together in :mod:`.database`. The SQLite fast path (prepared statements, held co
 """
 
 from reviewer_app.persistence.store.database import Store, StoreTx
+from reviewer_app.persistence.store.fastpath import WriterBusy
 from reviewer_app.persistence.store.records import now_ms, row_to_event, row_to_record, summarize_request
 from reviewer_app.persistence.store.requests import SUMMARY_COLUMNS
 from reviewer_app.persistence.store.runs import _runs_query
@@ -15,6 +16,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "Store",
     "StoreTx",
+    "WriterBusy",
     "_runs_query",
     "now_ms",
     "row_to_event",

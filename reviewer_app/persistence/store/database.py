@@ -8,12 +8,13 @@ the store through :class:`reviewer_app.hitl.SQLHITLBackend`, which runs these me
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DatabaseError, OperationalError
 
 from reviewer_app.domain.hitl import (
@@ -24,12 +25,19 @@ from reviewer_app.domain.sanitize import redact_url
 from reviewer_app.persistence import migrate
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import ValueMemo
-from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, Engines, create_engines, database_url, sqlite_path
+from reviewer_app.persistence.engine import (
+    BUSY_TIMEOUT_MS,
+    Engines,
+    create_engines,
+    create_loop_writer,
+    database_url,
+    sqlite_path,
+)
 from reviewer_app.persistence.store.audit import AuditReads, AuditWrites
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites
 from reviewer_app.persistence.store.checkpoints import CheckpointReads, CheckpointWrites
-from reviewer_app.persistence.store.fastpath import _HeldConnection, _Prepared, _Write
+from reviewer_app.persistence.store.fastpath import WriterBusy, _HeldConnection, _Prepared, _Write
 from reviewer_app.persistence.store.history import HistoryReads
 from reviewer_app.persistence.store.records import CreationClock
 from reviewer_app.persistence.store.requests import RequestReads, RequestWrites
@@ -130,6 +138,9 @@ class Store:
         held = sqlite_path(engines.url) is not None
         self._held_writer = _HeldConnection(engines.writer) if held else None
         self._held_reader = _HeldConnection(engines.reader) if held else None
+        self._loop_writer: _HeldConnection | None = None  # made on the first loop_transaction
+        self._loop_engine: Engine | None = None
+        self._loop_writer_lock = threading.Lock()
         self._login: str | None = None
         self.creation_clock = CreationClock()
         self._identity_url: str | None = None
@@ -228,14 +239,43 @@ class Store:
         return StoreTx(statements)
 
     def close(self) -> None:
-        for held in (self._held_writer, self._held_reader):
+        for held in (self._held_writer, self._held_reader, self._loop_writer):
             if held is not None:
                 held.close()
+        if self._loop_engine is not None:
+            self._loop_engine.dispose()
         self.engines.dispose()
 
     def transaction(self) -> AbstractContextManager[StoreTx]:
         """One short write transaction (``BEGIN IMMEDIATE`` on SQLite)."""
         return _Write(self, self._held_writer)
+
+    def loop_transaction(self) -> AbstractContextManager[StoreTx]:
+        """A write transaction that never waits, for an event loop's own thread (SQLite files only).
+
+        Its own connection (``busy_timeout`` 0, no automatic checkpoint): ``BEGIN IMMEDIATE`` raises "database is
+        locked" at once when another connection writes, and :class:`WriterBusy` when this connection is in use;
+        nothing was begun either way. Rows, statements and commit are those of :meth:`transaction`.
+        """
+        writer = self._loop_writer
+        if writer is None:
+            if not self.engines.is_sqlite or sqlite_path(self.engines.url) is None:
+                raise WriterBusy("only a SQLite file has a loop writer")
+            with self._loop_writer_lock:
+                if self._loop_writer is None:
+                    self._loop_engine = create_loop_writer(self.engines.url)
+                    self._loop_writer = _HeldConnection(self._loop_engine)
+                writer = self._loop_writer
+        return _Write(self, writer, pooled_if_busy=False)
+
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database file without waiting on anyone (``PASSIVE``): loop writes
+        never checkpoint, so whoever lets them calls this now and then, off the loop."""
+        if sqlite_path(self.engines.url) is None:
+            return
+        with self.engines.read() as connection:
+            driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+            driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     @contextmanager
     def _pooled_transaction(self) -> Iterator[StoreTx]:

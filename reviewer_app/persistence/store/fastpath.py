@@ -197,6 +197,10 @@ class _HeldConnection:
                 self._lock.release()
 
 
+class WriterBusy(Exception):
+    """The loop writer's connection is in use (a nested or concurrent transaction): nothing was begun."""
+
+
 class _Write:
     """``Store.transaction()``: on SQLite files the held writer, ``BEGIN IMMEDIATE`` and ``COMMIT`` on the driver.
 
@@ -205,11 +209,12 @@ class _Write:
     engine's begin hook sees the driver already in one), so the exit then commits through SQLAlchemy.
     """
 
-    __slots__ = ("_connection", "_held", "_pooled", "_store", "_tx")
+    __slots__ = ("_connection", "_held", "_pooled", "_pooled_if_busy", "_store", "_tx")
 
-    def __init__(self, store: _TransactionSource, held: _HeldConnection | None) -> None:
+    def __init__(self, store: _TransactionSource, held: _HeldConnection | None, *, pooled_if_busy: bool = True) -> None:
         self._store = store
         self._held = held
+        self._pooled_if_busy = pooled_if_busy  # False: raise WriterBusy rather than wait on the pool's connection
         self._connection: Connection | None = None
         self._pooled: AbstractContextManager[Any] | None = None
         self._tx: Any = None
@@ -218,6 +223,8 @@ class _Write:
         held = self._held
         connection = held.acquire() if held is not None else None
         if held is None or connection is None:
+            if not self._pooled_if_busy:
+                raise WriterBusy("the loop writer's connection is in use")
             self._pooled = self._store._pooled_transaction()
             return self._pooled.__enter__()
         try:

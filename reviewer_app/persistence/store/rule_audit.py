@@ -35,6 +35,8 @@ _EXPIRED_UNAUDITED = (
     )
     .order_by(policy_rules_t.c.expires_at, policy_rules_t.c.id)
 )
+# Built once: the compiled-statement cache is keyed by the statement object (a new one per call compiled it again).
+_ANY_EXPIRED_UNAUDITED = _EXPIRED_UNAUDITED.limit(1)
 
 
 class RuleEvents:
@@ -74,4 +76,4 @@ class RuleEvents:
 
 def expiries_to_audit(db: RowSource, now: float) -> bool:
     """Whether the expiry sweep has rule expiries to record (read without taking the write lock)."""
-    return bool(db.rows(_EXPIRED_UNAUDITED.limit(1), {"now": now}))
+    return bool(db.rows(_ANY_EXPIRED_UNAUDITED, {"now": now}))
