@@ -16,6 +16,7 @@ Public API:
 - ``stored_waiver_verdict(tool_name, arguments, stored_scope) -> COVERS | NOT_COVERED | UNSURE``
 - ``settle_by_stored_waivers(tool_name, arguments, rows) -> (row_id, description) | None | UNSURE``
 - ``exact_scope_words(text)``, ``waiver_words(scope_words, tool_name, flags)``, ``waiver_settlement(id, words)``
+- ``plain_words(command) -> list[str] | None``: a command of plain literal words only (also read by ``lean_risk``)
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def waiver_settlement(waiver_id: int, description: str) -> tuple[str, str]:
     return f"session-rule:{waiver_id}", f"waived by this session's rule: {description}"
 
 
-def _plain_words(command: str) -> list[str] | None:
+def plain_words(command: str) -> list[str] | None:
     """The words of a command made only of plain literal words (no quoting, expansion, operator or reserved
     word), which every shell reads as that list alone; None for anything else."""
     words = command.split(" ")
@@ -114,10 +115,10 @@ def stored_waiver_verdict(tool_name: str, arguments: Any, stored_scope: str | No
     if kind == "exact" and scope.get("waivable") is True and scope.get("plain") is True:
         if command == text:
             return COVERS
-        ours, theirs = _plain_words(command), _plain_words(text)
+        ours, theirs = plain_words(command), plain_words(text)
         return NOT_COVERED if ours is not None and theirs is not None and ours != theirs else UNSURE
     if kind == "prefix" and words:
-        ours = _plain_words(command)
+        ours = plain_words(command)
         return NOT_COVERED if ours is not None and ours[: len(words)] != words else UNSURE
     return UNSURE
 
