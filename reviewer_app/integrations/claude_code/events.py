@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reviewer_app.integrations.claude_code import wire
 from reviewer_app.integrations.claude_code.wire import (
     HOSTS_WITHOUT_EDIT,
     MAX_ID_CHARS,
@@ -59,8 +60,8 @@ class Host(StrEnum):
 class HookEventName(StrEnum):
     """The gating events the hook answers (their names are :mod:`reviewer_app.integrations.hosts.host_tables`')."""
 
-    PRE_TOOL_USE = names.PRE_TOOL_USE
-    PERMISSION_REQUEST = names.PERMISSION_REQUEST
+    PRE_TOOL_USE = wire.PRE_TOOL_USE
+    PERMISSION_REQUEST = wire.PERMISSION_REQUEST
     BEFORE_TOOL = names.BEFORE_TOOL
     """Gemini CLI."""
     COPILOT_PRE_TOOL_USE = names.COPILOT_PRE_TOOL_USE

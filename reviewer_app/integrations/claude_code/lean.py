@@ -1,19 +1,20 @@
-"""The hook's lean path: a call the session's exact waiver settles, answered near the interpreter's own start;
-a call nothing settles, shown in the inbox as early.
+"""The hook's lean path: a call the session's exact waiver or ``--allow-tools`` settles, answered near the
+interpreter's own start; a call nothing settles, shown in the inbox as early. Every host, in its own format.
 
-Why: Claude Code's PreToolUse hook runs before every tool call, so most of its calls meet a command a reviewer
-already approved for the session. Answering those needs the stored rows and ``sqlite3``, not argparse, the
-typed event, dataclasses, the rules engine or the shell parser. ``python -m reviewer_app hook …`` tries this path
-first (:mod:`reviewer_app.__main__`); whatever it cannot settle *for certain* goes on, with the stdin bytes it
-read, to the hook's full command (:mod:`.command`), which decides exactly as before: an option it does not know,
-another host's format, a rule about the tool (read as a pattern only: :func:`may_concern`),
-``--allow-tools`` naming it, a waiver it cannot judge without the parser (:mod:`reviewer_app.domain.
-lean_settlement`), a call nothing settles (it waits for a reviewer), a database that is not SQLite at the
-bundled revision, any error. It never fails open: it answers only "allow" after committing the waiver's
-decision; anything else is the full path's to answer. A call that certainly nothing settles (no rule about its
-tool, no waiver row that could cover it, not in ``--allow-tools``) is written as the waiting request here, after
-its watchdog is up, exactly as :func:`.hook.answer_fast` writes it; the full path then waits for its decision
-(:class:`Handover`).
+Why: an agent's permission hook runs before every tool call, so most of its calls meet a command a reviewer
+already approved for the session, or a tool the hook command allows. Answering those needs the stored rows and
+``sqlite3``, not argparse, the typed event, dataclasses, the rules engine or the shell parser. ``python -m
+reviewer_app hook …`` tries this path first (:mod:`reviewer_app.__main__`); whatever it cannot settle *for
+certain* goes on, with the stdin bytes it read, to the hook's full command (:mod:`.command`), which decides
+exactly as before: an option it does not know, an event or field its host's reader refuses
+(:mod:`reviewer_app.integrations.hosts.lean_wire`, the same reader the full path's profiles use), a rule about
+the tool (read as a pattern only: :func:`may_concern`), ``--allow-tools`` naming a call that may be high risk
+(:mod:`reviewer_app.domain.lean_risk` tells only the plainly harmless ones), a waiver it cannot judge without the
+parser (:mod:`reviewer_app.domain.lean_settlement`), a database that is not SQLite at the bundled revision, any
+error. It never fails open: it answers only "allow" after committing the decision; anything else is the full
+path's to answer. A call that certainly nothing settles (no rule about its tool, no waiver row that could cover
+it, not in ``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
+:func:`.hook.answer_fast` writes it; the full path then waits for its decision (:class:`Handover`).
 
 What it writes is what :mod:`.fast` writes, through the same statements (:mod:`.lean_store`), the same audit step
 (:mod:`reviewer_app.domain.audit_chain`) and the same limits (``limits.check_request``); tests compare the rows
@@ -35,19 +36,19 @@ from reviewer_app.integrations.claude_code.wire import (
     ALL_DECISIONS,
     WITHOUT_EDIT,
     HookInputError,
-    claude_answer,
-    claude_event_fields,
     load_object,
     read_stdin_bytes,
 )
+from reviewer_app.integrations.hosts.host_tables import HOST_TABLES
+from reviewer_app.integrations.hosts.lean_wire import event_fields, render
 
 TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 
-LEAN_HOSTS = ("claude-code", "codex")
-"""Hosts whose events the lean path reads (Claude's format, schemas in :mod:`.schemas`); the others take the
-full command, where their profiles read them."""
+LEAN_HOSTS = tuple(HOST_TABLES)
+"""Hosts whose events the lean path reads: every host, each in its own format (:mod:`reviewer_app.integrations.
+hosts.lean_wire`, which the full path's profiles read and write through too)."""
 DEFAULT_TIMEOUT_S = 55.0
 """The hook's default budget (``hook.DEFAULT_TIMEOUT_S``, which a test holds this to)."""
 LOCK_WAIT_MS = 250
@@ -132,15 +133,18 @@ def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, byt
 def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Handover | None:
     """The answer's text once the waiver's decision is committed, the handover of a created waiting request, or
     None when the full path must decide."""
-    host = options["host"]
     try:
-        event = claude_event_fields(load_object(payload), host)
+        event = event_fields(options["host"], load_object(payload))
     except HookInputError:
         return None
     tool_name, arguments = event["tool_name"], event["tool_input"]
     allow_tools = {name.strip() for name in str(options.get("--allow-tools", "")).split(",")}
-    if tool_name in allow_tools:
-        return None
+    allowed = tool_name in allow_tools
+    if allowed:
+        from reviewer_app.domain.lean_risk import wildcard_surely_settles
+
+        if not wildcard_surely_settles(tool_name, arguments):
+            return None  # high risk, or unsure: the full path's check (then a waiver may settle it)
     from reviewer_app.domain.hook_lease import process_age_s
 
     deadline = time.monotonic() - process_age_s() + options["timeout"]
@@ -152,30 +156,35 @@ def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Han
         patterns = store.rule_rows(("pattern",), now)
         if any(isinstance(pattern, str) and may_concern(pattern, tool_name) for (pattern,) in patterns):
             return None
+        if allowed:  # before the waivers, as settlement_for orders them
+            from reviewer_app.domain.lean_settlement import allow_tools_settlement
+
+            return _settle_by(store, options, event, *allow_tools_settlement(tool_name), deadline)
         rows = store.waiver_rows(event["session_id"], tool_name)
         waiver = settle_by_stored_waivers(tool_name, arguments, ((row_id, scope) for row_id, _, scope in rows))
         if waiver is None:
             return _create_waiting(store, options, database, event, deadline)
         if not isinstance(waiver, tuple):  # UNSURE
             return None
-        waiver_id, description = waiver
-        return _settle_by_waiver(store, options, event, waiver_id, description, deadline)
+        from reviewer_app.domain.lean_settlement import waiver_settlement
+
+        return _settle_by(store, options, event, *waiver_settlement(*waiver), deadline)
     finally:
         store.close(checkpoint=False)  # the process ends (os._exit) or the backend opens its own: no checkpoint
 
 
-def _settle_by_waiver(
-    store: LeanStore, options: dict[str, Any], event: dict[str, Any], waiver_id: int, description: str, deadline: float
+def _settle_by(
+    store: LeanStore, options: dict[str, Any], event: dict[str, Any], decided_by: str, message: str, deadline: float
 ) -> str | None:
+    """Write the call's request approved by ``decided_by`` (a waiver, ``--allow-tools``), as ``FastStore.settle``
+    does; the answer's text once committed."""
     from reviewer_app.domain.audit_chain import args_digest
-    from reviewer_app.domain.lean_settlement import waiver_settlement
     from reviewer_app.domain.limits import check_json_value, check_request
 
     host = options["host"]
     title = None if store.run_exists(event["run_id"]) else _title(options, event)
     row = request_row(host, event, title)
     check_request({key: row[key] for key in _CHECKED})
-    decided_by, message = waiver_settlement(waiver_id, description)
     check_json_value({"message": message, "edited_args": None, "extra": {}}, "the decision")
     arguments = event["tool_input"]
     response = {"decision": "approve", "message": message, "args_sha256": args_digest(arguments)}
@@ -196,7 +205,7 @@ def _settle_by_waiver(
         store.committed()
     except Exception:
         pass
-    return claude_answer("allow", message, None, host, event["event"])
+    return render(host, "allow", message, None, event["event"])
 
 
 def _lock_wait_within(store: LeanStore, deadline: float) -> None:
@@ -343,18 +352,11 @@ def request_row(
     metadata: dict[str, Any] | None = None,
     expires_at: int | None = None,
 ) -> dict[str, Any]:
-    """The request a Claude-format event becomes: ``request.request_fields`` for the lean hosts (a test holds the
-    two to each other), as the values :meth:`LeanStore.create_request` writes."""
-    from reviewer_app.integrations.claude_code.schemas import (
-        CODEX_SCHEMAS,
-        CODEX_SHELL_TOOLS,
-        SHELL_TOOLS,
-        TOOL_SCHEMAS,
-    )
-
-    codex = host == "codex"
+    """The request ``host``'s event becomes: ``request.request_fields`` (a test holds the two to each other), as
+    the values :meth:`LeanStore.create_request` writes."""
+    tables = HOST_TABLES[host]
     name = event["event"]
-    data: dict[str, Any] = {"hook_event": name, "shell_tools": list(CODEX_SHELL_TOOLS if codex else SHELL_TOOLS)}
+    data: dict[str, Any] = {"hook_event": name, "shell_tools": list(tables["shell_tools"])}
     for key in ("permission_mode", "transcript_path", "model"):
         if event[key]:
             data[key] = event[key]
@@ -364,10 +366,10 @@ def request_row(
     description = arguments.get("description")
     if isinstance(description, str) and description:
         data["description"] = description
-    schema = (CODEX_SCHEMAS if codex else TOOL_SCHEMAS).get(event["tool_name"])
+    schema = tables["schemas"].get(event["tool_name"])
     if schema is not None:
         data["schema"] = schema
-    data["allowed_decisions"] = list(WITHOUT_EDIT if codex else ALL_DECISIONS)
+    data["allowed_decisions"] = list(ALL_DECISIONS if name in tables["edit_events"] else WITHOUT_EDIT)
     if event["cwd"]:
         data["cwd"] = event["cwd"]
     tool_use_id = event["tool_use_id"]

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 import json
 
-from reviewer_app.integrations.claude_code.wire import HookInputError, claude_answer, claude_event_fields, text_field
+from reviewer_app.integrations.claude_code.wire import (
+    PRE_TOOL_USE,
+    HookInputError,
+    claude_answer,
+    claude_event_fields,
+    text_field,
+)
 from reviewer_app.integrations.hosts.host_tables import (
     BEFORE_MCP_EXECUTION,
     BEFORE_SHELL_EXECUTION,
@@ -24,7 +30,6 @@ from reviewer_app.integrations.hosts.host_tables import (
     COPILOT_PRE_TOOL_USE,
     CURSOR_SHELL_TOOL,
     HOST_TABLES,
-    PRE_TOOL_USE,
     TOOL_EXECUTE_BEFORE,
 )
 
