@@ -185,3 +185,34 @@ async def test_the_waiting_request_is_the_full_paths_and_is_waited_on(tmp_path: 
 async def _create(db: Path) -> None:
     async with SQLHITLBackend(db):
         pass
+
+
+WAITING_PROBE = (
+    "import runpy, sys\n"
+    "from reviewer_app.integrations.claude_code import lean\n"
+    "create = lean._create_waiting\n"
+    "def traced(*args, **kwargs):\n"
+    "    handover = create(*args, **kwargs)\n"
+    "    print('LEAN', type(handover).__name__, file=sys.stderr)\n"
+    "    return handover\n"
+    "lean._create_waiting = traced\n"
+    "sys.argv = ['reviewer_app', 'hook', *sys.argv[1:]]\n"
+    "runpy.run_module('reviewer_app', run_name='__main__')\n"
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_the_lean_path_writes_each_hosts_waiting_request(tmp_path: Path, case: HostCase) -> None:
+    """The waiting request is the lean path's (handed over to the full path, which waits, here for 1 s)."""
+    db = tmp_path / "waiting.db"
+    asyncio.run(_create(db))
+    result = subprocess.run(
+        [sys.executable, "-c", WAITING_PROBE, case.host, "--db", str(db), "--timeout", "1", "--no-watchdog"],
+        input=json.dumps(shell_call(case, "touch waiting")).encode(),
+        capture_output=True,
+        check=False,
+        env=hook_env(tmp_path),
+        timeout=120,
+    )
+    assert "LEAN Handover" in result.stderr.decode(), result.stderr.decode()
+    assert b"no reviewer decided within 1 s" in result.stdout
