@@ -216,3 +216,10 @@ def test_the_lean_path_writes_each_hosts_waiting_request(tmp_path: Path, case: H
     )
     assert "LEAN Handover" in result.stderr.decode(), result.stderr.decode()
     assert b"no reviewer decided within 1 s" in result.stdout
+
+
+def test_every_host_has_its_tables_and_the_lean_path_reads_it() -> None:
+    from reviewer_app.integrations.claude_code import lean
+    from reviewer_app.integrations.claude_code.events import Host
+
+    assert set(HOST_TABLES) == {host.value for host in Host} == set(lean.LEAN_HOSTS)
