@@ -223,3 +223,27 @@ def test_every_host_has_its_tables_and_the_lean_path_reads_it() -> None:
     from reviewer_app.integrations.claude_code.events import Host
 
     assert set(HOST_TABLES) == {host.value for host in Host} == set(lean.LEAN_HOSTS)
+
+
+@pytest.mark.parametrize("host", ["gemini", "claude-code"])
+def test_a_payload_over_the_limit_is_refused_with_its_reason(tmp_path: Path, host: str) -> None:
+    """The lean path reads at most the limit and one byte more; the full path then refuses the event for its size
+    (not as broken JSON), as it does on its own."""
+    from reviewer_app.integrations.claude_code.wire import MAX_STDIN_BYTES
+
+    db = tmp_path / "huge.db"
+    asyncio.run(_create(db))
+    payload = b'{"padding": "' + b"x" * MAX_STDIN_BYTES + b'"}'
+    said = []
+    for extra in ((), ("--no-lean",)):
+        result = subprocess.run(
+            [sys.executable, "-m", "reviewer_app", "hook", host, "--db", str(db), *extra],
+            input=payload,
+            capture_output=True,
+            check=False,
+            env=hook_env(tmp_path),
+            timeout=120,
+        )
+        said.append((result.returncode, result.stdout))
+        assert b"larger than 32 MB" in result.stderr, result.stderr
+    assert said[0] == said[1]

@@ -34,10 +34,10 @@ from reviewer_app.domain.lean_settlement import may_concern, settle_by_stored_wa
 from reviewer_app.integrations.claude_code.lean_store import LeanStore
 from reviewer_app.integrations.claude_code.wire import (
     ALL_DECISIONS,
+    MAX_STDIN_BYTES,
     WITHOUT_EDIT,
     HookInputError,
     load_object,
-    read_stdin_bytes,
 )
 from reviewer_app.integrations.hosts.host_tables import HOST_TABLES
 from reviewer_app.integrations.hosts.lean_wire import event_fields, render
@@ -120,9 +120,11 @@ def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, byt
     if options is None or not database:
         return None, None
     try:
-        payload = read_stdin_bytes(stdin)
-    except BaseException:  # too large, or unreadable: the full path reads the same nothing and answers its fallback
+        payload = bytes(stdin.read(MAX_STDIN_BYTES + 1))
+    except BaseException:  # unreadable: the full path reads the same nothing and answers its fallback
         return None, b""
+    if len(payload) > MAX_STDIN_BYTES:  # the full path refuses it for its size, and says so
+        return None, payload
     try:
         outcome = _settle(options, database, payload)
     except BaseException:  # anything at all: the full path decides, from the same bytes
