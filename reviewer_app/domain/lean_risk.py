@@ -84,7 +84,14 @@ def _may_name(pattern: str, word: str) -> bool:
         return True
     if "/" in core:  # a pattern with a directory in it never matches a bare name
         return False
-    return fnmatchcase(word.casefold(), core.casefold())
+    core, word = core.casefold(), word.casefold()
+    if "[" in core:  # a character class: fnmatch reads it (compiling a regular expression: rare, so kept for last)
+        return fnmatchcase(word, core)
+    if not _INERT_CHARS.issuperset(core.replace("*", "").replace("?", "")):
+        return False  # it needs a character no inert word has (``*.pem``, ``.env``)
+    if "?" not in core and "*" not in core[:-1]:  # a name, or a name's start: no regular expression needed
+        return word.startswith(core[:-1]) if core.endswith("*") else word == core
+    return fnmatchcase(word, core)
 
 
 def _operator_patterns() -> list[str] | None:
