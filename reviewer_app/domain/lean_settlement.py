@@ -15,7 +15,10 @@ Public API:
 - ``may_concern(pattern, tool_name) -> bool``
 - ``stored_waiver_verdict(tool_name, arguments, stored_scope) -> COVERS | NOT_COVERED | UNSURE``
 - ``settle_by_stored_waivers(tool_name, arguments, rows) -> (row_id, description) | None | UNSURE``
-- ``exact_scope_words(text)``, ``waiver_words(scope_words, tool_name, flags)``, ``waiver_settlement(id, words)``
+- ``exact_scope_words(text)``, ``waiver_words(scope_words, tool_name, flags)``, ``waiver_settlement(id, words)``,
+  ``allow_tools_settlement(tool_name)``
+
+A command of plain literal words only is told by :func:`reviewer_app.domain.plain_shell.plain_words`.
 """
 
 from __future__ import annotations
@@ -56,6 +59,16 @@ def waiver_words(scope_words: str | None, tool_name: str, flags: Iterable[str]) 
     if scope_words is None:
         return f"allow every {tool_name} call in this session{extra}"
     return f"{scope_words} ({tool_name}, this session{extra})"
+
+
+ALLOW_TOOLS = "rule:allow-tools"
+"""Who the record names as deciding a call that ``--allow-tools`` in a hook command let through."""
+
+
+def allow_tools_settlement(tool_name: str) -> tuple[str, str]:
+    """Who the record names and the reason given when ``--allow-tools`` settles a call
+    (``Settlement.by_allow_tools``)."""
+    return ALLOW_TOOLS, f"allowed by --allow-tools in the hook command ({tool_name})"
 
 
 def waiver_settlement(waiver_id: int, description: str) -> tuple[str, str]:

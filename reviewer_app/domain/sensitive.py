@@ -26,92 +26,12 @@ import posixpath
 import re
 import stat
 import time
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-CONFIG_ENV = "REVIEWER_CONFIG"
+from reviewer_app.domain.sensitive_targets import CONFIG_ENV, SENSITIVE_TARGETS, read_config_patterns
 
-# (pattern, what it protects): one row per target, gitignore syntax ("x/" a directory at any depth, "**/a/b" a
-# path at any depth, "*.pem" a name anywhere).
-SENSITIVE_TARGETS: tuple[tuple[str, str], ...] = (
-    # private keys and certificates
-    ("id_rsa*", "SSH private key"),
-    ("id_dsa*", "SSH private key"),
-    ("id_ecdsa*", "SSH private key"),
-    ("id_ed25519*", "SSH private key"),
-    ("*.pem", "key or certificate"),
-    ("*.key", "private key"),
-    ("*.p12", "key store"),
-    ("*.pfx", "key store"),
-    ("*.keystore", "key store"),
-    ("*.jks", "key store"),
-    (".ssh/", "SSH keys and configuration"),
-    ("authorized_keys", "SSH access list"),
-    # credential stores
-    (".aws/", "AWS credentials"),
-    ("**/.config/gcloud/", "Google Cloud credentials"),
-    (".azure/", "Azure credentials"),
-    (".kube/", "Kubernetes credentials"),
-    ("**/.docker/config.json", "Docker registry credentials"),
-    (".netrc", "login credentials"),
-    (".pgpass", "PostgreSQL passwords"),
-    (".npmrc", "npm token"),
-    (".pypirc", "PyPI token"),
-    (".git-credentials", "git credentials"),
-    ("**/.config/gh/hosts.yml", "GitHub CLI token"),
-    (".env", "environment secrets"),
-    (".env.*", "environment secrets"),
-    ("credentials", "credentials"),
-    ("credentials.json", "credentials"),
-    ("secrets.yaml", "secrets"),
-    ("secrets.yml", "secrets"),
-    (".gnupg/", "GnuPG keys"),
-    ("**/.local/share/keyrings/", "desktop keyring"),
-    ("**/Library/Keychains/", "macOS keychain"),
-    (".password-store/", "pass password store"),
-    # browser profiles (cookies, saved passwords)
-    (".mozilla/", "Firefox profile"),
-    ("**/.config/google-chrome/", "Chrome profile"),
-    ("**/.config/chromium/", "Chromium profile"),
-    ("**/.config/BraveSoftware/", "Brave profile"),
-    ("**/.config/microsoft-edge/", "Edge profile"),
-    ("**/Library/Application Support/Google/Chrome/", "Chrome profile"),
-    ("**/Library/Application Support/Firefox/", "Firefox profile"),
-    ("**/Library/Safari/", "Safari profile"),
-    # shell start-up files (a write runs code at the next shell)
-    (".bashrc", "shell start-up file"),
-    (".bash_profile", "shell start-up file"),
-    (".bash_login", "shell start-up file"),
-    (".bash_logout", "shell start-up file"),
-    (".profile", "shell start-up file"),
-    (".zshrc", "shell start-up file"),
-    (".zshenv", "shell start-up file"),
-    (".zprofile", "shell start-up file"),
-    (".zlogin", "shell start-up file"),
-    ("**/.config/fish/config.fish", "shell start-up file"),
-    # the agent hosts' own settings, hooks and MCP configuration (a write can switch Reviewer off)
-    (".claude/", "Claude Code settings and hooks"),
-    (".claude.json", "Claude Code settings"),
-    (".claude.json.*", "Claude Code settings"),
-    (".mcp.json", "MCP server configuration"),
-    (".codex/", "Codex settings and hooks"),
-    (".gemini/", "Gemini CLI settings"),
-    (".cursor/", "Cursor settings and MCP configuration"),
-    ("**/.vscode/settings.json", "VS Code settings"),
-    ("**/.vscode/tasks.json", "VS Code tasks (run code)"),
-    ("**/.vscode/mcp.json", "VS Code MCP configuration"),
-    ("**/.config/Code/User/", "VS Code user settings"),
-    # Reviewer's own configuration and database
-    ("**/.config/reviewer-app/", "Reviewer's configuration"),
-    ("**/.local/share/reviewer-app/", "Reviewer's database"),
-    ("**/Library/Application Support/reviewer-app/", "Reviewer's database"),
-    # git: configuration and hooks run code
-    (".gitconfig", "git configuration"),
-    ("**/.git/config", "git configuration (can run commands)"),
-    ("**/.git/hooks/", "git hooks (run code)"),
-)
+__all__ = ["CONFIG_ENV", "SENSITIVE_TARGETS", "config_file", "is_sensitive_path", "operator_patterns", "real_path"]
 
 
 def config_file() -> Path:
@@ -171,26 +91,13 @@ def _operator_patterns(
         patterns.append(_anchored(os.path.abspath(os.path.expanduser(database))))
         patterns.append(_anchored(os.path.abspath(os.path.expanduser(database))) + "-*")  # -wal, -shm, backups
     if stamp is not None:
-        patterns.extend(_read_config(Path(path)))
+        patterns.extend(read_config_patterns(path))
     return tuple(patterns)
 
 
 def _anchored(absolute: str) -> str:
     escaped = "".join("\\" + c if c in "*?[]\\!#" else c for c in absolute.replace(os.sep, "/"))
     return "/" + escaped.lstrip("/")
-
-
-def _read_config(path: Path) -> list[str]:
-    """``[sensitive] paths`` from the config file; an unreadable file adds nothing (the table still applies)."""
-    try:
-        document: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return []
-    section = document.get("sensitive")
-    paths = section.get("paths") if isinstance(section, dict) else None
-    if not isinstance(paths, list):
-        return []
-    return [entry for entry in paths if isinstance(entry, str) and entry.strip()]
 
 
 @functools.lru_cache(maxsize=8)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.lean_rules import rule_settlement
-from reviewer_app.domain.lean_settlement import may_concern, waiver_settlement
+from reviewer_app.domain.lean_settlement import ALLOW_TOOLS, allow_tools_settlement, may_concern, waiver_settlement
 
 if TYPE_CHECKING:
     from reviewer_app.domain.risk import Risk
@@ -39,9 +39,6 @@ if TYPE_CHECKING:
     from reviewer_app.domain.waivers import SessionRule
 
 __all__ = ["ALLOW_TOOLS", "Settlement", "may_concern", "settlement_for"]
-
-ALLOW_TOOLS = "rule:allow-tools"
-"""Who the record names as deciding a call that ``--allow-tools`` in a hook command let through."""
 
 SettlementEffect = Literal["allow", "ask", "deny"]
 
@@ -92,7 +89,8 @@ class Settlement:
 
     @classmethod
     def by_allow_tools(cls, tool_name: str) -> Settlement:
-        return cls("allow", ALLOW_TOOLS, f"allowed by --allow-tools in the hook command ({tool_name})")
+        decided_by, message = allow_tools_settlement(tool_name)
+        return cls("allow", decided_by, message)
 
 
 def settlement_for(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from reviewer_app.integrations.claude_code import wire
 from reviewer_app.integrations.claude_code.wire import (
     HOSTS_WITHOUT_EDIT,
     MAX_ID_CHARS,
@@ -22,6 +23,7 @@ from reviewer_app.integrations.claude_code.wire import (
     read_stdin_bytes,
     text_field,
 )
+from reviewer_app.integrations.hosts import host_tables as names
 
 __all__ = [
     "CLAUDE_EVENTS",
@@ -56,16 +58,18 @@ class Host(StrEnum):
 
 
 class HookEventName(StrEnum):
-    PRE_TOOL_USE = "PreToolUse"
-    PERMISSION_REQUEST = "PermissionRequest"
-    BEFORE_TOOL = "BeforeTool"
+    """The gating events the hook answers (their names are :mod:`reviewer_app.integrations.hosts.host_tables`')."""
+
+    PRE_TOOL_USE = wire.PRE_TOOL_USE
+    PERMISSION_REQUEST = wire.PERMISSION_REQUEST
+    BEFORE_TOOL = names.BEFORE_TOOL
     """Gemini CLI."""
-    COPILOT_PRE_TOOL_USE = "preToolUse"
+    COPILOT_PRE_TOOL_USE = names.COPILOT_PRE_TOOL_USE
     """GitHub Copilot CLI (camelCase)."""
-    BEFORE_SHELL_EXECUTION = "beforeShellExecution"
-    BEFORE_MCP_EXECUTION = "beforeMCPExecution"
+    BEFORE_SHELL_EXECUTION = names.BEFORE_SHELL_EXECUTION
+    BEFORE_MCP_EXECUTION = names.BEFORE_MCP_EXECUTION
     """Cursor's two gating events."""
-    TOOL_EXECUTE_BEFORE = "tool.execute.before"
+    TOOL_EXECUTE_BEFORE = names.TOOL_EXECUTE_BEFORE
     """OpenCode's plugin event, relayed by Reviewer's plugin."""
 
 

@@ -1,19 +1,22 @@
-"""The hook's lean path: a call the session's exact waiver or the persistent rules settle, answered near the
-interpreter's own start; a call nothing settles, shown in the inbox as early.
+"""The hook's lean path: a call the session's exact waiver, the persistent rules or ``--allow-tools`` settle,
+answered near the interpreter's own start; a call nothing settles, shown in the inbox as early. Every host, in its
+own format.
 
-Why: Claude Code's PreToolUse hook runs before every tool call, so most of its calls meet a command a reviewer
-already approved for the session or an operator's rule names. Answering those needs the stored rows and
-``sqlite3``, not argparse, the typed event, dataclasses, the rules engine or the shell parser. ``python -m
-reviewer_app hook …`` tries this path first (:mod:`reviewer_app.__main__`); whatever it cannot settle *for certain*
-goes on, with the stdin bytes it read, to the hook's full command (:mod:`.command`), which decides exactly as
-before: an option it does not know, another host's format, rules the lean rules cannot judge for certain
-(:mod:`reviewer_app.domain.lean_rules`: a command that is not plain, a wildcard allow, which needs the risk module…),
-``--allow-tools`` naming it, a waiver it cannot judge without the parser (:mod:`reviewer_app.domain.
-lean_settlement`), a call nothing settles (it waits for a reviewer), a database that is not SQLite at the
-bundled revision, any error. It never fails open: it answers only after committing the decision of the waiver or
-rule (allow, or a deny rule's deny); anything else is the full path's to answer. A call that certainly nothing
-settles (an ask rule sends it to a person; or no rule applies, no waiver row could cover it and it is not in
-``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
+Why: an agent's permission hook runs before every tool call, so most of its calls meet a command a reviewer
+already approved for the session, an operator's rule names, or a tool the hook command allows. Answering those
+needs the stored rows and ``sqlite3``, not argparse, the typed event, dataclasses, the rules engine or the shell
+parser. ``python -m reviewer_app hook …`` tries this path first (:mod:`reviewer_app.__main__`); whatever it cannot
+settle *for certain* goes on, with the stdin bytes it read, to the hook's full command (:mod:`.command`), which
+decides exactly as before: an option it does not know, an event or field its host's reader refuses
+(:mod:`reviewer_app.integrations.hosts.lean_wire`, the same reader the full path's profiles use), rules the lean
+rules cannot judge for certain (:mod:`reviewer_app.domain.lean_rules`: a command that is not plain, a wildcard
+allow, which needs the risk module…), ``--allow-tools`` naming a call that may be high risk
+(:mod:`reviewer_app.domain.lean_risk` tells only the plainly harmless ones), a waiver it cannot judge without the
+parser (:mod:`reviewer_app.domain.lean_settlement`), a database that is not SQLite at the bundled revision, any
+error. It never fails open: it answers only after committing the decision of the waiver, rule or
+``--allow-tools`` (allow, or a deny rule's deny); anything else is the full path's to answer. A call that
+certainly nothing settles (an ask rule sends it to a person; or no rule applies, no waiver row could cover it and
+it is not in ``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
 :func:`.hook.answer_fast` writes it; the full path then waits for its decision (:class:`Handover`).
 
 What it writes is what :mod:`.fast` writes, through the same statements (:mod:`.lean_store`), the same audit step
@@ -34,13 +37,13 @@ from reviewer_app.domain.lean_settlement import RULE_COLUMNS, UNSURE, may_concer
 from reviewer_app.integrations.claude_code.lean_store import LeanStore
 from reviewer_app.integrations.claude_code.wire import (
     ALL_DECISIONS,
+    MAX_STDIN_BYTES,
     WITHOUT_EDIT,
     HookInputError,
-    claude_answer,
-    claude_event_fields,
     load_object,
-    read_stdin_bytes,
 )
+from reviewer_app.integrations.hosts.host_tables import HOST_TABLES
+from reviewer_app.integrations.hosts.lean_wire import event_fields, render
 
 TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
 if TYPE_CHECKING:
@@ -48,9 +51,9 @@ if TYPE_CHECKING:
 
     from reviewer_app.integrations.claude_code.host_watch import StdoutWatch
 
-LEAN_HOSTS = ("claude-code", "codex")
-"""Hosts whose events the lean path reads (Claude's format, schemas in :mod:`.schemas`); the others take the
-full command, where their profiles read them."""
+LEAN_HOSTS = tuple(HOST_TABLES)
+"""Hosts whose events the lean path reads: every host, each in its own format (:mod:`reviewer_app.integrations.
+hosts.lean_wire`, which the full path's profiles read and write through too)."""
 DEFAULT_TIMEOUT_S = 55.0
 """The hook's default budget (``hook.DEFAULT_TIMEOUT_S``, which a test holds this to)."""
 LOCK_WAIT_MS = 250
@@ -131,9 +134,11 @@ def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, byt
     if options is None or not database:
         return None, None
     try:
-        payload = read_stdin_bytes(stdin)
-    except BaseException:  # too large, or unreadable: the full path reads the same nothing and answers its fallback
+        payload = bytes(stdin.read(MAX_STDIN_BYTES + 1))
+    except BaseException:  # unreadable: the full path reads the same nothing and answers its fallback
         return None, b""
+    if len(payload) > MAX_STDIN_BYTES:  # the full path refuses it for its size, and says so
+        return None, payload
     try:
         outcome = _settle(options, database, payload)
     except BaseException:  # anything at all: the full path decides, from the same bytes
@@ -142,17 +147,21 @@ def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, byt
 
 
 def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Handover | None:
-    """The answer's text once a rule's or the waiver's decision is committed, the handover of a created waiting
-    request, or None when the full path must decide."""
+    """The answer's text once a rule's, ``--allow-tools``' or the waiver's decision is committed, the handover of a
+    created waiting request, or None when the full path must decide."""
     host = options["host"]
     try:
-        event = claude_event_fields(load_object(payload), host)
+        event = event_fields(host, load_object(payload))
     except HookInputError:
         return None
     tool_name, arguments = event["tool_name"], event["tool_input"]
     allow_tools = {name.strip() for name in str(options.get("--allow-tools", "")).split(",")}
-    if tool_name in allow_tools:
-        return None
+    allowed = tool_name in allow_tools
+    if allowed:
+        from reviewer_app.domain.lean_risk import wildcard_surely_settles
+
+        if not wildcard_surely_settles(tool_name, arguments):
+            return None  # high risk, or unsure: the full path's check (then a waiver may settle it)
     from reviewer_app.domain.hook_lease import process_age_s
 
     deadline = time.monotonic() - process_age_s() + options["timeout"]
@@ -173,6 +182,10 @@ def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Han
                     return _create_waiting(store, options, database, event, deadline)
                 decided_by = f"rule:{rule_id}"  # Settlement.by_rule's, its hit counted as FastStore.settle counts it
                 return _record_settlement(store, options, event, effect, decided_by, message, deadline, rule_id=rule_id)
+        if allowed:  # after the rules, before the waivers, as settlement_for orders them
+            from reviewer_app.domain.lean_settlement import allow_tools_settlement
+
+            return _record_settlement(store, options, event, "allow", *allow_tools_settlement(tool_name), deadline)
         rows = store.waiver_rows(event["session_id"], tool_name)
         waiver = settle_by_stored_waivers(tool_name, arguments, ((row_id, scope) for row_id, _, scope in rows))
         if waiver is None:
@@ -243,7 +256,7 @@ def _record_settlement(
         store.committed()
     except Exception:
         pass
-    return claude_answer(verdict, message, None, host, event["event"])
+    return render(host, verdict, message, None, event["event"])
 
 
 def _lock_wait_within(store: LeanStore, deadline: float) -> None:
@@ -451,18 +464,11 @@ def request_row(
     metadata: dict[str, Any] | None = None,
     expires_at: int | None = None,
 ) -> dict[str, Any]:
-    """The request a Claude-format event becomes: ``request.request_fields`` for the lean hosts (a test holds the
-    two to each other), as the values :meth:`LeanStore.create_request` writes."""
-    from reviewer_app.integrations.claude_code.schemas import (
-        CODEX_SCHEMAS,
-        CODEX_SHELL_TOOLS,
-        SHELL_TOOLS,
-        TOOL_SCHEMAS,
-    )
-
-    codex = host == "codex"
+    """The request ``host``'s event becomes: ``request.request_fields`` (a test holds the two to each other), as
+    the values :meth:`LeanStore.create_request` writes."""
+    tables = HOST_TABLES[host]
     name = event["event"]
-    data: dict[str, Any] = {"hook_event": name, "shell_tools": list(CODEX_SHELL_TOOLS if codex else SHELL_TOOLS)}
+    data: dict[str, Any] = {"hook_event": name, "shell_tools": list(tables["shell_tools"])}
     for key in ("permission_mode", "transcript_path", "model"):
         if event[key]:
             data[key] = event[key]
@@ -472,10 +478,10 @@ def request_row(
     description = arguments.get("description")
     if isinstance(description, str) and description:
         data["description"] = description
-    schema = (CODEX_SCHEMAS if codex else TOOL_SCHEMAS).get(event["tool_name"])
+    schema = tables["schemas"].get(event["tool_name"])
     if schema is not None:
         data["schema"] = schema
-    data["allowed_decisions"] = list(WITHOUT_EDIT if codex else ALL_DECISIONS)
+    data["allowed_decisions"] = list(ALL_DECISIONS if name in tables["edit_events"] else WITHOUT_EDIT)
     if event["cwd"]:
         data["cwd"] = event["cwd"]
     tool_use_id = event["tool_use_id"]

@@ -3,7 +3,9 @@
 A profile reads its host's payload into the common :class:`HookEvent` (the same request, rules, waivers, risk and
 fast path for every host), renders an :class:`Answer` as the host's stdout and exit code, names the host's shell
 tools and read-only tools, and says which events can carry edited arguments (requests from the others offer no
-"edit"). Standard library only: this runs on the fast path of every tool call.
+"edit"). The bytes are read and written by :mod:`.lean_wire` and the tables are :mod:`.host_tables`' (shared with
+the hook's lean path); this module gives them their types. Standard library only: this runs on the fast path of
+every tool call.
 """
 
 from __future__ import annotations
@@ -12,15 +14,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer_app.integrations.claude_code.events import (
-    Answer,
-    HookEvent,
-    HookEventName,
-    HookInputError,
-    Host,
-    text_field,
-)
+from reviewer_app.integrations.claude_code.events import Answer, HookEvent, HookEventName, Host, load_object
 from reviewer_app.integrations.claude_code.wire import ALL_DECISIONS, WITHOUT_EDIT
+from reviewer_app.integrations.hosts.host_tables import HOST_TABLES
+from reviewer_app.integrations.hosts.lean_wire import event_fields, render
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +30,7 @@ class Reply:
 
 @dataclass(frozen=True)
 class HostProfile:
-    """One host's wire format; subclasses implement :meth:`parse` and :meth:`render`."""
+    """One host's wire format (:func:`.lean_wire.event_fields` and :func:`.lean_wire.render`) and tables."""
 
     host: Host
     default_event: HookEventName
@@ -50,10 +47,11 @@ class HostProfile:
         return self.default_event
 
     def parse(self, payload: bytes) -> HookEvent:
-        raise NotImplementedError
+        fields = event_fields(self.host.value, load_object(payload))
+        return HookEvent(host=self.host, event=HookEventName(fields.pop("event")), **fields)
 
     def render(self, answer: Answer, event: HookEventName) -> Reply:
-        raise NotImplementedError
+        return Reply(render(self.host.value, answer.verdict.value, answer.reason, answer.updated_input, event.value))
 
     def decisions(self, event: HookEventName) -> tuple[str, ...]:
         return ALL_DECISIONS if event in self.edit_events else WITHOUT_EDIT
@@ -62,30 +60,16 @@ class HostProfile:
         return self.schemas.get(tool_name)
 
 
-def required_text(raw: dict[str, Any], key: str) -> str:
-    value = text_field(raw, key, required=True)
-    assert value is not None
-    return value
-
-
-def object_field(raw: dict[str, Any], key: str, *, json_text: bool = False) -> dict[str, Any]:
-    """A JSON object argument; ``json_text``: the host may send it as a JSON string (Copilot, Cursor's MCP)."""
-    value = raw.get(key)
-    if json_text and isinstance(value, str):
-        try:
-            value = json.loads(value) if value.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise HookInputError(f"{key} is not a JSON object: {exc}") from exc
-    if not isinstance(value, dict):
-        raise HookInputError(f"{key} must be a JSON object")
-    return value
-
-
-def expect_event(name: str, allowed: tuple[HookEventName, ...], host: Host) -> HookEventName:
-    if name not in allowed:
-        wanted = " and ".join(event.value for event in allowed)
-        raise HookInputError(f"the {host.value} hook answers {wanted}, not {name!r}")
-    return HookEventName(name)
+def tables_of(host: Host) -> dict[str, Any]:
+    """``host``'s row of :data:`.host_tables.HOST_TABLES`, typed: a profile's fields after ``host``."""
+    tables = HOST_TABLES[host.value]
+    return {
+        "default_event": HookEventName(tables["default_event"]),
+        "edit_events": frozenset(HookEventName(name) for name in tables["edit_events"]),
+        "shell_tools": tables["shell_tools"],
+        "read_only_tools": tables["read_only_tools"],
+        "schemas": tables["schemas"],
+    }
 
 
 def named_event(payload: bytes, allowed: tuple[HookEventName, ...], default: HookEventName) -> HookEventName:
@@ -95,7 +79,3 @@ def named_event(payload: bytes, allowed: tuple[HookEventName, ...], default: Hoo
     except Exception:
         name = next((event.value for event in allowed if event.value.encode() in payload), None)
     return HookEventName(name) if name in allowed else default
-
-
-def dumps(value: dict[str, Any]) -> str:
-    return json.dumps(value, ensure_ascii=False)

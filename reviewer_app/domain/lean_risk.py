@@ -1,0 +1,128 @@
+"""Whether ``--allow-tools`` may settle a call, told without the shell parser, the risk module or ``pathspec``
+where that is certain: the hook's lean path.
+
+Why: ``--allow-tools`` is a wildcard, and a wildcard never settles a high-risk call or one with a context flag
+(:func:`reviewer_app.domain.rules.wildcard_may_settle`). Deciding "high" takes bashlex, the sensitive-path matcher
+and the command-effects tables, which cost a hook process about three times the interpreter's own start. Most calls
+the flag names are plainly harmless: a read-only tool with no path, ``ls -la``, ``echo done``. This module says
+"certainly not high" for those alone and "unsure" for everything else, which then goes to the full check. It never
+says yes where the full check says high: a parity test holds it to ``wildcard_may_settle`` over commands, words
+that name sensitive files and the operator's own patterns.
+
+What counts as certain:
+
+- no context flag (``dangerouslyDisableSandbox``, ``run_in_background``…), not an MCP tool;
+- a shell tool whose command is one program of :data:`LOW_RISK_PROGRAMS` followed by options and words made only
+  of letters, digits, ``_`` and ``-`` (no path, quoting, expansion, operator or redirection), none of which any
+  sensitive pattern (the table, Reviewer's own files, the operator's config) could match as a file name;
+- another tool that is not a file tool, or a file tool whose call names no path.
+
+Standard library only, no dataclasses or ``typing`` at run time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from fnmatch import fnmatchcase
+
+from reviewer_app.domain.plain_shell import plain_words
+from reviewer_app.domain.sensitive_targets import CONFIG_ENV, SENSITIVE_TARGETS, read_config_patterns
+from reviewer_app.domain.tool_args import command_of, flags_in, is_file_tool, is_shell_tool, path_of
+
+TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
+if TYPE_CHECKING:
+    from typing import Any
+
+APP_NAME = "reviewer-app"
+LOW_RISK_PROGRAMS = frozenset({"echo", "pwd", "ls", "cat", "head", "tail", "wc", "true", "whoami"})
+"""Programs the risk module and the command-effects tables name nowhere (a test holds them to that): with inert
+words, nothing about them is high risk."""
+_INERT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def wildcard_surely_settles(tool_name: str, arguments: Any) -> bool:
+    """True only when ``wildcard_may_settle`` certainly says yes for this call (whatever its workspace); False:
+    unsure, ask it."""
+    if flags_in(arguments) or tool_name.startswith("mcp__") or not isinstance(arguments, dict):
+        return False
+    if is_shell_tool(tool_name):
+        command = command_of(tool_name, arguments)
+        return command is not None and _inert_command(command)
+    return not is_file_tool(tool_name) or path_of(tool_name, arguments) is None
+
+
+def _inert_command(command: str) -> bool:
+    words = plain_words(command)
+    if words is None or words[0] not in LOW_RISK_PROGRAMS:
+        return False
+    arguments = words[1:]
+    if not all(_INERT_CHARS.issuperset(word) for word in arguments):
+        return False
+    names = [word for word in arguments if not word.startswith("-")]  # options are never read as paths
+    if not names:
+        return True
+    patterns = _operator_patterns()
+    if patterns is None:
+        return False
+    patterns += [pattern for pattern, _ in SENSITIVE_TARGETS]
+    return not any(_may_name(pattern, word) for word in names for pattern in patterns)
+
+
+def _may_name(pattern: str, word: str) -> bool:
+    """Whether a gitignore-style ``pattern`` could match ``word`` (letters, digits, ``_``, ``-``) taken as a path
+    relative to nowhere; True when that cannot be told simply (an escape). A negation only takes matches away."""
+    if pattern.startswith("!"):
+        return False
+    if "\\" in pattern:
+        return True
+    core = pattern.strip()
+    if core.startswith("**/"):
+        core = core[3:]
+    core = core.strip("/")
+    if not core:
+        return True
+    if "/" in core:  # a pattern with a directory in it never matches a bare name
+        return False
+    core, word = core.casefold(), word.casefold()
+    if "[" in core:  # a character class: fnmatch reads it (compiling a regular expression: rare, so kept for last)
+        return fnmatchcase(word, core)
+    if not _INERT_CHARS.issuperset(core.replace("*", "").replace("?", "")):
+        return False  # it needs a character no inert word has (``*.pem``, ``.env``)
+    if "?" not in core and "*" not in core[:-1]:  # a name, or a name's start: no regular expression needed
+        return word.startswith(core[:-1]) if core.endswith("*") else word == core
+    return fnmatchcase(word, core)
+
+
+def _operator_patterns() -> list[str] | None:
+    """What ``sensitive.operator_patterns`` adds to the table, as far as a bare name goes: the config file's
+    patterns, Reviewer's directories (their last part) and ``$REVIEWER_DB``; None when the config file's place
+    cannot be worked out here (platformdirs would be needed)."""
+    path = config_file()
+    if path is None:
+        return None
+    patterns = [APP_NAME]  # the config and data directories end with it (anchored: only at the root a name)
+    database = os.environ.get("REVIEWER_DB", "")
+    if database and "://" not in database:
+        name = os.path.basename(os.path.abspath(os.path.expanduser(database)))
+        patterns += [name, name + "-*"]
+    if os.path.exists(path):
+        patterns += read_config_patterns(path)
+    return patterns
+
+
+def config_file() -> str | None:
+    """``sensitive.config_file()``: ``$REVIEWER_CONFIG``, else platformdirs' user config directory on Linux with
+    an absolute ``$XDG_CONFIG_HOME`` or ``$HOME`` (a test holds the two to each other); None elsewhere."""
+    configured = os.environ.get(CONFIG_ENV)
+    if configured:
+        return configured
+    if sys.platform != "linux":
+        return None
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    home = os.environ.get("HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, APP_NAME, "config.toml")
+    if not xdg and os.path.isabs(home):
+        return os.path.join(home, ".config", APP_NAME, "config.toml")
+    return None
