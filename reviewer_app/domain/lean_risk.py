@@ -14,7 +14,8 @@ What counts as certain:
 - no context flag (``dangerouslyDisableSandbox``, ``run_in_background``…), not an MCP tool;
 - a shell tool whose command is one program of :data:`LOW_RISK_PROGRAMS` followed by options and words made only
   of letters, digits, ``_`` and ``-`` (no path, quoting, expansion, operator or redirection), none of which any
-  sensitive pattern (the table, Reviewer's own files, the operator's config) could match as a file name;
+  sensitive pattern (the table, Reviewer's own files, the operator's config) could match as a file name, and none
+  of which names a symlink in the workspace (its target is the risk module's to judge);
 - another tool that is not a file tool, or a file tool whose call names no path.
 
 Standard library only, no dataclasses or ``typing`` at run time.
@@ -41,18 +42,18 @@ words, nothing about them is high risk."""
 _INERT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
-def wildcard_surely_settles(tool_name: str, arguments: Any) -> bool:
-    """True only when ``wildcard_may_settle`` certainly says yes for this call (whatever its workspace); False:
+def wildcard_surely_settles(tool_name: str, arguments: Any, cwd: str | None) -> bool:
+    """True only when ``wildcard_may_settle`` certainly says yes for this call in the workspace ``cwd``; False:
     unsure, ask it."""
     if flags_in(arguments) or tool_name.startswith("mcp__") or not isinstance(arguments, dict):
         return False
     if is_shell_tool(tool_name):
         command = command_of(tool_name, arguments)
-        return command is not None and _inert_command(command)
+        return command is not None and _inert_command(command, cwd)
     return not is_file_tool(tool_name) or path_of(tool_name, arguments) is None
 
 
-def _inert_command(command: str) -> bool:
+def _inert_command(command: str, cwd: str | None) -> bool:
     words = plain_words(command)
     if words is None or words[0] not in LOW_RISK_PROGRAMS:
         return False
@@ -62,11 +63,20 @@ def _inert_command(command: str) -> bool:
     names = [word for word in arguments if not word.startswith("-")]  # options are never read as paths
     if not names:
         return True
+    if cwd is None or any(_names_a_link(cwd, word) for word in names):
+        return False  # a name may be a symlink, whose target the risk module judges (``cat notes`` -> a key)
     patterns = _operator_patterns()
     if patterns is None:
         return False
     patterns += [pattern for pattern, _ in SENSITIVE_TARGETS]
     return not any(_may_name(pattern, word) for word in names for pattern in patterns)
+
+
+def _names_a_link(cwd: str, word: str) -> bool:
+    try:
+        return os.path.islink(os.path.join(cwd, word))
+    except (OSError, ValueError):
+        return True
 
 
 def _may_name(pattern: str, word: str) -> bool:

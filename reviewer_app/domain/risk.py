@@ -32,6 +32,7 @@ workspace, and so is any ``..`` that climbs out of it or a symlink whose target 
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
 import re
 from collections.abc import Callable, Iterator
@@ -333,17 +334,29 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
         candidate = value.split("=", 1)[1] if value.startswith("-") else value
         if program == "dd" and candidate.startswith("of="):
             candidate = candidate[3:]
-        if not ("/" in candidate or candidate.startswith((".", "~")) or is_sensitive_path(candidate)):
+        pathish = "/" in candidate or candidate.startswith((".", "~"))
+        if not (pathish or is_sensitive_path(candidate) or _names_a_link(candidate, cwd)):
             continue
         if writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of=")):
-            if is_sensitive_path(candidate):
+            if is_sensitive_path(candidate, cwd):  # its real target too: ``tee log`` with log -> ~/.bashrc
                 findings.add("high", f"{program} changes a credentials or start-up file ({candidate})")
-            elif outside_workspace(candidate, cwd) and candidate not in _HARMLESS_DEVICES:
+            elif outside_workspace(candidate, cwd, follow_symlinks=True) and candidate not in _HARMLESS_DEVICES:
                 findings.add("medium", f"{program} changes files outside the workspace ({candidate})")
         elif sensitive_target(candidate, cwd):
             findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({candidate})")
         elif is_sensitive_path(candidate):
             findings.add("medium", f"touches system configuration ({candidate})")
+
+
+def _names_a_link(word: str, cwd: str | None) -> bool:
+    """Whether a bare word (no slash) names a symlink in the workspace: then it is a path whose target counts
+    (``cat notes`` with notes -> ~/.ssh/id_rsa reads the key)."""
+    if cwd is None or not word:
+        return False
+    try:
+        return os.path.islink(posixpath.join(cwd.replace("\\", "/"), word))
+    except (OSError, ValueError):  # a NUL byte, a name too long: not a file the program could open either
+        return False
 
 
 def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:

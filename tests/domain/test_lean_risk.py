@@ -69,14 +69,22 @@ def test_a_certain_settlement_is_the_full_checks(workspace: Path) -> None:
         for words in itertools.product(WORDS, repeat=count):
             command = " ".join((program, *words))
             arguments = {"command": command}
-            if lean_risk.wildcard_surely_settles("Bash", arguments):
-                told += 1
-                for cwd in (str(workspace), None, "/"):
+            for cwd in (str(workspace), None, "/"):
+                if lean_risk.wildcard_surely_settles("Bash", arguments, cwd):
+                    told += 1
                     assert _full("Bash", arguments, cwd), (command, cwd)
-                assert command_effects(command).reasons == (), command
+                    assert command_effects(command).reasons == (), command
     assert told > 150  # plain commands are told without the parser
-    for command in ("echo bench", "ls -la", "cat notes", "head -n 5 notes"):
-        assert lean_risk.wildcard_surely_settles("Bash", {"command": command}), command
+    for command in ("echo finished", "ls -la", "cat README", "head -n 5 README"):
+        assert lean_risk.wildcard_surely_settles("Bash", {"command": command}, str(workspace)), command
+
+
+def test_a_name_that_is_a_symlink_is_left_to_the_full_check(workspace: Path) -> None:
+    """``notes`` links to a private key: the full check finds it high, so the lean one must not be certain."""
+    for command in ("cat notes", "head -n 5 notes", "tail key", "echo bench"):
+        assert not lean_risk.wildcard_surely_settles("Bash", {"command": command}, str(workspace)), command
+        assert not _full("Bash", {"command": command}, str(workspace)), command
+    assert not lean_risk.wildcard_surely_settles("Bash", {"command": "cat README"}, None)  # no workspace: unsure
 
 
 @pytest.mark.parametrize(
@@ -84,7 +92,7 @@ def test_a_certain_settlement_is_the_full_checks(workspace: Path) -> None:
     ["cat id_rsa", "cat ID_RSA_old", "cat credentials", "echo secret-notes", "echo reviewerdb", "echo reviewer-app"],
 )
 def test_a_word_a_sensitive_pattern_may_match_is_left_to_the_full_check(workspace: Path, command: str) -> None:
-    assert not lean_risk.wildcard_surely_settles("Bash", {"command": command})
+    assert not lean_risk.wildcard_surely_settles("Bash", {"command": command}, str(workspace))
 
 
 @pytest.mark.parametrize(
@@ -106,7 +114,7 @@ def test_a_word_a_sensitive_pattern_may_match_is_left_to_the_full_check(workspac
     ],
 )
 def test_what_needs_the_full_check_is_left_to_it(workspace: Path, tool: str, arguments: dict[str, Any]) -> None:
-    assert not lean_risk.wildcard_surely_settles(tool, arguments)
+    assert not lean_risk.wildcard_surely_settles(tool, arguments, "/tmp")
 
 
 @pytest.mark.parametrize(
@@ -118,7 +126,7 @@ def test_what_needs_the_full_check_is_left_to_it(workspace: Path, tool: str, arg
         ("glob", {"pattern": "*.md"}),
         ("web_fetch", {"url": "https://example.com"}),
         ("Shell", {"command": "ls -la", "cwd": "/tmp"}),
-        ("run_shell_command", {"command": "echo bench", "description": "d"}),
+        ("run_shell_command", {"command": "echo finished", "description": "d"}),
         ("Execute", {"command": "pwd"}),
         ("exec_command", {"cmd": "wc -l"}),
     ],
@@ -126,7 +134,7 @@ def test_what_needs_the_full_check_is_left_to_it(workspace: Path, tool: str, arg
 def test_plainly_harmless_calls_are_told_here_as_the_full_check_tells_them(
     workspace: Path, tool: str, arguments: dict[str, Any]
 ) -> None:
-    assert lean_risk.wildcard_surely_settles(tool, arguments)
+    assert lean_risk.wildcard_surely_settles(tool, arguments, "/tmp")
     assert _full(tool, arguments, str(workspace)) and _full(tool, arguments, None)
 
 
@@ -152,5 +160,5 @@ def test_a_config_file_it_cannot_place_leaves_words_to_the_full_check(monkeypatc
     monkeypatch.delenv(sensitive.CONFIG_ENV, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", "relative/dir")
     assert lean_risk.config_file() is None
-    assert not lean_risk.wildcard_surely_settles("Bash", {"command": "echo bench"})
-    assert lean_risk.wildcard_surely_settles("Bash", {"command": "ls -la"})  # options name no file
+    assert not lean_risk.wildcard_surely_settles("Bash", {"command": "echo bench"}, "/tmp")
+    assert lean_risk.wildcard_surely_settles("Bash", {"command": "ls -la"}, "/tmp")  # options name no file

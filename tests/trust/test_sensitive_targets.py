@@ -244,6 +244,27 @@ def test_a_symlink_into_a_credential_store_is_caught(tmp_path: Path) -> None:
         assert evaluate([rule("allow", "Read(**)")], call, NOW) is None
 
 
+def test_a_bare_word_naming_a_symlink_to_a_key_or_start_up_file_is_caught(tmp_path: Path) -> None:
+    """``cat notes`` reads a private key when ``notes`` links to one: the word is a path here, though it has no
+    slash, so a wildcard allow (``--allow-tools Bash``, ``Bash(cat:*)``) must not settle it; nor ``tee log`` when
+    ``log`` links to a shell start-up file."""
+    home = tmp_path / "h"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("key")
+    (home / ".bashrc").write_text("")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes").symlink_to(home / ".ssh" / "id_rsa")
+    (workspace / "log").symlink_to(home / ".bashrc")
+    (workspace / "plain.txt").write_text("hello")
+    for command in ("cat notes", "head -n 3 notes", "tee log", "cp plain.txt log"):
+        call = ToolCall("Bash", {"command": command}, cwd=str(workspace))
+        assert assess(call, scan_secrets=False).high, command
+        assert evaluate([rule("allow", "Bash")], call, NOW) is None, command
+    harmless = ToolCall("Bash", {"command": "cat plain.txt"}, cwd=str(workspace))
+    assert not assess(harmless, scan_secrets=False).high
+
+
 PARTS = [".ssh", "id_rsa", "id_rsa.pub", "a.pem", "x.key", ".env", ".env.prod", "src", ".claude", "settings.json",
          ".git", "hooks", "config", ".config", "gcloud", "docs", "README.md", ".mcp.json", ".vscode", "Library",
          "Keychains", ".bashrc", "credentials", "home", "ann", ".local", "share", "keyrings", ".kube"]  # fmt: skip

@@ -160,7 +160,7 @@ def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Han
     if allowed:
         from reviewer_app.domain.lean_risk import wildcard_surely_settles
 
-        if not wildcard_surely_settles(tool_name, arguments):
+        if not wildcard_surely_settles(tool_name, arguments, event["cwd"]):
             return None  # high risk, or unsure: the full path's check (then a waiver may settle it)
     from reviewer_app.domain.hook_lease import process_age_s
 
