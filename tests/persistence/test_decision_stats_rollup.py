@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import random
-import sqlite3
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -191,47 +189,57 @@ async def test_concurrent_writers_keep_the_counts(any_db: str) -> None:
             await backend.aclose()
 
 
-async def test_a_migrated_database_is_counted(tmp_path: Path) -> None:
+async def test_a_migrated_database_is_counted(any_db: str) -> None:
     """A database at 0011 with decided and pending requests: the upgrade fills the per-hour counts."""
-    path = tmp_path / "reviews.db"
-    engines = create_engines(database_url(path))
+    engines = create_engines(database_url(any_db))
     migrate.upgrade(engines, "0011")
     engines.dispose()
+    login = "postgres/" if "://" in any_db else ""  # PostgreSQL records deciders under the login (migration 0006)
     now = int(time.time())
-    raw = sqlite3.connect(path)
-    with raw:
-        raw.execute("INSERT INTO sessions VALUES ('s1', 'demo', NULL, NULL, 0, 1, 1)")
-        raw.execute(
-            "INSERT INTO invocations (id, session_id, agent, state, external, created_at, updated_at_ms, active_ms)"
-            " VALUES ('i1', 's1', 'demo', 'waiting', 0, 1, 1000, 0)"
+    rows = []
+    for i in range(30):
+        status = ("pending", "completed", "expired", "cancelled")[i % 4]
+        created = now - i * 3000 - 17
+        decider = None if status == "pending" or i % 7 == 0 else (login + "alice", "system:expiry", "rule:r1")[i % 3]
+        rows.append(
+            {
+                "id": f"m{i}",
+                "status": status,
+                "tool": None if i % 5 == 0 else "run_shell",
+                "responded": None if status == "pending" else created + (i * 97) % 20_000,
+                "created": created,
+                "created_ms": created * 1000,
+                "agent": None if i % 6 == 0 else f"agent{i % 3}",
+                "decision": None if status == "pending" else "reject",
+                "decider": decider if decider is None or decider.startswith(login) else login + decider,
+            }
         )
-        for i in range(30):
-            status = ("pending", "completed", "expired", "cancelled")[i % 4]
-            created = now - i * 3000 - 17
-            responded = None if status == "pending" else created + (i * 97) % 20_000
-            raw.execute(
-                "INSERT INTO hitl_requests (hitl_id, hitl_type, session_id, invocation_id, data, metadata, status,"
-                " resume_mode, tool_name, responded_at, created_at, updated_at, updated_at_ms, summary, agent,"
-                " decision, decided_by) VALUES (?, 'tool_approval', 's1', 'i1', '{}', '{}', ?, 'response', ?, ?, ?,"
-                " ?, ?, '', ?, ?, ?)",
-                (
-                    f"m{i}",
-                    status,
-                    None if i % 5 == 0 else "run_shell",
-                    responded,
-                    created,
-                    created,
-                    created * 1000,
-                    None if i % 6 == 0 else f"agent{i % 3}",
-                    None if status == "pending" else "reject",
-                    None if status == "pending" or i % 7 == 0 else ("alice", "system:expiry", "rule:r1")[i % 3],
-                ),
-            )
-    raw.close()
-    backend = SQLHITLBackend(path, reviewer="alice")  # opening migrates to head
+    engine = create_engine(sql_url(any_db))
     try:
-        assert stored_counts(str(path))[0], "the upgrade filled the counts"
-        assert_counts_match(str(path))
+        with engine.begin() as connection:
+            connection.execute(text("INSERT INTO sessions VALUES ('s1', 'demo', NULL, NULL, false, 1, 1)"))
+            connection.execute(
+                text(
+                    "INSERT INTO invocations (id, session_id, agent, state, external, created_at, updated_at_ms,"
+                    " active_ms) VALUES ('i1', 's1', 'demo', 'waiting', false, 1, 1000, 0)"
+                )
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO hitl_requests (hitl_id, hitl_type, session_id, invocation_id, data, metadata, status,"
+                    " resume_mode, tool_name, responded_at, created_at, updated_at, updated_at_ms, summary, agent,"
+                    " decision, decided_by, external) VALUES (:id, 'tool_approval', 's1', 'i1', '{}', '{}', :status,"
+                    " 'response', :tool, :responded, :created, :created, :created_ms, '', :agent, :decision, :decider,"
+                    " false)"
+                ),
+                rows,
+            )
+    finally:
+        engine.dispose()
+    backend = SQLHITLBackend(any_db, reviewer="alice")  # opening migrates to head
+    try:
+        assert stored_counts(any_db)[0], "the upgrade filled the counts"
+        assert_counts_match(any_db)
         await assert_figures_match(backend)
     finally:
         await backend.aclose()
