@@ -6,10 +6,11 @@ app's own functions, each next to a reference doing the same work with raw psyco
 
 * ``pg_history_search_p50_ms``: ``SQLHITLBackend.history_page`` for a typed word (prefix search, one page of 100);
   reference: the same SQL text executed with psycopg;
-* ``pg_audit_verify_s``: ``reviewer-app --db URL audit verify`` (a fresh process, the whole chain); reference:
-  reading every audit row with a psycopg server-side cursor (the I/O floor of any verification);
-* ``pg_stats_all_ms``: ``SQLHITLBackend.decision_stats`` over the whole history; reference: a raw ``GROUP BY``
-  over the same rows.
+* ``pg_audit_verify_s``: ``reviewer-app --db URL audit verify`` (a fresh process, the whole chain, with its worker
+  processes; printed beside it: in one process, ``REVIEWER_AUDIT_WORKERS=0``); reference: reading every audit row
+  with a psycopg server-side cursor (the I/O floor of any verification);
+* ``pg_stats_all_ms``: ``SQLHITLBackend.decision_stats`` over the whole history (and, printed, the last 24 hours,
+  whose partial edge hours are read from the requests); reference: a raw ``GROUP BY`` over every request.
 
 Part 2, a team on one server: ``--reviewers`` (20) reviewer processes decide the requests raised by ``--agents``
 (200) agent tasks spread over ``--agent-processes`` (4) processes, each agent raising ``--rounds`` requests one
@@ -246,7 +247,7 @@ async def history_figures(url: str, seal: Any) -> dict[str, Any]:
                 read = sum(1 for _ in cur)
             floor_s = time.perf_counter() - began
     store.close()
-    print(f"  decisions in the statistics: {getattr(stats, 'total', '?')}; audit rows read raw: {read:,}")
+    print(f"  decisions in the statistics: {stats.decided + stats.expired:,}; audit rows read raw: {read:,}")
     return {
         "search_p50_ms": percentile(app_ms, 50),
         "search_p95_ms": percentile(app_ms, 95),
