@@ -38,7 +38,6 @@ from reviewer_app.domain.hitl import HITLRecord, HITLStatus
 from reviewer_app.domain.limits import decode_stored_json_fast
 from reviewer_app.domain.records import AuditEntry, AuditReport
 from reviewer_app.persistence.audit_seal import AuditKeyError, AuditSeal
-from reviewer_app.persistence.blobs import decode_value, encode_value
 from reviewer_app.persistence.audit_walk import (
     BATCH_ROWS,
     SQLITE_CHAIN_SELECT,
@@ -51,6 +50,7 @@ from reviewer_app.persistence.audit_walk import (
     walk_in_workers,
     worker_count,
 )
+from reviewer_app.persistence.blobs import decode_value, encode_value
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms
