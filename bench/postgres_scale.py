@@ -6,10 +6,11 @@ app's own functions, each next to a reference doing the same work with raw psyco
 
 * ``pg_history_search_p50_ms``: ``SQLHITLBackend.history_page`` for a typed word (prefix search, one page of 100);
   reference: the same SQL text executed with psycopg;
-* ``pg_audit_verify_s``: ``reviewer-app --db URL audit verify`` (a fresh process, the whole chain); reference:
-  reading every audit row with a psycopg server-side cursor (the I/O floor of any verification);
-* ``pg_stats_all_ms``: ``SQLHITLBackend.decision_stats`` over the whole history; reference: a raw ``GROUP BY``
-  over the same rows.
+* ``pg_audit_verify_s``: ``reviewer-app --db URL audit verify`` (a fresh process, the whole chain, with its worker
+  processes; printed beside it: in one process, ``REVIEWER_AUDIT_WORKERS=0``); reference: reading every audit row
+  with a psycopg server-side cursor (the I/O floor of any verification);
+* ``pg_stats_all_ms``: ``SQLHITLBackend.decision_stats`` over the whole history (and, printed, the last 24 hours,
+  whose partial edge hours are read from the requests); reference: a raw ``GROUP BY`` over every request.
 
 Part 2, a team on one server: ``--reviewers`` (20) reviewer processes decide the requests raised by ``--agents``
 (200) agent tasks spread over ``--agent-processes`` (4) processes, each agent raising ``--rounds`` requests one
@@ -225,11 +226,14 @@ async def history_figures(url: str, seal: Any) -> dict[str, Any]:
                 rows = raw.execute(_pyformat(sql), params).fetchall()
                 raw_ms.append((time.perf_counter() - began) * 1000)
                 assert len(page.entries) == min(100, len(rows)), (text, len(page.entries), len(rows))
-            stats_app, stats_raw = [], []
+            stats_app, stats_day, stats_raw = [], [], []
             for _ in range(3):
                 began = time.perf_counter()
                 stats = await backend.decision_stats(since_s=None)
                 stats_app.append((time.perf_counter() - began) * 1000)
+                began = time.perf_counter()  # the last 24 hours: whole hours counted, the partial edges from rows
+                await backend.decision_stats(since_s=int(time.time()) - 86_400)
+                stats_day.append((time.perf_counter() - began) * 1000)
                 began = time.perf_counter()
                 raw.execute(
                     "SELECT decision, agent, tool_name, count(*), avg(responded_at - created_at) FROM hitl_requests"
@@ -243,19 +247,23 @@ async def history_figures(url: str, seal: Any) -> dict[str, Any]:
                 read = sum(1 for _ in cur)
             floor_s = time.perf_counter() - began
     store.close()
-    print(f"  decisions in the statistics: {getattr(stats, 'total', '?')}; audit rows read raw: {read:,}")
+    print(f"  decisions in the statistics: {stats.decided + stats.expired:,}; audit rows read raw: {read:,}")
     return {
         "search_p50_ms": percentile(app_ms, 50),
         "search_p95_ms": percentile(app_ms, 95),
         "search_raw_p50_ms": percentile(raw_ms, 50),
         "stats_ms": min(stats_app),
+        "stats_24h_ms": min(stats_day),
         "stats_raw_ms": min(stats_raw),
         "verify_floor_s": floor_s,
     }
 
 
-def verify_seconds(url: str, directory: Path) -> tuple[float, str]:
+def verify_seconds(url: str, directory: Path, workers: int | None = None) -> tuple[float, str]:
+    """``audit verify`` in a fresh process; ``workers``: ``REVIEWER_AUDIT_WORKERS`` (None: the app's choice)."""
     env = dict(os.environ)
+    if workers is not None:
+        env["REVIEWER_AUDIT_WORKERS"] = str(workers)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["REVIEWER_AUDIT_KEY_FILE"] = str(directory / "audit.key")
     env["REVIEWER_AUDIT_ANCHOR_DIR"] = str(directory / "anchors")
@@ -477,16 +485,22 @@ def main() -> None:
             )
             found = asyncio.run(history_figures(url, seal))
             verify_wall, verdict = verify_seconds(url, directory)
+            one_process_s, one_verdict = verify_seconds(url, directory, workers=0)
             found.update(verify_s=verify_wall, verify_verdict=verdict, load_s=seconds)
+            found.update(verify_one_process_s=one_process_s, verify_one_process_verdict=one_verdict)
             figures["history"] = found
             print(f"at {args.decisions:,} decisions ({load_average_text()}):")
             print(
                 f"  history search p50 {found['search_p50_ms']:.1f} ms, p95 {found['search_p95_ms']:.1f} ms"
                 f" (raw psycopg, same SQL: p50 {found['search_raw_p50_ms']:.1f} ms)"
             )
-            print(f"  statistics, all time {found['stats_ms']:.0f} ms (raw GROUP BY {found['stats_raw_ms']:.0f} ms)")
             print(
-                f"  audit verify {verify_wall:.1f} s, {verdict} (raw read of every row {found['verify_floor_s']:.1f} s)"
+                f"  statistics, all time {found['stats_ms']:.0f} ms, last 24 h {found['stats_24h_ms']:.0f} ms"
+                f" (raw GROUP BY of every request {found['stats_raw_ms']:.0f} ms)"
+            )
+            print(
+                f"  audit verify {verify_wall:.1f} s, {verdict} (raw read of every row {found['verify_floor_s']:.1f} s;"
+                f" in one process {one_process_s:.1f} s, {one_verdict})"
             )
             scale = args.decisions / 1_000_000
             goals += [

@@ -64,6 +64,8 @@ class HITLRequestRow(SQLModel, table=True):
         Index("ix_hitl_updated_ms", "updated_at_ms"),
         Index("ix_hitl_status_expires", "status", "expires_at"),
         Index("ix_hitl_invocation_status", "invocation_id", "status"),
+        Index("ix_hitl_created", "created_at"),  # the statistics' partial hours (migration 0012)
+        Index("ix_hitl_responded", "responded_at"),
     )
 
     hitl_id: str = Field(primary_key=True)
@@ -213,6 +215,32 @@ class MetaRow(SQLModel, table=True):
     value: str = Field(sa_type=Text)
 
 
+class StatsCreatedPerHourRow(SQLModel, table=True):
+    """Requests created per hour, agent and tool: kept by triggers on ``hitl_requests`` (migration 0012)."""
+
+    __tablename__ = "stats_created_per_hour"
+
+    hour_s: int = Field(primary_key=True, sa_type=BigInteger)
+    agent: str = Field(primary_key=True)
+    tool: str = Field(primary_key=True)
+    n: int = Field(sa_type=BigInteger)
+
+
+class StatsDecidedPerHourRow(SQLModel, table=True):
+    """Requests decided per hour, decider, status and time-to-decision bucket, with the sum of their waits: kept by
+    triggers on ``hitl_requests`` (migration 0012). ``decided_by`` is '' and ``has_decider`` 0 for no decider."""
+
+    __tablename__ = "stats_decided_per_hour"
+
+    hour_s: int = Field(primary_key=True, sa_type=BigInteger)
+    decided_by: str = Field(primary_key=True)
+    has_decider: int = Field(primary_key=True)
+    status: str = Field(primary_key=True)
+    waited_index: int = Field(primary_key=True)
+    n: int = Field(sa_type=BigInteger)
+    waited_s: int = Field(sa_type=BigInteger)
+
+
 metadata = SQLModel.metadata
 
 
@@ -238,3 +266,7 @@ policy_rules_t = PolicyRuleRow.__table__  # type: ignore[attr-defined]
 audit_t = AuditRow.__table__  # type: ignore[attr-defined]
 
 meta_t = MetaRow.__table__  # type: ignore[attr-defined]
+
+stats_created_t = StatsCreatedPerHourRow.__table__  # type: ignore[attr-defined]
+
+stats_decided_t = StatsDecidedPerHourRow.__table__  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from reviewer_app.domain.stats import DAY_S, TIME_TO_DECISION_BUCKETS, DecisionS
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store.stats import RULE_PREFIXES, TOP_N
 from reviewer_app.persistence.tables import requests_t
-from tests.persistence.test_decision_stats import execute
+from tests.persistence.test_decision_stats import as_schema_owner, execute
 
 pytestmark = pytest.mark.asyncio
 
@@ -148,11 +148,7 @@ async def seed_history(backend: SQLHITLBackend, target: str, count: int = 70) ->
     moved = "UPDATE hitl_requests SET created_at = {at} - 30, responded_at = {at} WHERE hitl_id = '{hitl_id}'"
     now = int(time.time())
     for at, hitl_id in ((now - 40 * DAY_S, "q001"), (now + 3600, "q002")):
-        backdate = moved.format(at=at, hitl_id=hitl_id)
-        if "://" in target:  # a decided row is final on PostgreSQL (migration 0011): the schema owner moves it
-            backdate = f"ALTER TABLE hitl_requests DISABLE TRIGGER USER; {backdate}; "
-            backdate += "ALTER TABLE hitl_requests ENABLE TRIGGER USER"
-        execute(target, backdate)
+        execute(target, as_schema_owner(target, moved.format(at=at, hitl_id=hitl_id)))
 
 
 def assert_same(found: DecisionStats, expected: DecisionStats) -> None:

@@ -324,10 +324,18 @@ def test_the_login_triggers_exist_on_postgresql_only(any_db: str) -> None:
                     "audit_log_reviewer_login",
                     "audit_log_history_index",  # 0010's search index, not a login check
                     "hitl_requests_decided_is_final",  # 0011: a decided request's decision cannot change
+                    "hitl_requests_stats_per_hour",  # 0012: the statistics' counts per hour, not login checks
+                    "stats_created_per_hour_by_trigger_only",
+                    "stats_decided_per_hour_by_trigger_only",
                 }
-            else:  # only 0010's search index trigger: no login checks
-                triggers = connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'")).all()
-                assert triggers == [("history_fts_after_audit",)]
+            else:  # 0010's search index trigger and 0012's counts per hour: no login checks
+                triggers = connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'")).scalars()
+                assert set(triggers) == {
+                    "history_fts_after_audit",
+                    "stats_after_request_insert",
+                    "stats_after_request_update",
+                    "stats_after_request_delete",
+                }
     finally:
         engines.dispose()
 

@@ -32,13 +32,24 @@ from reviewer_app.domain.audit import (
     next_chain_step,
     record_audit_problem,
     row_hash_matches,
-    shown_digest_matches,
 )
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus
 from reviewer_app.domain.limits import decode_stored_json_fast
 from reviewer_app.domain.records import AuditEntry, AuditReport
 from reviewer_app.persistence.audit_seal import AuditKeyError, AuditSeal
+from reviewer_app.persistence.audit_walk import (
+    BATCH_ROWS,
+    SQLITE_CHAIN_SELECT,
+    BatchResult,
+    ChainRange,
+    ChainWalk,
+    check_rows,
+    pg_chain_select,
+    walk_here,
+    walk_in_workers,
+    worker_count,
+)
 from reviewer_app.persistence.blobs import decode_value, encode_value
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
@@ -72,20 +83,6 @@ _UNAUDITED_DECISION = (
         ),
     )
     .limit(1)
-)
-_CHAIN_COLUMNS = (
-    audit_t.c.id,
-    audit_t.c.hitl_id,
-    audit_t.c.decision,
-    audit_t.c.reviewer,
-    audit_t.c.at_ms,
-    audit_t.c.shown_args,
-    audit_t.c.shown_args_sha256,
-    audit_t.c.edited_args,
-    audit_t.c.message,
-    audit_t.c.prev_hash,
-    audit_t.c.row_hash,
-    audit_t.c.shown_args_ref,  # last: read off by _chain_rows
 )
 _SIGNED_COLUMNS = (
     audit_t.c.id,
@@ -278,43 +275,18 @@ class AuditReads:
                 return self.verify(_attempt=_attempt + 1)
             cross_check = stack.enter_context(self._decisions_checked_alongside(connection))
             anchors = {a.count: a.head for a in early_anchors} if database_id else {}
-            prev_hash = GENESIS_HASH
-            checked = 0
-            first_keyed_ms: int | None = None
-            for (
-                row_id,
-                hitl_id,
-                decision,
-                reviewer,
-                at_ms,
-                shown_args,
-                shown_sha,
-                edited_args,
-                message,
-                row_prev_hash,
-                row_hash,
-            ) in self._chain_rows(connection):
-                checked += 1
-                if row_prev_hash != prev_hash:
-                    return AuditReport(
-                        False, checked, row_id, "its predecessor is missing or was changed (chain broken before it)"
-                    )
-                if not shown_digest_matches(shown_args, shown_sha):
-                    return AuditReport(False, checked, row_id, "the shown arguments do not match their hash")
-                fields = audit_fields(hitl_id, decision, reviewer, at_ms, shown_sha, edited_args, message)
-                key = seal.key if keyed_from and checked >= keyed_from else None
-                if checked == keyed_from:
-                    first_keyed_ms = at_ms
-                if not row_hash_matches(prev_hash, fields, key, row_hash):
-                    return AuditReport(False, checked, row_id, "the row was edited after it was written")
-                if anchors.get(checked, row_hash) != row_hash:
-                    return AuditReport(
-                        False,
-                        checked,
-                        row_id,
-                        f"the chain was rewritten: it differs from the anchor at row {checked}",
-                    )
-                prev_hash = row_hash
+            rows_expected = int((meta.get(AUDIT_HEAD_KEY) or "0").partition(":")[0])
+            key = seal.key if keyed_from else None
+            workers = worker_count(rows_expected) if self._db.dialect == "postgresql" else 0
+            if workers > 1:
+                walk = self._walk_in_workers(connection, workers, rows_expected, key, keyed_from, anchors)
+            else:
+                walk = walk_here(self._chain_batches(connection), key, keyed_from, anchors)
+            if walk.problem is not None:
+                position, row_id, message = walk.problem
+                return AuditReport(False, position, row_id, message)
+            checked, first_keyed_ms = walk.checked, walk.first_keyed_ms
+            prev_hash = walk.last_hash or GENESIS_HASH
             expected_count, expected_head = (0, GENESIS_HASH)
             head_value = meta.get(AUDIT_HEAD_KEY)
             if head_value is not None:
@@ -368,34 +340,51 @@ class AuditReads:
             other.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
             return self._unaudited_decision(other)
 
-    def _chain_rows(self, connection: Any) -> Iterator[tuple[Any, ...]]:
-        """The log's rows in chain order, the JSON columns decoded, one at a time (flat memory at any length).
+    def _walk_in_workers(
+        self,
+        connection: Any,
+        workers: int,
+        rows_expected: int,
+        key: bytes | None,
+        keyed_from: int,
+        anchors: Mapping[int, str],
+    ) -> ChainWalk:
+        """PostgreSQL: the chain cut into ``workers`` ranges of about equal length, each read and checked by its own
+        process in this transaction's snapshot (:func:`walk_in_workers`)."""
+        parts: list[ChainRange] = []
+        start, low_id = 0, None
+        for index in range(1, workers):
+            position = rows_expected * index // workers
+            row_id = connection.exec_driver_sql(
+                f"SELECT id FROM {audit_t.name} ORDER BY id LIMIT 1 OFFSET {int(position)}"
+            ).scalar()
+            if row_id is None or position <= start:
+                break
+            parts.append(ChainRange(start, low_id, int(row_id)))
+            start, low_id = position, int(row_id)
+        parts.append(ChainRange(start, low_id, None))
+        snapshot = str(connection.exec_driver_sql("SELECT pg_export_snapshot()").scalar_one())
+        reader = self._db.engines.reader
+        args, kwargs = reader.dialect.create_connect_args(reader.url)
+        kwargs.pop("context", None)  # SQLAlchemy's adapters: a worker reads plain text
 
-        Large shown arguments are read back from their blob (one missing or damaged reads as a placeholder,
-        which then fails its hash). Straight from the DB-API cursor, JSON read as text and decoded with orjson
-        (SQLAlchemy's row processing cost more than the hashing); on PostgreSQL a server-side cursor.
-        """
-        if self._db.engines.is_sqlite:
+        def check_here(part: ChainRange, part_anchors: Mapping[int, str]) -> BatchResult:
+            batches = _pg_batches(connection, pg_chain_select(part.low_id, part.high_id), BATCH_ROWS)
+            rows = (row for batch in batches for row in batch)
+            return check_rows(rows, part.start, key, keyed_from, part_anchors)
+
+        return walk_in_workers((list(args), kwargs), snapshot, parts, key, keyed_from, anchors, check_here)
+
+    @staticmethod
+    def _chain_batches(connection: Any) -> Iterator[Sequence[Any]]:
+        """The log in chain order, a batch of rows at a time (flat memory at any length): straight from the DB-API
+        cursor (SQLAlchemy's row processing cost more than the hashing), on PostgreSQL a server-side one, the JSON
+        columns read as text (COPY's text, parsed in Python, cost more than the cursor's rows)."""
+        if connection.dialect.name == "sqlite":
             driver = cast(sqlite3.Connection, connection.connection.driver_connection)
-            names = ", ".join(column.name for column in _CHAIN_COLUMNS)
-            batches: Iterator[Sequence[Any]] = _sqlite_batches(
-                driver.execute(f"SELECT {names} FROM {audit_t.name} ORDER BY id")
-            )
-        else:  # the JSON columns as text, decoded below as on SQLite; a server-side cursor keeps memory flat
-            names = ", ".join(f"{c.name}::text" if c.name in _JSON_CHAIN_COLUMNS else c.name for c in _CHAIN_COLUMNS)
-            batches = _pg_batches(connection, f"SELECT {names} FROM {audit_t.name} ORDER BY id")
-        for rows in batches:
-            for row in rows:
-                shown, edited, ref = row[5], row[7], row[11]
-                yield (
-                    *row[:5],
-                    _shown_from_blob(connection, ref)
-                    if ref
-                    else (None if shown is None else decode_stored_json_fast(shown)),
-                    row[6],
-                    None if edited is None or edited == "null" else decode_stored_json_fast(edited),
-                    *row[8:11],
-                )
+            yield from _sqlite_batches(driver.execute(SQLITE_CHAIN_SELECT), BATCH_ROWS)
+        else:
+            yield from _pg_batches(connection, pg_chain_select(), BATCH_ROWS)
 
     @staticmethod
     def _unaudited_decision(connection: Any) -> str | None:
@@ -427,7 +416,6 @@ class AuditReads:
         return _unsigned_edit(connection, _UNSIGNED_EDIT_SQLITE) or _escaped_unsigned_edit(connection)
 
 
-_JSON_CHAIN_COLUMNS = frozenset({audit_t.c.shown_args.name, audit_t.c.edited_args.name})
 # As on SQLite: the server reads past the responses that state their own decision in the one form the store writes
 # (a million responses sent to Python cost more than the rest of the check).
 _RESPONSES_TO_READ_PG = (
@@ -440,8 +428,8 @@ _RESPONSES_TO_READ_PG = (
 _BATCH = 5000
 
 
-def _sqlite_batches(cursor: sqlite3.Cursor) -> Iterator[Sequence[Any]]:
-    while rows := cursor.fetchmany(_BATCH):
+def _sqlite_batches(cursor: sqlite3.Cursor, size: int = _BATCH) -> Iterator[Sequence[Any]]:
+    while rows := cursor.fetchmany(size):
         yield rows
 
 
@@ -457,20 +445,14 @@ def _first_response_problem(batches: Iterable[Sequence[Any]]) -> str | None:
     return None
 
 
-def _pg_batches(connection: Any, sql: str) -> Iterator[Sequence[Any]]:
+def _pg_batches(connection: Any, sql: str, size: int = _BATCH) -> Iterator[Sequence[Any]]:
     """Rows of ``sql`` a batch at a time from a server-side cursor in the connection's open transaction (and so
     its snapshot): psycopg's ordinary cursor holds the whole result in memory, a million rows at once."""
     driver = connection.connection.driver_connection
     with driver.cursor(name=f"reviewer_{uuid.uuid4().hex}") as cursor:
         cursor.execute(sql)
-        while rows := cursor.fetchmany(_BATCH):
+        while rows := cursor.fetchmany(size):
             yield rows
-
-
-def _shown_from_blob(connection: Any, ref: str) -> Any:
-    """The shown arguments an audit row keeps in a blob (``<kind>:<sha256>``), or a placeholder saying it is gone."""
-    raw = read_blobs(connection, [ref[2:]]).get(ref[2:])
-    return decode_value(ref[:1], raw) if raw is not None else f"<stored arguments {ref[2:]} missing or damaged>"
 
 
 def _entries(connection: Any, rows: Sequence[Any]) -> list[AuditEntry]:
