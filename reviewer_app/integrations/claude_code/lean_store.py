@@ -29,11 +29,12 @@ if TYPE_CHECKING:
     from reviewer_app.domain.audit_chain import ChainStep
     from reviewer_app.persistence.audit_seal import AuditSeal
 
-SCHEMA_REVISION = "0011"
+SCHEMA_REVISION = "0012"
 """The Alembic revision these statements were written against; a test checks it is the bundled head.
 
 0006 installs PostgreSQL-only triggers; the SQLite schema these statements use is that of 0005, plus 0007's
-policy_rules table and 0008's run heartbeat columns (left NULL here: an external run has no heartbeat)."""
+policy_rules table and 0008's run heartbeat columns (left NULL here: an external run has no heartbeat); 0012's
+counts per hour are kept by triggers on ``hitl_requests``, which these statements' writes fire like any other."""
 BUSY_TIMEOUT_MS = 5_000
 BLOB_REFS_KEY = "$blobs"
 """``blobs.REFS_KEY`` (a test holds the two equal): a request whose data names blobs is withdrawn by the store."""
