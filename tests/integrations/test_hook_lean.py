@@ -251,7 +251,7 @@ def test_hook_options_reads_only_what_it_knows(argv: list[str], wanted: dict[str
 def test_constants_the_lean_path_keeps_are_the_full_paths() -> None:
     assert lean_store.SMALL_VALUE_BYTES == blobs.BLOB_THRESHOLD
     assert lean_store.BLOB_REFS_KEY == blobs.REFS_KEY
-    assert lean_store.ASK_USER == HITLType.ASK_USER.value
+    assert HITLType.ASK_USER.value == lean_store.ASK_USER
     assert lean.DEFAULT_TIMEOUT_S == hook.DEFAULT_TIMEOUT_S
 
 
