@@ -23,6 +23,8 @@ from reviewer_app.domain.limits import decode_stored_json
 
 BUSY_TIMEOUT_MS = 30_000
 CHANGES_CHANNEL = "reviewer_changes"  # PostgreSQL: every write transaction NOTIFYs it (see pg_notify)
+MAX_NOTIFY_PAYLOAD = 7999
+"""PostgreSQL refuses a notification payload of 8000 bytes or more (a decision naming a longer id names none)."""
 
 
 def database_url(target: str | os.PathLike[str]) -> str:

@@ -1,8 +1,9 @@
 """PostgreSQL's change feed: LISTEN on a connection owned by a daemon thread.
 
 Every write transaction sends ``NOTIFY reviewer_changes`` (see
-:meth:`reviewer_app.persistence.engine.Engines.write`); PostgreSQL delivers it
-only when the transaction commits, so a woken waiter always finds the change.
+:meth:`reviewer_app.persistence.engine.Engines.write`), and each decision one more
+whose payload is its request's id; PostgreSQL delivers them only when the
+transaction commits, so a woken waiter always finds the change.
 The listener runs in a thread rather than on the event loop because psycopg's
 async mode refuses the Windows Proactor loop that qasync uses; the thread hands
 each batch of notifications to the loop with ``call_soon_threadsafe``. It
@@ -42,7 +43,11 @@ class PostgresChangeFeed(FeedBase):
 
     The LISTEN connection opens on the first :meth:`wait` or :meth:`subscribe`
     (a command that never waits never holds one) and closes with :meth:`close`.
+    A notification with a payload is a decision naming its request (``Statements.name_decided``): handed to
+    :meth:`subscribe_decided` listeners as a hint only, since anyone connected can send one.
     """
+
+    names_decisions = True
 
     def __init__(self, engines: Engines, *, health_interval: float = 10.0, max_retry_delay: float = 2.0) -> None:
         super().__init__()
@@ -103,7 +108,7 @@ class PostgresChangeFeed(FeedBase):
                     self.listener_pid = connection.info.backend_pid
                     self.connects += 1
                     delay = 0.05
-                    self._remote_change()  # commits before LISTEN took effect: let waiters re-check
+                    self._remote_change(unseen=True)  # commits before LISTEN took effect: let waiters re-check
                     self._pump(connection, interrupt)
             except psycopg.Error as exc:
                 if not self._stop.is_set():
@@ -125,5 +130,8 @@ class PostgresChangeFeed(FeedBase):
                 return
             if not readable:
                 connection.execute("SELECT 1")  # idle: prove the link is alive (notices that come along are kept)
-            if sum(1 for _ in connection.notifies(timeout=0)):
-                self._remote_change()
+            payloads = [notice.payload for notice in connection.notifies(timeout=0)]
+            if payloads:
+                self._remote_change(
+                    payload for payload in payloads if payload
+                )  # a payload: a decision named its request
