@@ -279,3 +279,27 @@ async def test_a_decision_that_names_nothing_is_found_by_the_fallback(pg_url: st
             await asyncio.wait_for(waiting, 10)
     finally:
         await agents.aclose()
+
+
+def test_a_look_up_opens_no_transaction_on_the_server(pg_url: str) -> None:
+    """Reads that share a connection autocommit on PostgreSQL: no BEGIN before them and no ROLLBACK after them, two
+    round trips fewer for a waiting agent (each read still sees what was committed when it ran)."""
+    from psycopg.pq import TransactionStatus
+
+    store = Store.open(pg_url)
+    try:
+        with store.transaction() as tx:
+            tx.requests.create(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
+            tx.requests.decide("h1", {"decision": "reject"}, reviewer="erin")
+        seen: list[Any] = []
+        with store.sharing_one_connection():
+            records = store.requests.decided_among(["h1"])
+            problems = store.audit.decision_problems(records)
+            with store._reader.reading() as connection:
+                driver = connection.connection.driver_connection
+                seen.append(driver.info.transaction_status)
+        assert [r["hitl_id"] for r in records] == ["h1"] and problems == {}
+        assert seen == [TransactionStatus.IDLE]
+        assert driver.autocommit is False  # back in the pool as every other read finds it
+    finally:
+        store.close()

@@ -213,11 +213,18 @@ class Reader:
     @contextmanager
     def sharing_one_connection(self) -> Iterator[None]:
         """Reads on this thread inside the block share one connection: one pool checkout (on PostgreSQL, one
-        liveness ping) for a job of several reads, such as a waiting agent's look-up with its audit check."""
+        liveness ping) for a job of several reads, such as a waiting agent's look-up with its audit check.
+
+        On PostgreSQL the connection autocommits: no ``BEGIN`` before the reads and no ``ROLLBACK`` when it goes
+        back to the pool, two round trips fewer. Each read sees what was committed when it ran, as each statement
+        of a ``READ COMMITTED`` transaction (PostgreSQL's default) does anyway.
+        """
         if getattr(self._shared, "connection", None) is not None:
             yield
             return
         with self.reading() as connection:
+            if self.engines.dialect == "postgresql":
+                connection.execution_options(isolation_level="AUTOCOMMIT")  # reset when the pool takes it back
             self._shared.connection = connection
             try:
                 yield
