@@ -4,7 +4,8 @@ One ``decided_among`` query serves the waiters of the process, and only the wait
 their audit check in the same job, on the backend's look-up thread (never queued behind the process's own writes).
 Where the feed names the decided requests (PostgreSQL) only the waiters a decision named are looked up, at once;
 every waiter is looked up when the feed listens again, and at most every :data:`FALLBACK_INTERVAL` seconds while
-changes come that named nothing (a decision by a writer that names none). Elsewhere every change looks up all.
+writers that name no decisions commit (an older version, a statement typed by hand). Elsewhere every change looks
+up all.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from reviewer_app.domain.hitl import DecisionNotOnRecord, HITLRecord
-from reviewer_app.persistence.changes import ChangeFeed
+from reviewer_app.persistence.changes import ChangeFeed, DecidedHint
 
 log = logging.getLogger(__name__)
 
 FALLBACK_INTERVAL = 1.0
-"""Seconds: where decisions name their requests, changes that named none look up every waiter at most this often."""
+"""Seconds: where decisions name their requests, commits by writers that name none look every waiter up at most this
+often."""
 
 
 class WaitingBackend(Protocol):
@@ -71,7 +73,7 @@ class SharedDecidedLookup:
         self._unsubscribe: list[Callable[[], None]] = []
         self._named: set[str] = set()  # waiters to look up next: a decision named them, or they just began
         self._everyone = False  # look up every waiter next
-        self._unnamed = False  # changes that named nothing came: every waiter is looked up, in time
+        self._unnamed = False  # a writer that names no decisions committed: every waiter is looked up, in time
         self._everyone_at = 0.0  # when every waiter was last looked up
 
     async def wait(self, hitl_id: str, timeout: float | None) -> HITLRecord | None:
@@ -101,22 +103,18 @@ class SharedDecidedLookup:
         return self._changed
 
     def _on_change(self) -> None:
-        if not self._futures or self._changed is None:
-            return
-        if not self._backend.feed.names_decisions:
+        """Any change: where the feed names decisions its hints say more (:meth:`_on_decided`), else look all up."""
+        if self._futures and self._changed is not None and not self._backend.feed.names_decisions:
             self._everyone = True
-        else:
-            self._unnamed = True
-        self._changed.set()
+            self._changed.set()
 
-    def _on_decided(self, hitl_ids: frozenset[str] | None) -> None:
-        """The feed's hint (forgeable): these requests were decided, or (None) any may have been."""
+    def _on_decided(self, hint: DecidedHint) -> None:
+        """The feed's hint (forgeable: it only says which rows to read again)."""
         if not self._futures or self._changed is None:
             return
-        if hitl_ids is None:
-            self._everyone = True
-        else:
-            self._named.update(hitl_ids.intersection(self._futures))  # names nobody here waits for cost nothing
+        self._everyone |= hint.unseen
+        self._unnamed |= hint.unnamed
+        self._named.update(hint.named.intersection(self._futures))  # names nobody here waits for cost nothing
         self._changed.set()
 
     def _due(self) -> list[str]:
@@ -130,7 +128,7 @@ class SharedDecidedLookup:
         return [hitl_id for hitl_id in named if hitl_id in self._futures]
 
     def _fallback_delay(self) -> float | None:
-        """Seconds until changes that named nothing are due for a look-up of every waiter; None: none came."""
+        """Seconds until an unnamed writer's commits are due for a look-up of every waiter; None: none came."""
         if not self._unnamed or not self._futures:
             return None
         return max(0.0, self._everyone_at + self.fallback_interval - time.monotonic())

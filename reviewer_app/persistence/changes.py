@@ -25,6 +25,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -33,8 +34,22 @@ from reviewer_app.persistence.wakeup import WakeListener, WakeSender
 from reviewer_app.persistence.wakeup import supported as wake_supported
 
 Listener = Callable[[], None]
-DecidedListener = Callable[[frozenset[str] | None], None]
-"""Told the ids of requests decisions named, or None: anything may have been decided (the feed listens again)."""
+
+
+@dataclass(frozen=True)
+class DecidedHint:
+    """What a feed learnt of decisions since it last told: a hint, since anyone connected can send notifications.
+    Re-read the rows it points at; trust nothing more."""
+
+    named: frozenset[str] = frozenset()
+    """Requests decisions named."""
+    unseen: bool = False
+    """Any request may have been decided unseen (the watcher listens again after losing its connection)."""
+    unnamed: bool = False
+    """A writer that names no decisions committed (an older version, a statement typed by hand)."""
+
+
+DecidedListener = Callable[[DecidedHint], None]
 StatusListener = Callable[[str | None], None]
 L = TypeVar("L")
 log = logging.getLogger(__name__)
@@ -74,9 +89,7 @@ class ChangeFeed(Protocol):
         ...
 
     def subscribe_decided(self, listener: DecidedListener) -> Callable[[], None]:
-        """Call ``listener`` on the loop with the ids of requests decisions named since the last call (a hint read
-        from the database's notifications, which anyone connected can forge: re-read those rows, trust nothing
-        more), or with None when any request may have been decided unseen (the watcher listens again)."""
+        """Call ``listener`` on the loop with a :class:`DecidedHint` of what came since the last call."""
         ...
 
     def close(self) -> None: ...
@@ -115,7 +128,8 @@ class FeedBase:
         self._status_listeners: list[StatusListener] = []
         self._decided_listeners: list[DecidedListener] = []
         self._decided: set[str] = set()  # named since the loop last took them (under _lock)
-        self._decided_unseen = False  # decisions may have gone unnamed (under _lock)
+        self._decided_unseen = False  # decisions may have gone unseen (under _lock)
+        self._decided_unnamed = False  # a writer that names no decisions committed (under _lock)
 
     # -- for subclasses ---------------------------------------------------------------------
     def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:  # pragma: no cover - abstract
@@ -150,13 +164,15 @@ class FeedBase:
     MAX_NAMED = 10_000
     """More ids named between two turns of the loop (a flood of notifications) count as "anything was decided"."""
 
-    def _remote_change(self, decided: Iterable[str] = (), *, unseen: bool = False) -> None:
-        """Another connection committed (thread-safe): bump the token and wake the loop. ``decided``: the requests
-        its decisions named; ``unseen``: decisions may have gone unnamed (the watcher just started listening)."""
+    def _remote_change(self, decided: Iterable[str] = (), *, unseen: bool = False, unnamed: bool = False) -> None:
+        """Another connection committed (thread-safe): bump the token and wake the loop. The rest is for
+        :meth:`subscribe_decided`: ``decided``, the requests its decisions named; ``unseen``, decisions may have gone
+        unseen (the watcher just started listening); ``unnamed``, its writer names no decisions."""
         with self._lock:
             self._remote += 1
             self._decided.update(decided)
             self._decided_unseen |= unseen or len(self._decided) > self.MAX_NAMED
+            self._decided_unnamed |= unnamed
         self._schedule_wake()
 
     # -- the ChangeFeed protocol ------------------------------------------------------------
@@ -240,12 +256,11 @@ class FeedBase:
         for listener in list(self._listeners):
             listener()
         with self._lock:
-            named, self._decided = self._decided, set()
-            unseen, self._decided_unseen = self._decided_unseen, False
-        if named or unseen:
-            decided = None if unseen else frozenset(named)
+            hint = DecidedHint(frozenset(self._decided), self._decided_unseen, self._decided_unnamed)
+            self._decided, self._decided_unseen, self._decided_unnamed = set(), False, False
+        if hint != DecidedHint():
             for decided_listener in list(self._decided_listeners):
-                decided_listener(decided)
+                decided_listener(hint)
 
 
 class _PollingFeed(FeedBase):

@@ -1,9 +1,11 @@
 """PostgreSQL's change feed: LISTEN on a connection owned by a daemon thread.
 
-Every write transaction sends ``NOTIFY reviewer_changes`` (see
+Every write transaction sends ``NOTIFY reviewer_changes, 'changed'`` (see
 :meth:`reviewer_app.persistence.engine.Engines.write`), and each decision one more
-whose payload is its request's id; PostgreSQL delivers them only when the
-transaction commits, so a woken waiter always finds the change.
+whose payload is ``decided:`` and its request's id; PostgreSQL delivers them only
+when the transaction commits, so a woken waiter always finds the change. A
+notification without payload comes from a writer that names no decisions (an
+older version, a statement typed by hand).
 The listener runs in a thread rather than on the event loop because psycopg's
 async mode refuses the Windows Proactor loop that qasync uses; the thread hands
 each batch of notifications to the loop with ``call_soon_threadsafe``. It
@@ -24,7 +26,7 @@ from typing import Any
 import psycopg
 
 from reviewer_app.persistence.changes import FeedBase
-from reviewer_app.persistence.engine import CHANGES_CHANNEL, Engines
+from reviewer_app.persistence.engine import CHANGES_CHANNEL, DECIDED_PREFIX, Engines
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +45,9 @@ class PostgresChangeFeed(FeedBase):
 
     The LISTEN connection opens on the first :meth:`wait` or :meth:`subscribe`
     (a command that never waits never holds one) and closes with :meth:`close`.
-    A notification with a payload is a decision naming its request (``Statements.name_decided``): handed to
-    :meth:`subscribe_decided` listeners as a hint only, since anyone connected can send one.
+    A ``decided:<id>`` payload is a decision naming its request (``Statements.name_decided``), and no payload a
+    writer that names none: both are handed to :meth:`subscribe_decided` listeners as hints only, since anyone
+    connected can send any notification.
     """
 
     names_decisions = True
@@ -132,6 +135,5 @@ class PostgresChangeFeed(FeedBase):
                 connection.execute("SELECT 1")  # idle: prove the link is alive (notices that come along are kept)
             payloads = [notice.payload for notice in connection.notifies(timeout=0)]
             if payloads:
-                self._remote_change(
-                    payload for payload in payloads if payload
-                )  # a payload: a decision named its request
+                named = [payload[len(DECIDED_PREFIX) :] for payload in payloads if payload.startswith(DECIDED_PREFIX)]
+                self._remote_change(named, unnamed="" in payloads)

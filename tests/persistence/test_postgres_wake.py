@@ -89,7 +89,7 @@ def test_a_decision_names_its_request_in_its_notify(pg_url: str) -> None:
             with store.transaction() as tx:
                 tx.requests.decide("h1", {"decision": "reject"}, reviewer="erin")
             payloads = {notice.payload for notice in listener.notifies(timeout=2)}
-            assert "h1" in payloads and "h2" not in payloads
+            assert payloads == {"changed", "decided:h1"}  # a writer that names its decisions, and its decision
     finally:
         store.close()
 
@@ -102,11 +102,14 @@ async def test_commits_that_decide_none_of_a_process_waiters_cost_it_no_look_up(
         ids = [f"h{i}" for i in range(40)]
         await _create(agents, *ids)
         await _create(others, "elsewhere-1", "elsewhere-2")
-        agents._decided_lookups.fallback_interval = 3600  # only what decisions name is looked up
+        agents._decided_lookups.fallback_interval = 0.1  # not even the fallback: these writers name their decisions
         waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ids}
-        await asyncio.sleep(0.5)  # every waiter has looked once and waits
+        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
+        await asyncio.sleep(0.5)  # every waiter has looked once (and all again once the feed listened) and waits
         asked = _record_look_ups(agents)
-        await _create(others, *(f"new-{i}" for i in range(10)))  # ten commits by another process
+        for i in range(10):  # ten commits by another process, longer apart than the fallback interval
+            await _create(others, f"new-{i}")
+            await asyncio.sleep(0.15)
         await others.decide("elsewhere-1", _reject())  # a decision, of a request nobody here waits for
         await others.decide("h7", _reject())
         record = await asyncio.wait_for(waits["h7"], 10)
@@ -134,7 +137,7 @@ async def test_a_forged_notification_resolves_no_waiter_with_what_is_not_committ
         waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ("h1", "h2")}
         await asyncio.sleep(0.5)
         asked = _record_look_ups(agents)
-        forged = ("h1", "h1,h2", "", " h1", "h1\n", "\\x00", "'; DROP TABLE hitl_requests; --", "é" * 2000)
+        forged = ("decided:h1", "decided:h1,h2", "decided:", "decided: h1", "h1", "decided:h1\n", "\\x00", "é" * 2000)
         with (
             psycopg.connect(_libpq(pg_url), autocommit=True) as forger,
             psycopg.connect(_libpq(pg_url)) as uncommitted,  # a decision written but never committed
@@ -183,8 +186,9 @@ async def test_a_burst_of_decisions_resolves_every_waiter_once_in_few_look_ups(p
             expected = f"by r{i % 4}" if i < 150 else None
             assert (record["user_response"] or {}).get("message") == expected
         looked_up = [h for look in asked.asked for h in look]
-        assert len(asked.asked) < 100, f"{len(asked.asked)} look-ups for 200 decisions: not batched"
-        assert set(looked_up) == set(ids)
+        assert set(looked_up) == set(ids) and len(asked.asked) <= len(ids)
+        in_one = max(len(set(look) & set(ids[150:])) for look in asked.asked)
+        assert in_one >= 10, f"the 50 names of one commit were looked up {in_one} at most at a time: not batched"
     finally:
         await agents.aclose()
         for backend in reviewers:

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, text
 from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import ValueMemo
-from reviewer_app.persistence.engine import CHANGES_CHANNEL, MAX_NOTIFY_PAYLOAD, Engines
+from reviewer_app.persistence.engine import CHANGES_CHANNEL, DECIDED_PREFIX, MAX_NOTIFY_PAYLOAD, Engines
 from reviewer_app.persistence.store.fastpath import EncodedJSON, _HeldConnection, _insert_ignore_statement, _Prepared
 from reviewer_app.persistence.store.records import CreationClock
 
@@ -72,10 +72,11 @@ class Statements:
         return reviewer if self.login is None else recorded_reviewer(self.login, reviewer)
 
     def name_decided(self, hitl_id: str) -> None:
-        """PostgreSQL: a notification whose payload is the decided request's id, delivered with the commit, so a
-        process looks up only the waiters a decision names (:mod:`reviewer_app.persistence.pg_notify`)."""
-        if self.dialect == "postgresql" and len(hitl_id.encode()) <= MAX_NOTIFY_PAYLOAD:
-            self.connection.execute(_NOTIFY_DECIDED, {"channel": CHANGES_CHANNEL, "payload": hitl_id})
+        """PostgreSQL: a notification whose payload names the decided request (``decided:<id>``), delivered with the
+        commit, so a process looks up only the waiters a decision names (:mod:`reviewer_app.persistence.pg_notify`)."""
+        payload = DECIDED_PREFIX + hitl_id
+        if self.dialect == "postgresql" and len(payload.encode()) <= MAX_NOTIFY_PAYLOAD:
+            self.connection.execute(_NOTIFY_DECIDED, {"channel": CHANGES_CHANNEL, "payload": payload})
 
     def after_commit(self, name: str, action: Callable[[], None]) -> None:
         """Run ``action`` once this transaction has committed (the last one registered under ``name`` wins)."""
