@@ -20,6 +20,9 @@ after the other and waiting for each decision (``wait_for_response``, LISTEN/NOT
 (request committed -> first seen by a reviewer; decision committed -> seen by its agent), CAS conflicts counted;
 asserted: every request decided exactly once (one audit row, the agent's outcome is the winner's), none lost.
 
+With ``BENCH_STAMPS=1`` each agent process also stamps its wake path (NOTIFY received, loop woken, look-up
+submitted, its query begun and done, back on the loop) and the run prints where a decision's time went.
+
 The server is a throw-away cluster from ``tests/pg_server.py`` (``fsync`` off). Prints the load average with
 each figure. ``--decisions 200000`` keeps the load to about a minute on 2 loaded cores.
 """
@@ -291,6 +294,7 @@ async def agent_process(url: str, first: int, tasks: int, rounds: int) -> None:
 
     seen: dict[str, Any] = {}
     async with SQLHITLBackend(url) as backend:
+        stamps = _stamp_wake_path(backend) if os.environ.get("BENCH_STAMPS") else None
 
         async def agent(index: int) -> None:
             for round_ in range(rounds):
@@ -314,7 +318,49 @@ async def agent_process(url: str, first: int, tasks: int, rounds: int) -> None:
                 }
 
         await asyncio.gather(*(agent(first + i) for i in range(tasks)))
+    if stamps is not None:
+        seen["__stamps__"] = stamps
     print(RESULT_PREFIX + json.dumps(seen), flush=True)
+
+
+def _stamp_wake_path(backend: Any) -> dict[str, list[Any]]:
+    """``BENCH_STAMPS=1``: wall-clock stamps along an agent process's wake path, to see where a decision's time
+    goes (NOTIFY received on the listener thread, the loop woken, each shared look-up submitted / its query begun /
+    its query done / back on the loop with the ids it found)."""
+    stamps: dict[str, list[Any]] = {"notified": [], "woken": [], "lookups": [], "queries": []}
+    feed = backend.feed
+    remote_change, wake = feed._remote_change, feed._wake
+
+    def stamped_remote_change(*args: Any, **kwargs: Any) -> Any:
+        stamps["notified"].append(time.time())
+        return remote_change(*args, **kwargs)
+
+    def stamped_wake(*args: Any, **kwargs: Any) -> Any:
+        stamps["woken"].append(time.time())
+        return wake(*args, **kwargs)
+
+    feed._remote_change, feed._wake = stamped_remote_change, stamped_wake
+    lookup, requests = backend.signed_decided_among, backend.store.requests
+    decided_among = requests.decided_among
+
+    class StampedReads:
+        def __getattr__(self, name: str) -> Any:
+            return stamped_decided_among if name == "decided_among" else getattr(requests, name)
+
+    async def stamped_lookup(ids: Any) -> Any:
+        began = time.time()
+        records, problems = await lookup(ids)
+        stamps["lookups"].append([began, time.time(), len(ids), [str(r["hitl_id"]) for r in records]])
+        return records, problems
+
+    def stamped_decided_among(ids: Any) -> Any:
+        began = time.time()
+        found = decided_among(ids)
+        stamps["queries"].append([began, time.time()])
+        return found
+
+    backend.signed_decided_among, backend.store.requests = stamped_lookup, StampedReads()
+    return stamps
 
 
 async def reviewer_process(url: str, index: int, stop_file: Path) -> None:
@@ -388,8 +434,12 @@ def team(url: str, directory: Path, reviewers: int, agents: int, agent_processes
         for p in range(agent_processes)
     ]
     raised: dict[str, Any] = {}
+    stamps: list[tuple[set[str], dict[str, list[Any]]]] = []
     for process in agent_procs:
-        raised.update(_result(process, timeout=900))
+        found = _result(process, timeout=900)
+        if "__stamps__" in found:
+            stamps.append((set(found) - {"__stamps__"}, found.pop("__stamps__")))
+        raised.update(found)
     elapsed = time.monotonic() - began
     stop_file.write_text("stop")
     reviewed = [_result(process, timeout=120) for process in reviewer_procs]
@@ -428,6 +478,8 @@ def team(url: str, directory: Path, reviewers: int, agents: int, agent_processes
     ]
     decided_at = {h: min(side["decided"][h] for side in reviewed if h in side["decided"]) for h in winners}
     to_agent = [seen["answered"] - decided_at[h] for h, seen in raised.items() if h in decided_at]
+    if stamps:
+        _print_wake_path(stamps, decided_at, raised)
     return {
         "requests": expected,
         "elapsed_s": elapsed,
@@ -437,6 +489,50 @@ def team(url: str, directory: Path, reviewers: int, agents: int, agent_processes
         "problems": problems,
         "ok": ok,
     }
+
+
+def _print_wake_path(
+    stamps: list[tuple[set[str], dict[str, list[Any]]]], decided_at: dict[str, float], raised: dict[str, Any]
+) -> None:
+    """Where each decision's time went in its agent's process (``BENCH_STAMPS=1``), as p50 / p90 / p99 from the
+    reviewer's return from ``decide`` (after the commit) to each step."""
+    import bisect
+
+    steps: dict[str, list[float]] = {}
+    queued: list[int] = []
+    for ids, stamp in stamps:
+        notified, woken = sorted(stamp["notified"]), sorted(stamp["woken"])
+        lookups = [(*lookup, query) for lookup, query in zip(stamp["lookups"], stamp["queries"], strict=False)]
+        first_found: dict[str, tuple[Any, ...]] = {}
+        for lookup in lookups:
+            for hitl_id in lookup[3]:
+                first_found.setdefault(hitl_id, lookup)
+        starts = sorted(lookup[4][0] for lookup in lookups)
+        for hitl_id in ids:
+            if hitl_id not in decided_at or hitl_id not in first_found:
+                continue
+            decided = decided_at[hitl_id]
+            submitted, returned, _, _, (query_began, query_done) = first_found[hitl_id]
+            after = {
+                "notified": notified[min(bisect.bisect_left(notified, decided), len(notified) - 1)],
+                "woken": woken[min(bisect.bisect_left(woken, decided), len(woken) - 1)],
+                "look-up submitted": submitted,
+                "query began": query_began,
+                "query done": query_done,
+                "look-up back on loop": returned,
+                "agent resumed": raised[hitl_id]["answered"],
+            }
+            for name, at in after.items():
+                steps.setdefault(name, []).append(at - decided)
+            queued.append(bisect.bisect_left(starts, query_began) - bisect.bisect_left(starts, decided))
+    print("  wake path in the agent processes, from the reviewer's decide() returning (p50 / p90 / p99 ms):")
+    for name, values in steps.items():
+        described = [percentile([v * 1000 for v in values], p) for p in (50, 90, 99)]
+        print(f"    {name:22} " + " / ".join(f"{v:7.1f}" for v in described))
+    print(
+        f"    queries begun after the decision before the one that found it: p50 {percentile(queued, 50):.0f},"
+        f" p99 {percentile(queued, 99):.0f}, max {max(queued, default=0)}"
+    )
 
 
 # -- the run --------------------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """Outside agents waiting in one process (``wait_for_response``), looked up together.
 
-One ``decided_among`` query per change the feed reports serves every waiter of the process, and only the waiters
-whose request was decided wake, their audit check in the same job, on the backend's look-up thread (never queued
-behind the process's own writes).
+One ``decided_among`` query serves the waiters of the process, and only the waiters whose request was decided wake,
+their audit check in the same job, on the backend's look-up thread (never queued behind the process's own writes).
+Where the feed names the decided requests (PostgreSQL) only the waiters a decision named are looked up, at once;
+every waiter is looked up when the feed listens again, and at most every :data:`FALLBACK_INTERVAL` seconds while
+writers that name no decisions commit (an older version, a statement typed by hand). Elsewhere every change looks
+up all.
 """
 
 from __future__ import annotations
@@ -10,13 +13,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from reviewer_app.domain.hitl import DecisionNotOnRecord, HITLRecord
-from reviewer_app.persistence.changes import ChangeFeed
+from reviewer_app.persistence.changes import ChangeFeed, DecidedHint
 
 log = logging.getLogger(__name__)
+
+FALLBACK_INTERVAL = 1.0
+"""Seconds: where decisions name their requests, commits by writers that name none look every waiter up at most this
+often."""
 
 
 class WaitingBackend(Protocol):
@@ -50,16 +58,23 @@ class SharedDecidedLookup:
 
     Each waiter used to wake on every change (any commit, by anyone) and read its own request: with 200 agents
     waiting that was 200 wake-ups and 200 reads per commit, and under load the decision an agent waited for was
-    seen seconds after its commit. (The runtime's own runs wait through ``runtime/watcher.py`` the same way.)
+    seen seconds after its commit. Then one look-up of every waiter per change: with 20 reviewers and 200 agents
+    on one server (~25 commits a second) each agent process looked up all its waiters without pause, and a decision
+    waited for the look-up in flight before its own. (The runtime's own runs wait through ``runtime/watcher.py``.)
     """
 
-    def __init__(self, backend: WaitingBackend) -> None:
+    def __init__(self, backend: WaitingBackend, *, fallback_interval: float = FALLBACK_INTERVAL) -> None:
         self._backend = backend
+        self.fallback_interval = fallback_interval
         self._futures: dict[str, list[asyncio.Future[HITLRecord]]] = {}
         self._changed: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
-        self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._named: set[str] = set()  # waiters to look up next: a decision named them, or they just began
+        self._everyone = False  # look up every waiter next
+        self._unnamed = False  # a writer that names no decisions committed: every waiter is looked up, in time
+        self._everyone_at = 0.0  # when every waiter was last looked up
 
     async def wait(self, hitl_id: str, timeout: float | None) -> HITLRecord | None:
         """The request's record once it is no longer pending, checked against its audit row (else
@@ -68,6 +83,7 @@ class SharedDecidedLookup:
         changed = self._watching(loop)
         future: asyncio.Future[HITLRecord] = loop.create_future()
         self._futures.setdefault(hitl_id, []).append(future)
+        self._named.add(hitl_id)
         changed.set()  # look once now: the decision may have landed since the caller's own read
         try:
             await asyncio.wait({future}, timeout=timeout)
@@ -79,19 +95,54 @@ class SharedDecidedLookup:
         if self._loop is not loop or self._changed is None or self._task is None or self._task.done():
             self.stop()
             self._loop, self._changed = loop, asyncio.Event()
-            self._unsubscribe = self._backend.feed.subscribe(self._on_change)
+            feed = self._backend.feed
+            self._unsubscribe = [feed.subscribe(self._on_change)]
+            if feed.names_decisions:
+                self._unsubscribe.append(feed.subscribe_decided(self._on_decided))
             self._task = loop.create_task(self._watch(self._changed), name="reviewer-wait-for-response")
         return self._changed
 
     def _on_change(self) -> None:
-        if self._futures and self._changed is not None:
+        """Any change: where the feed names decisions its hints say more (:meth:`_on_decided`), else look all up."""
+        if self._futures and self._changed is not None and not self._backend.feed.names_decisions:
+            self._everyone = True
             self._changed.set()
+
+    def _on_decided(self, hint: DecidedHint) -> None:
+        """The feed's hint (forgeable: it only says which rows to read again)."""
+        if not self._futures or self._changed is None:
+            return
+        self._everyone |= hint.unseen
+        self._unnamed |= hint.unnamed
+        self._named.update(hint.named.intersection(self._futures))  # names nobody here waits for cost nothing
+        self._changed.set()
+
+    def _due(self) -> list[str]:
+        """The waiters to look up now (and the state reset for the next turn)."""
+        now = time.monotonic()
+        if self._everyone or (self._unnamed and now - self._everyone_at >= self.fallback_interval):
+            self._everyone, self._unnamed, self._everyone_at = False, False, now
+            self._named.clear()
+            return list(self._futures)
+        named, self._named = self._named, set()
+        return [hitl_id for hitl_id in named if hitl_id in self._futures]
+
+    def _fallback_delay(self) -> float | None:
+        """Seconds until an unnamed writer's commits are due for a look-up of every waiter; None: none came."""
+        if not self._unnamed or not self._futures:
+            return None
+        return max(0.0, self._everyone_at + self.fallback_interval - time.monotonic())
 
     async def _watch(self, changed: asyncio.Event) -> None:
         while True:
-            await changed.wait()
+            delay = self._fallback_delay()
+            if delay is None:
+                await changed.wait()
+            elif not changed.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), delay)
             changed.clear()
-            ids = list(self._futures)
+            ids = self._due()
             if not ids:
                 continue
             try:
@@ -120,9 +171,9 @@ class SharedDecidedLookup:
 
     def stop(self) -> None:
         """Stop watching (the backend closes); waiters still waiting are cancelled."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
         task, self._task = self._task, None
         if task is not None and not task.done() and not task.get_loop().is_closed():
             task.get_loop().call_soon_threadsafe(self._release, task)

@@ -10,6 +10,8 @@ poll interval. On PostgreSQL every write transaction sends
 ``NOTIFY reviewer_changes`` (delivered only on commit) and a listener thread
 wakes the loop (:mod:`reviewer_app.persistence.pg_notify`). Writers in this
 process also call :meth:`ChangeFeed.notify` so that local waiters wake at once.
+There each decision also names its request in a notification of its own, so waiting agents look up only the
+requests a decision named (:meth:`ChangeFeed.subscribe_decided`).
 """
 
 from __future__ import annotations
@@ -22,16 +24,34 @@ import select
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from reviewer_app.persistence.engine import Engines, sqlite_path
 from reviewer_app.persistence.wakeup import WakeListener, WakeSender
 from reviewer_app.persistence.wakeup import supported as wake_supported
 
 Listener = Callable[[], None]
+
+
+@dataclass(frozen=True)
+class DecidedHint:
+    """What a feed learnt of decisions since it last told: a hint, since anyone connected can send notifications.
+    Re-read the rows it points at; trust nothing more."""
+
+    named: frozenset[str] = frozenset()
+    """Requests decisions named."""
+    unseen: bool = False
+    """Any request may have been decided unseen (the watcher listens again after losing its connection)."""
+    unnamed: bool = False
+    """A writer that names no decisions committed (an older version, a statement typed by hand)."""
+
+
+DecidedListener = Callable[[DecidedHint], None]
 StatusListener = Callable[[str | None], None]
+L = TypeVar("L")
 log = logging.getLogger(__name__)
 
 
@@ -63,7 +83,27 @@ class ChangeFeed(Protocol):
         """Call ``listener`` on the loop with a message while the watcher is failing and retrying, None once well."""
         ...
 
+    @property
+    def names_decisions(self) -> bool:
+        """Whether :meth:`subscribe_decided` listeners hear of every decision (PostgreSQL); else only changes."""
+        ...
+
+    def subscribe_decided(self, listener: DecidedListener) -> Callable[[], None]:
+        """Call ``listener`` on the loop with a :class:`DecidedHint` of what came since the last call."""
+        ...
+
     def close(self) -> None: ...
+
+
+def _added(listeners: list[L], listener: L) -> Callable[[], None]:
+    """``listener`` appended to ``listeners``; returns the function that takes it off again."""
+    listeners.append(listener)
+
+    def unsubscribe() -> None:
+        if listener in listeners:
+            listeners.remove(listener)
+
+    return unsubscribe
 
 
 class FeedBase:
@@ -86,6 +126,10 @@ class FeedBase:
         self._closed = False
         self._status: str | None = None
         self._status_listeners: list[StatusListener] = []
+        self._decided_listeners: list[DecidedListener] = []
+        self._decided: set[str] = set()  # named since the loop last took them (under _lock)
+        self._decided_unseen = False  # decisions may have gone unseen (under _lock)
+        self._decided_unnamed = False  # a writer that names no decisions committed (under _lock)
 
     # -- for subclasses ---------------------------------------------------------------------
     def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:  # pragma: no cover - abstract
@@ -115,10 +159,20 @@ class FeedBase:
         """Why the feed cannot see other processes right now (it is retrying), or None."""
         return self._status
 
-    def _remote_change(self) -> None:
-        """Another connection committed (thread-safe): bump the token and wake the loop."""
+    names_decisions = False
+
+    MAX_NAMED = 10_000
+    """More ids named between two turns of the loop (a flood of notifications) count as "anything was decided"."""
+
+    def _remote_change(self, decided: Iterable[str] = (), *, unseen: bool = False, unnamed: bool = False) -> None:
+        """Another connection committed (thread-safe): bump the token and wake the loop. The rest is for
+        :meth:`subscribe_decided`: ``decided``, the requests its decisions named; ``unseen``, decisions may have gone
+        unseen (the watcher just started listening); ``unnamed``, its writer names no decisions."""
         with self._lock:
             self._remote += 1
+            self._decided.update(decided)
+            self._decided_unseen |= unseen or len(self._decided) > self.MAX_NAMED
+            self._decided_unnamed |= unnamed
         self._schedule_wake()
 
     # -- the ChangeFeed protocol ------------------------------------------------------------
@@ -135,22 +189,16 @@ class FeedBase:
         """Nothing by default: other processes learn of commits from the database itself."""
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
+        unsubscribe = _added(self._listeners, listener)
         self._ensure_watching()
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
         return unsubscribe
 
     def subscribe_status(self, listener: StatusListener) -> Callable[[], None]:
-        self._status_listeners.append(listener)
+        return _added(self._status_listeners, listener)
 
-        def unsubscribe() -> None:
-            if listener in self._status_listeners:
-                self._status_listeners.remove(listener)
-
+    def subscribe_decided(self, listener: DecidedListener) -> Callable[[], None]:
+        unsubscribe = _added(self._decided_listeners, listener)
+        self._ensure_watching()
         return unsubscribe
 
     async def wait(self, since: int, timeout: float | None = None) -> int:
@@ -203,8 +251,16 @@ class FeedBase:
         for future in list(self._waiters):
             if not future.done():
                 future.set_result(None)
-        for listener in list(self._listeners) if listeners else ():
+        if not listeners:
+            return
+        for listener in list(self._listeners):
             listener()
+        with self._lock:
+            hint = DecidedHint(frozenset(self._decided), self._decided_unseen, self._decided_unnamed)
+            self._decided, self._decided_unseen, self._decided_unnamed = set(), False, False
+        if hint != DecidedHint():
+            for decided_listener in list(self._decided_listeners):
+                decided_listener(hint)
 
 
 class _PollingFeed(FeedBase):

@@ -23,6 +23,13 @@ from reviewer_app.domain.limits import decode_stored_json
 
 BUSY_TIMEOUT_MS = 30_000
 CHANGES_CHANNEL = "reviewer_changes"  # PostgreSQL: every write transaction NOTIFYs it (see pg_notify)
+CHANGED_PAYLOAD = "changed"
+"""The payload of a write transaction's notification: its writer names its decisions (no payload: a writer that
+does not, such as an older version, whose decisions waiters find by looking every waiter up)."""
+DECIDED_PREFIX = "decided:"
+"""A decision's own notification: this prefix and the decided request's id."""
+MAX_NOTIFY_PAYLOAD = 7999
+"""PostgreSQL refuses a notification payload of 8000 bytes or more (a decision naming a longer id names none)."""
 
 
 def database_url(target: str | os.PathLike[str]) -> str:
@@ -123,7 +130,7 @@ class Engines:
         with self.writer.begin() as connection:
             yield connection
             if self.dialect == "postgresql":
-                connection.exec_driver_sql(f"NOTIFY {CHANGES_CHANNEL}")
+                connection.exec_driver_sql(f"NOTIFY {CHANGES_CHANNEL}, '{CHANGED_PAYLOAD}'")
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -1,8 +1,11 @@
 """PostgreSQL's change feed: LISTEN on a connection owned by a daemon thread.
 
-Every write transaction sends ``NOTIFY reviewer_changes`` (see
-:meth:`reviewer_app.persistence.engine.Engines.write`); PostgreSQL delivers it
-only when the transaction commits, so a woken waiter always finds the change.
+Every write transaction sends ``NOTIFY reviewer_changes, 'changed'`` (see
+:meth:`reviewer_app.persistence.engine.Engines.write`), and each decision one more
+whose payload is ``decided:`` and its request's id; PostgreSQL delivers them only
+when the transaction commits, so a woken waiter always finds the change. A
+notification without payload comes from a writer that names no decisions (an
+older version, a statement typed by hand).
 The listener runs in a thread rather than on the event loop because psycopg's
 async mode refuses the Windows Proactor loop that qasync uses; the thread hands
 each batch of notifications to the loop with ``call_soon_threadsafe``. It
@@ -23,7 +26,7 @@ from typing import Any
 import psycopg
 
 from reviewer_app.persistence.changes import FeedBase
-from reviewer_app.persistence.engine import CHANGES_CHANNEL, Engines
+from reviewer_app.persistence.engine import CHANGES_CHANNEL, DECIDED_PREFIX, Engines
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +45,12 @@ class PostgresChangeFeed(FeedBase):
 
     The LISTEN connection opens on the first :meth:`wait` or :meth:`subscribe`
     (a command that never waits never holds one) and closes with :meth:`close`.
+    A ``decided:<id>`` payload is a decision naming its request (``Statements.name_decided``), and no payload a
+    writer that names none: both are handed to :meth:`subscribe_decided` listeners as hints only, since anyone
+    connected can send any notification.
     """
+
+    names_decisions = True
 
     def __init__(self, engines: Engines, *, health_interval: float = 10.0, max_retry_delay: float = 2.0) -> None:
         super().__init__()
@@ -103,7 +111,7 @@ class PostgresChangeFeed(FeedBase):
                     self.listener_pid = connection.info.backend_pid
                     self.connects += 1
                     delay = 0.05
-                    self._remote_change()  # commits before LISTEN took effect: let waiters re-check
+                    self._remote_change(unseen=True)  # commits before LISTEN took effect: let waiters re-check
                     self._pump(connection, interrupt)
             except psycopg.Error as exc:
                 if not self._stop.is_set():
@@ -125,5 +133,7 @@ class PostgresChangeFeed(FeedBase):
                 return
             if not readable:
                 connection.execute("SELECT 1")  # idle: prove the link is alive (notices that come along are kept)
-            if sum(1 for _ in connection.notifies(timeout=0)):
-                self._remote_change()
+            payloads = [notice.payload for notice in connection.notifies(timeout=0)]
+            if payloads:
+                named = [payload[len(DECIDED_PREFIX) :] for payload in payloads if payload.startswith(DECIDED_PREFIX)]
+                self._remote_change(named, unnamed="" in payloads)

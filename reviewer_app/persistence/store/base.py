@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, TypeVar, cast
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from reviewer_app.domain.identity import recorded_reviewer
 from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.blobs import ValueMemo
-from reviewer_app.persistence.engine import Engines
+from reviewer_app.persistence.engine import CHANGES_CHANNEL, DECIDED_PREFIX, MAX_NOTIFY_PAYLOAD, Engines
 from reviewer_app.persistence.store.fastpath import EncodedJSON, _HeldConnection, _insert_ignore_statement, _Prepared
 from reviewer_app.persistence.store.records import CreationClock
 
@@ -32,6 +32,9 @@ class RowSource(Protocol):
     def rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]: ...
 
     def reading(self) -> AbstractContextManager[Connection]: ...
+
+
+_NOTIFY_DECIDED = text("SELECT pg_notify(:channel, :payload)")
 
 
 class Statements:
@@ -67,6 +70,13 @@ class Statements:
         triggers accept, so a client never records a name its login does not back.
         """
         return reviewer if self.login is None else recorded_reviewer(self.login, reviewer)
+
+    def name_decided(self, hitl_id: str) -> None:
+        """PostgreSQL: a notification whose payload names the decided request (``decided:<id>``), delivered with the
+        commit, so a process looks up only the waiters a decision names (:mod:`reviewer_app.persistence.pg_notify`)."""
+        payload = DECIDED_PREFIX + hitl_id
+        if self.dialect == "postgresql" and len(payload.encode()) <= MAX_NOTIFY_PAYLOAD:
+            self.connection.execute(_NOTIFY_DECIDED, {"channel": CHANGES_CHANNEL, "payload": payload})
 
     def after_commit(self, name: str, action: Callable[[], None]) -> None:
         """Run ``action`` once this transaction has committed (the last one registered under ``name`` wins)."""
@@ -166,6 +176,7 @@ class Reader:
         self.engines = engines
         self._prepared = prepared
         self._held_reader = held
+        self._shared = threading.local()  # this thread's connection inside sharing_one_connection()
 
     @property
     def dialect(self) -> str:
@@ -201,7 +212,32 @@ class Reader:
         touched.append(driver)
 
     @contextmanager
+    def sharing_one_connection(self) -> Iterator[None]:
+        """Reads on this thread inside the block share one connection: one pool checkout (on PostgreSQL, one
+        liveness ping) for a job of several reads, such as a waiting agent's look-up with its audit check.
+
+        On PostgreSQL the connection autocommits: no ``BEGIN`` before the reads and no ``ROLLBACK`` when it goes
+        back to the pool, two round trips fewer. Each read sees what was committed when it ran, as each statement
+        of a ``READ COMMITTED`` transaction (PostgreSQL's default) does anyway.
+        """
+        if getattr(self._shared, "connection", None) is not None:
+            yield
+            return
+        with self.reading() as connection:
+            if self.engines.dialect == "postgresql":
+                connection.execution_options(isolation_level="AUTOCOMMIT")  # reset when the pool takes it back
+            self._shared.connection = connection
+            try:
+                yield
+            finally:
+                self._shared.connection = None
+
+    @contextmanager
     def reading(self) -> Iterator[Connection]:
+        shared: Connection | None = getattr(self._shared, "connection", None)
+        if shared is not None:
+            yield shared
+            return
         held = self._held_reader
         connection = held.acquire() if held is not None else None
         if held is None or connection is None:

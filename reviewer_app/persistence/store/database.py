@@ -229,6 +229,10 @@ class Store:
         """``work()``, retried decoding TEXT leniently if a stored value is not UTF-8 (see :class:`Reader`)."""
         return self._reader.tolerating_bad_text(work)
 
+    def sharing_one_connection(self) -> AbstractContextManager[None]:
+        """Reads on this thread inside the block share one connection (see :meth:`Reader.sharing_one_connection`)."""
+        return self._reader.sharing_one_connection()
+
     def _prepare_tx(self, statements: Statements) -> StoreTx:
         statements.seal = self.audit_seal
         statements.creation_clock = self.creation_clock

@@ -229,6 +229,7 @@ class RequestWrites(RequestLookups):
             if not rows:
                 raise self.conflict_for(hitl_id, _verb(status))
             record = row_to_record(rows[0])
+        self._tx.name_decided(hitl_id)
         shown = shown_arguments(record)
         if message is None and response is not None:
             raw = response.get("message")

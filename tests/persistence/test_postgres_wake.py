@@ -1,0 +1,309 @@
+"""Waiting agents on PostgreSQL are woken by the decision that names their request (issue 29, item 7: 20 reviewers
+and 200 agents on one server).
+
+Each decision's ``NOTIFY`` names the decided request, so a process looks up only its waiters that a decision named,
+not all of them after every commit anywhere. The name is a hint only: anyone connected may send a notification
+with any payload, so the waiter always reads the committed row itself. A notification is lost while the listener
+is disconnected; after it listens again every waiter is looked up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import psycopg
+import pytest
+
+from reviewer_app.domain.decisions import Decision, DecisionKind
+from reviewer_app.domain.records import NewRequest
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.persistence.engine import CHANGES_CHANNEL
+from reviewer_app.persistence.pg_notify import PostgresChangeFeed
+from reviewer_app.persistence.store import Store
+from tests.pg_server import PgServer
+
+pytestmark = pytest.mark.postgres
+
+
+def _libpq(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+class _AskedIds:
+    """The store's requests reads, recording the ids each ``decided_among`` look-up asks for."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.asked: list[list[str]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self._inner, name)
+        if name != "decided_among":
+            return real
+
+        def recorded(hitl_ids: Any) -> Any:
+            self.asked.append(sorted(hitl_ids))
+            return real(hitl_ids)
+
+        return recorded
+
+
+def _record_look_ups(backend: SQLHITLBackend) -> _AskedIds:
+    asked = _AskedIds(backend.store.requests)
+    backend.store.requests = asked  # type: ignore[assignment]
+    return asked
+
+
+async def _create(backend: SQLHITLBackend, *ids: str) -> None:
+    for hitl_id in ids:
+        await backend.create(
+            hitl_id=hitl_id, hitl_type="tool_approval", session_id="s", invocation_id="i", data={}, tool_name="t"
+        )
+
+
+async def _until(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.01)
+
+
+def _reject(message: str = "no") -> Decision:
+    return Decision(DecisionKind.REJECT, message=message)
+
+
+def test_a_decision_names_its_request_in_its_notify(pg_url: str) -> None:
+    store = Store.open(pg_url)
+    try:
+        with store.transaction() as tx:
+            tx.requests.create(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
+            tx.requests.create(NewRequest(hitl_id="h2", hitl_type="ask_user", session_id="s", invocation_id="i"))
+        with psycopg.connect(_libpq(pg_url), autocommit=True) as listener:
+            listener.execute(f"LISTEN {CHANGES_CHANNEL}")
+            with pytest.raises(RuntimeError), store.transaction() as tx:
+                tx.requests.decide("h2", {"decision": "reject"}, reviewer="erin")
+                raise RuntimeError("roll the decision back")
+            assert list(listener.notifies(timeout=0.3)) == []  # nothing named before the commit, nothing after it
+            with store.transaction() as tx:
+                tx.requests.decide("h1", {"decision": "reject"}, reviewer="erin")
+            payloads = {notice.payload for notice in listener.notifies(timeout=2)}
+            assert payloads == {"changed", "decided:h1"}  # a writer that names its decisions, and its decision
+    finally:
+        store.close()
+
+
+@pytest.mark.asyncio
+async def test_commits_that_decide_none_of_a_process_waiters_cost_it_no_look_up(pg_url: str) -> None:
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    others = SQLHITLBackend(pg_url, reviewer="erin")
+    try:
+        ids = [f"h{i}" for i in range(40)]
+        await _create(agents, *ids)
+        await _create(others, "elsewhere-1", "elsewhere-2")
+        agents._decided_lookups.fallback_interval = 0.1  # not even the fallback: these writers name their decisions
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ids}
+        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
+        await asyncio.sleep(0.5)  # every waiter has looked once (and all again once the feed listened) and waits
+        asked = _record_look_ups(agents)
+        for i in range(10):  # ten commits by another process, longer apart than the fallback interval
+            await _create(others, f"new-{i}")
+            await asyncio.sleep(0.15)
+        await others.decide("elsewhere-1", _reject())  # a decision, of a request nobody here waits for
+        await others.decide("h7", _reject())
+        record = await asyncio.wait_for(waits["h7"], 10)
+        assert record["status"] == "completed" and record["hitl_id"] == "h7"
+        await asyncio.sleep(0.3)
+        everyone = [look for look in asked.asked if len(look) > 1]
+        assert everyone == [], f"{len(everyone)} look-ups of every waiter for commits that named none of them"
+        assert ["h7"] in asked.asked
+        assert not any(wait.done() for hitl_id, wait in waits.items() if hitl_id != "h7")
+        for wait in waits.values():
+            wait.cancel()
+    finally:
+        await agents.aclose()
+        await others.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_forged_notification_resolves_no_waiter_with_what_is_not_committed(pg_url: str) -> None:
+    """The payload only says which row to read again: a forged name (of a waiter still pending, of a decision not
+    committed) or garbage wakes nobody with anything but the committed row."""
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    reviewer = SQLHITLBackend(pg_url, reviewer="erin")
+    try:
+        await _create(agents, "h1", "h2")
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ("h1", "h2")}
+        await asyncio.sleep(0.5)
+        asked = _record_look_ups(agents)
+        forged = ("decided:h1", "decided:h1,h2", "decided:", "decided: h1", "h1", "decided:h1\n", "\\x00", "é" * 2000)
+        with (
+            psycopg.connect(_libpq(pg_url), autocommit=True) as forger,
+            psycopg.connect(_libpq(pg_url)) as uncommitted,  # a decision written but never committed
+        ):
+            uncommitted.execute(
+                "UPDATE hitl_requests SET status = 'completed', decision = 'approve', decided_by = session_user,"
+                " user_response = '{\"decision\": \"approve\"}' WHERE hitl_id = 'h1'"
+            )
+            for payload in forged:
+                forger.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, payload))
+            await _until(lambda: any("h1" in look for look in asked.asked))  # the forged name was read again ...
+            await asyncio.sleep(0.5)
+            assert not waits["h1"].done() and not waits["h2"].done()  # ... and found pending
+            uncommitted.rollback()
+        await reviewer.decide("h1", _reject("the real one"))
+        record = await asyncio.wait_for(waits["h1"], 10)
+        assert record["user_response"]["message"] == "the real one"
+        assert not waits["h2"].done()
+        waits["h2"].cancel()
+    finally:
+        await agents.aclose()
+        await reviewer.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_decisions_resolves_every_waiter_once_in_few_look_ups(pg_url: str) -> None:
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    reviewers = [SQLHITLBackend(pg_url, reviewer=f"r{i}") for i in range(4)]
+    try:
+        ids = [f"b{i:03d}" for i in range(200)]
+        await _create(agents, *ids)
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ids}
+        await asyncio.sleep(1.0)
+        asked = _record_look_ups(agents)
+        # 150 decisions from four processes at once, and 50 more committed in one transaction.
+        await asyncio.gather(
+            *(reviewers[i % 4].decide(h, _reject(f"by r{i % 4}")) for i, h in enumerate(ids[:150])),
+            reviewers[0].write(
+                lambda tx: [tx.requests.decide(h, {"decision": "reject"}, reviewer="r0") for h in ids[150:]]
+            ),
+        )
+        done = await asyncio.wait_for(asyncio.gather(*waits.values()), 30)
+        assert sorted(str(r["hitl_id"]) for r in done) == ids
+        for i, (hitl_id, record) in enumerate(zip(waits, done, strict=True)):
+            assert record["hitl_id"] == hitl_id and record["status"] == "completed"
+            expected = f"by r{i % 4}" if i < 150 else None
+            assert (record["user_response"] or {}).get("message") == expected
+        looked_up = [h for look in asked.asked for h in look]
+        assert set(looked_up) == set(ids) and len(asked.asked) <= len(ids)
+        in_one = max(len(set(look) & set(ids[150:])) for look in asked.asked)
+        assert in_one >= 10, f"the 50 names of one commit were looked up {in_one} at most at a time: not batched"
+    finally:
+        await agents.aclose()
+        for backend in reviewers:
+            await backend.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_decision_made_while_the_server_restarted_reaches_its_waiter(
+    pg_url: str, postgres_server: PgServer
+) -> None:
+    """A notification sent while the listener is disconnected is lost: after it listens again, every waiter is
+    read again. The listener's back-off makes it listen again after the decision commits."""
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    try:
+        await _create(agents, "h1", "h2")
+        feed = agents.feed
+        assert isinstance(feed, PostgresChangeFeed)
+        feed.max_retry_delay = 3.0
+        agents._decided_lookups.fallback_interval = 3600  # only listening again can bring the decision
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=90)) for h in ("h1", "h2")}
+        await _until(lambda: feed.listener_pid is not None)
+        await asyncio.sleep(0.3)
+        connects = feed.connects
+        postgres_server.pause()
+        await asyncio.sleep(2.0)  # the listener backs off while the server is down
+        await asyncio.to_thread(postgres_server.resume)
+        with psycopg.connect(_libpq(pg_url), autocommit=True) as raw:  # the decision, straight after the restart
+            decider = Store.open(pg_url)
+            try:
+                await asyncio.to_thread(_decide_in_store, decider, "h1")
+            finally:
+                decider.close()
+            listening = raw.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN%%' AND datname = current_database()"
+            ).fetchone()
+        assert listening is not None and listening[0] == 0, "the listener was back before the decision: no test"
+        record = await asyncio.wait_for(waits["h1"], 30)
+        assert record["status"] == "completed" and feed.connects > connects
+        assert not waits["h2"].done()
+        waits["h2"].cancel()
+    finally:
+        await agents.aclose()
+
+
+def _decide_in_store(store: Store, hitl_id: str) -> None:
+    with store.transaction() as tx:
+        tx.requests.decide(hitl_id, {"decision": "reject", "message": "while you were away"}, reviewer="erin")
+
+
+@pytest.mark.asyncio
+async def test_a_look_up_and_its_audit_check_share_one_connection(pg_url: str) -> None:
+    """Each checkout from the pool costs a round trip (the liveness ping): a loaded server made each one show."""
+    from sqlalchemy import event
+
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    try:
+        await _create(agents, "h1", "h2")
+        await agents.decide("h1", _reject())
+        checkouts: list[int] = []
+        engine = agents.store.engines.reader
+        listener = lambda *_: checkouts.append(1)  # noqa: E731
+        event.listen(engine, "checkout", listener)
+        try:
+            records, problems = await agents.signed_decided_among(["h1", "h2"])
+        finally:
+            event.remove(engine, "checkout", listener)
+        assert [r["hitl_id"] for r in records] == ["h1"] and problems == {}
+        assert len(checkouts) == 1
+    finally:
+        await agents.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_decision_that_names_nothing_is_found_by_the_fallback(pg_url: str) -> None:
+    """A writer that names no decision (an older version, a hand-made UPDATE): its commit's plain notification
+    has every waiter looked up within the fallback interval. This one is refused: no audit row signs it."""
+    from reviewer_app.domain.hitl import DecisionNotOnRecord
+
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    try:
+        await _create(agents, "h1")
+        agents._decided_lookups.fallback_interval = 0.5
+        waiting = asyncio.ensure_future(agents.wait_for_response("h1", timeout=60))
+        await asyncio.sleep(0.5)
+        with psycopg.connect(_libpq(pg_url)) as writer:
+            writer.execute(
+                "UPDATE hitl_requests SET status = 'completed', decision = 'approve', decided_by = session_user,"
+                " user_response = '{\"decision\": \"approve\"}' WHERE hitl_id = 'h1'"
+            )
+            writer.execute(f"NOTIFY {CHANGES_CHANNEL}")
+        with pytest.raises(DecisionNotOnRecord):
+            await asyncio.wait_for(waiting, 10)
+    finally:
+        await agents.aclose()
+
+
+def test_a_look_up_opens_no_transaction_on_the_server(pg_url: str) -> None:
+    """Reads that share a connection autocommit on PostgreSQL: no BEGIN before them and no ROLLBACK after them, two
+    round trips fewer for a waiting agent (each read still sees what was committed when it ran)."""
+    from psycopg.pq import TransactionStatus
+
+    store = Store.open(pg_url)
+    try:
+        with store.transaction() as tx:
+            tx.requests.create(NewRequest(hitl_id="h1", hitl_type="ask_user", session_id="s", invocation_id="i"))
+            tx.requests.decide("h1", {"decision": "reject"}, reviewer="erin")
+        seen: list[Any] = []
+        with store.sharing_one_connection():
+            records = store.requests.decided_among(["h1"])
+            problems = store.audit.decision_problems(records)
+            with store._reader.reading() as connection:
+                driver = connection.connection.driver_connection
+                seen.append(driver.info.transaction_status)
+        assert [r["hitl_id"] for r in records] == ["h1"] and problems == {}
+        assert seen == [TransactionStatus.IDLE]
+        assert driver.autocommit is False  # back in the pool as every other read finds it
+    finally:
+        store.close()
