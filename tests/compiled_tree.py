@@ -28,7 +28,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("reviewer_app", "resources", "tests", "examples")
-PLUGINS = ("pg_server.py", "slow_first.py", "compiled_tree.py")
+PLUGINS = ("pg_server.py", "slow_first.py", "compiled_tree.py", "frozen_heap.py")
 """The plugin modules ``tests/conftest.py`` names: pytest rewrites their asserts as it does the test modules'."""
 
 
