@@ -7,19 +7,29 @@ some shells and CI images do) nothing ever writes it, and every process compiles
 writes at import), once, in the controlling process; files whose bytecode is current are left alone (a stat each).
 Bytecode is checked against its source's size and mtime at every import, so a stale file is never used.
 
+The test modules themselves are imported by pytest, which rewrites their ``assert`` statements and caches the result
+in ``__pycache__`` under its own name, and under that variable never writes that cache either: every parallel worker
+parsed, rewrote and compiled all ~200 test modules again (~9 s of CPU each, half of what collecting costs).
+The controlling process writes that cache too, with pytest's own functions, before the workers start; pytest checks
+each entry against its source's hash when it reads it.
+
 Registered as a plugin by ``tests/conftest.py``.
 """
 
 from __future__ import annotations
 
 import compileall
+import contextlib
 import os
+import types
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("reviewer_app", "resources", "tests", "examples")
+PLUGINS = ("pg_server.py", "slow_first.py", "compiled_tree.py", "frozen_heap.py")
+"""The plugin modules ``tests/conftest.py`` names: pytest rewrites their asserts as it does the test modules'."""
 
 
 def compile_tree(root: Path = REPO_ROOT) -> bool:
@@ -27,6 +37,38 @@ def compile_tree(root: Path = REPO_ROOT) -> bool:
     return all(compileall.compile_dir(root / name, quiet=2, workers=1) for name in PACKAGES if (root / name).is_dir())
 
 
+def rewritten_modules(tests: Path) -> list[Path]:
+    """The files under ``tests`` whose asserts pytest rewrites: test modules, conftest files, the plugins."""
+    found = [*tests.rglob("test_*.py"), *tests.rglob("conftest.py"), *(tests / name for name in PLUGINS)]
+    return sorted(path for path in found if path.is_file())
+
+
+def write_rewritten_tests(config: pytest.Config, tests: Path = REPO_ROOT / "tests") -> int:
+    """Write pytest's cache of the rewritten test modules where it is missing or stale; the number written.
+
+    Uses pytest's private rewriting functions (the same ones its import hook calls); with another pytest that lacks
+    them, or with assertion rewriting turned off, nothing is written and each worker rewrites as before."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return 0
+    needed = ("PYC_TAIL", "get_cache_dir", "try_makedirs", "_read_pyc", "_rewrite_test", "_write_pyc")
+    if config.getoption("assertmode", "rewrite") != "rewrite" or not all(hasattr(rewrite, name) for name in needed):
+        return 0
+    quiet = types.SimpleNamespace(trace=lambda message: None)  # the AssertionState part _write_pyc uses
+    written = 0
+    for source in rewritten_modules(tests):
+        cache = rewrite.get_cache_dir(source)
+        pyc = cache / (source.name[:-3] + rewrite.PYC_TAIL)
+        if rewrite._read_pyc(source, pyc) is not None or not rewrite.try_makedirs(cache):
+            continue
+        with contextlib.suppress(SyntaxError):  # pytest reports it when it imports the module
+            source_hash, code = rewrite._rewrite_test(source, config)
+            written += rewrite._write_pyc(quiet, code, source_hash, pyc)  # type: ignore[arg-type]
+    return written
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER") is None:  # the controlling process, before any worker starts
         compile_tree()
+        write_rewritten_tests(config)

@@ -118,6 +118,15 @@ def opencode_binary() -> Path:
     return _install(directory, packages, binary)
 
 
+def opencode_config_dependencies() -> Path:
+    """The folder ``npm install @opencode-ai/plugin`` made, at OpenCode's own version: what OpenCode installs into
+    each config folder before it loads a plugin from there (``node_modules``, ``package.json``, the lockfile)."""
+    directory = cache_root() / f"opencode-plugin-{OPENCODE_VERSION}"
+    marker = directory / "node_modules" / "@opencode-ai" / "plugin" / "package.json"
+    _install(directory, [f"@opencode-ai/plugin@{OPENCODE_VERSION}"], marker)
+    return directory
+
+
 def copilot_binary() -> Path:
     directory = cache_root() / f"copilot-{COPILOT_VERSION}"
     binary = directory / "node_modules" / "@github" / "copilot-linux-x64" / "copilot"

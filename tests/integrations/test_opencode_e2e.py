@@ -2,20 +2,25 @@
 API on 127.0.0.1 (a custom ``@ai-sdk/openai-compatible`` provider in ``OPENCODE_CONFIG_CONTENT``), Reviewer's
 plugin installed by ``hook install opencode``, decisions from ``reviewer-app decide``.
 
-OpenCode's own permissions are set to allow, so Reviewer's plugin is the gate. It starts slowly offline (it
-tries to fetch its plugin SDK for the config directory first), hence the longer start-up allowance.
+OpenCode's own permissions are set to allow, so Reviewer's plugin is the gate. Before it loads a plugin from a
+config folder, OpenCode installs its plugin SDK there (``npm install @opencode-ai/plugin``, ~60 MB: most of its
+start-up, and a long wait where the registry is slow or unreachable) unless the folder's lockfile already lists it.
+The temporary home's config folder gets that install, made once into the test cache, as a user's folder has it
+after OpenCode's first start.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 
 from tests.integrations.agent_run import EDITED, MARKER, HostE2E, decisions
 from tests.integrations.fake_chat import FakeChat
-from tests.integrations.npm_cli import opencode_binary
+from tests.integrations.npm_cli import opencode_binary, opencode_config_dependencies
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
@@ -28,12 +33,23 @@ QUIET = {
 }
 
 
+def with_plugin_sdk(config: Path) -> None:
+    """OpenCode's config folder as its own install of the plugin SDK leaves it. The modules are shared: with the SDK
+    in the lockfile OpenCode only checks that ``node_modules`` exists, and Reviewer's plugin imports none of them."""
+    installed = opencode_config_dependencies()
+    config.mkdir(parents=True, exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(installed / name, config / name)
+    (config / "node_modules").symlink_to(installed / "node_modules", target_is_directory=True)
+
+
 @pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, "description": "edited"}))
 async def test_real_opencode_runs_the_command_exactly_as_decided(
     host_e2e: HostE2E, decision: str, extra: list[str]
 ) -> None:
     xdg = [key for key in os.environ if key.startswith("XDG_")]  # its config folder: the temporary home's
     env = host_e2e.install("opencode", drop=xdg, **QUIET)
+    with_plugin_sdk(host_e2e.home / ".config" / "opencode")
     with FakeChat("bash", {"command": MARKER, "description": "a marker"}) as api:
         provider = {
             "npm": "@ai-sdk/openai-compatible",
