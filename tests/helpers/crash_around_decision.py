@@ -116,6 +116,12 @@ def die_around_decisions(backend: SQLHITLBackend, point: str) -> None:
 async def main(db: str, workspaces: str, point: str, mode: str = "thread") -> int:
     if point not in POINTS or mode not in MODES:
         raise SystemExit(f"point must be one of {POINTS}, mode one of {MODES}")
+    if mode == "loop":
+        from reviewer_app.hitl.loop_writes import LoopWrites
+
+        # This helper is about a crash around a decision written on the loop: a write slowed by a loaded machine
+        # must not send the decision to the database thread (tests/persistence/test_loop_writes.py covers that).
+        LoopWrites.SLOW_S = float("inf")
     backend = SQLHITLBackend(db, writes_on_loop=mode == "loop")
     tools = counting_tools(die_inside=point == "in-tool")
     runtime = Runtime(backend, AgentCatalog([counting_agent()]), workspaces_dir=Path(workspaces), tools=tools)

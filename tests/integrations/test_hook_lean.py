@@ -50,7 +50,7 @@ async def _waive(db: Path, command: str, *, tool: str = "Bash", agent: str = "cl
         )
 
 
-def _event(name: str, command: str, call: str, **arguments: Any) -> dict[str, Any]:
+def bash_event(name: str, command: str, call: str, **arguments: Any) -> dict[str, Any]:
     payload = dict(fixture(name))
     payload.update(session_id=SESSION, prompt_id="lean-run", tool_name="Bash")
     payload["tool_input"] = {"command": command, "description": "lean", **arguments}
@@ -74,7 +74,7 @@ def _rows(db: Path, table: str, where: str, value: str) -> list[dict[str, Any]]:
         connection.close()
 
 
-def _decided(db: Path, decided_by: str = "session-rule:%") -> list[dict[str, Any]]:
+def decided_rows(db: Path, decided_by: str = "session-rule:%") -> list[dict[str, Any]]:
     """The one request decided by ``decided_by`` (a LIKE pattern), its audit row and its run."""
     connection = sqlite3.connect(db)
     try:
@@ -99,9 +99,9 @@ async def test_lean_path_writes_and_answers_as_the_fast_and_backend_paths(tmp_pa
     for label, args in paths.items():
         db = tmp_path / f"{label}.db"
         await _waive(db, command)
-        code, answer, err = run_hook(tmp_path, db, _event(name, command, "toolu_lean_1"), "--no-transcript", *args)
+        code, answer, err = run_hook(tmp_path, db, bash_event(name, command, "toolu_lean_1"), "--no-transcript", *args)
         assert code == 0, err
-        results[label] = (answer, _decided(db))
+        results[label] = (answer, decided_rows(db))
         async with SQLHITLBackend(db) as backend:
             assert (await backend.verify_audit()).ok
     # the rows as the fast path writes them (its own test holds them to the backend's for the same fields; the
@@ -127,7 +127,7 @@ def test_a_waived_call_loads_no_argparse_dataclasses_typing_or_rules(tmp_path: P
     )
     result = subprocess.run(
         [sys.executable, "-c", probe, str(db_path)],
-        input=json.dumps(_event("pretooluse.json", "echo lean", "toolu_imports")).encode(),
+        input=json.dumps(bash_event("pretooluse.json", "echo lean", "toolu_imports")).encode(),
         capture_output=True,
         check=False,
         env=hook_env(tmp_path),
@@ -143,17 +143,17 @@ async def test_what_the_lean_path_cannot_tell_is_decided_as_before(tmp_path: Pat
     """A rule about the tool, --allow-tools, a waiver that needs the parser (other quoting of the approved
     command), a flag the waiver was not granted for: the full path answers, with its own words."""
     await _waive(db_path, "echo lean")
-    quoted = _event("pretooluse.json", "'echo' lean", "toolu_quoted")  # the same command for the parser
+    quoted = bash_event("pretooluse.json", "'echo' lean", "toolu_quoted")  # the same command for the parser
     _, answer, _ = run_hook(tmp_path, db_path, quoted, "--no-transcript")
     assert answer is not None and "allow `echo lean` exactly" in json.dumps(answer)
 
-    flagged = _event("pretooluse.json", "echo lean", "toolu_flag", run_in_background=True)
+    flagged = bash_event("pretooluse.json", "echo lean", "toolu_flag", run_in_background=True)
     _, answer, _ = run_hook(tmp_path, db_path, flagged, "--no-transcript", "--timeout", "1")
     assert answer is not None and answer["hookSpecificOutput"]["permissionDecision"] == "ask"  # nobody decided
 
     async with SQLHITLBackend(db_path, reviewer="tester") as backend:
         await backend.add_rule(Rule.create("deny", "Bash(echo:*)", now=1.0))
-    denied = _event("pretooluse.json", "echo lean", "toolu_denied")
+    denied = bash_event("pretooluse.json", "echo lean", "toolu_denied")
     _, answer, _ = run_hook(tmp_path, db_path, denied, "--no-transcript")
     assert answer is not None and answer["hookSpecificOutput"]["permissionDecision"] == "deny"  # the rule wins
 
@@ -293,7 +293,7 @@ async def test_the_waiting_request_is_the_fast_paths_and_is_waited_on(tmp_path: 
         db = tmp_path / f"{label}.db"
         async with SQLHITLBackend(db, reviewer="tester") as backend:
             started = time.time()
-            process = start_hook(tmp_path, db, _event("pretooluse.json", "touch waiting", "toolu_wait"), *args)
+            process = start_hook(tmp_path, db, bash_event("pretooluse.json", "touch waiting", "toolu_wait"), *args)
             [pending] = await wait_pending(backend)
             found = _rows(db, "hitl_requests", "hitl_id", pending["hitl_id"])
             await backend.decide(pending["hitl_id"], Decision(DecisionKind.REJECT, message="not now"))

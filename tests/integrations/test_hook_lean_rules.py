@@ -16,8 +16,7 @@ import pytest
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
 from tests.integrations.hook_helpers import hook_env, import_probe, run_hook
-from tests.integrations.test_hook_lean import _decided
-from tests.integrations.test_hook_lean import _event as lean_event
+from tests.integrations.test_hook_lean import bash_event, decided_rows
 
 PATHS = {"lean": (), "fast": ("--no-lean",), "backend": ("--no-lean", "--no-fast-path")}
 RULES = (
@@ -37,7 +36,7 @@ async def _add_rules(db: Path, rules: tuple[tuple[str, str, str], ...] = RULES) 
 
 
 def _event(command: str, call: str, name: str = "pretooluse.json") -> dict[str, Any]:
-    return lean_event(name, command, call)
+    return bash_event(name, command, call)
 
 
 def _settled_rows(db: Path) -> list[Any]:
@@ -47,7 +46,7 @@ def _settled_rows(db: Path) -> list[Any]:
         hits = connection.execute("SELECT pattern, hit_count FROM policy_rules ORDER BY pattern").fetchall()
     finally:
         connection.close()
-    return [*_decided(db, "rule:%"), hits]
+    return [*decided_rows(db, "rule:%"), hits]
 
 
 @pytest.mark.asyncio

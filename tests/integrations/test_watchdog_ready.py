@@ -58,13 +58,13 @@ async def test_a_withdrawal_imports_nothing_once_the_watchdog_is_ready(tmp_path:
         await backend.aclose()
 
 
-def test_what_the_hook_said_lands_on_the_timeline_as_one_printable_line() -> None:
-    from reviewer_app.integrations.claude_code.watchdog import _printable_line
+def test_what_the_hook_said_lands_on_the_timeline_as_oneprintable_line() -> None:
+    from reviewer_app.integrations.claude_code.watchdog import printable_line
 
-    assert _printable_line(b"the host stopped reading the answer\n") == "the host stopped reading the answer"
-    assert _printable_line(b"\x1b[31mred\x07 text\r\nsecond line") == "[31mred text"
-    assert _printable_line(b"\xff\xfe bytes") == "\ufffd\ufffd bytes"
-    assert _printable_line(b"") == ""
+    assert printable_line(b"the host stopped reading the answer\n") == "the host stopped reading the answer"
+    assert printable_line(b"\x1b[31mred\x07 text\r\nsecond line") == "[31mred text"
+    assert printable_line(b"\xff\xfe bytes") == "\ufffd\ufffd bytes"
+    assert printable_line(b"") == ""
 
 
 def _rows(database: Path, table: str, where: str, value: str, skip: set[str]) -> list[dict]:

@@ -131,10 +131,10 @@ def _wait_for_the_hook(pid: int, start_ticks: int | None, until: float) -> str |
                 said += chunk[: max(REASON_MAX_BYTES - len(said), 0)]
         except (OSError, ValueError):
             pass
-    return _printable_line(bytes(said))
+    return printable_line(bytes(said))
 
 
-def _printable_line(raw: bytes) -> str:
+def printable_line(raw: bytes) -> str:
     """The first line of what the hook said, printable characters only (it lands on the timeline)."""
     text = raw.decode("utf-8", "replace").split("\n", 1)[0]
     return "".join(char for char in text if char.isprintable()).strip()
