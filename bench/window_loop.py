@@ -21,6 +21,9 @@ T = TypeVar("T")
 
 def run_in_window_loop(measure: Callable[[Path], Coroutine[Any, Any, T]]) -> T:
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    # The measurement closes its window and then drains its work: Qt quitting on the last window closed would stop
+    # the loop under it ("Event loop stopped before Future completed"), whenever the close's event came first.
+    app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop, tempfile.TemporaryDirectory() as folder:

@@ -22,9 +22,8 @@ from reviewer_app.persistence.store import Store
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # A real PostgreSQL server started by the tests themselves (fixtures postgres_server, pg_url, any_db); the slow
-# tests first on every parallel worker; the tree's bytecode written once for the processes the tests start; the
-# objects collecting made frozen out of the cyclic collector's way.
-pytest_plugins = ("tests.pg_server", "tests.slow_first", "tests.compiled_tree", "tests.frozen_heap")
+# tests first on every parallel worker; the tree's bytecode written once for the processes the tests start.
+pytest_plugins = ("tests.pg_server", "tests.slow_first", "tests.compiled_tree")
 
 
 @pytest.fixture
