@@ -78,7 +78,10 @@ HOST_CALLS: dict[str, tuple[str, dict[str, object]]] = {
         "Shell",
         {"conversation_id": SESSION, "hook_event_name": "beforeShellExecution", "command": "echo bench", "cwd": "/tmp"},
     ),
-    "opencode": ("bash", {"hook_event_name": "tool.execute.before", "session_id": SESSION, "tool": "bash"}),
+    "opencode": (  # the plugin sends its directory as cwd
+        "bash",
+        {"hook_event_name": "tool.execute.before", "session_id": SESSION, "tool": "bash", "cwd": "/tmp"},
+    ),
 }
 
 
