@@ -215,17 +215,18 @@ def _short_flags(argv: tuple[str, ...]) -> str:
 
 def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None) -> None:
     for redirection in simple.redirections:
+        # The target as the shell opens it: symlinks followed (``cat < notes`` with notes -> ~/.ssh/id_rsa).
         if redirection.harmless or not redirection.writes:
-            if not redirection.harmless and is_sensitive_path(redirection.target):
+            if not redirection.harmless and is_sensitive_path(redirection.target, cwd):
                 level: RiskLevel = "high" if sensitive_target(redirection.target, cwd) else "medium"
                 findings.add(level, f"reads a sensitive file ({redirection.target})")
             continue
         target = redirection.target
         if _DISK_DEVICE.match(target):
             findings.add("high", f"writes to a disk device ({target})")
-        elif is_sensitive_path(target):
+        elif is_sensitive_path(target, cwd):
             findings.add("high", f"redirects into a credentials or start-up file ({target})")
-        elif outside_workspace(target, cwd):
+        elif outside_workspace(target, cwd, follow_symlinks=True) and target not in _HARMLESS_DEVICES:
             findings.add("medium", f"redirects into a file outside the workspace ({target})")
 
 

@@ -257,12 +257,13 @@ def test_a_bare_word_naming_a_symlink_to_a_key_or_start_up_file_is_caught(tmp_pa
     (workspace / "notes").symlink_to(home / ".ssh" / "id_rsa")
     (workspace / "log").symlink_to(home / ".bashrc")
     (workspace / "plain.txt").write_text("hello")
-    for command in ("cat notes", "head -n 3 notes", "tee log", "cp plain.txt log"):
+    for command in ("cat notes", "head -n 3 notes", "tee log", "cp plain.txt log", "cat < notes", "echo hi > log"):
         call = ToolCall("Bash", {"command": command}, cwd=str(workspace))
         assert assess(call, scan_secrets=False).high, command
         assert evaluate([rule("allow", "Bash")], call, NOW) is None, command
-    harmless = ToolCall("Bash", {"command": "cat plain.txt"}, cwd=str(workspace))
-    assert not assess(harmless, scan_secrets=False).high
+    for command in ("cat plain.txt", "cat < plain.txt", "echo hi > new.txt"):
+        harmless = ToolCall("Bash", {"command": command}, cwd=str(workspace))
+        assert not assess(harmless, scan_secrets=False).high, command
 
 
 PARTS = [".ssh", "id_rsa", "id_rsa.pub", "a.pem", "x.key", ".env", ".env.prod", "src", ".claude", "settings.json",
