@@ -123,3 +123,48 @@ async def test_a_broken_chain_is_reported_before_the_cross_check(target: str) ->
         assert not report.ok and report.problem == "the row was edited after it was written"
     finally:
         await backend.aclose()
+
+
+def _set_decider(target: str, hitl_id: str, decided_by: str) -> None:
+    """Rewrite who decided a request behind the app's back: no audit row records that decision."""
+    if "://" not in target:
+        with sqlite3.connect(target) as connection:
+            connection.execute("UPDATE hitl_requests SET decided_by = ? WHERE hitl_id = ?", (decided_by, hitl_id))
+        return
+    import psycopg
+
+    with psycopg.connect(target.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as raw:
+        raw.execute("SET session_replication_role = replica")
+        raw.execute("UPDATE hitl_requests SET decided_by = %s WHERE hitl_id = %s", (decided_by, hitl_id))
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (  # an unaudited decision before a dropped message (PostgreSQL finds both in one join)
+            [("decider", "e1", "mallory"), ("response", "r1", '{"decision": "reject"}')],
+            "request e1 says edit by mallory, which no audit row records (changed in hitl_requests)",
+        ),
+        (  # a response stating another decision before a dropped message
+            [("response", "a1", '{"decision": "reject"}'), ("response", "r1", '{"decision": "reject"}')],
+            "request a1's stored response says reject, its audited decision is approve",
+        ),
+        (  # a dropped message before a changed edit
+            [("response", "e1", '{"decision": "edit", "args": {"command": "rm -rf /"}}'),
+             ("response", "r1", '{"decision": "reject"}')],
+            "request r1's edited arguments or message differ from what its audit row signed "
+            "(changed in hitl_requests after the decision)",
+        ),
+    ],
+)  # fmt: skip
+async def test_the_cross_checks_findings_keep_their_order(
+    target: str, changes: list[tuple[str, str, str]], expected: str
+) -> None:
+    backend = await _decided(target)
+    try:
+        for kind, hitl_id, value in changes:
+            (_set_decider if kind == "decider" else _store_response)(target, hitl_id, value)
+        report = await backend.verify_audit()
+        assert not report.ok and report.problem == expected
+    finally:
+        await backend.aclose()

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from typing import Any, cast
 
-from sqlalchemy import and_, exists, func, insert, literal, or_, select, update
+from sqlalchemy import func, insert, literal, or_, select, update
 
 from reviewer_app.domain.audit import (
     AUDIT_HEAD_KEY,
@@ -69,21 +69,6 @@ _INSERT_AUDIT = insert(audit_t)
 ANCHOR_GRACE_MS = 10_000
 """An anchor is appended just after its commit: a log whose keyed rows are all younger may lack one yet."""
 
-# A decided request with no audit row naming the same decision and reviewer: a flipped or forged decision.
-_UNAUDITED_DECISION = (
-    select(requests_t.c.hitl_id, requests_t.c.decision, requests_t.c.decided_by)
-    .where(
-        requests_t.c.status != HITLStatus.PENDING.value,
-        ~exists().where(
-            and_(
-                audit_t.c.hitl_id == requests_t.c.hitl_id,
-                audit_t.c.decision == requests_t.c.decision,
-                audit_t.c.reviewer == requests_t.c.decided_by,
-            )
-        ),
-    )
-    .limit(1)
-)
 _SIGNED_COLUMNS = (
     audit_t.c.id,
     audit_t.c.hitl_id,
@@ -391,15 +376,17 @@ class AuditReads:
         """A decided request whose decision is not the one its audit row records, if any."""
         if connection.dialect.name == "sqlite":
             return AuditReads._unaudited_decision_sqlite(connection)
-        row = connection.execute(_UNAUDITED_DECISION).first()
-        if row is not None:
+        row = connection.exec_driver_sql(_UNAUDITED_OR_UNSIGNED_PLAIN_PG).first()
+        if row is not None and row.unaudited:
             return _unaudited_text(row.hitl_id, row.decision, row.decided_by)
         # As on SQLite: streamed (a million responses never sit in memory at once), read as text, and decoded
         # only where the text could state another decision than the request's.
         problem = _first_response_problem(_pg_batches(connection, _RESPONSES_TO_READ_PG))
         if problem is not None:
             return problem
-        return _unsigned_edit(connection, _UNSIGNED_PLAIN_PG) or _unsigned_edit(connection, _UNSIGNED_EDIT_PG)
+        if row is not None:  # a plain response no audit row signs
+            return _unsigned_edit_text(str(row.hitl_id))
+        return _unsigned_edit(connection, _UNSIGNED_EDIT_PG)
 
     @staticmethod
     def _unaudited_decision_sqlite(connection: Any) -> str | None:
@@ -508,12 +495,18 @@ _PLAIN_RESPONSE_PG = (
     "strpos(r.user_response::text, '\"args\"') = 0 AND strpos(r.user_response::text, '\"message\"') = 0"
     " AND strpos(r.user_response::text, '\\u') = 0"
 )
-_UNSIGNED_PLAIN_PG = (
-    "SELECT r.hitl_id FROM hitl_requests AS r WHERE r.status <> 'pending' AND r.user_response IS NOT NULL"
-    f" AND {_PLAIN_RESPONSE_PG} AND left(ltrim(r.user_response::text, E' \\t\\n\\r'), 1) = '{{'"
-    " AND NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.hitl_id = r.hitl_id AND a.decision = r.decision"
-    " AND a.reviewer = r.decided_by AND a.message IS NULL"
-    " AND (a.edited_args IS NULL OR a.edited_args::text = 'null' OR a.edited_args::jsonb = 'null'::jsonb)) LIMIT 1"
+_PLAIN_OBJECT_PG = f"{_PLAIN_RESPONSE_PG} AND left(ltrim(r.user_response::text, E' \\t\\n\\r'), 1) = '{{'"
+# Two findings in one anti-join (each alone cost a join over a million requests): a decided request with no audit
+# row naming its decision and reviewer (a flipped or forged decision: ``unaudited``, reported first), and a plain
+# response whose audit rows of that decision all carry an edit or a message (dropped from hitl_requests).
+_UNAUDITED_OR_UNSIGNED_PLAIN_PG = (
+    "SELECT r.hitl_id, r.decision, r.decided_by, NOT EXISTS (SELECT 1 FROM audit_log AS a"
+    " WHERE a.hitl_id = r.hitl_id AND a.decision = r.decision AND a.reviewer = r.decided_by) AS unaudited"
+    " FROM hitl_requests AS r WHERE r.status <> 'pending' AND NOT EXISTS (SELECT 1 FROM audit_log AS a"
+    " WHERE a.hitl_id = r.hitl_id AND a.decision = r.decision AND a.reviewer = r.decided_by"
+    f" AND (r.user_response IS NULL OR NOT ({_PLAIN_OBJECT_PG}) OR (a.message IS NULL"
+    " AND (a.edited_args IS NULL OR a.edited_args::text = 'null' OR a.edited_args::jsonb = 'null'::jsonb))))"
+    " ORDER BY unaudited DESC LIMIT 1"
 )
 _UNSIGNED_EDIT_PG = (
     "SELECT r.hitl_id FROM hitl_requests AS r WHERE r.status <> 'pending' AND r.user_response IS NOT NULL"
