@@ -42,15 +42,19 @@ async def _decided(target: str) -> SQLHITLBackend:
 
 def _store_response(target: str, hitl_id: str, response: str) -> None:
     """Rewrite a decided request's stored response behind the app's back (as the database's owner could)."""
+    _rewrite(target, hitl_id, "user_response", response)
+
+
+def _rewrite(target: str, hitl_id: str, column: str, value: str) -> None:
     if "://" not in target:
         with sqlite3.connect(target) as connection:
-            connection.execute("UPDATE hitl_requests SET user_response = ? WHERE hitl_id = ?", (response, hitl_id))
+            connection.execute(f"UPDATE hitl_requests SET {column} = ? WHERE hitl_id = ?", (value, hitl_id))
         return
     import psycopg
 
     with psycopg.connect(target.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as raw:
         raw.execute("SET session_replication_role = replica")  # past migration 0011's trigger
-        raw.execute("UPDATE hitl_requests SET user_response = %s WHERE hitl_id = %s", (response, hitl_id))
+        raw.execute(f"UPDATE hitl_requests SET {column} = %s WHERE hitl_id = %s", (value, hitl_id))
 
 
 @pytest.fixture
@@ -127,15 +131,7 @@ async def test_a_broken_chain_is_reported_before_the_cross_check(target: str) ->
 
 def _set_decider(target: str, hitl_id: str, decided_by: str) -> None:
     """Rewrite who decided a request behind the app's back: no audit row records that decision."""
-    if "://" not in target:
-        with sqlite3.connect(target) as connection:
-            connection.execute("UPDATE hitl_requests SET decided_by = ? WHERE hitl_id = ?", (decided_by, hitl_id))
-        return
-    import psycopg
-
-    with psycopg.connect(target.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as raw:
-        raw.execute("SET session_replication_role = replica")
-        raw.execute("UPDATE hitl_requests SET decided_by = %s WHERE hitl_id = %s", (decided_by, hitl_id))
+    _rewrite(target, hitl_id, "decided_by", decided_by)
 
 
 @pytest.mark.parametrize(
