@@ -76,6 +76,13 @@ TAMPERING = {
         "UPDATE audit_log SET id = 21 WHERE id = -20",
     ],
     "first row's predecessor changed": ["UPDATE audit_log SET prev_hash = repeat('1', 64) WHERE id = 1"],
+    "a message made NULL inside a range": ["UPDATE audit_log SET message = NULL WHERE id = 16"],
+    "a message made empty inside a range": ["UPDATE audit_log SET message = '' WHERE id = 16"],
+    "a message given to an approval": ["UPDATE audit_log SET message = '' WHERE id = 17"],
+    "a unicode message inside a range": ["UPDATE audit_log SET message = 'nö 🚀 日本' WHERE id = 20"],
+    "an edit slipped into an approval": ['UPDATE audit_log SET edited_args = \'{"command": "rm"}\' WHERE id = 13'],
+    "the shown digest made NULL": ["UPDATE audit_log SET shown_args_sha256 = NULL WHERE id = 18"],
+    "the row hash in upper case": ["UPDATE audit_log SET row_hash = upper(row_hash) WHERE id = 19"],
 }
 
 

@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +27,10 @@ from reviewer_app.domain.audit import (
     row_hash_matches,
     shown_digest_matches,
 )
-from reviewer_app.domain.decisions import canonical_json
+from reviewer_app.domain.decisions import args_digest, canonical_json
 from reviewer_app.domain.limits import decode_stored_json
+from reviewer_app.domain.records import NewRequest
+from reviewer_app.persistence.audit_seal import AuditSeal
 from reviewer_app.persistence.audit_walk import (
     LINK_BROKEN,
     ROW_EDITED,
@@ -37,6 +40,7 @@ from reviewer_app.persistence.audit_walk import (
     anchor_differs,
     check_rows,
 )
+from reviewer_app.persistence.store import Store
 
 KEY = bytes(range(32))
 KEYED_FROM = 3  # rows 1 and 2 predate keying: plain SHA-256
@@ -146,7 +150,7 @@ CHANGES: dict[str, Callable[[list[tuple[Any, ...]]], None]] = {
             rows[4][PREV],
             audit_fields("h5", "edit", "dana", rows[4][AT_MS], rows[4][SHOWN_SHA], {"a": 9}, rows[4][MESSAGE]),
         ),
-    )(rows),  # fmt: skip
+    )(rows),
     "a row rewritten with the key, its successor then breaks": _rewritten(3, {"x": "y"}, None, "forged"),
     "big integers orjson reads as floats, changed": _set(5, SHOWN, json.dumps({"big": 2**70 + 1, "float": 1e300})),
     "big integers orjson reads as floats, edit changed": _set(5, EDITED, json.dumps({"id": -(2**64) - 1})),
@@ -190,3 +194,22 @@ def test_the_keyed_hash_is_hmac_sha256(length: int) -> None:
     key = os.urandom(length)
     for payload in (b"", b"x", os.urandom(55), os.urandom(64), os.urandom(1000)):
         assert KeyedHash(key).hexdigest(payload) == hmac.new(key, payload, hashlib.sha256).hexdigest()
+
+
+def test_arguments_with_big_integers_and_unicode_verify_on_both_databases(any_db: str, tmp_path: Path) -> None:
+    """An untouched decision whose arguments hold an integer beyond 64 bits read as tampered (orjson reads it as a
+    float); unicode and an empty message went the fast way already."""
+    seal = AuditSeal(tmp_path / "audit.key", tmp_path / "anchors")
+    store = Store.open(any_db, seal=seal)
+    try:
+        login = store.database_login() or "postgres"
+        for index, shown in enumerate([{"id": 2**70, "path": "naïve/日本語 🚀"}, {"n": -(2**64) - 1}, {"c": "ls"}]):
+            with store.transaction() as tx:
+                tx.requests.create(NewRequest(f"h{index}", "tool_approval", "s", "i", data={"arguments": shown}))
+                decision = {"decision": "reject", "message": ""} if index == 2 else {"decision": "approve"}
+                tx.requests.decide(f"h{index}", {**decision, "args_sha256": args_digest(shown)}, reviewer=login)
+        report = store.audit.verify()
+        assert report.ok, report.problem
+        assert report.rows_checked == 3
+    finally:
+        store.close()
