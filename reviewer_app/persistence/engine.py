@@ -77,7 +77,7 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, busy_timeout_ms: in
 
 def _on_loop_writer_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     _on_sqlite_connect(dbapi_connection, 0)
-    # A checkpoint syncs the disk: never on the loop's thread (the database thread runs them, see hitl.loop_writes).
+    # A checkpoint syncs the disk: never on the loop's thread (a thread of the backend runs it: hitl.wal_checkpoints).
     dbapi_connection.execute("PRAGMA wal_autocheckpoint = 0")
 
 
