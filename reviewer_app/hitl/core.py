@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 import os
 from collections.abc import Callable
 from typing import Any, Self, TypeVar
@@ -17,14 +16,13 @@ from typing import Any, Self, TypeVar
 from reviewer_app.hitl.db_thread import DatabaseThread
 from reviewer_app.hitl.identity import reviewer_identity
 from reviewer_app.hitl.loop_writes import LoopWrites, NotRun
+from reviewer_app.hitl.wal_checkpoints import BackgroundWalCheckpoints
 from reviewer_app.persistence.changes import ChangeFeed, change_feed_for
 from reviewer_app.persistence.engine import BUSY_TIMEOUT_MS, sqlite_path
 from reviewer_app.persistence.retry import with_retry
 from reviewer_app.persistence.store import Store, StoreTx
 
 T = TypeVar("T")
-
-log = logging.getLogger(__name__)
 
 
 class BackendCore:
@@ -41,6 +39,7 @@ class BackendCore:
         on_db_status: Callable[[str | None], None] | None = None,
         busy_timeout_ms: int | None = None,
         writes_on_loop: bool = False,
+        checkpoint_on_commit: bool = False,
     ) -> None:
         self.retry_until = retry_until
         """A ``time.monotonic()`` deadline for riding out database trouble (a hook's budget); None: the default."""
@@ -54,8 +53,12 @@ class BackendCore:
             # ``busy_timeout_ms``: how long one statement waits for SQLite's lock before the retry policy (and its
             # deadline and status) takes over; a hook keeps it short so its budget holds.
             wait_ms = BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
+            # Its commits never checkpoint the write-ahead log: a thread of the backend does (hitl/wal_checkpoints.py),
+            # unless ``checkpoint_on_commit`` (a hook: a short-lived process per tool call, see there).
             store = with_retry(
-                lambda: Store.open(target, busy_timeout_ms=wait_ms), on_status=self._set_db_status, deadline=retry_until
+                lambda: Store.open(target, busy_timeout_ms=wait_ms, autocheckpoint=checkpoint_on_commit),
+                on_status=self._set_db_status,
+                deadline=retry_until,
             )
             self._owns_store = True
         else:
@@ -69,7 +72,8 @@ class BackendCore:
         # ``writes_on_loop``: a process with no GUI lets write transactions run on its loop's thread when that
         # cannot wait (hitl/loop_writes.py); the window never asks for it. SQLite files only.
         on_file = store.engines.is_sqlite and sqlite_path(store.url) is not None
-        self._loop_writes = LoopWrites(self._checkpoint_soon) if writes_on_loop and on_file else None
+        self._wal = BackgroundWalCheckpoints(store.checkpoint) if on_file else None
+        self._loop_writes = LoopWrites(self._wal.request) if writes_on_loop and self._wal is not None else None
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` on the database thread and await its result on the caller's loop.
@@ -137,10 +141,15 @@ class BackendCore:
                 self.feed.notify()
                 return outcome
 
+        wal = self._wal
+
         def work() -> T:
             with store.transaction() as tx:
                 result = fn(tx)
             self.feed.committed()  # other processes' waiters, straight from this thread: no hop first
+            if wal is not None:
+                wal.committed()
+                wal.after_commit()
             return result
 
         def retried() -> T:
@@ -163,16 +172,10 @@ class BackendCore:
         """How many write transactions committed on the loop's thread; None unless made with ``writes_on_loop``."""
         return None if self._loop_writes is None else self._loop_writes.committed_here
 
-    def _checkpoint_soon(self) -> None:
-        """Checkpoint the write-ahead log on the database thread (loop writes never do), without waiting for it."""
-        if not self._closed:
-            self._db_thread.submit(self._checkpoint)
-
-    def _checkpoint(self) -> None:
-        try:
-            self.store.checkpoint()
-        except Exception as exc:  # the next one tries again; an automatic checkpoint of the thread's writes too
-            log.warning("write-ahead log checkpoint failed: %s", exc)
+    @property
+    def wal_checkpoints(self) -> BackgroundWalCheckpoints | None:
+        """The thread that checkpoints the write-ahead log (SQLite files; None otherwise)."""
+        return self._wal
 
     def _set_db_status(self, status: str | None) -> None:
         self._db_status = status
@@ -201,6 +204,8 @@ class BackendCore:
         self._db_thread.shutdown()
         if self._lookup_thread is not None:
             self._lookup_thread.shutdown()
+        if self._wal is not None:
+            self._wal.close()
         self.feed.close()
         if self._owns_store:
             self.store.close()

@@ -55,9 +55,11 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-def _sqlite_connect_hook(busy_timeout_ms: int) -> Any:
+def _sqlite_connect_hook(busy_timeout_ms: int, *, autocheckpoint: bool = True) -> Any:
     def on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
         _on_sqlite_connect(dbapi_connection, busy_timeout_ms)
+        if not autocheckpoint:  # whoever opened it checkpoints the log off the commit path (hitl/wal_checkpoints.py)
+            dbapi_connection.execute("PRAGMA wal_autocheckpoint = 0")
 
     return on_connect
 
@@ -75,7 +77,7 @@ def _on_sqlite_connect(dbapi_connection: sqlite3.Connection, busy_timeout_ms: in
 
 def _on_loop_writer_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     _on_sqlite_connect(dbapi_connection, 0)
-    # A checkpoint syncs the disk: never on the loop's thread (the database thread runs them, see hitl.loop_writes).
+    # A checkpoint syncs the disk: never on the loop's thread (a thread of the backend runs it: hitl.wal_checkpoints).
     dbapi_connection.execute("PRAGMA wal_autocheckpoint = 0")
 
 
@@ -141,8 +143,12 @@ class Engines:
         self.reader.dispose()
 
 
-def create_engines(url: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engines:
-    """Engines for ``url`` with Reviewer's pragmas and locking rules applied."""
+def create_engines(url: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS, autocheckpoint: bool = True) -> Engines:
+    """Engines for ``url`` with Reviewer's pragmas and locking rules applied.
+
+    ``autocheckpoint`` False: SQLite commits never checkpoint the write-ahead log (a checkpoint syncs the disk);
+    the caller must checkpoint it (``Store.checkpoint``) or the log grows without bound.
+    """
     parsed = make_url(url)
     if parsed.drivername.startswith("sqlite"):
         path = sqlite_path(url)
@@ -154,7 +160,7 @@ def create_engines(url: str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Engin
             poolclass=None if path is not None else StaticPool,
             json_deserializer=decode_stored_json,  # a row other programs wrote never breaks a listing
         )
-        event.listen(engine, "connect", _sqlite_connect_hook(busy_timeout_ms))
+        event.listen(engine, "connect", _sqlite_connect_hook(busy_timeout_ms, autocheckpoint=autocheckpoint))
         event.listen(engine, "begin", _on_sqlite_begin)
         writer: Engine = engine.execution_options(sqlite_begin="IMMEDIATE")
     else:

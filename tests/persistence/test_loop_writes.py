@@ -195,17 +195,17 @@ def checkpointed_ids(db_path: Path) -> list[str]:
         return [row[0] for row in main_file.execute("SELECT hitl_id FROM hitl_requests ORDER BY rowid")]
 
 
-async def test_loop_writes_are_checkpointed_on_the_database_thread(loop_backend: SQLHITLBackend, db_path: Path) -> None:
-    loop_writes = loop_backend._loop_writes
-    assert loop_writes is not None
+async def test_loop_writes_are_checkpointed_off_the_loop(loop_backend: SQLHITLBackend, db_path: Path) -> None:
+    loop_writes, wal = loop_backend._loop_writes, loop_backend.wal_checkpoints
+    assert loop_writes is not None and wal is not None
     loop_writes.CHECKPOINT_EVERY = 5
     threads: list[str] = []
     for i in range(4):
         await loop_backend.write(creating(f"h{i}", threads))
-    await loop_backend.run(lambda: None)  # whatever the database thread had queued has run
+    assert wal.drain(5)  # whatever the checkpoint thread was asked has run
     assert checkpointed_ids(db_path) == []  # all in the log: a loop commit never checkpoints
-    await loop_backend.write(creating("h4", threads))  # the fifth: a checkpoint is queued on the database thread
-    await loop_backend.run(lambda: None)
+    await loop_backend.write(creating("h4", threads))  # the fifth: the checkpoint thread is asked
+    assert wal.drain(5)
     assert checkpointed_ids(db_path) == [f"h{i}" for i in range(5)]
     assert set(threads) == {threading.current_thread().name}
 

@@ -330,6 +330,7 @@ async def review_event(
             retry_until=deadline,
             on_db_status=_retry_status(stderr, deadline),
             busy_timeout_ms=BACKEND_BUSY_TIMEOUT_MS,
+            checkpoint_on_commit=True,  # one process per tool call: no thread of its own to checkpoint later
         )
         try:
             await _narrate(backend.settle_abandoned_hooks(), stderr)  # requests of hooks that died before this one

@@ -162,7 +162,7 @@ async def record(host: Host, event: Lifecycle, database: str, state_dir: Path | 
     from reviewer_app.hitl import SQLHITLBackend
     from reviewer_app.integrations.core import ReviewClient, ToolCalled, ToolReturned
 
-    backend = SQLHITLBackend(database)
+    backend = SQLHITLBackend(database, checkpoint_on_commit=True)  # a process per tool result: see hitl/wal_checkpoints
     try:
         client = ReviewClient(backend, agent=host.value)
         if host is Host.CLAUDE_CODE:

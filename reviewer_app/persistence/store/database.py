@@ -164,14 +164,18 @@ class Store:
         migrate_schema: bool = True,
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
         seal: AuditSeal | None = None,
+        autocheckpoint: bool = True,
     ) -> Store:
         """Open a path or SQLAlchemy URL, creating or migrating the schema first.
+
+        ``autocheckpoint`` False (SQLite): commits never checkpoint the write-ahead log; the caller runs
+        :meth:`checkpoint` (the backend does, on a thread of its own: ``hitl/wal_checkpoints.py``).
 
         Raises :class:`SchemaTooNew` for a database from a newer Reviewer and
         :class:`DatabaseUnavailable` (with the reason) when it cannot be opened.
         """
         url = database_url(target)
-        engines = create_engines(url, busy_timeout_ms=busy_timeout_ms)
+        engines = create_engines(url, busy_timeout_ms=busy_timeout_ms, autocheckpoint=autocheckpoint)
         try:
             if migrate_schema:
                 migrate.upgrade(engines)
@@ -272,14 +276,16 @@ class Store:
                 writer = self._loop_writer
         return _Write(self, writer, pooled_if_busy=False)
 
-    def checkpoint(self) -> None:
-        """Copy the write-ahead log into the database file without waiting on anyone (``PASSIVE``): loop writes
-        never checkpoint, so whoever lets them calls this now and then, off the loop."""
+    def checkpoint(self) -> int:
+        """Copy the write-ahead log into the database file without waiting on anyone (``PASSIVE``): loop writes,
+        and every commit of a store opened without ``autocheckpoint``, never checkpoint, so whoever lets them calls
+        this now and then, off the loop. Returns the frames the log holds (0 when none or not a SQLite file)."""
         if sqlite_path(self.engines.url) is None:
-            return
+            return 0
         with self.engines.read() as connection:
             driver = cast(sqlite3.Connection, connection.connection.driver_connection)
-            driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            row = driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        return max(0, int(row[1])) if row is not None else 0
 
     @contextmanager
     def _pooled_transaction(self) -> Iterator[StoreTx]:
