@@ -75,13 +75,16 @@ def screen_turn(turn: ModelTurn) -> tuple[ModelTurn, dict[str, str]]:
         except RequestRejected as exc:
             refused[call_id] = f"error: tool arguments refused ({exc.limit}): {exc}"
             arguments = {}
-        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
-    screened = ModelTurn(
-        text=scrub_text(turn.text) if turn.text else turn.text,
-        thinking=scrub_text(turn.thinking) if turn.thinking else turn.thinking,
-        tool_calls=tuple(calls),
+        unchanged = call_id == call.id and name == call.name and arguments is call.arguments
+        calls.append(call if unchanged else ToolCall(id=call_id, name=name, arguments=arguments))
+    text = scrub_text(turn.text) if turn.text else turn.text
+    thinking = scrub_text(turn.thinking) if turn.thinking else turn.thinking
+    unchanged_calls = isinstance(turn.tool_calls, tuple) and all(
+        screened is sent for screened, sent in zip(calls, turn.tool_calls, strict=True)
     )
-    return screened, refused
+    if text is turn.text and thinking is turn.thinking and unchanged_calls:
+        return turn, refused  # the usual turn: nothing to scrub or refuse, nothing to copy
+    return ModelTurn(text=text, thinking=thinking, tool_calls=tuple(calls)), refused
 
 
 def gate_call(
