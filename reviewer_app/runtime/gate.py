@@ -6,8 +6,8 @@ Pure functions over the checkpoint's :class:`PendingCall` objects; the runner co
 from __future__ import annotations
 
 import json
+import secrets
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,13 +75,16 @@ def screen_turn(turn: ModelTurn) -> tuple[ModelTurn, dict[str, str]]:
         except RequestRejected as exc:
             refused[call_id] = f"error: tool arguments refused ({exc.limit}): {exc}"
             arguments = {}
-        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
-    screened = ModelTurn(
-        text=scrub_text(turn.text) if turn.text else turn.text,
-        thinking=scrub_text(turn.thinking) if turn.thinking else turn.thinking,
-        tool_calls=tuple(calls),
+        unchanged = call_id == call.id and name == call.name and arguments is call.arguments
+        calls.append(call if unchanged else ToolCall(id=call_id, name=name, arguments=arguments))
+    text = scrub_text(turn.text) if turn.text else turn.text
+    thinking = scrub_text(turn.thinking) if turn.thinking else turn.thinking
+    unchanged_calls = isinstance(turn.tool_calls, tuple) and all(
+        screened is sent for screened, sent in zip(calls, turn.tool_calls, strict=True)
     )
-    return screened, refused
+    if text is turn.text and thinking is turn.thinking and unchanged_calls:
+        return turn, refused  # the usual turn: nothing to scrub or refuse, nothing to copy
+    return ModelTurn(text=text, thinking=thinking, tool_calls=tuple(calls)), refused
 
 
 def gate_call(
@@ -154,8 +157,9 @@ def gate_call(
         return GateResult(pending, None, settled)
     elif policy.needs_approval(call.name, call.arguments, side_effects=spec.side_effects):
         hitl_type = HITLType.TOOL_APPROVAL.value
-        waived = settlement_for(PolicyCall(call.name, call.arguments), waivers=rules)
-        waived_by = waived.waiver if waived is not None else None
+        if rules:  # the session has waivers (a call to match against them is built only then)
+            waived = settlement_for(PolicyCall(call.name, call.arguments), waivers=rules)
+            waived_by = waived.waiver if waived is not None else None
     else:
         return GateResult(pending, None)
     expires_at = None
@@ -201,7 +205,7 @@ def _tool_request(
         if call.arguments.get("options"):
             data["options"] = call.arguments["options"]
     return NewRequest(
-        hitl_id=f"hitl_{uuid.uuid4().hex[:20]}",
+        hitl_id=f"hitl_{secrets.token_hex(10)}",  # 80 random bits; uuid4() costs ~5x as much (on the suspend path)
         hitl_type=hitl_type,
         session_id=session_id,
         invocation_id=invocation_id,

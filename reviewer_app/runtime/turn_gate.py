@@ -213,6 +213,8 @@ def with_run_unique_call_ids(turn: ModelTurn, messages: Sequence[dict[str, Any]]
             call_id = f"call_{uuid.uuid4().hex[:24]}"
         used.add(call_id)
         calls.append(call if call_id == call.id else dataclasses.replace(call, id=call_id))
+    if all(new is old for new, old in zip(calls, turn.tool_calls, strict=True)):
+        return turn  # the usual turn: every id was unique already, nothing to copy
     return dataclasses.replace(turn, tool_calls=tuple(calls))
 
 

@@ -6,6 +6,7 @@ PostgreSQL and the pooled fall-back keep plain SQLAlchemy; the rows written and 
 from __future__ import annotations
 
 import contextlib
+import operator
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -85,6 +86,10 @@ class _Prepared:
     binds: tuple[Callable[[Any], Any] | None, ...]
     columns: tuple[str, ...]
     results: tuple[Callable[[Any], Any] | None, ...]
+    take: Callable[[Mapping[str, Any]], Any] | None
+    """When every parameter is one of the keys the statement was built for: their values in order, in one C call
+    (then only the columns with a bind processor go through Python)."""
+    bound: tuple[tuple[int, Callable[[Any], Any]], ...]
 
     @classmethod
     def build(cls, stmt: Any, keys: tuple[str, ...], dialect: Dialect) -> _Prepared:
@@ -94,17 +99,29 @@ class _Prepared:
         names = tuple(compiled.positiontup or ())
         literals = compiled.params  # where-clause literals and scalar column defaults
         exported = list(stmt.exported_columns)
+        binds = tuple(_bind_processor(compiled.binds[name].type, dialect) for name in names)
+        take = None
+        if names and set(names) <= set(keys):
+            getter = operator.itemgetter(*names)
+            take = getter if len(names) > 1 else (lambda values: (getter(values),))
         return cls(
             sql=str(compiled),
             names=names,
             defaults=tuple(literals.get(name) for name in names),
-            binds=tuple(_bind_processor(compiled.binds[name].type, dialect) for name in names),
+            binds=binds,
             columns=tuple(column.key for column in exported),
             results=tuple(column.type.dialect_impl(dialect).result_processor(dialect, None) for column in exported),
+            take=take,
+            bound=tuple((index, bind) for index, bind in enumerate(binds) if bind is not None),
         )
 
     def params(self, values: Mapping[str, Any]) -> list[Any]:
         """The statement's positional parameters for ``values``, each through its column type's bind processor."""
+        if self.take is not None:
+            params = list(self.take(values))
+            for index, bind in self.bound:
+                params[index] = bind(params[index])
+            return params
         get = values.get
         return [
             get(name, default) if bind is None else bind(get(name, default))
