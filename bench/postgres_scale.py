@@ -326,7 +326,7 @@ async def agent_process(url: str, first: int, tasks: int, rounds: int) -> None:
 def _stamp_wake_path(backend: Any) -> dict[str, list[Any]]:
     """``BENCH_STAMPS=1``: wall-clock stamps along an agent process's wake path, to see where a decision's time
     goes (NOTIFY received on the listener thread, the loop woken, each shared look-up submitted / its query begun /
-    its query done / back on the loop with the ids it found)."""
+    its query done / back on the loop with the ids it found). The query is the look-up's one statement."""
     stamps: dict[str, list[Any]] = {"notified": [], "woken": [], "lookups": [], "queries": []}
     feed = backend.feed
     remote_change, wake = feed._remote_change, feed._wake
@@ -340,12 +340,12 @@ def _stamp_wake_path(backend: Any) -> dict[str, list[Any]]:
         return wake(*args, **kwargs)
 
     feed._remote_change, feed._wake = stamped_remote_change, stamped_wake
-    lookup, requests = backend.signed_decided_among, backend.store.requests
-    decided_among = requests.decided_among
+    lookup, reads = backend.signed_decided_among, backend.store.audit
+    decided_among = reads.signed_decided_among
 
     class StampedReads:
         def __getattr__(self, name: str) -> Any:
-            return stamped_decided_among if name == "decided_among" else getattr(requests, name)
+            return stamped_decided_among if name == "signed_decided_among" else getattr(reads, name)
 
     async def stamped_lookup(ids: Any) -> Any:
         began = time.time()
@@ -359,7 +359,7 @@ def _stamp_wake_path(backend: Any) -> dict[str, list[Any]]:
         stamps["queries"].append([began, time.time()])
         return found
 
-    backend.signed_decided_among, backend.store.requests = stamped_lookup, StampedReads()
+    backend.signed_decided_among, backend.store.audit = stamped_lookup, StampedReads()
     return stamps
 
 
