@@ -10,6 +10,7 @@ is disconnected; after it listens again every waiter is looked up.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Any
 
@@ -37,6 +38,8 @@ class _AskedIds:
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.asked: list[list[str]] = []
+        self.threads: list[str] = []  # the thread each look-up ran on
+        self.fail_on: str | None = None  # a thread whose next look-up fails (as one whose connection dropped)
 
     def __getattr__(self, name: str) -> Any:
         real = getattr(self._inner, name)
@@ -44,7 +47,12 @@ class _AskedIds:
             return real
 
         def recorded(hitl_ids: Any) -> Any:
+            thread = threading.current_thread().name
             self.asked.append(sorted(hitl_ids))
+            self.threads.append(thread)
+            if thread == self.fail_on:
+                self.fail_on = None
+                raise psycopg.OperationalError("the connection dropped")
             return real(hitl_ids)
 
         return recorded
@@ -157,6 +165,53 @@ async def test_a_forged_notification_resolves_no_waiter_with_what_is_not_committ
         assert record["user_response"]["message"] == "the real one"
         assert not waits["h2"].done()
         waits["h2"].cancel()
+    finally:
+        await agents.aclose()
+        await reviewer.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_named_decision_is_looked_up_on_the_listener_thread(pg_url: str) -> None:
+    """The thread that received the NOTIFY reads the named request itself and hands the record to the loop: one
+    hand-over between threads instead of three (listener -> loop -> look-up thread -> loop), each of which cost tens
+    of milliseconds, at worst hundreds, on a loaded machine."""
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    reviewer = SQLHITLBackend(pg_url, reviewer="erin")
+    try:
+        await _create(agents, "h1", "h2")
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ("h1", "h2")}
+        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
+        await asyncio.sleep(0.5)
+        asked = _record_look_ups(agents)
+        await reviewer.decide("h1", _reject("read by the listener"))
+        record = await asyncio.wait_for(waits["h1"], 10)
+        assert record["user_response"]["message"] == "read by the listener"
+        assert list(zip(asked.threads, asked.asked, strict=True)) == [("reviewer-pg-listen", ["h1"])]
+        assert not waits["h2"].done()
+        waits["h2"].cancel()
+    finally:
+        await agents.aclose()
+        await reviewer.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_look_up_that_fails_on_the_listener_thread_is_made_again_by_the_look_up_thread(pg_url: str) -> None:
+    """The listener tries once (it must go back to listening); a failed look-up leaves the name to the loop's
+    look-up, which retries."""
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    reviewer = SQLHITLBackend(pg_url, reviewer="erin")
+    try:
+        await _create(agents, "h1")
+        waiting = asyncio.ensure_future(agents.wait_for_response("h1", timeout=60))
+        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
+        await asyncio.sleep(0.5)
+        asked = _record_look_ups(agents)
+        asked.fail_on = "reviewer-pg-listen"
+        await reviewer.decide("h1", _reject("found all the same"))
+        record = await asyncio.wait_for(waiting, 10)
+        assert record["user_response"]["message"] == "found all the same"
+        assert asked.threads[0] == "reviewer-pg-listen" and asked.fail_on is None  # it was tried there, and failed
+        assert "reviewer-db-lookup" in asked.threads
     finally:
         await agents.aclose()
         await reviewer.aclose()
