@@ -38,6 +38,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -325,11 +326,16 @@ async def agent_process(url: str, first: int, tasks: int, rounds: int) -> None:
 
 def _stamp_wake_path(backend: Any) -> dict[str, list[Any]]:
     """``BENCH_STAMPS=1``: wall-clock stamps along an agent process's wake path, to see where a decision's time
-    goes (NOTIFY received on the listener thread, the loop woken, each shared look-up submitted / its query begun /
-    its query done / back on the loop with the ids it found)."""
-    stamps: dict[str, list[Any]] = {"notified": [], "woken": [], "lookups": [], "queries": []}
-    feed = backend.feed
-    remote_change, wake = feed._remote_change, feed._wake
+    goes: NOTIFY received on the listener thread, the loop woken, each look-up's one statement begun and done (on
+    the listener thread or the look-up thread, with the ids it found), the waiters resolved back on the loop."""
+    stamps: dict[str, list[Any]] = {"notified": [], "woken": [], "queries": [], "resolved": []}
+    feed, lookups = backend.feed, backend._decided_lookups
+    remote_change, looked_up_here, wake = feed._remote_change, feed._looked_up_here, feed._wake
+    resolve = lookups._resolve
+
+    def stamped_looked_up_here(*args: Any, **kwargs: Any) -> Any:
+        stamps["notified"].append(time.time())
+        return looked_up_here(*args, **kwargs)
 
     def stamped_remote_change(*args: Any, **kwargs: Any) -> Any:
         stamps["notified"].append(time.time())
@@ -339,27 +345,27 @@ def _stamp_wake_path(backend: Any) -> dict[str, list[Any]]:
         stamps["woken"].append(time.time())
         return wake(*args, **kwargs)
 
-    feed._remote_change, feed._wake = stamped_remote_change, stamped_wake
-    lookup, requests = backend.signed_decided_among, backend.store.requests
-    decided_among = requests.decided_among
+    def stamped_resolve(records: Any, problems: Any) -> Any:
+        stamps["resolved"].append([time.time(), [str(r["hitl_id"]) for r in records]])
+        return resolve(records, problems)
+
+    feed._remote_change, feed._looked_up_here, feed._wake = stamped_remote_change, stamped_looked_up_here, stamped_wake
+    lookups._resolve = stamped_resolve
+    reads = backend.store.audit
+    decided_among = reads.signed_decided_among
 
     class StampedReads:
         def __getattr__(self, name: str) -> Any:
-            return stamped_decided_among if name == "decided_among" else getattr(requests, name)
-
-    async def stamped_lookup(ids: Any) -> Any:
-        began = time.time()
-        records, problems = await lookup(ids)
-        stamps["lookups"].append([began, time.time(), len(ids), [str(r["hitl_id"]) for r in records]])
-        return records, problems
+            return stamped_decided_among if name == "signed_decided_among" else getattr(reads, name)
 
     def stamped_decided_among(ids: Any) -> Any:
         began = time.time()
-        found = decided_among(ids)
-        stamps["queries"].append([began, time.time()])
-        return found
+        records, problems = decided_among(ids)
+        on_listener = threading.current_thread().name == "reviewer-pg-listen"
+        stamps["queries"].append([began, time.time(), on_listener, [str(r["hitl_id"]) for r in records]])
+        return records, problems
 
-    backend.signed_decided_among, backend.store.requests = stamped_lookup, StampedReads()
+    backend.store.audit = StampedReads()
     return stamps
 
 
@@ -500,26 +506,30 @@ def _print_wake_path(
 
     steps: dict[str, list[float]] = {}
     queued: list[int] = []
+    on_listener = 0
     for ids, stamp in stamps:
         notified, woken = sorted(stamp["notified"]), sorted(stamp["woken"])
-        lookups = [(*lookup, query) for lookup, query in zip(stamp["lookups"], stamp["queries"], strict=False)]
-        first_found: dict[str, tuple[Any, ...]] = {}
-        for lookup in lookups:
-            for hitl_id in lookup[3]:
-                first_found.setdefault(hitl_id, lookup)
-        starts = sorted(lookup[4][0] for lookup in lookups)
+        first_query: dict[str, list[Any]] = {}
+        for query in stamp["queries"]:
+            for hitl_id in query[3]:
+                first_query.setdefault(hitl_id, query)
+        first_resolved: dict[str, float] = {}
+        for at, found in stamp["resolved"]:
+            for hitl_id in found:
+                first_resolved.setdefault(hitl_id, at)
+        starts = sorted(query[0] for query in stamp["queries"])
         for hitl_id in ids:
-            if hitl_id not in decided_at or hitl_id not in first_found:
+            if hitl_id not in decided_at or hitl_id not in first_query or hitl_id not in first_resolved:
                 continue
             decided = decided_at[hitl_id]
-            submitted, returned, _, _, (query_began, query_done) = first_found[hitl_id]
+            query_began, query_done, listener, _ = first_query[hitl_id]
+            on_listener += bool(listener)
             after = {
                 "notified": notified[min(bisect.bisect_left(notified, decided), len(notified) - 1)],
                 "woken": woken[min(bisect.bisect_left(woken, decided), len(woken) - 1)],
-                "look-up submitted": submitted,
                 "query began": query_began,
                 "query done": query_done,
-                "look-up back on loop": returned,
+                "back on loop": first_resolved[hitl_id],
                 "agent resumed": raised[hitl_id]["answered"],
             }
             for name, at in after.items():
@@ -530,7 +540,8 @@ def _print_wake_path(
         described = [percentile([v * 1000 for v in values], p) for p in (50, 90, 99)]
         print(f"    {name:22} " + " / ".join(f"{v:7.1f}" for v in described))
     print(
-        f"    queries begun after the decision before the one that found it: p50 {percentile(queued, 50):.0f},"
+        f"    found by the listener thread's own look-up: {on_listener} of {len(queued)};"
+        f" look-ups begun after the decision before the one that found it: p50 {percentile(queued, 50):.0f},"
         f" p99 {percentile(queued, 99):.0f}, max {max(queued, default=0)}"
     )
 

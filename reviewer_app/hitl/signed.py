@@ -23,17 +23,21 @@ class SignedDecisions(BackendCore):
         """Of these records, the decided ones that are not what their audit rows signed: ``hitl_id`` → why."""
         return await self.run_lookup(self.store.audit.decision_problems, list(records))
 
-    async def signed_decided_among(self, hitl_ids: Sequence[str]) -> tuple[list[HITLRecord], dict[str, str]]:
+    def signed_decided_among_now(self, hitl_ids: Sequence[str]) -> tuple[list[HITLRecord], dict[str, str]]:
         """The requests among ``hitl_ids`` that are no longer pending, and of those the ones their audit rows do not
-        sign (``hitl_id`` → why): one job on the look-up thread (:meth:`run_lookup`) for every waiting agent, its
-        reads on one connection (at 20 reviewers and 200 agents on one server, each checkout's round trip showed)."""
+        sign (``hitl_id`` → why), read on the calling thread and tried once: the requests with their audit rows in
+        one statement, on a connection kept for look-ups (at 20 reviewers and 200 agents on one server each round
+        trip showed in the slowest wake-ups). The PostgreSQL listener's own look-up; see
+        :meth:`signed_decided_among` for everyone else."""
+        if self._closed:
+            raise RuntimeError("the HITL backend is closed")
+        with self.store.sharing_one_connection():
+            return self.store.audit.signed_decided_among(hitl_ids)
 
-        def look() -> tuple[list[HITLRecord], dict[str, str]]:
-            with self.store.sharing_one_connection():
-                records = self.store.requests.decided_among(hitl_ids)
-                return records, (self.store.audit.decision_problems(records) if records else {})
-
-        return await self.run_lookup(look)
+    async def signed_decided_among(self, hitl_ids: Sequence[str]) -> tuple[list[HITLRecord], dict[str, str]]:
+        """:meth:`signed_decided_among_now` as one job on the look-up thread (:meth:`run_lookup`, with its retries)
+        for every waiting agent of the process."""
+        return await self.run_lookup(self.signed_decided_among_now, hitl_ids)
 
     async def signed(self, record: HITLRecord) -> HITLRecord:
         """``record`` once its decision is checked against its audit row (edit, message, shown arguments), so an

@@ -24,7 +24,7 @@ import select
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -50,6 +50,7 @@ class DecidedHint:
 
 
 DecidedListener = Callable[[DecidedHint], None]
+ListenerLookUp = Callable[[frozenset[str]], Collection[str]]
 StatusListener = Callable[[str | None], None]
 L = TypeVar("L")
 log = logging.getLogger(__name__)
@@ -92,6 +93,13 @@ class ChangeFeed(Protocol):
         """Call ``listener`` on the loop with a :class:`DecidedHint` of what came since the last call."""
         ...
 
+    def add_listener_look_up(self, look_up: ListenerLookUp) -> Callable[[], None]:
+        """Where the feed names decisions: ``look_up(named)`` runs on the feed's listening thread as soon as
+        notifications name decided requests, before the loop hears of them, and returns the names it dealt with
+        (their waiters are resolved from what it read); :meth:`subscribe_decided` listeners do not hear of those.
+        Returns the function that removes it."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -130,6 +138,7 @@ class FeedBase:
         self._decided: set[str] = set()  # named since the loop last took them (under _lock)
         self._decided_unseen = False  # decisions may have gone unseen (under _lock)
         self._decided_unnamed = False  # a writer that names no decisions committed (under _lock)
+        self._listener_look_ups: list[ListenerLookUp] = []
 
     # -- for subclasses ---------------------------------------------------------------------
     def _start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:  # pragma: no cover - abstract
@@ -175,6 +184,13 @@ class FeedBase:
             self._decided_unnamed |= unnamed
         self._schedule_wake()
 
+    def _looked_up_here(self, named: frozenset[str]) -> set[str]:
+        """The watcher's thread: hand the names to each listener look-up; the names they dealt with."""
+        done: set[str] = set()
+        for look_up in list(self._listener_look_ups):
+            done.update(look_up(named))
+        return done
+
     # -- the ChangeFeed protocol ------------------------------------------------------------
     def token(self) -> int:
         with self._lock:
@@ -200,6 +216,9 @@ class FeedBase:
         unsubscribe = _added(self._decided_listeners, listener)
         self._ensure_watching()
         return unsubscribe
+
+    def add_listener_look_up(self, look_up: ListenerLookUp) -> Callable[[], None]:
+        return _added(self._listener_look_ups, look_up)
 
     async def wait(self, since: int, timeout: float | None = None) -> int:
         if self.token() != since:

@@ -10,7 +10,10 @@ The listener runs in a thread rather than on the event loop because psycopg's
 async mode refuses the Windows Proactor loop that qasync uses; the thread hands
 each batch of notifications to the loop with ``call_soon_threadsafe``. It
 reconnects after a lost connection, and wakes waiters once it listens again so
-that they re-check what they may have missed.
+that they re-check what they may have missed. The requests notifications name are
+first handed to the listener look-ups (:meth:`FeedBase.add_listener_look_up`) on
+this thread: a waiting agent's decision is read here and reaches the loop in one
+hand-over.
 """
 
 from __future__ import annotations
@@ -135,5 +138,7 @@ class PostgresChangeFeed(FeedBase):
                 connection.execute("SELECT 1")  # idle: prove the link is alive (notices that come along are kept)
             payloads = [notice.payload for notice in connection.notifies(timeout=0)]
             if payloads:
-                named = [payload[len(DECIDED_PREFIX) :] for payload in payloads if payload.startswith(DECIDED_PREFIX)]
+                named = {payload[len(DECIDED_PREFIX) :] for payload in payloads if payload.startswith(DECIDED_PREFIX)}
+                if named:  # read on this thread at once, rather than after two more hand-overs between threads
+                    named -= self._looked_up_here(frozenset(named))
                 self._remote_change(named, unnamed="" in payloads)

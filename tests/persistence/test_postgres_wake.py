@@ -10,6 +10,7 @@ is disconnected; after it listens again every waiter is looked up.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from typing import Any
 
@@ -32,27 +33,34 @@ def _libpq(url: str) -> str:
 
 
 class _AskedIds:
-    """The store's requests reads, recording the ids each ``decided_among`` look-up asks for."""
+    """The store's audit reads, recording the ids each ``signed_decided_among`` look-up asks for."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.asked: list[list[str]] = []
+        self.threads: list[str] = []  # the thread each look-up ran on
+        self.fail_on: str | None = None  # a thread whose next look-up fails (as one whose connection dropped)
 
     def __getattr__(self, name: str) -> Any:
         real = getattr(self._inner, name)
-        if name != "decided_among":
+        if name != "signed_decided_among":
             return real
 
         def recorded(hitl_ids: Any) -> Any:
+            thread = threading.current_thread().name
             self.asked.append(sorted(hitl_ids))
+            self.threads.append(thread)
+            if thread == self.fail_on:
+                self.fail_on = None
+                raise psycopg.OperationalError("the connection dropped")
             return real(hitl_ids)
 
         return recorded
 
 
 def _record_look_ups(backend: SQLHITLBackend) -> _AskedIds:
-    asked = _AskedIds(backend.store.requests)
-    backend.store.requests = asked  # type: ignore[assignment]
+    asked = _AskedIds(backend.store.audit)
+    backend.store.audit = asked  # type: ignore[assignment]
     return asked
 
 
@@ -163,6 +171,53 @@ async def test_a_forged_notification_resolves_no_waiter_with_what_is_not_committ
 
 
 @pytest.mark.asyncio
+async def test_a_named_decision_is_looked_up_on_the_listener_thread(pg_url: str) -> None:
+    """The thread that received the NOTIFY reads the named request itself and hands the record to the loop: one
+    hand-over between threads instead of three (listener -> loop -> look-up thread -> loop), each of which cost tens
+    of milliseconds, at worst hundreds, on a loaded machine."""
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    reviewer = SQLHITLBackend(pg_url, reviewer="erin")
+    try:
+        await _create(agents, "h1", "h2")
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ("h1", "h2")}
+        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
+        await asyncio.sleep(0.5)
+        asked = _record_look_ups(agents)
+        await reviewer.decide("h1", _reject("read by the listener"))
+        record = await asyncio.wait_for(waits["h1"], 10)
+        assert record["user_response"]["message"] == "read by the listener"
+        assert list(zip(asked.threads, asked.asked, strict=True)) == [("reviewer-pg-listen", ["h1"])]
+        assert not waits["h2"].done()
+        waits["h2"].cancel()
+    finally:
+        await agents.aclose()
+        await reviewer.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_look_up_that_fails_on_the_listener_thread_is_made_again_by_the_look_up_thread(pg_url: str) -> None:
+    """The listener tries once (it must go back to listening); a failed look-up leaves the name to the loop's
+    look-up, which retries."""
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    reviewer = SQLHITLBackend(pg_url, reviewer="erin")
+    try:
+        await _create(agents, "h1")
+        waiting = asyncio.ensure_future(agents.wait_for_response("h1", timeout=60))
+        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
+        await asyncio.sleep(0.5)
+        asked = _record_look_ups(agents)
+        asked.fail_on = "reviewer-pg-listen"
+        await reviewer.decide("h1", _reject("found all the same"))
+        record = await asyncio.wait_for(waiting, 10)
+        assert record["user_response"]["message"] == "found all the same"
+        assert asked.threads[0] == "reviewer-pg-listen" and asked.fail_on is None  # it was tried there, and failed
+        assert "reviewer-db-lookup" in asked.threads
+    finally:
+        await agents.aclose()
+        await reviewer.aclose()
+
+
+@pytest.mark.asyncio
 async def test_a_burst_of_decisions_resolves_every_waiter_once_in_few_look_ups(pg_url: str) -> None:
     agents = SQLHITLBackend(pg_url, reviewer="agent")
     reviewers = [SQLHITLBackend(pg_url, reviewer=f"r{i}") for i in range(4)]
@@ -238,25 +293,89 @@ def _decide_in_store(store: Store, hitl_id: str) -> None:
         tx.requests.decide(hitl_id, {"decision": "reject", "message": "while you were away"}, reviewer="erin")
 
 
-@pytest.mark.asyncio
-async def test_a_look_up_and_its_audit_check_share_one_connection(pg_url: str) -> None:
-    """Each checkout from the pool costs a round trip (the liveness ping): a loaded server made each one show."""
+def _count_round_trips(engine: Any) -> tuple[list[int], list[str], Any]:
+    """Checkouts from the pool and statements sent, recorded on ``engine`` until the returned function is called."""
     from sqlalchemy import event
+
+    checkouts: list[int] = []
+    statements: list[str] = []
+    on_checkout = lambda *_: checkouts.append(1)  # noqa: E731
+    on_execute = lambda _conn, _cursor, statement, *_: statements.append(statement)  # noqa: E731
+    event.listen(engine, "checkout", on_checkout)
+    event.listen(engine, "before_cursor_execute", on_execute)
+
+    def stop() -> None:
+        event.remove(engine, "checkout", on_checkout)
+        event.remove(engine, "before_cursor_execute", on_execute)
+
+    return checkouts, statements, stop
+
+
+@pytest.mark.asyncio
+async def test_a_look_up_is_one_statement_on_a_kept_connection(pg_url: str) -> None:
+    """A look-up used to cost four round trips (the pool's liveness ping, the requests, the chain's meta rows, the
+    audit rows), each tens of milliseconds on a loaded server: now one statement reads the decided requests with
+    their audit rows and the chain's meta, on a connection kept for look-ups (no checkout, so no ping)."""
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    try:
+        await _create(agents, "h1", "h2", "h3")
+        await agents.decide("h1", _reject())
+        await agents.decide("h3", Decision(DecisionKind.STEER, message="try again"))
+        await agents.signed_decided_among(["h2"])  # the kept connection is opened
+        checkouts, statements, stop = _count_round_trips(agents.store.engines.reader)
+        try:
+            records, problems = await agents.signed_decided_among(["h1", "h2", "h3", "nobody"])
+        finally:
+            stop()
+        assert sorted(r["hitl_id"] for r in records) == ["h1", "h3"] and problems == {}
+        assert {r["hitl_id"]: r["user_response"]["decision"] for r in records} == {"h1": "reject", "h3": "steer"}
+        assert checkouts == [] and len(statements) == 1, statements
+    finally:
+        await agents.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_look_up_survives_the_server_dropping_its_kept_connection(pg_url: str) -> None:
+    agents = SQLHITLBackend(pg_url, reviewer="agent")
+    try:
+        await _create(agents, "h1")
+        await agents.signed_decided_among(["h1"])
+        await agents.decide("h1", _reject("after the drop"))
+        with psycopg.connect(_libpq(pg_url), autocommit=True) as admin:  # every other connection of the database
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        records, problems = await agents.signed_decided_among(["h1"])
+        assert [r["user_response"]["message"] for r in records] == ["after the drop"] and problems == {}
+    finally:
+        await agents.aclose()
+
+
+@pytest.mark.asyncio
+async def test_a_decision_rewritten_with_its_audit_row_is_refused_by_a_waiter_with_the_key(pg_url: str) -> None:
+    """The one-statement look-up reads the chain's key id with the rows: a process holding the audit key checks each
+    audit row's keyed hash, so a request and its audit row rewritten alike (without the key) are refused."""
+    from reviewer_app.domain.hitl import DecisionNotOnRecord
 
     agents = SQLHITLBackend(pg_url, reviewer="agent")
     try:
         await _create(agents, "h1", "h2")
-        await agents.decide("h1", _reject())
-        checkouts: list[int] = []
-        engine = agents.store.engines.reader
-        listener = lambda *_: checkouts.append(1)  # noqa: E731
-        event.listen(engine, "checkout", listener)
-        try:
-            records, problems = await agents.signed_decided_among(["h1", "h2"])
-        finally:
-            event.remove(engine, "checkout", listener)
-        assert [r["hitl_id"] for r in records] == ["h1"] and problems == {}
-        assert len(checkouts) == 1
+        await agents.decide("h1", _reject("no"))
+        await agents.decide("h2", _reject("no"))
+        with psycopg.connect(_libpq(pg_url), autocommit=True) as writer:
+            writer.execute("SET session_replication_role = replica")  # past the log's append-only triggers
+            writer.execute(
+                "UPDATE hitl_requests SET user_response = jsonb_set(user_response::jsonb, '{message}', '\"yes\"')"
+                "::json WHERE hitl_id = 'h1'"
+            )
+            writer.execute("UPDATE audit_log SET message = 'yes' WHERE hitl_id = 'h1'")
+        records, problems = await agents.signed_decided_among(["h1", "h2"])
+        assert sorted(r["hitl_id"] for r in records) == ["h1", "h2"]
+        assert list(problems) == ["h1"], problems
+        with pytest.raises(DecisionNotOnRecord):
+            await agents.wait_for_response("h1", timeout=10)
+        assert (await agents.wait_for_response("h2", timeout=10))["user_response"]["message"] == "no"
     finally:
         await agents.aclose()
 
@@ -297,13 +416,14 @@ def test_a_look_up_opens_no_transaction_on_the_server(pg_url: str) -> None:
             tx.requests.decide("h1", {"decision": "reject"}, reviewer="erin")
         seen: list[Any] = []
         with store.sharing_one_connection():
-            records = store.requests.decided_among(["h1"])
-            problems = store.audit.decision_problems(records)
+            records, problems = store.audit.signed_decided_among(["h1"])
             with store._reader.reading() as connection:
                 driver = connection.connection.driver_connection
                 seen.append(driver.info.transaction_status)
         assert [r["hitl_id"] for r in records] == ["h1"] and problems == {}
         assert seen == [TransactionStatus.IDLE]
-        assert driver.autocommit is False  # back in the pool as every other read finds it
+        with store._reader.reading() as connection:  # every other read: a pooled connection, in a transaction
+            other = connection.connection.driver_connection
+            assert other is not driver and other.autocommit is False
     finally:
         store.close()

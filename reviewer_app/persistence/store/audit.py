@@ -15,9 +15,10 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import func, insert, literal, or_, select, update
+from sqlalchemy import bindparam, func, insert, literal, or_, select, update
 
 from reviewer_app.domain.audit import (
     AUDIT_HEAD_KEY,
@@ -53,7 +54,7 @@ from reviewer_app.persistence.audit_walk import (
 from reviewer_app.persistence.blobs import decode_value, encode_value
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
-from reviewer_app.persistence.store.records import now_ms
+from reviewer_app.persistence.store.records import now_ms, row_to_record
 from reviewer_app.persistence.tables import audit_t, meta_t, requests_t
 
 _CHAIN_KEYS = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_ID_KEY)
@@ -81,6 +82,31 @@ _SIGNED_COLUMNS = (
     audit_t.c.prev_hash,
     audit_t.c.row_hash,
 )
+_SIGNED_LABELS = {f"audit_{column.name}": column.name for column in _SIGNED_COLUMNS}
+_SIGNED_META_KEYS = (AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY)
+
+
+@cache
+def _signed_decided_statement(count: int) -> Any:
+    """Decided requests among ``count`` ids (one bind parameter each), each with its audit rows (a row per audit row,
+    the audit columns labelled ``audit_<name>``) and the chain's meta values the check needs (``meta_<i>``): one
+    statement, one snapshot, one round trip for a waiting agent's look-up."""
+    meta = [
+        select(meta_t.c.value).where(meta_t.c.key == literal(name)).scalar_subquery().label(f"meta_{i}")
+        for i, name in enumerate(_SIGNED_META_KEYS)
+    ]
+    audit_columns = [column.label(label) for label, column in zip(_SIGNED_LABELS, _SIGNED_COLUMNS, strict=True)]
+    return (
+        select(requests_t, *audit_columns, *meta)
+        .select_from(requests_t.outerjoin(audit_t, audit_t.c.hitl_id == requests_t.c.hitl_id))
+        .where(
+            requests_t.c.hitl_id.in_([bindparam(f"id_{i}") for i in range(count)]),
+            requests_t.c.status != HITLStatus.PENDING.value,
+        )
+        .order_by(audit_t.c.id)
+    )
+
+
 # Audit rows with the tool of the request each decided, so a listing names the tool (rule events have none).
 _SELECT_ENTRIES = select(audit_t, requests_t.c.tool_name).select_from(
     audit_t.outerjoin(requests_t, requests_t.c.hitl_id == audit_t.c.hitl_id)
@@ -200,14 +226,51 @@ class AuditReads:
         query = select(*_SIGNED_COLUMNS).where(audit_t.c.hitl_id.in_(ids)).order_by(audit_t.c.id)
         with self._db.reading() as connection:
             meta = {str(k): str(v) for k, v in connection.execute(_SELECT_CHAIN_META)}
-            key = self._seal().existing_key()
-            if key is not None and key_id(key) != meta.get(AUDIT_KEY_ID_KEY):
-                key = None  # not the chain's key: the rows' own hashes cannot be checked here
-            rows: dict[str, list[dict[str, Any]]] = {}
-            for row in connection.execute(query):
-                fields = dict(row._mapping)
-                if key is None or self._row_signed(connection, fields, meta, key):
-                    rows.setdefault(str(fields["hitl_id"]), []).append(fields)
+            audit_rows = [dict(row._mapping) for row in connection.execute(query)]
+            return self._problems(connection, decided, audit_rows, meta)
+
+    def signed_decided_among(self, hitl_ids: Sequence[str]) -> tuple[list[HITLRecord], dict[str, str]]:
+        """The requests among ``hitl_ids`` that are no longer pending, and of those the ones their audit rows do not
+        sign (``hitl_id`` → why, as :meth:`decision_problems`): the requests, their audit rows and the chain's meta
+        in one statement (see :func:`_signed_decided_statement`)."""
+        ids = list(dict.fromkeys(hitl_ids))
+        records: dict[str, HITLRecord] = {}
+        audit_rows: list[dict[str, Any]] = []
+        meta: dict[str, str] = {}
+        problems: dict[str, str] = {}
+        with self._db.reading() as connection:
+            tx = self._db.on(connection)
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                rows = tx.rows(_signed_decided_statement(len(chunk)), {f"id_{i}": v for i, v in enumerate(chunk)})
+                for row in rows:
+                    records.setdefault(str(row["hitl_id"]), row_to_record(row))
+                    if row["audit_id"] is not None:
+                        audit_rows.append({name: row[label] for label, name in _SIGNED_LABELS.items()})
+                    for i, name in enumerate(_SIGNED_META_KEYS):
+                        if row[f"meta_{i}"] is not None:
+                            meta[name] = str(row[f"meta_{i}"])
+                decided = [records[hitl_id] for hitl_id in chunk if hitl_id in records]
+                problems.update(self._problems(connection, decided, audit_rows, meta))
+                audit_rows, meta = [], {}
+        return list(records.values()), problems
+
+    def _problems(
+        self,
+        connection: Any,
+        decided: Sequence[HITLRecord],
+        audit_rows: Iterable[dict[str, Any]],
+        meta: Mapping[str, str],
+    ) -> dict[str, str]:
+        """``decided`` records checked against their ``audit_rows`` (those signed under the chain's key, where this
+        process has it: see :meth:`_row_signed`)."""
+        key = self._seal().existing_key() if decided else None
+        if key is not None and key_id(key) != meta.get(AUDIT_KEY_ID_KEY):
+            key = None  # not the chain's key: the rows' own hashes cannot be checked here
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for fields in audit_rows:
+            if key is None or self._row_signed(connection, fields, meta, key):
+                rows.setdefault(str(fields["hitl_id"]), []).append(fields)
         problems = {}
         for record in decided:
             problem = record_audit_problem(record, rows.get(str(record["hitl_id"]), []))

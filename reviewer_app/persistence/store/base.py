@@ -172,10 +172,17 @@ class Reader:
 
     _lenient = threading.local()
 
-    def __init__(self, engines: Engines, prepared: dict[Any, _Prepared], held: _HeldConnection | None) -> None:
+    def __init__(
+        self,
+        engines: Engines,
+        prepared: dict[Any, _Prepared],
+        held: _HeldConnection | None,
+        lookup_connections: Sequence[_HeldConnection] = (),
+    ) -> None:
         self.engines = engines
         self._prepared = prepared
         self._held_reader = held
+        self._lookup_connections = tuple(lookup_connections)
         self._shared = threading.local()  # this thread's connection inside sharing_one_connection()
 
     @property
@@ -213,24 +220,50 @@ class Reader:
 
     @contextmanager
     def sharing_one_connection(self) -> Iterator[None]:
-        """Reads on this thread inside the block share one connection: one pool checkout (on PostgreSQL, one
-        liveness ping) for a job of several reads, such as a waiting agent's look-up with its audit check.
+        """Reads on this thread inside the block share one connection, such as a waiting agent's look-up with its
+        audit check.
 
-        On PostgreSQL the connection autocommits: no ``BEGIN`` before the reads and no ``ROLLBACK`` when it goes
-        back to the pool, two round trips fewer. Each read sees what was committed when it ran, as each statement
-        of a ``READ COMMITTED`` transaction (PostgreSQL's default) does anyway.
+        On PostgreSQL the connection autocommits: no ``BEGIN`` before the reads and no ``ROLLBACK`` after them. Each
+        read sees what was committed when it ran, as each statement of a ``READ COMMITTED`` transaction
+        (PostgreSQL's default) does anyway. It is one of the store's kept look-up connections when one is free:
+        no pool checkout and so no liveness ping (a round trip that cost tens of milliseconds on a loaded server);
+        a read on a connection the server dropped fails and is retried on a new one.
         """
         if getattr(self._shared, "connection", None) is not None:
             yield
             return
-        with self.reading() as connection:
-            if self.engines.dialect == "postgresql":
-                connection.execution_options(isolation_level="AUTOCOMMIT")  # reset when the pool takes it back
+        for holder in self._lookup_connections:
+            connection = holder.acquire()
+            if connection is not None:
+                break
+        else:
+            with self.reading() as pooled:
+                self._autocommit(pooled)  # reset when the pool takes it back
+                self._shared.connection = pooled
+                try:
+                    yield
+                finally:
+                    self._shared.connection = None
+            return
+        try:
+            self._autocommit(connection)
             self._shared.connection = connection
+            yield
+        finally:
+            self._shared.connection = None
             try:
-                yield
+                if connection.in_transaction():  # SQLAlchemy's bookkeeping: no round trip while autocommitting
+                    connection.rollback()
+            except Exception:
+                connection.invalidate()
             finally:
-                self._shared.connection = None
+                holder.release()
+
+    def _autocommit(self, connection: Connection) -> None:
+        if self.engines.dialect != "postgresql":
+            return
+        if connection.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+            connection.execution_options(isolation_level="AUTOCOMMIT")
 
     @contextmanager
     def reading(self) -> Iterator[Connection]:

@@ -145,7 +145,9 @@ class Store:
         self.creation_clock = CreationClock()
         self._identity_url: str | None = None
         self._blob_memo = ValueMemo()  # used on the DB thread only (one transaction at a time)
-        self._reader = reader = Reader(engines, self._prepared, self._held_reader)
+        # PostgreSQL: the connections the waiting agents' look-ups keep (see Reader.sharing_one_connection).
+        self._lookup_connections = () if engines.is_sqlite else tuple(_HeldConnection(engines.reader) for _ in "ab")
+        self._reader = reader = Reader(engines, self._prepared, self._held_reader, self._lookup_connections)
         self.requests = RequestReads(reader)
         self.runs = RunReads(reader)
         self.checkpoints = CheckpointReads(reader)
@@ -247,7 +249,7 @@ class Store:
         return StoreTx(statements)
 
     def close(self) -> None:
-        for held in (self._held_writer, self._held_reader, self._loop_writer):
+        for held in (self._held_writer, self._held_reader, self._loop_writer, *self._lookup_connections):
             if held is not None:
                 held.close()
         if self._loop_engine is not None:
