@@ -28,6 +28,7 @@ Standard library only at import, no dataclasses, enums or ``typing``.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -528,8 +529,10 @@ def _title(options: dict[str, Any], event: dict[str, Any]) -> str | None:
 def run(argv: list[str]) -> tuple[bytes | None, Handover | None]:
     """``python -m reviewer_app hook …``: answer and end the process here when the lean path settles the call;
     else the stdin bytes read (None: none) and the waiting request created, for the full command."""
+    gc.disable()  # a call settled here ends within milliseconds: collecting its few objects is time lost
     text, payload = answer(argv, sys.stdin.buffer)
     if not isinstance(text, str):
+        gc.enable()  # the full path may wait for minutes
         return payload, text
     try:
         sys.stdout.write(text + "\n")

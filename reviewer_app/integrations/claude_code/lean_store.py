@@ -12,10 +12,11 @@ Standard library only at import, no dataclasses or ``typing``.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
+
+from reviewer_app.domain.lean_json import dumps, loads
 
 try:  # the C module alone: ``sqlite3.dbapi2`` imports ``datetime`` for adapters nothing here uses (~2.5 ms)
     import _sqlite3 as sqlite3
@@ -58,7 +59,7 @@ def sqlite_file(target: str) -> Path | None:
 
 def _json(value: Any) -> str:
     """How SQLAlchemy's JSON type stores a value on SQLite (``json.dumps``, ``None`` as ``'null'``)."""
-    return json.dumps(value)
+    return dumps(value)
 
 
 def _now_ms() -> int:
@@ -173,7 +174,7 @@ class LeanStore:
 
     def create_request(self, row: dict[str, Any]) -> bool:
         """Insert a pending request (``row``: :func:`request_row`'s keys); False when its id exists already."""
-        from reviewer_app.domain.hitl import summarize_arguments
+        from reviewer_app.domain.tool_args import summarize_arguments
 
         ms = _now_ms()
         data = row["data"]
@@ -233,7 +234,7 @@ class LeanStore:
             hitl_type, session_id, invocation_id, data_text, status = row
             if status != "pending":
                 return False
-            data = json.loads(data_text) if isinstance(data_text, (str, bytes)) else None
+            data = loads(data_text) if isinstance(data_text, (str, bytes)) else None
             if not isinstance(data, dict) or BLOB_REFS_KEY in data:
                 return None
             shown = data if hitl_type == ASK_USER else data.get("arguments", data)
@@ -321,7 +322,7 @@ class LeanStore:
     def _blob_ref(self, value: Any) -> str | None:
         """``<kind>:<sha256>`` of the blob a large value is stored as (``persistence/store/blobstore.py``'s rows,
         once), None for a value small enough for its row (``blobs.encode_value``'s answer)."""
-        if isinstance(value, dict) and len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")) < (
+        if isinstance(value, dict) and len(dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")) < (
             SMALL_VALUE_BYTES
         ):
             return None  # encode_value's None for it, told without loading the blob code
