@@ -346,10 +346,14 @@ REASON_MAX_BYTES = 200
 
 
 def reviewer_command() -> list[str]:
-    """How to run ``reviewer-app`` again from this process (a frozen bundle is its own executable)."""
+    """How to run ``reviewer-app`` again from this process (a frozen bundle is its own executable): what hooks are
+    installed as and watchdogs started with.
+
+    ``-P``: hosts run their hooks in the project, where the agent writes files, and ``python -m`` would put that
+    directory first on the module path (a ``json.py`` written there would run as the hook)."""
     if getattr(sys, "frozen", False):
         return [sys.executable]
-    return [sys.executable, "-m", "reviewer_app"]
+    return [sys.executable, "-P", "-m", "reviewer_app"]
 
 
 def watchdog_command(reviewer: list[str], database: str, hitl_id: str, agent: str, deadline: float) -> list[str]:
