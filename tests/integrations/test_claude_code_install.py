@@ -21,14 +21,14 @@ EXISTING = {
 
 
 def cli(tmp_path: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return run_in(tmp_path, [sys.executable, "-m", "reviewer_app", "hook", *args], cwd=cwd)
+
+
+def run_in(
+    tmp_path: Path, command: list[str], *, cwd: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "reviewer_app", "hook", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=hook_env(tmp_path),
-        cwd=cwd,
-        timeout=60,
+        command, input=stdin, capture_output=True, text=True, check=False, env=hook_env(tmp_path), cwd=cwd, timeout=60
     )
 
 
@@ -157,16 +157,8 @@ def test_the_installed_hook_imports_nothing_from_the_project_it_runs_in(tmp_path
         "tool_name": "Bash",
         "tool_input": {"command": "rm -rf /"},
     }
-    answered = subprocess.run(
-        ["/bin/sh", "-c", hook["command"] + " --timeout 1 --on-timeout deny"],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        check=False,
-        env=hook_env(tmp_path),
-        cwd=project,
-        timeout=60,
-    )
+    command = ["/bin/sh", "-c", hook["command"] + " --timeout 1 --on-timeout deny"]
+    answered = run_in(tmp_path, command, cwd=project, stdin=json.dumps(payload))
     assert not marker.exists(), "code the agent planted in the project ran as the hook"
     decision = json.loads(answered.stdout)["hookSpecificOutput"]["decision"]
     assert decision["behavior"] == "deny", answered
