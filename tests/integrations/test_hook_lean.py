@@ -374,3 +374,30 @@ def test_the_full_path_gets_the_garbage_collector_back(monkeypatch: pytest.Monke
     assert gc.isenabled()
     assert lean.run(["claude-code", "--no-transcript"]) == (None, None)
     assert gc.isenabled()
+
+
+def test_hooks_alone_on_a_database_keep_its_write_ahead_log_short(tmp_path: Path, db_path: Path) -> None:
+    """Each hook process ends without closing its connection; the next one rebuilds the log's index by reading
+    every frame of it, and nothing restarted the log: with no window open, the log grew by every settled call
+    and every call read all of it (the bench's later calls paid milliseconds for it). A hook that finds the log
+    past the limit empties it, so it stays within the limit plus what one call writes."""
+    import asyncio
+
+    asyncio.run(_waive(db_path, "echo short"))
+    wal = Path(f"{db_path}-wal")
+    sizes = []
+    for index in range(30):
+        code, answer, err = run_hook(tmp_path, db_path, bash_event("pretooluse.json", "echo short", f"toolu_{index}"))
+        assert code == 0 and answer is not None, err
+        assert answer["hookSpecificOutput"]["permissionDecision"] == "allow", answer
+        sizes.append(wal.stat().st_size if wal.exists() else 0)
+    assert max(sizes) <= lean_store.WAL_LIMIT_BYTES + 512 * 1024, sizes
+    connection = sqlite3.connect(db_path)
+    try:  # every call recorded, its audit row with it
+        query = (
+            "SELECT count(*) FROM hitl_requests JOIN audit_log USING (hitl_id) WHERE decided_by LIKE 'session-rule:%'"
+        )
+        assert connection.execute(query).fetchone() == (30,)
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        connection.close()
