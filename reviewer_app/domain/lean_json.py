@@ -47,8 +47,9 @@ _scanner: Any = None
 
 def loads(text: str | bytes) -> Any:
     """``json.loads(text)`` (bytes go to ``json``, which tells their encoding)."""
-    if "json" in sys.modules or _json is None or not isinstance(text, str) or text.startswith("\ufeff"):
-        return _json_module().loads(text)
+    json = sys.modules.get("json")  # loaded: json itself (one look-up, as cheap as a call through here gets)
+    if json is not None or _json is None or not isinstance(text, str) or text.startswith("\ufeff"):
+        return (json or _json_module()).loads(text)
     global _scanner
     if _scanner is None:
         _scanner = _json.make_scanner(_ScannerContext())  # type: ignore[arg-type]  # the stub's duck type
@@ -71,9 +72,10 @@ def dumps(
     default: Any = None,
 ) -> str:
     """``json.dumps(value, …)`` with these arguments (the others at ``json``'s defaults)."""
-    if "json" in sys.modules or _json is None:
+    json = sys.modules.get("json")
+    if json is not None or _json is None:
         return str(
-            _json_module().dumps(
+            (json or _json_module()).dumps(
                 value, ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators, default=default
             )
         )
