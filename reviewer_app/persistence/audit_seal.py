@@ -134,10 +134,8 @@ class AuditSeal:
         except OSError as exc:
             raise AuditKeyError(f"cannot create the audit key {path}: {exc.strerror or exc}") from exc
         else:
-            import secrets
-
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(secrets.token_hex(32) + "\n")
+            with os.fdopen(fd, "w", encoding="ascii") as handle:  # secrets.token_hex(32), without its imports
+                handle.write(os.urandom(32).hex() + "\n")  # (random, math, hmac, OpenSSL) on a hook's first call
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "rb") as handle:  # bytes: a text file's codec look-up costs a hook call ~1 ms
