@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from reviewer_app.domain import tool_args
 
-TYPE_CHECKING = False  # no ``typing`` at run time: the hook's fast path imports this module
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's full path imports this module
 if TYPE_CHECKING:
     from typing import Any
 
