@@ -217,6 +217,15 @@ def wait_withdrawn(db: Path, summary: str, deadline: float) -> None:
     time.sleep(0.3)  # the watchdog process exits after withdrawing
 
 
+def wal_kib(db: Path) -> int:
+    """The size of the database's write-ahead log: with hooks alone on it (no window open), a log that only grows
+    makes every later call slower, so the figures say how long it was."""
+    try:
+        return os.path.getsize(f"{db}-wal") // 1024
+    except OSError:
+        return 0
+
+
 def byte_compile() -> None:
     """The package's bytecode, as an installed copy has it (read even under ``PYTHONDONTWRITEBYTECODE``)."""
     import compileall
@@ -277,8 +286,13 @@ def main() -> None:
         ]
         shown = describe_ms(visible)
         print(f"visible: p50 {shown['p50_ms']:.1f} ms  p90 {shown['p90_ms']:.1f} ms  max {shown['max_ms']:.1f} ms")
+        logs = {"after Claude Code's calls": wal_kib(db)}
         hosts = measure_hosts(db, options.host_calls) if options.host_calls > 0 else {}
+        logs["after the other hosts' calls"] = wal_kib(db)
         hosts_visible = measure_hosts_visible(db, options.host_waits) if options.host_waits > 0 else {}
+        logs["at the end"] = wal_kib(db)
+        print("write-ahead log (every hook process reads it whole when it opens the database):")
+        print("  " + ", ".join(f"{size} KiB {when}" for when, size in logs.items()))
         for label, found in (("", hosts), (" visible", hosts_visible)):
             for host, figures in found.items():
                 print(
@@ -309,9 +323,8 @@ def main() -> None:
         for host, figures in hosts_visible.items()
         if host != "python"
     ]
-    report(
-        goals, {"sides": stats, "visible": shown, "hosts": hosts, "hosts_visible": hosts_visible}, bench="hook_latency"
-    )
+    details = {"sides": stats, "visible": shown, "hosts": hosts, "hosts_visible": hosts_visible, "wal_kib": logs}
+    report(goals, details, bench="hook_latency")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,7 @@ re-export what is here).
 
 from __future__ import annotations
 
-import json
-
+from reviewer_app.domain.lean_json import dumps
 from reviewer_app.domain.sha import hmac_sha256_hex, sha256_hex
 
 TYPE_CHECKING = False  # ``typing`` costs the hook's lean path milliseconds; mypy reads the block below
@@ -30,7 +29,7 @@ GENESIS_HASH = "0" * 64
 
 def canonical_json(value: Any) -> str:
     """A stable text form: the same arguments always give the same hash."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def args_digest(args: Any) -> str:

@@ -1,10 +1,13 @@
-"""The HITL request record, in aury-agent's ``HITLBackend`` shape."""
+"""The HITL request record, in aury-agent's ``HITLBackend`` shape (``summarize_arguments`` lives in
+:mod:`.tool_args`, which the hook's lean path loads without these enums)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path imports this module
+from reviewer_app.domain import tool_args
+
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's full path imports this module
 if TYPE_CHECKING:
     from typing import Any
 
@@ -139,25 +142,8 @@ class SchemaTooNew(SchemaError):
     """The database was written by a newer Reviewer; opening it could corrupt it."""
 
 
-def summarize_arguments(args: Any, limit: int = 160) -> str:
-    """One line that says what a tool call would do, for inbox rows and search."""
-    if isinstance(args, dict):
-        for key in ("command", "path", "question", "url", "query"):
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                text = f"{key}: {value}" if key != "command" else value
-                break
-        else:
-            text = ", ".join(f"{k}={_short(v)}" for k, v in list(args.items())[:4])
-    else:
-        text = _short(args)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
+summarize_arguments = tool_args.summarize_arguments
+"""One line that says what a tool call would do (its home is :mod:`.tool_args`)."""
 
 
 def shown_arguments(record: HITLRecord) -> Any:

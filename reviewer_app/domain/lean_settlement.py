@@ -23,8 +23,7 @@ A command of plain literal words only is told by :func:`reviewer_app.domain.plai
 
 from __future__ import annotations
 
-import json
-
+from reviewer_app.domain.lean_json import loads
 from reviewer_app.domain.plain_shell import plain_words
 from reviewer_app.domain.tool_args import CONTEXT_FLAG_RISKS, command_of, flags_in, is_shell_tool
 
@@ -80,7 +79,7 @@ def _stored_scope(stored_scope: str | None) -> tuple[dict[str, Any], list[str]] 
     """A ``session_rules`` scope read as ``SessionRule.from_stored`` reads it: (scope, flags), None if unreadable
     or not a shell scope."""
     try:
-        scope = json.loads(stored_scope) if stored_scope else None
+        scope = loads(stored_scope) if stored_scope else None
     except ValueError:
         return None
     if not isinstance(scope, dict):

@@ -18,13 +18,13 @@ Limits (documented in docs/agents.md):
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Mapping
+
+from reviewer_app.domain.lean_json import dumps
 
 TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path checks its requests here
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 MAX_DEPTH = 64
@@ -48,8 +48,20 @@ READ_MAX_DEPTH = 200
 UNDECODABLE_KEY = "$undecodable"
 """The one key of the placeholder that stands for a stored value that cannot be used."""
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = "[\ud800-\udfff]"
+_SURROGATE_ESCAPE = r"\\u[dD][89abcdefABCDEF]"
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(source: str) -> re.Pattern[str]:
+    """A regular expression compiled on first use: a hook call checks ASCII text without ``re`` (its import and
+    compiles cost the lean path about as much as its whole check)."""
+    compiled = _COMPILED.get(source)
+    if compiled is None:
+        import re
+
+        compiled = _COMPILED[source] = re.compile(source)
+    return compiled
 
 
 class RequestRejected(ValueError):
@@ -76,7 +88,7 @@ def _where(path: JsonPath) -> str:
 
 def _safe(text: str) -> str:
     """A key for an error message: surrogates replaced, short."""
-    cleaned = _SURROGATE.sub("\ufffd", text)
+    cleaned = _pattern(_SURROGATE).sub("\ufffd", text)
     return cleaned if len(cleaned) <= 40 else cleaned[:39] + "…"
 
 
@@ -133,7 +145,9 @@ def check_json_value(value: Any, what: str, *, max_depth: int = MAX_DEPTH, max_b
             size_low += 1
             size_high += MAX_INT_DIGITS + 1
         elif kind is float or isinstance(item, float):
-            if not math.isfinite(item):
+            from math import isfinite  # floats are rare in calls: the hook's lean path imports no math for them
+
+            if not isfinite(item):
                 raise RequestRejected(
                     "finite numbers", f"{what}: {item!r} at {_where(path)} is not a JSON number (NaN/Infinity)"
                 )
@@ -144,7 +158,7 @@ def check_json_value(value: Any, what: str, *, max_depth: int = MAX_DEPTH, max_b
         if size_low > max_bytes:
             raise RequestRejected("size", f"{what}: more than the limit of {_mib(max_bytes)} of JSON")
     if size_high > max_bytes:
-        size = len(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+        size = len(dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
         if size > max_bytes:
             raise RequestRejected("size", f"{what}: {_mib(size)} of JSON is more than the limit of {_mib(max_bytes)}")
 
@@ -154,7 +168,7 @@ def _mib(size: int) -> str:
 
 
 def _check_text(text: str, what: str, path: JsonPath, *, key: bool = False) -> None:
-    if not text.isascii() and _SURROGATE.search(text) is not None:
+    if not text.isascii() and _pattern(_SURROGATE).search(text) is not None:
         where = f"key {_safe(text)!r} at {_where(path)}" if key else f"string at {_where(path)}"
         raise RequestRejected(
             "no lone surrogates", f"{what}: {where} holds a lone UTF-16 surrogate (not encodable as UTF-8)"
@@ -193,7 +207,7 @@ def check_request(fields: Mapping[str, Any]) -> None:
 
 def scrub_text(text: str) -> str:
     """Text for display (model output): lone surrogates replaced by U+FFFD, so it can be stored and printed."""
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+    return text if text.isascii() else _pattern(_SURROGATE).sub("\ufffd", text)
 
 
 def placeholder(reason: str) -> dict[str, str]:
@@ -217,6 +231,8 @@ def decode_stored_json(text: str | bytes) -> Any:
     Unusable: not JSON, nested deeper than :data:`READ_MAX_DEPTH`, or holding a lone surrogate. The checks
     beyond parsing run only when the text could hold such a value (cheap scans of the raw text).
     """
+    import json  # loaded by every reader of the database already (not the hook's lean path, which never reads here)
+
     try:
         value = json.loads(text)
     except RecursionError:
@@ -224,7 +240,7 @@ def decode_stored_json(text: str | bytes) -> Any:
     except ValueError as exc:
         return placeholder(f"stored value is not valid JSON ({str(exc)[:120]})")
     raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
-    maybe_surrogate = "\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
+    maybe_surrogate = "\\u" in raw and _pattern(_SURROGATE_ESCAPE).search(raw) is not None
     maybe_deep = len(raw) > READ_MAX_DEPTH and raw.count("[") + raw.count("{") > READ_MAX_DEPTH
     if maybe_surrogate or maybe_deep:
         problem = _read_problem(value, check_depth=maybe_deep, check_text=maybe_surrogate)
@@ -238,13 +254,13 @@ def _read_problem(value: Any, *, check_depth: bool, check_text: bool) -> str | N
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
-            if check_text and _SURROGATE.search(item) is not None:
+            if check_text and _pattern(_SURROGATE).search(item) is not None:
                 return "stored value holds a lone UTF-16 surrogate (cannot be shown or hashed)"
         elif isinstance(item, dict):
             if check_depth and depth > READ_MAX_DEPTH:
                 return f"stored JSON is nested deeper than {READ_MAX_DEPTH} levels"
             for key, child in item.items():
-                if check_text and _SURROGATE.search(key) is not None:
+                if check_text and _pattern(_SURROGATE).search(key) is not None:
                     return "stored value holds a lone UTF-16 surrogate (cannot be shown or hashed)"
                 stack.append((child, depth + 1))
         elif isinstance(item, list):

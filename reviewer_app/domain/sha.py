@@ -28,7 +28,8 @@ def _builtin(name: str) -> Any:
     once (``_sha2`` since Python 3.12, ``_sha256`` before)."""
     if name not in _BUILTINS:
         _BUILTINS[name] = None
-        for module in ("_sha2", "_sha256") if name == "sha256" else ("_sha1",):
+        sha256 = "_sha2" if sys.version_info >= (3, 12) else "_sha256"  # (a failed import searches every path entry)
+        for module in (sha256,) if name == "sha256" else ("_sha1",):
             try:
                 _BUILTINS[name] = getattr(__import__(module), name)
                 break

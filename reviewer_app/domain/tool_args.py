@@ -1,4 +1,5 @@
-"""Which tools are shells and file tools, and which argument of each holds its command, path or context flags.
+"""Which tools are shells and file tools, and which argument of each holds its command, path or context flags; the
+one line that says what a call would do.
 
 Why: rules, risk and session waivers must agree on what a call does, and these tables are fixed on the operator's
 side (request data never decides them, so it can never widen a rule). Standard library only and no dataclasses:
@@ -136,3 +137,24 @@ def flags_in(arguments: Any) -> frozenset[str]:
     may coerce it)."""
     arguments = arguments if isinstance(arguments, dict) else {}
     return frozenset(flag for flag in CONTEXT_FLAG_RISKS if arguments.get(flag) not in (None, False, "false", 0))
+
+
+def summarize_arguments(args: Any, limit: int = 160) -> str:
+    """One line that says what a tool call would do, for inbox rows and search."""
+    if isinstance(args, dict):
+        for key in ("command", "path", "question", "url", "query"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                text = f"{key}: {value}" if key != "command" else value
+                break
+        else:
+            text = ", ".join(f"{k}={_short(v)}" for k, v in list(args.items())[:4])
+    else:
+        text = _short(args)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"

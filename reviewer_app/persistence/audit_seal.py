@@ -9,13 +9,13 @@ reviewer's machine appends to them (docs/security.md).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
 from reviewer_app.domain.audit_chain import key_id
+from reviewer_app.domain.lean_json import dumps, loads
 
 TYPE_CHECKING = False  # no ``typing`` or ``dataclasses`` here: the hook's lean path loads this module
 if TYPE_CHECKING:
@@ -134,10 +134,8 @@ class AuditSeal:
         except OSError as exc:
             raise AuditKeyError(f"cannot create the audit key {path}: {exc.strerror or exc}") from exc
         else:
-            import secrets
-
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(secrets.token_hex(32) + "\n")
+            with os.fdopen(fd, "w", encoding="ascii") as handle:  # secrets.token_hex(32), without its imports
+                handle.write(os.urandom(32).hex() + "\n")  # (random, math, hmac, OpenSSL) on a hook's first call
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "rb") as handle:  # bytes: a text file's codec look-up costs a hook call ~1 ms
@@ -166,7 +164,7 @@ class AuditSeal:
 
         One ``write`` of the whole line on an ``O_APPEND`` descriptor (no buffered file object); the directory is
         created only when the file cannot be opened without it."""
-        line = json.dumps({"count": count, "head": head, "at_ms": time.time_ns() // 1_000_000, "db": database_url})
+        line = dumps({"count": count, "head": head, "at_ms": time.time_ns() // 1_000_000, "db": database_url})
         data = (line + "\n").encode("utf-8")
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         path = self._anchor_file(database_id)
@@ -194,7 +192,7 @@ class AuditSeal:
         found = []
         for raw in text.splitlines():
             try:
-                item = json.loads(raw)
+                item = loads(raw)
                 found.append(Anchor(int(item["count"]), str(item["head"]), item.get("db")))
             except (ValueError, KeyError, TypeError):
                 continue
@@ -208,7 +206,7 @@ class AuditSeal:
         for path in sorted(self.anchor_dir.glob("*.jsonl")):
             try:
                 with path.open(encoding="utf-8") as handle:
-                    first = json.loads(handle.readline() or "{}")
+                    first = loads(handle.readline() or "{}")
             except (OSError, ValueError):
                 continue
             if isinstance(first, dict) and first.get("db") == database_url:

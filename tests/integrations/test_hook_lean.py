@@ -28,6 +28,10 @@ from reviewer_app.persistence import blobs
 from reviewer_app.persistence.audit_seal import user_data_dir
 from tests.integrations.hook_helpers import fixture, hook_env, import_probe, run_hook
 
+LEAN_HEAVY = ("threading", "math", "json", "reviewer_app.domain.hitl")
+"""What a settled call does without either (issue 29: answered near the interpreter's own start): ``threading``
+for the wake-up hint's lock, ``math`` and ``json`` (its import compiles six regular expressions) for a few
+checks and texts, the request module's enums for one summary line."""
 TIME_COLUMNS = {"created_at", "updated_at", "updated_at_ms", "responded_at", "started_at", "at_ms", "last_hit_at"}
 SESSION = "lean-session"
 
@@ -122,6 +126,7 @@ def test_a_waived_call_loads_no_argparse_dataclasses_typing_or_rules(tmp_path: P
     asyncio.run(_waive(db_path, "echo lean"))
     heavy = ("argparse", "dataclasses", "typing", "bashlex", "platformdirs", "tempfile", "asyncio", "uuid")
     heavy += ("reviewer_app.domain.rules", "reviewer_app.domain.risk", "reviewer_app.domain.shell")
+    heavy += LEAN_HEAVY
     probe = import_probe(
         (*heavy, "reviewer_app.integrations.claude_code.events", "reviewer_app.integrations.claude_code.hook")
     )
@@ -358,3 +363,41 @@ def _settled_fds(pid: int) -> dict[str, str]:
         if set(fds) == {"0", "1", "2"} or time.monotonic() > deadline:
             return fds
         time.sleep(0.01)
+
+
+def test_the_full_path_gets_the_garbage_collector_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lean path runs without the cyclic collector (a settled call ends at once); a call it hands over (here:
+    no database named) reaches the full path, which may wait for minutes, with the collector on."""
+    import gc
+
+    monkeypatch.delenv("REVIEWER_DB", raising=False)
+    assert gc.isenabled()
+    assert lean.run(["claude-code", "--no-transcript"]) == (None, None)
+    assert gc.isenabled()
+
+
+def test_hooks_alone_on_a_database_keep_its_write_ahead_log_short(tmp_path: Path, db_path: Path) -> None:
+    """Each hook process ends without closing its connection; the next one rebuilds the log's index by reading
+    every frame of it, and nothing restarted the log: with no window open, the log grew by every settled call
+    and every call read all of it (the bench's later calls paid milliseconds for it). A hook that finds the log
+    past the limit empties it, so it stays within the limit plus what one call writes."""
+    import asyncio
+
+    asyncio.run(_waive(db_path, "echo short"))
+    wal = Path(f"{db_path}-wal")
+    sizes = []
+    for index in range(30):
+        code, answer, err = run_hook(tmp_path, db_path, bash_event("pretooluse.json", "echo short", f"toolu_{index}"))
+        assert code == 0 and answer is not None, err
+        assert answer["hookSpecificOutput"]["permissionDecision"] == "allow", answer
+        sizes.append(wal.stat().st_size if wal.exists() else 0)
+    assert max(sizes) <= lean_store.WAL_LIMIT_BYTES + 512 * 1024, sizes
+    connection = sqlite3.connect(db_path)
+    try:  # every call recorded, its audit row with it
+        query = (
+            "SELECT count(*) FROM hitl_requests JOIN audit_log USING (hitl_id) WHERE decided_by LIKE 'session-rule:%'"
+        )
+        assert connection.execute(query).fetchone() == (30,)
+        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        connection.close()

@@ -24,6 +24,7 @@ from tests.integrations.test_hosts_hook import CASES, IDS, HostCase
 IGNORED = {"created_at", "updated_at", "updated_at_ms", "responded_at", "started_at", "at_ms", "last_hit_at"}
 IGNORED |= {"prev_hash", "row_hash", "id", "expires_at"}
 HEAVY = ("argparse", "dataclasses", "typing", "bashlex", "pathspec", "reviewer_app.domain.rules")
+HEAVY += ("threading", "math", "json", "reviewer_app.domain.hitl")  # test_hook_lean.LEAN_HEAVY
 PROBE = (
     "import os, runpy, sys\n"
     "def _exit(code):\n"

@@ -28,6 +28,7 @@ Standard library only at import, no dataclasses, enums or ``typing``.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -345,10 +346,14 @@ REASON_MAX_BYTES = 200
 
 
 def reviewer_command() -> list[str]:
-    """How to run ``reviewer-app`` again from this process (a frozen bundle is its own executable)."""
+    """How to run ``reviewer-app`` again from this process (a frozen bundle is its own executable): what hooks are
+    installed as and watchdogs started with.
+
+    ``-P``: hosts run their hooks in the project, where the agent writes files, and ``python -m`` would put that
+    directory first on the module path (a ``json.py`` written there would run as the hook)."""
     if getattr(sys, "frozen", False):
         return [sys.executable]
-    return [sys.executable, "-m", "reviewer_app"]
+    return [sys.executable, "-P", "-m", "reviewer_app"]
 
 
 def watchdog_command(reviewer: list[str], database: str, hitl_id: str, agent: str, deadline: float) -> list[str]:
@@ -528,8 +533,10 @@ def _title(options: dict[str, Any], event: dict[str, Any]) -> str | None:
 def run(argv: list[str]) -> tuple[bytes | None, Handover | None]:
     """``python -m reviewer_app hook …``: answer and end the process here when the lean path settles the call;
     else the stdin bytes read (None: none) and the waiting request created, for the full command."""
+    gc.disable()  # a call settled here ends within milliseconds: collecting its few objects is time lost
     text, payload = answer(argv, sys.stdin.buffer)
     if not isinstance(text, str):
+        gc.enable()  # the full path may wait for minutes
         return payload, text
     try:
         sys.stdout.write(text + "\n")

@@ -12,10 +12,11 @@ Standard library only at import, no dataclasses or ``typing``.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
+
+from reviewer_app.domain.lean_json import dumps, loads
 
 try:  # the C module alone: ``sqlite3.dbapi2`` imports ``datetime`` for adapters nothing here uses (~2.5 ms)
     import _sqlite3 as sqlite3
@@ -36,6 +37,10 @@ SCHEMA_REVISION = "0012"
 policy_rules table and 0008's run heartbeat columns (left NULL here: an external run has no heartbeat); 0012's
 counts per hour are kept by triggers on ``hitl_requests``, which these statements' writes fire like any other."""
 BUSY_TIMEOUT_MS = 5_000
+WAL_LIMIT_BYTES = 1024 * 1024
+"""A write-ahead log past this is emptied by the hook that finds it so (:meth:`LeanStore.keep_log_short`): every
+hook process reads the whole log when it opens the database (~0.3 ms per 100 KiB here), and emptying it costs a
+checkpoint (two fsyncs) once every dozen calls."""
 BLOB_REFS_KEY = "$blobs"
 """``blobs.REFS_KEY`` (a test holds the two equal): a request whose data names blobs is withdrawn by the store."""
 ASK_USER = "ask_user"
@@ -58,7 +63,7 @@ def sqlite_file(target: str) -> Path | None:
 
 def _json(value: Any) -> str:
     """How SQLAlchemy's JSON type stores a value on SQLite (``json.dumps``, ``None`` as ``'null'``)."""
-    return json.dumps(value)
+    return dumps(value)
 
 
 def _now_ms() -> int:
@@ -113,12 +118,31 @@ class LeanStore:
 
         Closing the last connection to a WAL database checkpoints it (with an fsync): ~20 ms, a quarter of the
         rule-settled hook's budget. The hook process ends right after answering, and SQLite recovers the WAL
-        on the next open exactly as after any exit, so the hook skips that work (``os._exit``).
+        on the next open exactly as after any exit, so the hook skips that work (``os._exit``), but keeps the log
+        short (:meth:`keep_log_short`).
         """
         if checkpoint:
             self.connection.close()
         else:
+            self.keep_log_short()
             _UNCLOSED.append(self.connection)
+
+    def keep_log_short(self) -> None:
+        """Empty the write-ahead log once it is past :data:`WAL_LIMIT_BYTES` (never waiting for a lock).
+
+        Why: a process that ends without closing leaves the log to the next one to open the database, which
+        rebuilds the log's index by reading and checksumming every frame, and the rebuilt index counts no frame as
+        checkpointed, so the log is never restarted. With hooks alone on a database (no window open) the log grew
+        by every call (~80 KiB) and every call read all of it: after a few hundred calls, most of a settled call's
+        time. A busy database (a reader on an older snapshot) leaves the work to a later call."""
+        connection = self.connection
+        try:
+            if connection.in_transaction or os.path.getsize(f"{self.path}-wal") <= WAL_LIMIT_BYTES:
+                return
+            connection.execute("PRAGMA busy_timeout = 0")
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except (OSError, sqlite3.Error):  # no log file, or busy: nothing to do now
+            pass
 
     def run_exists(self, invocation_id: str) -> bool:
         """Whether the run is recorded already (then its title is not needed: nothing would change it)."""
@@ -173,7 +197,7 @@ class LeanStore:
 
     def create_request(self, row: dict[str, Any]) -> bool:
         """Insert a pending request (``row``: :func:`request_row`'s keys); False when its id exists already."""
-        from reviewer_app.domain.hitl import summarize_arguments
+        from reviewer_app.domain.tool_args import summarize_arguments
 
         ms = _now_ms()
         data = row["data"]
@@ -233,7 +257,7 @@ class LeanStore:
             hitl_type, session_id, invocation_id, data_text, status = row
             if status != "pending":
                 return False
-            data = json.loads(data_text) if isinstance(data_text, (str, bytes)) else None
+            data = loads(data_text) if isinstance(data_text, (str, bytes)) else None
             if not isinstance(data, dict) or BLOB_REFS_KEY in data:
                 return None
             shown = data if hitl_type == ASK_USER else data.get("arguments", data)
@@ -321,7 +345,7 @@ class LeanStore:
     def _blob_ref(self, value: Any) -> str | None:
         """``<kind>:<sha256>`` of the blob a large value is stored as (``persistence/store/blobstore.py``'s rows,
         once), None for a value small enough for its row (``blobs.encode_value``'s answer)."""
-        if isinstance(value, dict) and len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")) < (
+        if isinstance(value, dict) and len(dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")) < (
             SMALL_VALUE_BYTES
         ):
             return None  # encode_value's None for it, told without loading the blob code

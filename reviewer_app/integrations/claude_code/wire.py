@@ -9,7 +9,7 @@ before anything else looks at it.
 
 from __future__ import annotations
 
-import json
+from reviewer_app.domain.lean_json import decode_error, dumps, loads
 
 TYPE_CHECKING = False  # no ``typing`` at run time: the lean path imports this module
 if TYPE_CHECKING:
@@ -58,8 +58,8 @@ def text_field(raw: dict[str, Any], key: str, *, required: bool, limit: int | No
 def load_object(payload: bytes) -> dict[str, Any]:
     """The payload as a JSON object, or :class:`HookInputError`."""
     try:
-        raw = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, decode_error()) as exc:  # json is imported only for the error
         raise HookInputError(f"the hook event is not JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise HookInputError("the hook event must be a JSON object")
@@ -107,7 +107,7 @@ def claude_answer(verdict: str, reason: str, updated_input: dict[str, Any] | Non
             output["permissionDecisionReason"] = reason
         if verdict == "allow" and updated_input is not None:
             output["updatedInput"] = updated_input
-        return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
+        return dumps({"hookSpecificOutput": output}, ensure_ascii=False)
     if verdict == "ask":
         return None  # no decision: the host shows its own permission prompt
     decision: dict[str, Any] = {"behavior": verdict}
@@ -116,4 +116,4 @@ def claude_answer(verdict: str, reason: str, updated_input: dict[str, Any] | Non
             decision["updatedInput"] = updated_input
     else:
         decision["message"] = reason or "denied in Reviewer"
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "decision": decision}}, ensure_ascii=False)
+    return dumps({"hookSpecificOutput": {"hookEventName": event, "decision": decision}}, ensure_ascii=False)

@@ -14,8 +14,7 @@ Public API: ``event_fields(host, raw) -> dict`` (``HookEvent``'s fields, the eve
 
 from __future__ import annotations
 
-import json
-
+from reviewer_app.domain.lean_json import decode_error, dumps, loads
 from reviewer_app.integrations.claude_code.wire import (
     PRE_TOOL_USE,
     HookInputError,
@@ -52,8 +51,8 @@ def object_field(raw: dict[str, Any], key: str, *, json_text: bool = False) -> d
     value = raw.get(key)
     if json_text and isinstance(value, str):
         try:
-            value = json.loads(value) if value.strip() else {}
-        except json.JSONDecodeError as exc:
+            value = loads(value) if value.strip() else {}
+        except decode_error() as exc:  # json is imported only for the error
             raise HookInputError(f"{key} is not a JSON object: {exc}") from exc
     if not isinstance(value, dict):
         raise HookInputError(f"{key} must be a JSON object")
@@ -199,7 +198,7 @@ def event_fields(host: str, raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dumps(value: dict[str, Any]) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return dumps(value, ensure_ascii=False)
 
 
 def render(host: str, verdict: str, reason: str, updated_input: dict[str, Any] | None, event: str) -> str | None:
