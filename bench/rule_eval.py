@@ -19,7 +19,6 @@ import time
 
 from common import REPO_ROOT, Goal, report, settle
 
-from reviewer_app.domain import risk as risk_module
 from reviewer_app.domain import shell as shell_module
 from reviewer_app.domain import shell_effects as effects_module
 from reviewer_app.domain.rules import Rule, ToolCall, evaluate
@@ -117,7 +116,6 @@ def make_calls(count: int, seed: int) -> list[ToolCall]:
 
 def clear_caches() -> None:
     shell_module.parse_command.cache_clear()
-    risk_module._assess_parsed_cached.cache_clear()
     effects_module._effects.cache_clear()  # what a command does beyond its text (issue 23), judged once per text
     effects_module.readings.cache_clear()
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from common import Goal, describe_ms, machine_info, report
 
-from reviewer_app.domain import explain, risk, shell
+from reviewer_app.domain import explain, shell
 from reviewer_app.domain.rules import Rule
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.preview.request import preview_request
@@ -81,8 +81,7 @@ async def seed(backend: SQLHITLBackend, work: Path) -> list[str]:
 def clear_caches() -> None:
     """As for a request shown for the first time: nothing parsed, explained or assessed yet."""
     shell.parse_command.cache_clear()
-    explain.explain_command.cache_clear()
-    risk._assess_parsed_cached.cache_clear()
+    explain.explain_command.cache_clear()  # the risk verdict is never cached: it depends on the file system
 
 
 async def measure(backend: SQLHITLBackend, ids: list[str]) -> tuple[list[float], list[float], int]:

@@ -16,7 +16,10 @@ What counts as certain:
   of letters, digits, ``_`` and ``-`` (no path, quoting, expansion, operator or redirection), none of which any
   sensitive pattern (the table, Reviewer's own files, the operator's config) could match as a file name, and none
   of which names a symlink in the workspace (its target is the risk module's to judge);
-- another tool that is not a file tool, or a file tool whose call names no path.
+- another tool that is not a file tool, or a file tool whose call names no path (for ``Grep``, ``Glob`` and ``LS``,
+  which then search the working directory, only where no sensitive pattern could reach: not in ~/.ssh);
+- a bare word is a file in the working directory, so a command naming one is certain only where no directory on
+  the way to it could make a file sensitive (``cat config`` in ~/.ssh is the risk module's).
 
 Standard library only, no dataclasses or ``typing`` at run time.
 """
@@ -28,8 +31,21 @@ import sys
 from fnmatch import fnmatchcase
 
 from reviewer_app.domain.plain_shell import plain_words
-from reviewer_app.domain.sensitive_targets import CONFIG_ENV, SENSITIVE_TARGETS, read_config_patterns
-from reviewer_app.domain.tool_args import command_of, flags_in, is_file_tool, is_shell_tool, path_of
+from reviewer_app.domain.sensitive_targets import (
+    CONFIG_ENV,
+    SENSITIVE_TARGETS,
+    place_may_be_sensitive,
+    read_config_patterns,
+)
+from reviewer_app.domain.tool_args import (
+    SEARCHES_WORKING_DIRECTORY,
+    command_of,
+    flags_in,
+    is_file_tool,
+    is_shell_tool,
+    path_given,
+    path_of,
+)
 
 TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
 if TYPE_CHECKING:
@@ -39,6 +55,7 @@ APP_NAME = "reviewer-app"
 LOW_RISK_PROGRAMS = frozenset({"echo", "pwd", "ls", "cat", "head", "tail", "wc", "true", "whoami"})
 """Programs the risk module and the command-effects tables name nowhere (a test holds them to that): with inert
 words, nothing about them is high risk."""
+TABLE = [pattern for pattern, _ in SENSITIVE_TARGETS]
 _INERT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
@@ -50,7 +67,14 @@ def wildcard_surely_settles(tool_name: str, arguments: Any, cwd: str | None) -> 
     if is_shell_tool(tool_name):
         command = command_of(tool_name, arguments)
         return command is not None and _inert_command(command, cwd)
-    return not is_file_tool(tool_name) or path_of(tool_name, arguments) is None
+    if not is_file_tool(tool_name):
+        return True
+    if path_of(tool_name, arguments) is not None or path_given(tool_name, arguments):
+        return False  # a path is the risk module's to judge; disagreeing keys are high there
+    if tool_name not in SEARCHES_WORKING_DIRECTORY:
+        return True
+    patterns = _operator_patterns() if cwd is not None else None  # Grep with no path searches the workspace
+    return patterns is not None and not _place_may_be_sensitive(cwd or "", [*patterns, *TABLE])
 
 
 def _inert_command(command: str, cwd: str | None) -> bool:
@@ -68,8 +92,19 @@ def _inert_command(command: str, cwd: str | None) -> bool:
     patterns = _operator_patterns()
     if patterns is None:
         return False
-    patterns += [pattern for pattern, _ in SENSITIVE_TARGETS]
+    patterns += TABLE
+    if _place_may_be_sensitive(cwd, patterns):
+        return False  # a bare word is a file there: ``cat config`` in ~/.ssh (the risk module judges the path)
     return not any(_may_name(pattern, word) for word in names for pattern in patterns)
+
+
+def _place_may_be_sensitive(cwd: str, patterns: list[str]) -> bool:
+    """Whether a file named in ``cwd`` (as given or with symlinks followed) may be sensitive for where it is."""
+    try:
+        places = {os.path.normpath(cwd), os.path.realpath(cwd)}
+    except (OSError, ValueError):
+        return True
+    return any(place_may_be_sensitive(place, patterns) for place in places)
 
 
 def _names_a_link(cwd: str, word: str) -> bool:

@@ -270,6 +270,9 @@ def _read_problem(value: Any, *, check_depth: bool, check_text: bool) -> str | N
     return None
 
 
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+
+
 def decode_stored_json_fast(text: str) -> Any:
     """:func:`decode_stored_json` with orjson's parser for the common case (audit verification reads millions).
 
@@ -277,6 +280,8 @@ def decode_stored_json_fast(text: str) -> Any:
     JSON) too, so the result is always what :func:`decode_stored_json` gives.
     """
     if len(text) > READ_MAX_DEPTH and text.count("[") + text.count("{") > READ_MAX_DEPTH:
+        return decode_stored_json(text)
+    if _LONG_DIGITS.search(text):  # orjson reads an integer beyond 64 bits as a float: the exact path keeps it
         return decode_stored_json(text)
     try:
         import orjson

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
-from reviewer_app.domain.sensitive import real_path
+from reviewer_app.domain.sensitive import operator_patterns, real_path
+from reviewer_app.domain.sensitive_targets import SENSITIVE_TARGETS, place_may_be_sensitive
 from reviewer_app.domain.shell import (
     MAX_SCRIPT_DEPTH,
     ParsedCommand,
@@ -53,6 +54,7 @@ from reviewer_app.domain.shell import (
     runs_interpreter,
 )
 from reviewer_app.domain.shell_effects import command_effects
+from reviewer_app.domain.tool_args import SEARCHES_WORKING_DIRECTORY, path_given
 from reviewer_app.domain.toolcall import (
     CONTEXT_FLAG_RISKS,
     NETWORK_TOOLS,
@@ -64,6 +66,7 @@ from reviewer_app.domain.toolcall import (
     is_shell_tool,
     path_of,
 )
+from reviewer_app.domain.working_directory import Places, placed
 
 RiskLevel = Literal["low", "medium", "high"]
 _ORDER: dict[str, int] = {"low": 0, "medium": 1, "high": 2}
@@ -213,15 +216,16 @@ def _short_flags(argv: tuple[str, ...]) -> str:
     return "".join(word[1:] for word in argv if word.startswith("-") and not word.startswith("--") and len(word) > 1)
 
 
-def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None) -> None:
+def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None, here: str | None) -> None:
     for redirection in simple.redirections:
-        # The target as the shell opens it: symlinks followed (``cat < notes`` with notes -> ~/.ssh/id_rsa).
+        # The target as the shell opens it: in the directory it runs in (``here``, after a ``cd``), symlinks
+        # followed (``cat < notes`` with notes -> ~/.ssh/id_rsa).
+        target = placed(redirection.target, here)
         if redirection.harmless or not redirection.writes:
-            if not redirection.harmless and is_sensitive_path(redirection.target, cwd):
-                level: RiskLevel = "high" if sensitive_target(redirection.target, cwd) else "medium"
+            if not redirection.harmless and is_sensitive_path(target, cwd):
+                level: RiskLevel = "high" if sensitive_target(target, cwd) else "medium"
                 findings.add(level, f"reads a sensitive file ({redirection.target})")
             continue
-        target = redirection.target
         if _DISK_DEVICE.match(target):
             findings.add("high", f"writes to a disk device ({target})")
         elif is_sensitive_path(target, cwd):
@@ -230,8 +234,12 @@ def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | Non
             findings.add("medium", f"redirects into a file outside the workspace ({target})")
 
 
-def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | None, depth: int = 0) -> None:
-    _redirection_risk(simple, findings, cwd)  # also for a bare `> file`, which has no argv
+def _shell_command_risk(
+    simple: SimpleCommand, findings: _Findings, cwd: str | None, depth: int = 0, here: str | None = None
+) -> None:
+    """Judge one simple command of a call in the workspace ``cwd``; ``here``: the directory it runs in when a
+    ``cd`` moved it (None: ``cwd`` itself), where its relative paths are opened."""
+    _redirection_risk(simple, findings, cwd, here)  # also for a bare `> file`, which has no argv
     argv = simple.argv
     if not argv:
         return
@@ -288,7 +296,7 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
     elif program == "find" and any(word in ("-delete", "-exec", "-execdir", "-ok", "-okdir") for word in args):
         findings.add("high" if "-delete" in args else "medium", "find deletes or runs commands on what it finds")
         for nested in find_exec_commands(args):
-            _shell_command_risk(nested, findings, cwd, depth)
+            _shell_command_risk(nested, findings, cwd, depth, here)
             if runs_interpreter(nested):
                 findings.add("high", "find runs an interpreter on what it finds (-exec sh …)")
     elif program in ("kill", "pkill", "killall") and ("9" in short or "-1" in args or program != "kill"):
@@ -313,7 +321,7 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
         if depth >= MAX_SCRIPT_DEPTH:
             findings.add("medium", "shell scripts nested too deep to assess")
             break
-        inner = _assess(parse_command(script), cwd, depth + 1)
+        inner = _assess(parse_command(script), cwd, depth + 1, here)
         for reason in inner.reasons:
             findings.add(inner.level, f"{reason} (in a script run by {program})")
     sql_text = " ".join((*real, *simple.stdin_texts))
@@ -335,8 +343,11 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
         candidate = value.split("=", 1)[1] if value.startswith("-") else value
         if program == "dd" and candidate.startswith("of="):
             candidate = candidate[3:]
+        candidate = placed(candidate, here)
         pathish = "/" in candidate or candidate.startswith((".", "~"))
-        if not (pathish or is_sensitive_path(candidate) or _names_a_link(candidate, cwd)):
+        # A bare word is a file in the working directory too (``cat config`` in ~/.ssh; ``cat notes`` with notes
+        # a symlink to a key).
+        if not (pathish or is_sensitive_path(candidate) or _names_a_link(candidate, cwd) or _in_place(candidate, cwd)):
             continue
         if writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of=")):
             if is_sensitive_path(candidate, cwd):  # its real target too: ``tee log`` with log -> ~/.bashrc
@@ -347,6 +358,22 @@ def _shell_command_risk(simple: SimpleCommand, findings: _Findings, cwd: str | N
             findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({candidate})")
         elif is_sensitive_path(candidate):
             findings.add("medium", f"touches system configuration ({candidate})")
+
+
+def _in_place(word: str, cwd: str | None) -> bool:
+    """Whether a bare word is a sensitive file for the directory it is in (``cat config`` in ~/.ssh)."""
+    if cwd is None or not cwd.replace("\\", "/").startswith("/"):
+        return False
+    try:
+        places = {posixpath.normpath(cwd.replace("\\", "/")), os.path.realpath(cwd)}
+    except (OSError, ValueError):
+        return True
+    return any(_place_may_be_sensitive(place, operator_patterns()) for place in places) and sensitive_target(word, cwd)
+
+
+@functools.lru_cache(maxsize=256)
+def _place_may_be_sensitive(place: str, extra: tuple[str, ...]) -> bool:
+    return place_may_be_sensitive(place, [*(pattern for pattern, _ in SENSITIVE_TARGETS), *extra])
 
 
 def _names_a_link(word: str, cwd: str | None) -> bool:
@@ -400,16 +427,15 @@ def _git_risk(args: tuple[str, ...], findings: _Findings) -> None:
 
 
 def assess_command(command: str, cwd: str | None = None) -> Risk:
-    """The risk of running ``command`` in a shell in the workspace ``cwd``."""
-    return _assess_parsed(parse_command(command), cwd)
+    """The risk of running ``command`` in a shell in the workspace ``cwd``.
+
+    Never cached: the verdict depends on the file system as it is now (a word that became a symlink to a key, a
+    directory that moved), so only the parse, which depends on the text alone, is reused."""
+    return _assess(parse_command(command), cwd, 0)
 
 
-@functools.lru_cache(maxsize=2048)
-def _assess_parsed_cached(parsed: ParsedCommand, cwd: str | None) -> Risk:
-    return _assess(parsed, cwd, 0)
-
-
-def _assess(parsed: ParsedCommand, cwd: str | None, depth: int) -> Risk:
+def _assess(parsed: ParsedCommand, cwd: str | None, depth: int, here: str | None = None) -> Risk:
+    """``here``: where a script handed on by a command (``sh -c``) starts, when a ``cd`` moved that command."""
     findings = _Findings()
     if not parsed.understood:
         findings.add("medium", "the command could not be fully parsed: " + "; ".join(parsed.problems))
@@ -425,17 +451,18 @@ def _assess(parsed: ParsedCommand, cwd: str | None, depth: int) -> Risk:
             findings.add("high", 'downloads and runs code (sh -c "$(curl …)", bash <(curl …))')
     if ShellFlag.EXPANSION_IN_COMMAND_POSITION in parsed.flags:
         findings.add("medium", "the program name comes from a variable")
+    places = Places(here or cwd)
     for simple in parsed.commands:
-        _shell_command_risk(simple, findings, cwd, depth)
+        if places.unplaced is not None:
+            findings.add("high", f"runs after a change to a directory Reviewer cannot tell ({places.unplaced})")
+        for index, place in enumerate(places.directories):
+            _shell_command_risk(simple, findings, cwd, depth, place if index or here else None)
+        places.follow(simple)
     if not parsed.understood:
         _raw_scan(parsed.source, findings)
     for reason in command_effects(parsed).reasons:  # what a rule's text cannot show: never settled wholesale
         findings.add("high", reason)
     return findings.risk()
-
-
-def _assess_parsed(parsed: ParsedCommand, cwd: str | None) -> Risk:
-    return _assess_parsed_cached(parsed, cwd)
 
 
 _RAW_DANGER = (
@@ -643,6 +670,10 @@ def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str]
             findings.merge(assess_command(command, call.cwd))
     elif is_file_tool(call.tool_name):
         path = path_of(call.tool_name, call.arguments)
+        if path is None and path_given(call.tool_name, call.arguments):
+            findings.add("high", "which file the tool opens cannot be told (its path arguments disagree)")
+        elif path is None and call.tool_name in SEARCHES_WORKING_DIRECTORY:
+            path = "."  # Grep, Glob and LS search the working directory when given no path
         if path is not None:
             writes = call.tool_name in WRITING_FILE_TOOLS
             findings.merge(assess_path(path, call.cwd, writes=writes, resolve=resolve))

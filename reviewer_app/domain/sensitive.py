@@ -174,7 +174,9 @@ def is_sensitive_path(path: str, cwd: str | None = None, *, resolve: Callable[[s
         while relative.startswith("../"):
             relative = relative[3:]
         folded = relative.casefold()
-        if relative in ("", ".", "..") or not matches(folded):
+        # A directory named whole is as sensitive as the files in it (``grep -r . ~/.ssh``, ``cp -r x/. ~/.claude``):
+        # a directory pattern (``.ssh/``) matches the path as a directory too.
+        if relative in ("", ".", "..") or not (matches(folded) or matches(folded.rstrip("/") + "/")):
             continue
         # The runtime's workspaces are the agents' ground inside the data directory: there only the table and the
         # operator's own patterns count (a symlink out of a workspace is judged by its target, another form).

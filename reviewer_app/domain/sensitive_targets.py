@@ -6,6 +6,10 @@ never name such a file, without ``pathspec``, ``typing`` or the config file's lo
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path loads this module
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 CONFIG_ENV = "REVIEWER_CONFIG"
 """The environment variable naming Reviewer's config file (else ``config.toml`` in the user config directory)."""
 
@@ -104,3 +108,36 @@ def read_config_patterns(path: str) -> list[str]:
     if not isinstance(paths, list):
         return []
     return [entry for entry in paths if isinstance(entry, str) and entry.strip()]
+
+
+def place_may_be_sensitive(place: str, patterns: Iterable[str]) -> bool:
+    """Whether some gitignore ``pattern`` could match a path under the directory ``place`` (absolute, normalised)
+    because of a directory on the way (``~/.ssh``, ``repo/.git``): then a bare file name there may be sensitive
+    although the name alone is not (``cat config`` in ~/.ssh). True when unsure (an escape, ``**`` between
+    directories); a pattern that only names files is the name's own test, not this one. Pure: no file system."""
+    parts = [part.casefold() for part in place.split("/") if part]
+    for pattern in patterns:
+        if "\\" in pattern:
+            return True
+        pieces = [piece.casefold() for piece in pattern.strip().lstrip("!").split("/") if piece]
+        if "**" in pieces[1:-1]:
+            return True
+        core = [piece for piece in pieces if piece != "**"]
+        if core and any(_run_matches(core, parts[start:]) for start in range(len(parts))):
+            return True
+    return False
+
+
+def _run_matches(pieces: list[str], parts: list[str]) -> bool:
+    """Whether ``parts`` begin with ``pieces``, or with their start when the parts run out first (the rest could
+    be the file named there)."""
+    for piece, part in zip(pieces, parts, strict=False):
+        if piece == part:
+            continue
+        if not any(mark in piece for mark in "*?["):
+            return False
+        from fnmatch import fnmatchcase  # rare: a glob in a directory's place (``id_rsa*``)
+
+        if not fnmatchcase(part, piece):
+            return False
+    return True

@@ -62,6 +62,8 @@ PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "LS": ("path",),
 }
 FILE_TOOLS = frozenset(PATH_ARGUMENTS)
+SEARCHES_WORKING_DIRECTORY = frozenset({"Glob", "Grep", "LS"})
+"""File tools that search the working directory when given no path."""
 WRITING_FILE_TOOLS = frozenset(
     {"write_file", "Write", "Edit", "MultiEdit", "NotebookEdit", "replace", "edit", "create", "Create", "write"}
 )
@@ -116,6 +118,14 @@ def path_of(tool_name: str, arguments: Any) -> str | None:
     if len(values) != 1:  # none, or two keys naming different files: which one the host opens is not ours to guess
         return None
     return values.pop()
+
+
+def path_given(tool_name: str, arguments: Any) -> bool:
+    """Whether the call gives any of its tool's path arguments (with :func:`path_of` None: they disagree, or one
+    is not a string, and which file the host opens cannot be told)."""
+    if tool_name not in PATH_ARGUMENTS or not isinstance(arguments, dict):
+        return False
+    return any(arguments.get(key) is not None for key in PATH_ARGUMENTS[tool_name])
 
 
 def is_mcp_tool(tool_name: str) -> bool:

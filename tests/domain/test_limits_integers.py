@@ -28,3 +28,18 @@ def test_a_huge_integer_is_refused_without_being_printed() -> None:
             check_json_value([-(10**50_000)], "data")
     finally:
         sys.set_int_max_str_digits(previous)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[123456789012345678901234567890]", '{"n": -18446744073709551616}', "9223372036854775808",
+     '{"a": [1, {"b": 99999999999999999999999}]}', '["12345678901234567890123", 1]'],
+)  # fmt: skip
+def test_the_fast_reader_keeps_integers_beyond_64_bits_exact(text: str) -> None:
+    """orjson reads an integer beyond 64 bits as a float; the fast reader must give what the exact one gives (the
+    audit cross-check compares what was stored with what was shown)."""
+    from reviewer_app.domain.limits import decode_stored_json, decode_stored_json_fast
+
+    fast = decode_stored_json_fast(text)
+    assert fast == decode_stored_json(text)
+    assert repr(fast) == repr(decode_stored_json(text))

@@ -297,3 +297,68 @@ def test_reviewers_own_directories_are_those_the_app_uses(monkeypatch: pytest.Mo
     assert user_directory("config") == config_dir() and user_directory("data") == data_dir()
     assert verdict("Write(//**)", "Write", str(data_dir() / "reviewer.db")) is None
     assert verdict("Write(//**)", "Write", str(config_dir() / "agents.toml")) is None
+
+
+def test_a_verdict_follows_the_file_system_as_it_is_now(tmp_path: Path) -> None:
+    """A long-running process (the window, the runtime's gate) asks again for the same command: ``cat notes`` was
+    harmless while notes was a file, and reads a key once notes links to one (a ``git pull`` or an approved
+    script can make the link). No verdict that depends on the file system is reused."""
+    home = tmp_path / "h"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("key")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes").write_text("plain")
+    call = ToolCall("Bash", {"command": "cat notes"}, cwd=str(workspace))
+    assert not assess(call, scan_secrets=False).high
+    assert evaluate([rule("allow", "Bash(cat:*)")], call, NOW) is not None
+    (workspace / "notes").unlink()
+    (workspace / "notes").symlink_to(home / ".ssh" / "id_rsa")
+    assert assess(call, scan_secrets=False).high
+    assert evaluate([rule("allow", "Bash(cat:*)")], call, NOW) is None
+
+
+DIRECTORY_WHOLE = [
+    "grep -r . ~/.ssh",
+    "tar czf /tmp/k.tgz ~/.ssh",
+    "zip -r /tmp/x ~/.aws",
+    "cp -r ~/.ssh /tmp/x",
+    "cp -r evil/. ~/.claude",
+    "cp -rT evil ~/.claude",
+    "cp -t ~/.ssh key.pub",
+    "mv evil ~/.claude",
+    "tar -C ~/.ssh -xf x.tar",
+    "unzip x.zip -d ~/.claude",
+    "rg . ~/.aws",
+    "cp -r evil/. .git/hooks",
+]
+
+
+@pytest.mark.parametrize("command", DIRECTORY_WHOLE)
+def test_a_sensitive_directory_named_whole_is_caught(command: str) -> None:
+    """``grep -r . ~/.ssh`` prints every key and ``cp -r evil/. ~/.claude`` rewrites the host's settings: a
+    sensitive directory named without a file in it (no trailing slash) is as sensitive as its files, so a common
+    wildcard allow (``Bash(grep:*)``, ``Bash(cp:*)``) must not settle it."""
+    call = ToolCall("Bash", {"command": command}, cwd=WORKSPACE)
+    assert assess(call, scan_secrets=False).high, command
+    assert evaluate([rule("allow", "Bash")], call, NOW) is None, command
+
+
+@pytest.mark.parametrize(("tool", "path"), [("Grep", "~/.ssh"), ("Glob", "/home/ann/.aws"), ("LS", "~/.gnupg")])
+def test_a_file_tool_given_a_sensitive_directory_is_caught(tool: str, path: str) -> None:
+    call = ToolCall(tool, {"pattern": ".", "path": path}, cwd=WORKSPACE)
+    assert assess(call, scan_secrets=False).high, (tool, path)
+    assert evaluate([rule("allow", f"{tool}(**)")], call, NOW) is None
+
+
+@pytest.mark.parametrize("command", ["ls src", "grep -r TODO src", "cp -r src /tmp/backup", "tar czf out.tgz src"])
+def test_ordinary_directories_stay_as_they_were(command: str) -> None:
+    assert not assess(ToolCall("Bash", {"command": command}, cwd=WORKSPACE), scan_secrets=False).high, command
+
+
+def test_a_file_tool_whose_keys_disagree_is_asked() -> None:
+    """``edit`` reads its file from ``file_path``, ``path`` or ``filePath``: given two different files, which one
+    the host opens cannot be told, so no wildcard may settle it (``~/.bashrc`` may be the one)."""
+    call = ToolCall("edit", {"file_path": "src/a.py", "path": "~/.bashrc"}, cwd=WORKSPACE)
+    assert assess(call, scan_secrets=False).high
+    assert evaluate([rule("allow", "edit")], call, NOW) is None
