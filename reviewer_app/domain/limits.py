@@ -270,7 +270,7 @@ def _read_problem(value: Any, *, check_depth: bool, check_text: bool) -> str | N
     return None
 
 
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_LONG_DIGITS = r"[0-9]{19}"
 
 
 def decode_stored_json_fast(text: str) -> Any:
@@ -281,7 +281,7 @@ def decode_stored_json_fast(text: str) -> Any:
     """
     if len(text) > READ_MAX_DEPTH and text.count("[") + text.count("{") > READ_MAX_DEPTH:
         return decode_stored_json(text)
-    if _LONG_DIGITS.search(text):  # orjson reads an integer beyond 64 bits as a float: the exact path keeps it
+    if _pattern(_LONG_DIGITS).search(text):  # orjson reads an integer beyond 64 bits as a float: not the exact one
         return decode_stored_json(text)
     try:
         import orjson
