@@ -302,7 +302,7 @@ class _Worker:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from reviewer_app.persistence.audit_walk import serve; serve()"],
+            [sys.executable, "-P", "-c", "from reviewer_app.persistence.audit_walk import serve; serve()"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -40,9 +40,9 @@ def launcher() -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable]
     script = shutil.which("reviewer-app")
-    if script:
+    if script and os.path.isabs(script):  # a relative PATH entry (``.``) could name a script the agent wrote
         return [str(Path(script).resolve())]
-    return [sys.executable, "-m", "reviewer_app"]
+    return [sys.executable, "-P", "-m", "reviewer_app"]  # -P: never a module planted in the directory it starts in
 
 
 def config_path(host: str, scope: str, project: Path) -> Path:
