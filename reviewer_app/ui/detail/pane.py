@@ -118,6 +118,7 @@ class DetailPane(QWidget):
         self.prepared: PreparedRequest | None = None
         self.run_record: RunRecord | None = None
         self.busy = False
+        self._reading: asyncio.Future[HITLRecord | None] | None = None  # the selected request's record, being read
         self.checker = RequestChecker()  # the secret scan and a write's diff, once the request is shown
 
         layout = QVBoxLayout(self)
@@ -415,7 +416,8 @@ class DetailPane(QWidget):
         self.tabs.setTabVisible(self.diff_tab, summary.tool_name in WRITE_TOOLS)
         self.tabs.setCurrentIndex(self.question_tab if is_ask else 0)
         self._refresh_buttons()
-        self._spawn(self._load(generation, summary))
+        # Read now, not in the task's first step: that comes after Qt has repainted the selection, the read during it.
+        self._spawn(self._load(generation, summary, self._read(summary.hitl_id)))
 
     def update_summary(self, summary: RequestSummary, *, render: bool = True) -> None:
         """The shown request changed in the store (decided here or elsewhere, expired...).
@@ -514,9 +516,17 @@ class DetailPane(QWidget):
             self.approve_session_button.setToolTip(f"Approve for this session: {grant} (Shift+A)")
 
     # -- loading ----------------------------------------------------------------------------
-    async def _load(self, generation: int, summary: RequestSummary) -> None:
+    def _read(self, hitl_id: str) -> asyncio.Future[HITLRecord | None]:
+        """The record of ``hitl_id``, read from now on; a read of the request shown before, not started yet, is
+        dropped (holding j down reads only the requests the pane stops at)."""
+        if self._reading is not None:
+            self._reading.cancel()
+        self._reading = self.backend.get_soon(hitl_id)
+        return self._reading
+
+    async def _load(self, generation: int, summary: RequestSummary, reading: asyncio.Future[HITLRecord | None]) -> None:
         try:
-            record = await self.backend.get(summary.hitl_id)
+            record = await reading
             if generation != self._generation:
                 return
             if record is None:
