@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.store.requests import RequestReads
+from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.window.main_window import MainWindow
-from tests.ui.triage_helpers import shell
+from tests.ui.triage_helpers import shell, status
 
 
 class NotedReads(RequestReads):
@@ -76,4 +79,81 @@ def test_the_selected_request_is_read_while_the_selection_is_repainted(
     finally:
         app.removeEventFilter(paints)
     assert noted.index(f"read {second}") < noted.index("paint"), noted
+    assert "make test" in window.detail.args_view.toPlainText()
+
+
+class PaintedArguments(QObject):
+    """At each paint inside ``pane``: the request it says it shows and the text of its arguments view."""
+
+    def __init__(self, pane: DetailPane) -> None:
+        super().__init__()
+        self.pane = pane
+        self.seen: list[tuple[str | None, str]] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        inside = isinstance(watched, QWidget) and (watched is self.pane or self.pane.isAncestorOf(watched))
+        if event.type() == QEvent.Type.Paint and inside:
+            self.seen.append((self.pane.hitl_id, self.pane.args_view.toPlainText()))
+        return False
+
+
+@contextmanager
+def painted_arguments(pane: DetailPane) -> Iterator[PaintedArguments]:
+    watcher = PaintedArguments(pane)
+    app = QApplication.instance()
+    assert app is not None
+    app.installEventFilter(watcher)
+    try:
+        yield watcher
+    finally:
+        app.removeEventFilter(watcher)
+
+
+def two_requests(qtbot: Any, window: MainWindow, backend: SQLHITLBackend) -> tuple[str, str]:
+    """Two pending requests, the first of them shown."""
+    first = shell(qtbot, backend, "h1", "ls")
+    second = shell(qtbot, backend, "h2", "make test")
+    qtbot.waitUntil(lambda: window.inbox.model.index_for(second).isValid(), timeout=10_000)
+    window.inbox.select_request(first)
+    qtbot.waitUntil(lambda: window.detail.hitl_id == first and window.detail.decidable(), timeout=10_000)
+    return first, second
+
+
+def test_a_request_read_in_time_is_painted_once_without_a_loading_state(
+    triage_window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Painting "Loading…" first cost the selection a whole repaint of the pane (and a layout) for nothing."""
+    window = triage_window
+    _first, second = two_requests(qtbot, window, qt_backend)
+    window.detail.hold_paint_ms = 10_000  # a slow test machine still reads it in time
+    with painted_arguments(window.detail) as painted:
+        window.inbox.select_request(second)
+        qtbot.waitUntil(lambda: window.detail.decidable() and bool(painted.seen), timeout=10_000)
+    assert painted.seen[0] == (second, window.detail.args_view.toPlainText())
+    assert "make test" in painted.seen[0][1]
+    assert not any("Loading" in text for _shown, text in painted.seen)
+
+
+def test_a_slow_read_shows_loading_after_a_moment_and_nothing_is_decided_meanwhile(
+    triage_window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    window = triage_window
+    first, second = two_requests(qtbot, window, qt_backend)
+    window.detail.hold_paint_ms = 50
+    busy = threading.Event()
+    blocker = qt_backend.run_soon(busy.wait, 10)  # the database thread is busy with something else
+    try:
+        with painted_arguments(window.detail) as painted:
+            window.inbox.select_request(second)
+            view = window.inbox.view
+            view.setFocus()
+            qtbot.keyClick(view, Qt.Key.Key_A)  # the previous request may still be on screen: nothing is decided
+            qtbot.keyClick(view, Qt.Key.Key_A)
+            qtbot.waitUntil(lambda: (second, "Loading…") in painted.seen, timeout=10_000)
+            assert not window.detail.approve_button.isEnabled()
+    finally:
+        busy.set()
+    qtbot.waitUntil(lambda: blocker.done() and window.detail.decidable(), timeout=10_000)
+    assert status(qtbot, qt_backend, first)[0] == "pending"
+    assert status(qtbot, qt_backend, second)[0] == "pending"
     assert "make test" in window.detail.args_view.toPlainText()
