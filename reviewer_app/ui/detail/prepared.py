@@ -23,7 +23,7 @@ from reviewer_app.hitl import shown_arguments
 from reviewer_app.ui.detail.json_view import FormattedJson, format_json
 
 DIFF_LIMIT_BYTES = 2_000_000
-DIFF_SHOWN_CHARS = 200_000  # like the arguments view: more would make the text layout crawl
+DIFF_SHOWN_CHARS = 200_000  # more would make the text layout crawl
 WRITE_TOOLS = frozenset({"write_file"})
 
 
