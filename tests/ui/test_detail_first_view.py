@@ -179,6 +179,8 @@ def test_only_the_lines_on_screen_are_coloured(qtbot: Any) -> None:
     view.setTextCursor(QTextCursor(far))
     view.centerCursor()
     qtbot.waitUntil(lambda: bool(far.layout().formats()), timeout=5_000)
+    view.highlighter.refresh_theme()  # a new theme: what is on screen is coloured again, the rest when it comes
+    assert far.layout().formats() and not document.findBlockByNumber(2).layout().formats()
 
 
 def test_the_first_view_of_a_large_array_is_a_few_thousand_lines_and_says_so() -> None:
