@@ -40,6 +40,7 @@ __all__ = [
     "ChainStep",
     "audit_fields",
     "audit_row_hash",
+    "canonical_json_bytes",
     "chain_meta_defaults",
     "key_id",
     "next_chain_step",
@@ -79,6 +80,49 @@ def _fast_canonical(value: Any) -> bytes | None:
         return bytes(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
     except (TypeError, orjson.JSONEncodeError):
         return None
+
+
+ALIKE_CHECK_LIMIT = 10_000
+"""Values :func:`canonical_json_bytes` checks one by one at most: beyond, the check costs what ``json.dumps`` does."""
+
+
+def canonical_json_bytes(value: Any) -> bytes:
+    """``canonical_json(value)`` encoded, by orjson when it is sure to print the same text (a 1 MB argument in
+    ~0.3 ms instead of ~5 ms: the detail pane hashes the selected request's arguments while it shows them)."""
+    if _orjson_prints_alike(value):
+        fast = _fast_canonical(value)  # None: a lone surrogate, an integer beyond 64 bits
+        if fast is not None:
+            return fast
+    return canonical_json(value).encode("utf-8")
+
+
+def _orjson_prints_alike(value: Any) -> bool:
+    """Whether orjson prints ``value`` as :func:`canonical_json` does: JSON's own types only (no subclass, tuple or
+    object ``default=str`` would print), string keys, floats it writes as ``repr`` does (not ``1e-05`` or NaN),
+    and at most :data:`ALIKE_CHECK_LIMIT` values. Strings are escaped alike (tested over every code point)."""
+    orjson = _orjson()
+    if orjson is None:
+        return False
+    stack = [value]
+    for _ in range(ALIKE_CHECK_LIMIT):
+        if not stack:
+            return True
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is float:
+            if orjson.dumps(item) != float.__repr__(item).encode():
+                return False
+        elif kind is dict:
+            if any(type(key) is not str for key in item):
+                return False
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        else:
+            return False
+    return not stack
 
 
 _HMAC_BASES: dict[bytes, Any] = {}

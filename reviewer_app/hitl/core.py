@@ -83,7 +83,15 @@ class BackendCore:
         A read that meets transient trouble (a PostgreSQL restart, a lock) is tried again like a write
         (:mod:`reviewer_app.persistence.retry`).
         """
-        return await self._on_db_thread(self._read_job(fn, *args, **kwargs))
+        return await self.run_soon(fn, *args, **kwargs)
+
+    def run_soon(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:
+        """:meth:`run`, handed to the database thread before this returns (``run`` hands it over when first
+        awaited): a task the window creates in an event handler takes its first step only after Qt has repainted,
+        and the selected request is read meanwhile."""
+        if self._closed:
+            raise RuntimeError("the HITL backend is closed")
+        return self._db_thread.submit(self._read_job(fn, *args, **kwargs))
 
     async def run_lookup(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """:meth:`run` on the backend's second database thread, for the reads that wake waiting agents.

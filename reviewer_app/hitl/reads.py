@@ -6,6 +6,7 @@ the runtime, the integrations) need them as service calls: nothing above the bac
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,10 @@ class StoreReads(BackendCore):
     # -- requests ----------------------------------------------------------------------------------
     async def get(self, hitl_id: str) -> HITLRecord | None:
         return await self.run(self.store.requests.get, hitl_id)
+
+    def get_soon(self, hitl_id: str) -> asyncio.Future[HITLRecord | None]:
+        """:meth:`get`, read on the database thread from now on (:meth:`BackendCore.run_soon`)."""
+        return self.run_soon(self.store.requests.get, hitl_id)
 
     async def get_pending_by_session(self, session_id: str) -> list[HITLRecord]:
         return await self.run(self.store.requests.pending, session_id=session_id)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import enum
 import json
+import math
 from typing import Any
 
 import pytest
 
-from reviewer_app.domain.audit import audit_fields, audit_row_hash, row_hash_matches, shown_digest_matches
-from reviewer_app.domain.decisions import args_digest
+from reviewer_app.domain.audit import (
+    audit_fields,
+    audit_row_hash,
+    canonical_json_bytes,
+    row_hash_matches,
+    shown_digest_matches,
+)
+from reviewer_app.domain.decisions import args_digest, canonical_json
 from reviewer_app.domain.limits import decode_stored_json, decode_stored_json_fast, is_undecodable
 
 KEY = b"k" * 32
@@ -60,3 +68,30 @@ def test_fast_decoding_gives_what_the_exact_decoding_gives(text: str) -> None:
     fast, exact = decode_stored_json_fast(text), decode_stored_json(text)
     assert fast == exact
     assert is_undecodable(fast) == is_undecodable(exact)
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Opaque:
+    def __str__(self) -> str:
+        return "opaque"
+
+
+HASHED: list[Any] = [
+    *VALUES,
+    {"content": 'line\n"quoted" é\t\x00\x1b\x7f\u2028😀' * 20_000, "path": "big.txt"},  # a big write
+    {"z": 1, "é": 2, "😀": 3, "\uffff": 4, "": 5, "A": 6, "a": {"b": [1e-05, 1e16, 0.5]}},  # key order, floats
+    {"nan": math.nan, "inf": math.inf, "-inf": -math.inf},  # json.dumps prints NaN and Infinity, orjson null
+    {1: "integer keys", 3: "print as strings"},
+    {"tuple": (1, 2), "enum": Level.LOW, "object": Opaque(), "flag": True, "none": None},
+    {"small floats": [1e-05] * 20_000},  # more values than are checked one by one: the exact path
+    [2**63 - 1, -(2**63), 2**64 - 1, 2**64, -(2**63) - 1],
+]
+
+
+@pytest.mark.parametrize("value", HASHED, ids=range(len(HASHED)))
+def test_canonical_bytes_are_the_exact_canonical_text(value: Any) -> None:
+    """The detail pane hashes a selected request's arguments this way: an approval names exactly these bytes."""
+    assert canonical_json_bytes(value) == canonical_json(value).encode("utf-8")

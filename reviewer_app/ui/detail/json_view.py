@@ -11,30 +11,26 @@ lines (at ``DEFAULT_MAX_LINE``) instead of shortening them.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
-    QColor,
     QFont,
     QFontDatabase,
     QMouseEvent,
     QPainter,
     QPaintEvent,
     QResizeEvent,
-    QSyntaxHighlighter,
     QTextBlock,
-    QTextCharFormat,
-    QTextDocument,
 )
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from reviewer_app.ui.common import theme
+from reviewer_app.ui.detail.json_colours import VisibleJsonColours
 
-DEFAULT_BUDGET = 200_000
+DEFAULT_BUDGET = 50_000  # the first view: ~3,000 lines of pretty JSON (Qt lays out every line it is given)
 DEFAULT_MAX_LINE = 10_000  # "show all" splits longer lines
 CUT_LINE = 2_000  # the first view shortens longer lines (a screen shows ~200 characters of one)
 HIGHLIGHT_LIMIT = 1_500_000  # above this many characters "show all" is plain text: highlighting would stall
@@ -93,7 +89,7 @@ def format_json(
 def _within(value: Any, room: list[int]) -> Any:
     """``value`` without what its pretty JSON would print after ``room[0]`` characters: strings cut, containers
     ended early. Each step counts fewer characters than the encoder prints, so the first ``room[0]`` characters of
-    the text are the same; a 1 MB string is not escaped whole to show its first 200 KB.
+    the text are the same; a 1 MB string is not escaped whole to show its first 50 KB.
     """
     if isinstance(value, str):
         if len(value) >= room[0]:
@@ -134,57 +130,6 @@ def fold_ranges(lines: list[str]) -> dict[int, int]:
             if number > start + 1:
                 ranges[start] = number
     return ranges
-
-
-_KEY = re.compile(r'"(?:[^"\\]|\\.)*"(?=\s*:)')
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?')
-_NUMBER = re.compile(r"-?\b\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b")
-_LITERAL = re.compile(r"\b(?:true|false|null)\b")
-_PUNCT = re.compile(r"[{}\[\],:]")
-
-
-class JsonHighlighter(QSyntaxHighlighter):
-    """Colours keys, strings, numbers and literals, per line, with the current theme's colours."""
-
-    def __init__(self, document: QTextDocument) -> None:
-        super().__init__(document)
-        self._formats: dict[str, QTextCharFormat] = {}
-        self.refresh_theme()
-
-    def refresh_theme(self) -> None:
-        colors = theme.current()
-
-        def fmt(color: QColor, bold: bool = False) -> QTextCharFormat:
-            f = QTextCharFormat()
-            f.setForeground(color)
-            if bold:
-                f.setFontWeight(QFont.Weight.DemiBold)
-            return f
-
-        self._formats = {
-            "key": fmt(colors.json_key, bold=True),
-            "string": fmt(colors.json_string),
-            "number": fmt(colors.json_number),
-            "literal": fmt(colors.json_literal),
-            "punct": fmt(colors.json_punct),
-        }
-        if self.document() is not None:
-            self.rehighlight()
-
-    def highlightBlock(self, text: str) -> None:
-        if len(text) > DEFAULT_MAX_LINE + 200:
-            return
-        f = self._formats
-        for match in _PUNCT.finditer(text):
-            self.setFormat(match.start(), 1, f["punct"])
-        for match in _NUMBER.finditer(text):
-            self.setFormat(match.start(), match.end() - match.start(), f["number"])
-        for match in _LITERAL.finditer(text):
-            self.setFormat(match.start(), match.end() - match.start(), f["literal"])
-        for match in _STRING.finditer(text):
-            self.setFormat(match.start(), match.end() - match.start(), f["string"])
-        for match in _KEY.finditer(text):
-            self.setFormat(match.start(), match.end() - match.start(), f["key"])
 
 
 def monospace_font() -> QFont:
@@ -228,7 +173,7 @@ class JsonView(QPlainTextEdit):
         self.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
         )
-        self.highlighter = JsonHighlighter(self.document())
+        self.highlighter = VisibleJsonColours(self)
         self._ranges: dict[int, int] = {}
         self._folded: set[int] = set()
         self._gutter = _FoldGutter(self)
@@ -237,11 +182,13 @@ class JsonView(QPlainTextEdit):
 
     # -- content -------------------------------------------------------------------------
     def set_json_text(self, text: str, *, highlight: bool = True) -> None:
-        self.highlighter.setDocument(self.document() if highlight else None)
+        self.highlighter.forget()
+        self.highlighter.enabled = highlight
         self._folded.clear()
         self.setPlainText(text)
         self._ranges = fold_ranges(text.split("\n")) if len(text) < 5_000_000 else {}
         self._gutter.update()
+        self.highlighter.colour_on_screen()
 
     @property
     def folded(self) -> set[int]:
@@ -314,6 +261,7 @@ class JsonView(QPlainTextEdit):
         self._gutter.setGeometry(QRect(rect.left(), rect.top(), self.gutter_width(), rect.height()))
 
     def _on_update_request(self, rect: QRect, dy: int) -> None:
+        self.highlighter.colour_on_screen()  # lines scrolled into view
         if dy:
             self._gutter.scroll(0, dy)
         else:

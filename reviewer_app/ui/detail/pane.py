@@ -58,6 +58,8 @@ from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, TimelineModel,
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 DIFF_PENDING = "# Working out the diff…"
+HOLD_PAINT_MS = 100
+"""At most how long the pane keeps its last picture while the selected request is read (see ``_hold_paint``)."""
 COMMAND_KEYS = ("command", "cmd")
 
 
@@ -118,6 +120,7 @@ class DetailPane(QWidget):
         self.prepared: PreparedRequest | None = None
         self.run_record: RunRecord | None = None
         self.busy = False
+        self._reading: asyncio.Future[HITLRecord | None] | None = None  # the selected request's record, being read
         self.checker = RequestChecker()  # the secret scan and a write's diff, once the request is shown
 
         layout = QVBoxLayout(self)
@@ -257,6 +260,9 @@ class DetailPane(QWidget):
         self.decision_bar.setLayout(bar)
         layout.addWidget(self.decision_bar)
         self.now: Callable[[], float] = time.time  # tests move time by replacing it
+        self.hold_paint_ms = HOLD_PAINT_MS  # tests lengthen it
+        self._paint_held = QTimer(self, singleShot=True)
+        self._paint_held.timeout.connect(self._release_paint)
         self._clock = QTimer(self, interval=1000)
         self._clock.timeout.connect(self.tick)
         self._clock.start()
@@ -348,6 +354,7 @@ class DetailPane(QWidget):
     def show_empty(self, message: str = "No pending requests. New ones appear here as agents ask.") -> None:
         """Nothing to show: one calm message in place of the panes (no empty editor, no dead buttons)."""
         self._generation += 1
+        self._release_paint()
         self.summary = None
         self.prepared = None
         self.explain.keep_only(None)
@@ -391,9 +398,25 @@ class DetailPane(QWidget):
             self.external_badge.setToolTip(f"External {what}: {EXTERNAL_BADGE_TIP}")
         self.external_badge.setVisible(external)
 
+    def _hold_paint(self) -> None:
+        """Qt does not paint the pane until the selected request is read (at most ``hold_paint_ms``): a "Loading…"
+        picture painted first cost each selection a layout and a repaint of the pane for nothing. Meanwhile the
+        previous picture stays, and nothing can be decided: no request is loaded, so the keys and the (disabled)
+        buttons do nothing until the new one is painted."""
+        if not self._paint_held.isActive():
+            self._paint_held.start(self.hold_paint_ms)
+            self.setUpdatesEnabled(False)
+
+    def _release_paint(self) -> None:
+        """Paint the pane again (all of it, at Qt's next paint)."""
+        self._paint_held.stop()
+        if not self.updatesEnabled():
+            self.setUpdatesEnabled(True)
+
     def show_request(self, summary: RequestSummary) -> None:
         """Show a request at once from its summary, then load the full record in the background."""
         self._generation += 1
+        self._hold_paint()
         generation = self._generation
         self.summary = summary
         self.prepared = None
@@ -415,7 +438,8 @@ class DetailPane(QWidget):
         self.tabs.setTabVisible(self.diff_tab, summary.tool_name in WRITE_TOOLS)
         self.tabs.setCurrentIndex(self.question_tab if is_ask else 0)
         self._refresh_buttons()
-        self._spawn(self._load(generation, summary))
+        # Read now, not in the task's first step: that comes after Qt has repainted the selection, the read during it.
+        self._spawn(self._load(generation, summary, self._read(summary.hitl_id)))
 
     def update_summary(self, summary: RequestSummary, *, render: bool = True) -> None:
         """The shown request changed in the store (decided here or elsewhere, expired...).
@@ -433,6 +457,7 @@ class DetailPane(QWidget):
     def show_run(self, run: RunRecord) -> None:
         """Show a run from the runs board: its header and timeline, no decision buttons."""
         self._generation += 1
+        self._release_paint()
         self.summary = None
         self.prepared = None
         self.run_record = run
@@ -514,13 +539,22 @@ class DetailPane(QWidget):
             self.approve_session_button.setToolTip(f"Approve for this session: {grant} (Shift+A)")
 
     # -- loading ----------------------------------------------------------------------------
-    async def _load(self, generation: int, summary: RequestSummary) -> None:
+    def _read(self, hitl_id: str) -> asyncio.Future[HITLRecord | None]:
+        """The record of ``hitl_id``, read from now on; a read of the request shown before, not started yet, is
+        dropped (holding j down reads only the requests the pane stops at)."""
+        if self._reading is not None:
+            self._reading.cancel()
+        self._reading = self.backend.get_soon(hitl_id)
+        return self._reading
+
+    async def _load(self, generation: int, summary: RequestSummary, reading: asyncio.Future[HITLRecord | None]) -> None:
         try:
-            record = await self.backend.get(summary.hitl_id)
+            record = await reading
             if generation != self._generation:
                 return
             if record is None:
                 self.args_panel.set_message("This request no longer exists.")
+                self._release_paint()
                 return
             prepared = await asyncio.to_thread(prepare_request, record)
         except asyncio.CancelledError:
@@ -528,6 +562,7 @@ class DetailPane(QWidget):
         except Exception as exc:
             if generation == self._generation:
                 self.args_panel.set_message(f"Could not load the request: {exc}")
+                self._release_paint()
                 self.failed.emit(f"Could not load request {summary.hitl_id}: {exc}")
             return
         if generation != self._generation:
@@ -605,6 +640,7 @@ class DetailPane(QWidget):
             self.diff_view.setPlainText(DIFF_PENDING)
         self._show_checks(prepared)
         self._refresh_buttons()
+        self._release_paint()
         self.loaded.emit(prepared.record["hitl_id"])
         self._announce_checked(prepared)
 

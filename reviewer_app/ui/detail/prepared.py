@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer_app.domain.decisions import canonical_json
+from reviewer_app.domain.audit import canonical_json_bytes
 from reviewer_app.domain.hitl import HITLRecord, HITLType
 from reviewer_app.domain.risk import Risk, assess, secret_kinds, with_secrets
 from reviewer_app.domain.rule_outcome import call_of_record
@@ -23,7 +23,7 @@ from reviewer_app.hitl import shown_arguments
 from reviewer_app.ui.detail.json_view import FormattedJson, format_json
 
 DIFF_LIMIT_BYTES = 2_000_000
-DIFF_SHOWN_CHARS = 200_000  # like the arguments view: more would make the text layout crawl
+DIFF_SHOWN_CHARS = 200_000  # more would make the text layout crawl
 WRITE_TOOLS = frozenset({"write_file"})
 
 
@@ -133,10 +133,11 @@ def prepare_request(record: HITLRecord) -> PreparedRequest:
     """Hash, pretty text and risk without the secret scan of a request (runs on a worker thread, in a few ms
     for megabytes of arguments: the pretty text stops at its budget)."""
     shown = shown_arguments(record)
-    compact = canonical_json(shown)
-    digest = hashlib.sha256(compact.encode()).hexdigest()  # args_digest(shown), without a second 1 MB dumps
-    formatted = format_json(shown, total_chars=len(compact))
-    prepared = PreparedRequest(record, shown, digest, formatted, len(compact))
+    compact = canonical_json_bytes(shown)  # by orjson where it prints the same: json.dumps holds the GIL ~5 ms a MB
+    digest = hashlib.sha256(compact).hexdigest()  # args_digest(shown), without a second 1 MB dumps
+    total_chars = len(compact.decode("utf-8"))
+    formatted = format_json(shown, total_chars=total_chars)
+    prepared = PreparedRequest(record, shown, digest, formatted, total_chars)
     data = record.get("data") or {}
     call = call_of_record(record)
     prepared.risk = assess(call, scan_secrets=False) if call is not None else None

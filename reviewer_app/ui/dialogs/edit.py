@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.json_schemas import SchemaProblem, schema_errors
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.detail.json_view import JsonHighlighter, monospace_font
+from reviewer_app.ui.detail.json_colours import JsonHighlighter
+from reviewer_app.ui.detail.json_view import monospace_font
 from reviewer_app.ui.dialogs.submit import SubmitDialog
 from reviewer_app.ui.dialogs.typing_target import TypingTarget
 
