@@ -1,4 +1,8 @@
-"""OpenAI Agents SDK runs reviewed in Reviewer: the real SDK with an offline Model, a real database."""
+"""OpenAI Agents SDK runs reviewed in Reviewer: the real SDK with an offline Model, a real database.
+
+The SDK is imported inside the tests, not at collection: every test worker collects this module, and the SDK's
+objects would make each of its full garbage collections (one after every UI test) slower.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,6 @@ from reviewer_app.domain.decisions import DecisionError, DecisionKind
 from reviewer_app.domain.timeline import fold_events
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.openai_agents import resume_reviewed, run_reviewed
-from tests.integrations.oa_agent import CALLS, build_agent
 from tests.integrations.support import by_tool, decision, every_request, pending
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +31,8 @@ def runs(log: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.asyncio
 async def test_two_approvals_decided_in_reverse_order(db_path: Path, tmp_path: Path) -> None:
+    from tests.integrations.oa_agent import build_agent
+
     log = tmp_path / "tools.log"
     agent = build_agent(log)
     task = asyncio.create_task(run_reviewed(agent, "Tidy my folder", db=db_path, session_id="s1"))
@@ -72,6 +77,8 @@ async def test_two_approvals_decided_in_reverse_order(db_path: Path, tmp_path: P
 async def test_every_decision_kind(
     db_path: Path, tmp_path: Path, kind: DecisionKind, extra: dict[str, Any], ran: bool, output: str
 ) -> None:
+    from tests.integrations.oa_agent import CALLS, build_agent
+
     log = tmp_path / "tools.log"
     agent = build_agent(log, calls=CALLS[:1])
     task = asyncio.create_task(run_reviewed(agent, "Write my notes", db=db_path))
@@ -85,6 +92,8 @@ async def test_every_decision_kind(
 
 @pytest.mark.asyncio
 async def test_edit_and_answer_are_not_offered(db_path: Path, tmp_path: Path) -> None:
+    from tests.integrations.oa_agent import CALLS, build_agent
+
     log = tmp_path / "tools.log"
     task = asyncio.create_task(run_reviewed(build_agent(log, calls=CALLS[:1]), "Write", db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
@@ -127,6 +136,8 @@ async def test_killed_while_waiting_then_resumed(db_path: Path, tmp_path: Path, 
 
 @pytest.mark.asyncio
 async def test_a_session_of_several_runs_resumes_the_one_that_paused_last(db_path: Path, tmp_path: Path) -> None:
+    from tests.integrations.oa_agent import CALLS, build_agent
+
     log = tmp_path / "tools.log"
     agent = build_agent(log, calls=CALLS[:1])
     first = asyncio.create_task(run_reviewed(agent, "First", db=db_path, session_id="s"))

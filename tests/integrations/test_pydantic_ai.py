@@ -1,4 +1,8 @@
-"""Pydantic AI runs reviewed in Reviewer: the real library with FunctionModel/TestModel, a real database."""
+"""Pydantic AI runs reviewed in Reviewer: the real library with FunctionModel/TestModel, a real database.
+
+The SDK is imported inside the tests, not at collection: every test worker collects this module, and the SDK's
+objects would make each of its full garbage collections (one after every UI test) slower.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent
-from pydantic_ai.models.test import TestModel
 
 from reviewer_app.domain.decisions import DecisionError, DecisionKind
 from reviewer_app.domain.timeline import fold_events
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.pydantic_ai import resume_reviewed, reviewer_handler, run_reviewed
-from tests.integrations.pa_agent import CALLS, EXTERNAL, QUESTION, build_agent
 from tests.integrations.support import by_tool, decision, every_request, pending
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +32,8 @@ def runs(log: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.asyncio
 async def test_two_approvals_decided_in_reverse_order(db_path: Path, tmp_path: Path) -> None:
+    from tests.integrations.pa_agent import build_agent
+
     log = tmp_path / "tools.log"
     agent = build_agent(log)
     task = asyncio.create_task(run_reviewed(agent, "Tidy my folder", db=db_path, session_id="s1"))
@@ -71,6 +74,8 @@ async def test_two_approvals_decided_in_reverse_order(db_path: Path, tmp_path: P
 async def test_every_decision_kind(
     db_path: Path, tmp_path: Path, kind: DecisionKind, extra: dict[str, Any], ran: dict[str, Any] | None, output: str
 ) -> None:
+    from tests.integrations.pa_agent import CALLS, build_agent
+
     log = tmp_path / "tools.log"
     task = asyncio.create_task(run_reviewed(build_agent(log, CALLS[:1]), "Write my notes", db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
@@ -83,6 +88,8 @@ async def test_every_decision_kind(
 
 @pytest.mark.asyncio
 async def test_a_question_is_answered_and_answer_is_refused_on_approvals(db_path: Path, tmp_path: Path) -> None:
+    from tests.integrations.pa_agent import CALLS, QUESTION, build_agent
+
     log = tmp_path / "tools.log"
     task = asyncio.create_task(run_reviewed(build_agent(log, [CALLS[0], QUESTION]), "Tidy", db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
@@ -102,6 +109,9 @@ async def test_a_question_is_answered_and_answer_is_refused_on_approvals(db_path
 
 @pytest.mark.asyncio
 async def test_reviewer_handler_inline_with_test_model(db_path: Path, tmp_path: Path) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+
     done: list[str] = []
     agent = Agent(TestModel(), name="inline-agent")
 
@@ -152,6 +162,8 @@ async def test_killed_while_waiting_then_resumed(db_path: Path, tmp_path: Path, 
 @pytest.mark.asyncio
 async def test_a_pause_with_calls_to_run_elsewhere_goes_back_to_the_caller(db_path: Path, tmp_path: Path) -> None:
     from pydantic_ai.tools import DeferredToolRequests
+
+    from tests.integrations.pa_agent import CALLS, EXTERNAL, build_agent
 
     log = tmp_path / "tools.log"
     result = await run_reviewed(build_agent(log, [CALLS[0], EXTERNAL]), "Back up", db=db_path)

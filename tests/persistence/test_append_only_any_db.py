@@ -86,8 +86,8 @@ def test_run_state_events_and_audit_round_trip(any_db: str) -> None:
         store.close()
 
 
-def test_migration_converts_old_checkpoints_and_events(any_db: str) -> None:
-    engines = create_engines(any_db if "://" in any_db else f"sqlite:///{any_db}")
+def test_migration_converts_old_checkpoints_and_events(empty_any_db: str) -> None:
+    engines = create_engines(empty_any_db if "://" in empty_any_db else f"sqlite:///{empty_any_db}")
     try:
         migrate.upgrade(engines, "0008")
         old_states = [
@@ -130,7 +130,7 @@ def test_migration_converts_old_checkpoints_and_events(any_db: str) -> None:
         migrate.upgrade(engines)
     finally:
         engines.dispose()
-    store = Store.open(any_db)
+    store = Store.open(empty_any_db)
     try:
         latest = store.checkpoints.latest("i1")
         assert latest is not None and latest[0] == "i1:ckpt:000002"

@@ -189,12 +189,12 @@ async def test_concurrent_writers_keep_the_counts(any_db: str) -> None:
             await backend.aclose()
 
 
-async def test_a_migrated_database_is_counted(any_db: str) -> None:
+async def test_a_migrated_database_is_counted(empty_any_db: str) -> None:
     """A database at 0011 with decided and pending requests: the upgrade fills the per-hour counts."""
-    engines = create_engines(database_url(any_db))
+    engines = create_engines(database_url(empty_any_db))
     migrate.upgrade(engines, "0011")
     engines.dispose()
-    login = "postgres/" if "://" in any_db else ""  # PostgreSQL records deciders under the login (migration 0006)
+    login = "postgres/" if "://" in empty_any_db else ""  # PostgreSQL records deciders under the login (migration 0006)
     now = int(time.time())
     rows = []
     for i in range(30):
@@ -214,7 +214,7 @@ async def test_a_migrated_database_is_counted(any_db: str) -> None:
                 "decider": decider if decider is None or decider.startswith(login) else login + decider,
             }
         )
-    engine = create_engine(sql_url(any_db))
+    engine = create_engine(sql_url(empty_any_db))
     try:
         with engine.begin() as connection:
             connection.execute(text("INSERT INTO sessions VALUES ('s1', 'demo', NULL, NULL, false, 1, 1)"))
@@ -236,10 +236,10 @@ async def test_a_migrated_database_is_counted(any_db: str) -> None:
             )
     finally:
         engine.dispose()
-    backend = SQLHITLBackend(any_db, reviewer="alice")  # opening migrates to head
+    backend = SQLHITLBackend(empty_any_db, reviewer="alice")  # opening migrates to head
     try:
-        assert stored_counts(any_db)[0], "the upgrade filled the counts"
-        assert_counts_match(any_db)
+        assert stored_counts(empty_any_db)[0], "the upgrade filled the counts"
+        assert_counts_match(empty_any_db)
         await assert_figures_match(backend)
     finally:
         await backend.aclose()

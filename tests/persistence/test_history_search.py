@@ -269,12 +269,12 @@ def test_the_index_trigger_is_present_at_head(db_path: Path) -> None:
 
 
 @pytest.mark.asyncio
-async def test_migration_indexes_decisions_made_before_it(any_db: str) -> None:
+async def test_migration_indexes_decisions_made_before_it(empty_any_db: str) -> None:
     """A database decided on at 0009 is searchable after upgrading (the index is built from the audit log)."""
-    engines = create_engines(database_url(any_db))
+    engines = create_engines(database_url(empty_any_db))
     migrate.upgrade(engines, "0009")
     engines.dispose()
-    store = Store.open(any_db, migrate_schema=False)
+    store = Store.open(empty_any_db, migrate_schema=False)
     with store.transaction() as tx:
         tx.requests.create(
             NewRequest(
@@ -289,7 +289,7 @@ async def test_migration_indexes_decisions_made_before_it(any_db: str) -> None:
         tx.requests.decide("old", {"decision": "reject", "message": "before the index"}, reviewer="erin")
     store.close()
 
-    backend = SQLHITLBackend(any_db)
+    backend = SQLHITLBackend(empty_any_db)
     try:
         (entry,) = (await backend.history_page(HistoryQuery(text="backfill index"))).entries
         assert entry.hitl_id == "old" and entry.reason == "before the index"

@@ -176,13 +176,13 @@ async def test_external_agent_wakes_on_decisions_made_in_another_process(
 
 @pytest.mark.postgres
 def test_processes_opening_a_fresh_postgres_database_together_all_succeed(
-    pg_url: str, subprocess_env: dict[str, str]
+    empty_pg_url: str, subprocess_env: dict[str, str]
 ) -> None:
     """Several team members start Reviewer at once on a new server database: one migrates, all open it."""
     script = "import sys; from reviewer_app.persistence.store import Store; Store.open(sys.argv[1]).close()"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", script, pg_url],
+            [sys.executable, "-c", script, empty_pg_url],
             stderr=subprocess.PIPE,
             text=True,
             env=subprocess_env,
@@ -193,7 +193,7 @@ def test_processes_opening_a_fresh_postgres_database_together_all_succeed(
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
-    store = Store.open(pg_url)
+    store = Store.open(empty_pg_url)
     try:
         assert migrate.current_revision(store.engines) == migrate.head_revision()
     finally:

@@ -51,8 +51,8 @@ def _create(store: Store, hitl_id: str, *, session: str = "s1", invocation: str 
 
 # -- migrations --------------------------------------------------------------------------------
 @pytest.mark.postgres
-def test_migrations_reach_head_and_match_the_models_on_postgres(pg_url: str) -> None:
-    store = Store.open(pg_url)
+def test_migrations_reach_head_and_match_the_models_on_postgres(empty_pg_url: str) -> None:
+    store = Store.open(empty_pg_url)
     try:
         assert store.engines.dialect == "postgresql"
         assert migrate.current_revision(store.engines) == migrate.head_revision()
@@ -72,13 +72,13 @@ def test_migrations_reach_head_and_match_the_models_on_postgres(pg_url: str) -> 
         assert types == {"data": "json", "expires_at": "bigint", "created_at": "bigint"}
     finally:
         store.close()
-    again = Store.open(pg_url)  # reopening an up-to-date database changes nothing
+    again = Store.open(empty_pg_url)  # reopening an up-to-date database changes nothing
     again.close()
 
 
 @pytest.mark.postgres
-def test_upgrade_from_0001_backfills_decisions_on_postgres(pg_url: str) -> None:
-    engines = create_engines(pg_url)
+def test_upgrade_from_0001_backfills_decisions_on_postgres(empty_pg_url: str) -> None:
+    engines = create_engines(empty_pg_url)
     try:
         assert migrate.upgrade(engines, "0001") is None  # no file to back up on a server
         with engines.write() as connection:
@@ -104,7 +104,7 @@ def test_upgrade_from_0001_backfills_decisions_on_postgres(pg_url: str) -> None:
                 )
     finally:
         engines.dispose()
-    store = Store.open(pg_url)
+    store = Store.open(empty_pg_url)
     try:
         assert migrate.current_revision(store.engines) == migrate.head_revision()
         done = store.requests.extras("old-done")

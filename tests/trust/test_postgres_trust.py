@@ -311,8 +311,8 @@ async def test_the_agents_role_creates_requests_and_reads_decisions_but_cannot_d
         await reviewer.aclose()
 
 
-def test_the_login_triggers_exist_on_postgresql_only(any_db: str) -> None:
-    engines = create_engines(database_url(any_db))
+def test_the_login_triggers_exist_on_postgresql_only(empty_any_db: str) -> None:
+    engines = create_engines(database_url(empty_any_db))
     try:
         migrate.upgrade(engines, "0005")
         migrate.upgrade(engines)  # 0006 on a database that already has rows and a schema
