@@ -294,7 +294,7 @@ def worker_count(rows: int) -> int:
     return cores if cores > 1 else 0
 
 
-class _Worker:
+class RangeWorker:
     """One worker process (this interpreter, this package first on its path) checking one range."""
 
     def __init__(self, task: tuple[Any, ...]) -> None:
@@ -392,7 +392,7 @@ def walk_in_workers(
     for index, part in enumerate(parts):
         last = parts[index + 1].start if index + 1 < len(parts) else None
         tasks.append((connect, snapshot, part, key, keyed_from, anchors_between(anchors, part.start + 1, last)))
-    workers = [_Worker(task) for task in tasks]
+    workers = [RangeWorker(task) for task in tasks]
     join = ChainJoin()
     try:
         for worker, task in zip(workers, tasks, strict=True):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from reviewer_app.integrations.mcp_proxy.hostconfig import launcher
-from reviewer_app.persistence.audit_walk import _Worker
+from reviewer_app.persistence.audit_walk import RangeWorker
 
 
 @pytest.fixture()
@@ -49,7 +49,7 @@ def test_an_audit_worker_runs_reviewer_not_the_projects_code(
 ) -> None:
     project, marker = planted
     monkeypatch.chdir(project)
-    worker = _Worker(("not a task",))
+    worker = RangeWorker(("not a task",))
     assert worker.result() is None  # the real worker refuses the bogus task
     worker.process.wait(timeout=120)
     assert not marker.exists(), "code planted in the working directory ran as an audit worker"
