@@ -25,7 +25,7 @@ TARGET_P99_MS = 5000.0
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
 
 
 def _wait(probe, what: str, timeout: float = 60):  # type: ignore[no-untyped-def]

@@ -66,7 +66,7 @@ async def backend(db_path: Path, migrated_sqlite: Path) -> AsyncIterator[SQLHITL
 def subprocess_env() -> dict[str, str]:
     """Environment for child Python processes that import the package from this tree."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["QT_QPA_PLATFORM"] = "offscreen"
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env

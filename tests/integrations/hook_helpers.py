@@ -24,7 +24,7 @@ def fixture(name: str) -> dict[str, Any]:
 
 def hook_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["HOME"] = str(tmp_path / "home")
     env.pop("REVIEWER_DB", None)
     return env
