@@ -28,10 +28,13 @@ _PLAIN_TILDE = re.compile(r"~[A-Za-z0-9._-]*(/[^$`*?\[{]*)?")
 class Places:
     """The directories a command may be in, step by step, starting from the call's ``cwd`` (None: not known)."""
 
-    __slots__ = ("_directories", "unplaced")
+    __slots__ = ("_directories", "_sequential", "unplaced")
 
-    def __init__(self, cwd: str | None) -> None:
+    def __init__(self, cwd: str | None, *, sequential: bool = False) -> None:
+        """``sequential``: the caller knows every part runs only after the ones before succeeded, in this shell
+        (a plain ``a && b && c`` chain), so a ``cd`` replaces the place instead of adding one."""
         self._directories: list[str | None] = [_normal(cwd) if cwd else None]
+        self._sequential = sequential
         self.unplaced: str | None = None
         """The first directory change (as written) the engine could not place; None while every one was placed."""
 
@@ -48,10 +51,13 @@ class Places:
         if isinstance(target, _Unplaced):
             self.unplaced = self.unplaced or target.written
             return
-        for base in list(self._directories):
-            for place in _resolve(target, base):
-                if place not in self._directories:
-                    self._directories.append(place)
+        reached: list[str | None] = []
+        for base in self._directories:
+            reached += [place for place in _resolve(target, base) if place not in reached]
+        if self._sequential:
+            self._directories = reached
+        else:
+            self._directories += [place for place in reached if place not in self._directories]
         if len(self._directories) > MAX_PLACES:
             self.unplaced = self.unplaced or "more directory changes than can be followed"
             del self._directories[MAX_PLACES:]

@@ -25,6 +25,7 @@ from reviewer_app.domain.shell import (
     inline_scripts,
     parse_command,
 )
+from reviewer_app.domain.working_directory import Places, placed
 from reviewer_app.preview.facts import Budget, count_tree, find_repository, path_facts, read_workspace_text, resolve
 from reviewer_app.preview.git_push import push_effects, url_host
 
@@ -95,6 +96,10 @@ class EffectCollector:
 
     def __init__(self, cwd: str | None, budget: Budget) -> None:
         self.cwd = cwd
+        self.here: str | None = None
+        """Where the simple command being read runs when a ``cd`` moved it (None: ``cwd``)."""
+        self.unplaced: str | None = None
+        """A change of directory before it that cannot be told (``cd "$D"``): its relative paths are unknown."""
         self.budget = budget
         self.items: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
         self.notes: list[str] = []
@@ -103,7 +108,14 @@ class EffectCollector:
     def path(self, kind: str, written: str, by: str, *, recursive: bool = False, **extra: Any) -> dict[str, Any]:
         from reviewer_app.preview.facts import add_git_facts
 
-        item = path_facts(written, self.cwd, self.budget, recursive=recursive)
+        if self.unplaced is not None and not written.startswith(("/", "~")):
+            item: dict[str, Any] = {
+                "path": written,
+                "note": f"runs after {self.unplaced}, a directory Reviewer cannot tell: where it leads is unknown",
+            }
+        else:  # relative to where the shell is then (``cd ~/.ssh && cat config`` reads ~/.ssh/config)
+            item = path_facts(placed(written, self.here), self.cwd, self.budget, recursive=recursive)
+            item["path"] = written
         add_git_facts(item)
         item["by"] = by
         item.update(extra)
@@ -131,8 +143,18 @@ class EffectCollector:
             self.note("the command could not be parsed: its effects are not computed")
             return
         self._downloads_run(parsed)
+        saved = self.here, self.unplaced
+        chain = all(connector == "&&" for connector in parsed.connectors)  # ``cd x && a && b``: a and b run in x
+        chain = chain and all(simple.context == "" for simple in parsed.commands)
+        places = Places(self.here or self.cwd, sequential=chain)  # every directory the command may be in
+        start = places.directories[0]
         for simple in parsed.commands:
-            self.simple(simple, depth)
+            self.unplaced = places.unplaced or saved[1]
+            for place in places.directories:
+                self.here = saved[0] if place == start else place
+                self.simple(simple, depth)
+            places.follow(simple)
+        self.here, self.unplaced = saved
 
     def _downloads_run(self, parsed: ParsedCommand) -> None:
         """``curl … | sh``, ``sh -c "$(curl …)"``, ``bash <(curl …)``: code from a host runs here."""
@@ -363,10 +385,10 @@ class EffectCollector:
 
     def _git(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
         index = 0
-        directory = self.cwd
+        directory = self.here or self.cwd
         while index < len(args) and args[index].startswith("-"):
             if args[index] == "-C" and index + 1 < len(args):
-                directory = resolve(args[index + 1], self.cwd)
+                directory = resolve(args[index + 1], self.here or self.cwd)
             index += 2 if args[index] in ("-C", "-c") else 1
         if index >= len(args):
             return

@@ -144,3 +144,21 @@ def test_a_fifo_or_a_hard_link_is_never_opened(tmp_path: Path) -> None:
         assert "diff" not in item and "not read" in item["diff_note"], item
     [fifo] = _bash("cat pipe", tmp_path)["reads"]
     assert fifo["kind"] == "special"
+
+
+def test_a_file_named_after_a_cd_is_shown_where_the_shell_opens_it(tmp_path: Path) -> None:
+    """``cd ~/.ssh && cat config`` reads the SSH configuration: the preview must not tell the reviewer it reads
+    ``config`` in the workspace (which does not even exist there)."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "config").write_text("Host *\n")
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "main.py").write_text("print()\n")
+    [read] = _bash(f"cd {home / '.ssh'} && cat config", work)["reads"]
+    assert read["resolved"] == str(home / ".ssh" / "config")
+    assert read["exists"] is True and read["inside_workspace"] is False
+    [inside] = _bash("cd src && cat main.py", work)["reads"]
+    assert inside["resolved"] == str(work / "src" / "main.py") and inside["inside_workspace"] is True
+    [unknown] = _bash('cd "$D" && cat config', work)["reads"]
+    assert "resolved" not in unknown and "cannot tell" in unknown["note"]
