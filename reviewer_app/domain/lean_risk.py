@@ -33,15 +33,18 @@ from fnmatch import fnmatchcase
 from reviewer_app.domain.plain_shell import plain_words
 from reviewer_app.domain.sensitive_targets import (
     CONFIG_ENV,
+    READ_SECRETS,
     SENSITIVE_TARGETS,
     place_may_be_sensitive,
     read_config_patterns,
 )
 from reviewer_app.domain.tool_args import (
+    READS_DIRECTORIES_WHOLE,
     SEARCHES_WORKING_DIRECTORY,
     command_of,
     flags_in,
     is_file_tool,
+    is_path_key,
     is_shell_tool,
     path_given,
     path_of,
@@ -67,14 +70,36 @@ def wildcard_surely_settles(tool_name: str, arguments: Any, cwd: str | None) -> 
     if is_shell_tool(tool_name):
         command = command_of(tool_name, arguments)
         return command is not None and _inert_command(command, cwd)
-    if not is_file_tool(tool_name):
-        return True
+    if not is_file_tool(tool_name):  # another host's read_many_files, an MCP tool given a path: judged there
+        return tool_name not in READS_DIRECTORIES_WHOLE and not any(
+            isinstance(key, str) and is_path_key(key) for key in arguments
+        )
     if path_of(tool_name, arguments) is not None or path_given(tool_name, arguments):
         return False  # a path is the risk module's to judge; disagreeing keys are high there
     if tool_name not in SEARCHES_WORKING_DIRECTORY:
         return True
     patterns = _operator_patterns() if cwd is not None else None  # Grep with no path searches the workspace
-    return patterns is not None and not _place_may_be_sensitive(cwd or "", [*patterns, *TABLE])
+    if patterns is None or _place_may_be_sensitive(cwd or "", [*patterns, *TABLE]):
+        return False
+    return tool_name not in READS_DIRECTORIES_WHOLE or not _may_hold_secrets(cwd or "", [*patterns, *READ_SECRETS])
+
+
+def _may_hold_secrets(cwd: str, patterns: list[str]) -> bool:
+    """Whether a search reading every file under ``cwd`` may take in a secret (``file_reach.secrets_within`` says
+    which): ``cwd`` holds a home directory, or one of its entries could be named by a pattern's first part."""
+    try:
+        real = os.path.realpath(cwd)
+        names = os.listdir(real)
+    except (OSError, ValueError):
+        return True
+    home = os.environ.get("HOME", "")
+    homes = ["/home", "/Users", "/root", *([os.path.realpath(home)] if home.startswith("/") else [])]
+    if real == "/" or any(place == real or place.startswith(real.rstrip("/") + "/") for place in homes):
+        return True
+    firsts = {
+        pattern.strip().lstrip("!").removeprefix("**/").lstrip("/").split("/")[0].casefold() for pattern in patterns
+    }
+    return any(fnmatchcase(name.casefold(), first) for name in names for first in firsts if first)
 
 
 def _inert_command(command: str, cwd: str | None) -> bool:

@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reviewer_app.domain.file_reach import glob_matches, has_wildcard, secrets_within
+from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read
 from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
 from reviewer_app.domain.sensitive import operator_patterns, real_path
 from reviewer_app.domain.sensitive_targets import SENSITIVE_TARGETS, place_may_be_sensitive
@@ -54,7 +56,12 @@ from reviewer_app.domain.shell import (
     runs_interpreter,
 )
 from reviewer_app.domain.shell_effects import command_effects
-from reviewer_app.domain.tool_args import SEARCHES_WORKING_DIRECTORY, path_given
+from reviewer_app.domain.tool_args import (
+    READS_DIRECTORIES_WHOLE,
+    SEARCHES_WORKING_DIRECTORY,
+    is_path_key,
+    path_given,
+)
 from reviewer_app.domain.toolcall import (
     CONTEXT_FLAG_RISKS,
     NETWORK_TOOLS,
@@ -220,18 +227,30 @@ def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | Non
     for redirection in simple.redirections:
         # The target as the shell opens it: in the directory it runs in (``here``, after a ``cd``), symlinks
         # followed (``cat < notes`` with notes -> ~/.ssh/id_rsa).
-        target = placed(redirection.target, here)
-        if redirection.harmless or not redirection.writes:
-            if not redirection.harmless and is_sensitive_path(target, cwd):
-                level: RiskLevel = "high" if sensitive_target(target, cwd) else "medium"
-                findings.add(level, f"reads a sensitive file ({redirection.target})")
-            continue
-        if _DISK_DEVICE.match(target):
-            findings.add("high", f"writes to a disk device ({target})")
-        elif is_sensitive_path(target, cwd):
-            findings.add("high", f"redirects into a credentials or start-up file ({target})")
-        elif outside_workspace(target, cwd, follow_symlinks=True) and target not in _HARMLESS_DEVICES:
-            findings.add("medium", f"redirects into a file outside the workspace ({target})")
+        for target in _expanded(placed(redirection.target, here), cwd, findings):
+            if redirection.harmless or not redirection.writes:
+                if not redirection.harmless and is_sensitive_path(target, cwd):
+                    level: RiskLevel = "high" if sensitive_target(target, cwd) else "medium"
+                    findings.add(level, f"reads a sensitive file ({redirection.target})")
+                continue
+            if _DISK_DEVICE.match(target):
+                findings.add("high", f"writes to a disk device ({target})")
+            elif is_sensitive_path(target, cwd):
+                findings.add("high", f"redirects into a credentials or start-up file ({target})")
+            elif outside_workspace(target, cwd, follow_symlinks=True) and target not in _HARMLESS_DEVICES:
+                findings.add("medium", f"redirects into a file outside the workspace ({target})")
+
+
+def _expanded(word: str, cwd: str | None, findings: _Findings) -> list[str]:
+    """``word`` and, when it holds a wildcard, the files the shell expands it to (each is judged: ``cat ~/.s*/id_*``
+    reads the key). A wildcard that matches more files than can be checked is high."""
+    if not has_wildcard(word):
+        return [word]
+    matches = glob_matches(word, cwd)
+    if matches is None:
+        findings.add("high", f"a wildcard that matches more files than Reviewer checks ({word})")
+        return [word]
+    return [word, *matches]
 
 
 def _shell_command_risk(
@@ -343,21 +362,47 @@ def _shell_command_risk(
         candidate = value.split("=", 1)[1] if value.startswith("-") else value
         if program == "dd" and candidate.startswith("of="):
             candidate = candidate[3:]
-        candidate = placed(candidate, here)
-        pathish = "/" in candidate or candidate.startswith((".", "~"))
-        # A bare word is a file in the working directory too (``cat config`` in ~/.ssh; ``cat notes`` with notes
-        # a symlink to a key).
-        if not (pathish or is_sensitive_path(candidate) or _names_a_link(candidate, cwd) or _in_place(candidate, cwd)):
-            continue
-        if writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of=")):
-            if is_sensitive_path(candidate, cwd):  # its real target too: ``tee log`` with log -> ~/.bashrc
-                findings.add("high", f"{program} changes a credentials or start-up file ({candidate})")
-            elif outside_workspace(candidate, cwd, follow_symlinks=True) and candidate not in _HARMLESS_DEVICES:
-                findings.add("medium", f"{program} changes files outside the workspace ({candidate})")
-        elif sensitive_target(candidate, cwd):
-            findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({candidate})")
-        elif is_sensitive_path(candidate):
-            findings.add("medium", f"touches system configuration ({candidate})")
+        writes = writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of="))
+        for form in _expanded(placed(candidate, here), cwd, findings):
+            _operand_risk(program, form, writes, findings, cwd)
+    recursion = recursive_read(program, args)
+    if recursion is not None:
+        _recursion_risk(program, recursion, findings, cwd, here)
+
+
+def _recursion_risk(
+    program: str, recursion: RecursiveRead, findings: _Findings, cwd: str | None, here: str | None
+) -> None:
+    """A program that reads directories whole (``grep -r``, ``tar c``, ``cp -r``) is judged by the secrets in them."""
+    for operand in recursion.operands:
+        for directory in _expanded(placed(operand, here), cwd, findings):
+            found = secrets_within(
+                directory,
+                cwd,
+                hidden=recursion.hidden,
+                honours_gitignore=recursion.honours_gitignore,
+                follows_links=recursion.follows_links,
+            )
+            if found is not None:
+                findings.add("high", f"{program} reads {operand} recursively, secrets included ({found})")
+
+
+def _operand_risk(program: str, candidate: str, writes: bool, findings: _Findings, cwd: str | None) -> None:
+    """Judge one file a program's word names (``writes``: the program changes it)."""
+    pathish = "/" in candidate or candidate.startswith((".", "~"))
+    # A bare word is a file in the working directory too (``cat config`` in ~/.ssh; ``cat notes`` with notes
+    # a symlink to a key).
+    if not (pathish or is_sensitive_path(candidate) or _names_a_link(candidate, cwd) or _in_place(candidate, cwd)):
+        return
+    if writes:
+        if is_sensitive_path(candidate, cwd):  # its real target too: ``tee log`` with log -> ~/.bashrc
+            findings.add("high", f"{program} changes a credentials or start-up file ({candidate})")
+        elif outside_workspace(candidate, cwd, follow_symlinks=True) and candidate not in _HARMLESS_DEVICES:
+            findings.add("medium", f"{program} changes files outside the workspace ({candidate})")
+    elif sensitive_target(candidate, cwd):
+        findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({candidate})")
+    elif is_sensitive_path(candidate):
+        findings.add("medium", f"touches system configuration ({candidate})")
 
 
 def _in_place(word: str, cwd: str | None) -> bool:
@@ -640,18 +685,37 @@ def _annotation(call: ToolCall, name: str) -> bool:
     return metadata.get(name) is True
 
 
-_PATH_KEY = re.compile(r"(?i)path|file|dir|folder|source|destination|target|^src$|^dest$|^from$|^to$")
-
-
 def _path_arguments(arguments: Any) -> Iterator[str]:
-    """The strings an MCP tool's arguments give under path-like keys (``path``, ``paths``, ``source``…)."""
+    """The strings a tool's arguments give under path-like keys (``path``, ``paths``, ``dir_path``…)."""
     if not isinstance(arguments, dict):
         return
     for key, value in arguments.items():
-        if not isinstance(key, str) or not _PATH_KEY.search(key):
+        if not isinstance(key, str) or not is_path_key(key):
             continue
         values = value if isinstance(value, list) else [value]
         yield from (item for item in values[:256] if isinstance(item, str) and 0 < len(item) <= 4096)
+
+
+def _named_paths_risk(call: ToolCall, findings: _Findings) -> None:
+    """A tool outside the file-tool table (an MCP tool, another host's ``read_many_files`` or ``grep_search``): the
+    files its path-like arguments name, wildcards expanded; a directory it reads whole is judged by its contents."""
+    values = list(_path_arguments(call.arguments))
+    for value in values:
+        for form in _expanded(value, call.cwd, findings):
+            if sensitive_target(form, call.cwd):
+                findings.add("high", f"the tool is given a sensitive file: key, credentials, agent settings ({value})")
+                break
+    if call.tool_name in READS_DIRECTORIES_WHOLE:
+        for directory in values or ["."]:  # given no path, it searches the working directory
+            _directory_read_risk(call.tool_name, directory, call.cwd, findings)
+
+
+def _directory_read_risk(tool: str, directory: str, cwd: str | None, findings: _Findings) -> None:
+    """A search tool reads the files of the directory it is given: Claude Code's Grep runs ripgrep with hidden files,
+    git's ignores kept and links not followed; the other hosts' tools are judged as following them."""
+    found = secrets_within(directory, cwd, hidden=True, honours_gitignore=True, follows_links=tool != "Grep")
+    if found is not None:
+        findings.add("high", f"{tool} reads {directory} recursively, secrets included ({found})")
 
 
 def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str], str | None] | None = None) -> Risk:
@@ -677,15 +741,15 @@ def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str]
         if path is not None:
             writes = call.tool_name in WRITING_FILE_TOOLS
             findings.merge(assess_path(path, call.cwd, writes=writes, resolve=resolve))
+        if path is not None and call.tool_name in READS_DIRECTORIES_WHOLE:
+            _directory_read_risk(call.tool_name, path, call.cwd, findings)
+    else:
+        _named_paths_risk(call, findings)
     if call.tool_name in NETWORK_TOOLS:
         findings.add("medium", f"network egress ({call.tool_name})")
     for flag in context_flags(call):
         level, reason = CONTEXT_FLAG_RISKS[flag]
         findings.add(level, reason)
-    if call.tool_name.startswith("mcp__"):
-        for value in _path_arguments(call.arguments):
-            if sensitive_target(value, call.cwd):
-                findings.add("high", f"the tool is given a sensitive file: key, credentials, agent settings ({value})")
     if _annotation(call, "destructiveHint"):
         findings.add("high", "the tool declares itself destructive (destructiveHint)")
     elif _annotation(call, "openWorldHint") and call.tool_name.startswith("mcp__"):

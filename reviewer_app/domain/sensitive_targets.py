@@ -93,6 +93,12 @@ SENSITIVE_TARGETS: tuple[tuple[str, str], ...] = (
     ("**/.git/hooks/", "git hooks (run code)"),
 )
 
+READ_SECRETS: tuple[str, ...] = tuple(
+    pattern for pattern, _ in SENSITIVE_TARGETS[: [pattern for pattern, _ in SENSITIVE_TARGETS].index(".bashrc")]
+)
+"""The rows above the shell start-up files: keys, credential stores and browser profiles, whose mere reading leaks
+a secret. A directory read recursively is judged by these (a start-up file or a git hook is sensitive to write)."""
+
 
 def read_config_patterns(path: str) -> list[str]:
     """``[sensitive] paths`` from the config file; an unreadable file adds nothing (the table still applies)."""

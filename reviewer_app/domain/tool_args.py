@@ -64,6 +64,18 @@ PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
 FILE_TOOLS = frozenset(PATH_ARGUMENTS)
 SEARCHES_WORKING_DIRECTORY = frozenset({"Glob", "Grep", "LS"})
 """File tools that search the working directory when given no path."""
+READS_DIRECTORIES_WHOLE = frozenset({"Grep", "grep_search", "search_file_content", "read_many_files", "grep"})
+"""Tools that read every file of a directory they are given (Claude Code's Grep, Gemini CLI's and Qwen Code's
+grep_search and read_many_files, OpenCode's grep), not just its names."""
+_PATH_KEY_PARTS = ("path", "file", "dir", "folder", "source", "destination", "target")
+
+
+def is_path_key(key: str) -> bool:
+    """Whether an argument's name says it holds a path (``path``, ``paths``, ``dir_path``, ``src``…)."""
+    folded = key.casefold()
+    return folded in ("src", "dest", "from", "to") or any(part in folded for part in _PATH_KEY_PARTS)
+
+
 WRITING_FILE_TOOLS = frozenset(
     {"write_file", "Write", "Edit", "MultiEdit", "NotebookEdit", "replace", "edit", "create", "Create", "write"}
 )

@@ -1,0 +1,184 @@
+"""What a path in a call reaches on the file system beyond its text: the files a wildcard expands to, and the
+secrets a recursive read of a directory takes in.
+
+Why: judged as text, ``cat ~/.s*/id_*`` names no key and ``grep -r PRIVATE ~`` names no file, yet the first prints
+the SSH key and the second every key in the home directory (``tar czf x.tgz ~`` packs them all). So a wildcard is
+expanded as the shell would expand it when the call runs (bash's defaults: ``*`` does not match a leading dot), and
+a directory a program reads recursively is searched for secrets:
+
+* the root, and every directory on the way to a home directory (``/``, ``/home``, ``~``): it holds the keys;
+* else the directory's own entries: a key, a credential store, a browser profile or ``.env``
+  (:data:`~reviewer_app.domain.sensitive_targets.READ_SECRETS`), a path the operator marked sensitive, or (for a
+  program that follows links) a link to one of these or to a home directory. Deeper entries are not searched (a
+  walk of a large tree would cost every call); documented in docs/security.md.
+
+A program that leaves hidden entries alone (ripgrep, ag without ``--hidden``) is judged by the visible ones; one
+that honours git's ignore rules (ripgrep, the Grep tool) skips what the directory's own ``.gitignore`` names,
+inside a git repository. A wildcard matching more than :data:`MAX_GLOB_MATCHES` files cannot be checked: the
+caller asks.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import itertools
+import os
+import posixpath
+from collections.abc import Callable
+
+from reviewer_app.domain.sensitive import operator_patterns
+from reviewer_app.domain.sensitive_targets import READ_SECRETS
+
+GLOB_CHARACTERS = frozenset("*?[")
+MAX_GLOB_MATCHES = 1_000
+"""More matches than this and a wildcard is not checked file by file: the call is asked."""
+MAX_ENTRIES = 10_000
+"""A directory with more entries than this is not listed whole; what was listed still counts."""
+_HOME_ROOTS = ("/home", "/Users", "/root")
+
+
+def has_wildcard(word: str) -> bool:
+    return not GLOB_CHARACTERS.isdisjoint(word)
+
+
+def glob_matches(word: str, cwd: str | None) -> list[str] | None:
+    """The paths the shell expands ``word`` to when run in ``cwd`` (``~`` and ``$HOME`` expanded), made absolute;
+    ``[]`` when nothing matches (the shell then passes the word as written), None when there are more than
+    :data:`MAX_GLOB_MATCHES` or the word cannot be expanded here (a relative word with no ``cwd``)."""
+    pattern = _absolute(word, cwd)
+    if pattern is None:
+        return None
+    try:
+        found = list(itertools.islice(glob.iglob(pattern), MAX_GLOB_MATCHES + 1))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return None if len(found) > MAX_GLOB_MATCHES else [posixpath.normpath(path) for path in found]
+
+
+def _absolute(word: str, cwd: str | None) -> str | None:
+    """``word`` as an absolute path (``~`` and ``$HOME`` expanded, a relative one joined to ``cwd``), or None when
+    it is relative and ``cwd`` is unknown."""
+    path = _expand_home(word.replace("\\", "/"))
+    if path.startswith("/"):
+        return path
+    return posixpath.join(cwd, path) if cwd is not None and cwd.startswith("/") else None
+
+
+def _expand_home(word: str) -> str:
+    home = os.environ.get("HOME", "")
+    for variable in ("${HOME}", "$HOME"):
+        if word == variable or word.startswith(variable + "/"):
+            return home + word[len(variable) :]
+    return os.path.expanduser(word) if word.startswith("~") else word
+
+
+def secrets_within(
+    directory: str, cwd: str | None, *, hidden: bool = True, honours_gitignore: bool = False, follows_links: bool = True
+) -> str | None:
+    """What secret a recursive read of ``directory`` (as given, relative to ``cwd``) takes in, for the reason
+    shown; None when none is found (or ``directory`` is no directory). ``hidden``: whether the program reads
+    hidden entries; ``honours_gitignore``: whether it skips what git ignores (ripgrep's default);
+    ``follows_links``: whether it follows a link among the entries to its target."""
+    path = _absolute(directory, cwd)
+    if path is None:
+        return None
+    try:
+        real = os.path.realpath(path)
+        if not os.path.isdir(real):
+            return None
+    except (OSError, ValueError):
+        return None
+    if _holds_a_home(real):
+        return "the home directories (keys, credentials)"
+    ignored = _git_ignored(real) if honours_gitignore else None
+    secret = _secret_matcher(operator_patterns())
+    try:
+        with os.scandir(real) as entries:
+            for entry in itertools.islice(entries, MAX_ENTRIES):
+                name = entry.name
+                if not hidden and name.startswith("."):
+                    continue
+                try:
+                    is_directory = entry.is_dir()
+                except OSError:
+                    is_directory = False
+                if ignored is not None and ignored(name, is_directory):
+                    continue
+                full = posixpath.join(real, name)
+                linked = follows_links and entry.is_symlink()
+                if secret(full, is_directory) or (linked and _points_at_a_secret(full, secret)):
+                    return posixpath.join(directory.rstrip("/") or "/", name)
+    except OSError:
+        return None
+    return None
+
+
+def _points_at_a_secret(link: str, secret: Callable[[str, bool], bool]) -> bool:
+    """Whether a link among the entries leads to a secret or a home directory (``grep -R`` and ``cp -L`` follow
+    it)."""
+    try:
+        target = os.path.realpath(link)
+        return secret(target, os.path.isdir(target)) or _holds_a_home(target)
+    except (OSError, ValueError):
+        return True
+
+
+def _holds_a_home(real: str) -> bool:
+    """Whether ``real`` is the root, a home directory or a directory on the way to one."""
+    homes = [*_HOME_ROOTS]
+    home = os.environ.get("HOME", "")
+    if home.startswith("/"):
+        try:
+            homes.append(os.path.realpath(home))
+        except (OSError, ValueError):
+            homes.append(home)
+    prefix = real.rstrip("/") + "/"
+    return real == "/" or any(place == real or place.startswith(prefix) for place in homes)
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_matcher(extra: tuple[str, ...]) -> Callable[[str, bool], bool]:
+    """A test of an absolute path (a directory when the flag says so) against the secrets to read and the
+    operator's patterns (gitignore syntax, as :mod:`.sensitive` matches them)."""
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines([pattern.casefold() for pattern in (*READ_SECRETS, *extra)])
+
+    def matches(path: str, is_directory: bool) -> bool:
+        folded = path.casefold().lstrip("/")
+        return bool(spec.match_file(folded) or (is_directory and spec.match_file(folded + "/")))
+
+    return matches
+
+
+def _git_ignored(directory: str) -> Callable[[str, bool], bool] | None:
+    """What ``directory``'s own ``.gitignore`` ignores among its entries, when it lies in a git repository (as
+    ripgrep reads it); None otherwise. Parent directories' and global ignore files are not read: an entry only
+    they ignore counts (the safe side)."""
+    if not _in_git_repository(directory):
+        return None
+    try:
+        with open(posixpath.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(1_000_000).splitlines()
+    except OSError:
+        return None
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    return lambda name, is_directory: bool(spec.match_file(name + "/" if is_directory else name))
+
+
+def _in_git_repository(directory: str) -> bool:
+    place = directory
+    for _ in range(64):
+        if os.path.exists(posixpath.join(place, ".git")):
+            return True
+        parent = posixpath.dirname(place)
+        if parent == place:
+            return False
+        place = parent
+    return False
+
+
+__all__ = ["GLOB_CHARACTERS", "MAX_GLOB_MATCHES", "glob_matches", "has_wildcard", "secrets_within"]
