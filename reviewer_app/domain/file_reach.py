@@ -3,8 +3,9 @@ secrets a recursive read of a directory takes in.
 
 Why: judged as text, ``cat ~/.s*/id_*`` names no key and ``grep -r PRIVATE ~`` names no file, yet the first prints
 the SSH key and the second every key in the home directory (``tar czf x.tgz ~`` packs them all). So a wildcard is
-expanded as the shell would expand it when the call runs (bash's defaults: ``*`` does not match a leading dot), and
-a directory a program reads recursively is searched for secrets:
+expanded as bash would expand it when the call runs (its defaults, read by ``bracex`` and ``wcmatch``: braces
+first, ``*`` does not match a leading dot, POSIX classes), and a directory a program reads recursively is searched
+for secrets:
 
 * the root, and every directory on the way to a home directory (``/``, ``/home``, ``~``): it holds the keys;
 * else the directory's own entries: a key, a credential store, a browser profile or ``.env``
@@ -21,7 +22,6 @@ caller asks.
 from __future__ import annotations
 
 import functools
-import glob
 import itertools
 import os
 import posixpath
@@ -39,21 +39,44 @@ _HOME_ROOTS = ("/home", "/Users", "/root")
 
 
 def has_wildcard(word: str) -> bool:
-    return not GLOB_CHARACTERS.isdisjoint(word)
+    """Whether the shell would expand ``word`` against the file system or into several words (``{a,b}``)."""
+    return not GLOB_CHARACTERS.isdisjoint(word) or ("{" in word and "}" in word)
 
 
 def glob_matches(word: str, cwd: str | None) -> list[str] | None:
-    """The paths the shell expands ``word`` to when run in ``cwd`` (``~`` and ``$HOME`` expanded), made absolute;
-    ``[]`` when nothing matches (the shell then passes the word as written), None when there are more than
-    :data:`MAX_GLOB_MATCHES` or the word cannot be expanded here (a relative word with no ``cwd``)."""
-    pattern = _absolute(word, cwd)
-    if pattern is None:
-        return None
+    """The words bash makes of ``word`` when run in ``cwd``: braces expanded (``~/.{ssh,aws}/config``), then each
+    wildcard expanded against the file system (``~`` and ``$HOME`` expanded, POSIX classes and extended patterns
+    read as bash reads them), made absolute. A wildcard that matches nothing is dropped (the shell passes it as
+    written: the caller judges ``word`` itself too). None when there are more than :data:`MAX_GLOB_MATCHES` or a
+    relative wildcard has no ``cwd`` to expand in."""
+    import bracex
+
     try:
-        found = list(itertools.islice(glob.iglob(pattern), MAX_GLOB_MATCHES + 1))
-    except (OSError, ValueError, RecursionError):
+        words = bracex.expand(word, limit=MAX_GLOB_MATCHES) if "{" in word else [word]
+    except (bracex.ExpansionLimitException, ValueError, RecursionError):
         return None
-    return None if len(found) > MAX_GLOB_MATCHES else [posixpath.normpath(path) for path in found]
+    found: list[str] = []
+    for each in words:
+        if GLOB_CHARACTERS.isdisjoint(each):
+            found.append(each)
+            continue
+        pattern = _absolute(each, cwd)
+        if pattern is None:
+            return None
+        found.extend(_expand_pattern(pattern, MAX_GLOB_MATCHES + 1 - len(found)))
+        if len(found) > MAX_GLOB_MATCHES:
+            return None
+    return found
+
+
+def _expand_pattern(pattern: str, at_most: int) -> list[str]:
+    from wcmatch import glob as wildcard
+
+    try:
+        matches = wildcard.iglob(pattern, flags=wildcard.EXTGLOB | wildcard.FORCEUNIX)
+        return [posixpath.normpath(path) for path in itertools.islice(matches, at_most)]
+    except (OSError, ValueError, RecursionError):
+        return [pattern]  # judged as written
 
 
 def _absolute(word: str, cwd: str | None) -> str | None:

@@ -56,6 +56,7 @@ from reviewer_app.domain.shell import (
     runs_interpreter,
 )
 from reviewer_app.domain.shell_effects import command_effects
+from reviewer_app.domain.shell_variables import CommandVariables, command_variables, substituted
 from reviewer_app.domain.tool_args import (
     READS_DIRECTORIES_WHOLE,
     SEARCHES_WORKING_DIRECTORY,
@@ -242,8 +243,8 @@ def _redirection_risk(simple: SimpleCommand, findings: _Findings, cwd: str | Non
 
 
 def _expanded(word: str, cwd: str | None, findings: _Findings) -> list[str]:
-    """``word`` and, when it holds a wildcard, the files the shell expands it to (each is judged: ``cat ~/.s*/id_*``
-    reads the key). A wildcard that matches more files than can be checked is high."""
+    """``word`` and, when it holds a wildcard or braces, the words the shell makes of it (each is judged:
+    ``cat ~/.s*/id_*`` reads the key). A wildcard that matches more files than can be checked is high."""
     if not has_wildcard(word):
         return [word]
     matches = glob_matches(word, cwd)
@@ -497,17 +498,33 @@ def _assess(parsed: ParsedCommand, cwd: str | None, depth: int, here: str | None
     if ShellFlag.EXPANSION_IN_COMMAND_POSITION in parsed.flags:
         findings.add("medium", "the program name comes from a variable")
     places = Places(here or cwd)
+    variables = command_variables(parsed)
     for simple in parsed.commands:
         if places.unplaced is not None:
             findings.add("high", f"runs after a change to a directory Reviewer cannot tell ({places.unplaced})")
         for index, place in enumerate(places.directories):
-            _shell_command_risk(simple, findings, cwd, depth, place if index or here else None)
+            for variant in _with_own_variables(simple, variables, findings):
+                _shell_command_risk(variant, findings, cwd, depth, place if index or here else None)
         places.follow(simple)
     if not parsed.understood:
         _raw_scan(parsed.source, findings)
     for reason in command_effects(parsed).reasons:  # what a rule's text cannot show: never settled wholesale
         findings.add("high", reason)
     return findings.risk()
+
+
+def _with_own_variables(simple: SimpleCommand, variables: CommandVariables, findings: _Findings) -> list[SimpleCommand]:
+    """``simple`` and its forms with the variables the command itself sets substituted (``f=~/.ssh/k; cat $f``); a
+    variable filled at run time (``read f``) cannot be judged, so a command using it is high."""
+    texts = [*(word.value for word in simple.words), *(redirection.target for redirection in simple.redirections)]
+    late = sorted({name for text in texts for name in variables.uses(text) & variables.filled_at_run_time})
+    if late:
+        findings.add("high", f"uses ${late[0]}, a value read while it runs, which Reviewer cannot check")
+    forms = substituted(simple, variables)
+    if forms is None:
+        findings.add("high", "uses its own variables in more combinations than Reviewer checks")
+        return [simple]
+    return [simple, *forms]
 
 
 _RAW_DANGER = (

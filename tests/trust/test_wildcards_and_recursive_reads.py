@@ -66,12 +66,33 @@ WILDCARDS_THAT_REACH_A_KEY = [
     ("ws", "grep -r PRIVATE ~/.s*"),
     ("ws", "base64 ~/.s*/*"),
     ("ws", "echo x | tee ~/.bash?c"),
+    ("ws", "cat ~/.{ssh,x}/id_*"),
+    ("ws", "cat ~/.s{s,x}h/*"),
+    ("ws", "cat ~/.{ssh,aws}/config"),
+    ("ws", "cat ~/.ss[[:alpha:]]/*"),
+    ("ws", "cat ~/.ss@(h|x)/*"),
 ]
 
 
 @pytest.mark.parametrize(("where", "command"), WILDCARDS_THAT_REACH_A_KEY)
 def test_a_wildcard_is_judged_by_the_files_it_expands_to(home: Path, where: str, command: str) -> None:
     assert judged_high("Bash", {"command": command}, home / where), command
+
+
+OWN_VARIABLES_THAT_REACH_A_KEY = [
+    "f=~/.ssh/id_ed25519; cat $f",
+    'f=~/.ssh/id_ed25519 && cat "${f}"',
+    "K=~/.s*/*; cat $K",
+    "export K=$HOME/.ssh; grep -r PRIVATE $K",
+    "D=~; tar czf /tmp/all.tgz $D",
+    "f=~/.ssh/id_ed25519; base64 < $f",
+    'read f < list; cat "$f"',
+]
+
+
+@pytest.mark.parametrize("command", OWN_VARIABLES_THAT_REACH_A_KEY)
+def test_a_variable_the_command_sets_is_judged_by_its_value(home: Path, command: str) -> None:
+    assert judged_high("Bash", {"command": command}, home / "ws"), command
 
 
 RECURSIVE_READS_OF_SECRETS = [
@@ -149,6 +170,9 @@ ORDINARY = [
     ("ws", "grep -r PRIVATE ../linked"),  # grep -r leaves links inside the tree alone (-R follows them)
     ("ws", "tar czf /tmp/l.tgz ../linked"),  # tar packs the link, not the key
     ("ws", "cat nothing-matches-*"),
+    ("ws", "f=src/main.py; cat $f"),
+    ("ws", "N=3; head -n $N notes.txt"),
+    ("ws", "echo $HOME"),
 ]
 
 
