@@ -3,8 +3,9 @@ part of ``make bench``).
 
 Runs ``round_trip.py``'s Reviewer side (no LangGraph) and, inside the window it times (the model hands over its call
 -> the transaction holding the request commits), sums the time each statement spends in the driver's ``execute``
-and the CPU time of the thread that runs the window (``time.thread_time``: other load does not count). Printed at
-p50 per suspend, next to the raw ``sqlite3`` replay of the same transaction (``round_trip.py``'s reference).
+and the CPU time the window's threads spend (the loop's and, ``--mode thread``, the database thread's, each read
+from its own CPU clock: other load does not count). Printed at p50 per suspend, next to the raw ``sqlite3`` replay
+of the same transaction (``round_trip.py``'s reference).
 
 ``python bench/suspend_split.py --runs 300 --mode loop``
 """
@@ -16,6 +17,7 @@ import asyncio
 import contextlib
 import statistics
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -31,12 +33,24 @@ class _Window:
 
     def __init__(self) -> None:
         self.open = False
-        self.began_cpu = 0.0
+        self.clocks: dict[str, int] = {}  # thread -> its CPU clock (set once the backend has started)
+        self.began_cpu: dict[str, float] = {}
         self.spent: Counter[str] = Counter()
         self.finished: defaultdict[str, list[float]] = defaultdict(list)
 
+    def begin(self) -> None:
+        """Open the window (on the loop's thread, as the model hands over its call)."""
+        self.open, self.spent = True, Counter()
+        self.began_cpu = {name: time.clock_gettime(clock) for name, clock in self.clocks.items()}
+
     def close(self) -> None:
-        self.spent["our CPU time (thread)"] = time.thread_time() - self.began_cpu
+        # Each thread's own CPU clock, read from whichever thread commits (the window opens on the loop's thread and
+        # closes on the database thread in --mode thread: one thread's thread_time() against the other's is nonsense).
+        for name, clock in self.clocks.items():
+            self.spent[f"our CPU time, {name}"] = time.clock_gettime(clock) - self.began_cpu[name]
+        self.spent["our CPU time, both threads"] = sum(
+            seconds for name, seconds in self.spent.items() if name.startswith("our CPU time, ")
+        )
         self.spent["SQLite, all statements"] = sum(
             seconds for name, seconds in self.spent.items() if name.startswith("  ")
         )
@@ -67,7 +81,7 @@ def _instrument(window: _Window) -> None:
     async def stamped(self: Any, messages: Any, tools: Any, *, on_delta: Any = None) -> Any:
         turn = await complete(self, messages, tools, on_delta=on_delta)
         if turn.tool_calls:
-            window.open, window.spent, window.began_cpu = True, Counter(), time.thread_time()
+            window.begin()
         return turn
 
     rt._TimedModel.complete = stamped  # type: ignore[method-assign]
@@ -91,11 +105,20 @@ def _close_on_request_commit(side: rt.ReviewerSide, window: _Window) -> None:
     store.loop_transaction = closing(store.loop_transaction)  # type: ignore[method-assign]
 
 
+def _database_thread(side: rt.ReviewerSide) -> threading.Thread:
+    """The backend's database thread (where ``--mode thread`` runs the transaction)."""
+    return side.backend._db_thread._thread
+
+
 async def measure(directory: Path, runs: int, warmup: int, mode: str) -> tuple[_Window, rt.ReviewerSide]:
     window = _Window()
     _instrument(window)
     side = rt.ReviewerSide(directory, writes_on_loop=mode == "loop")
     await side.start()
+    window.clocks = {
+        "loop thread": time.pthread_getcpuclockid(threading.get_ident()),
+        "database thread": time.pthread_getcpuclockid(_database_thread(side).ident or 0),
+    }
     _close_on_request_commit(side, window)
     try:
         for i in range(warmup + runs):
