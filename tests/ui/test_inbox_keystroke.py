@@ -6,7 +6,14 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, QRect, Qt
 from PySide6.QtGui import QPaintEvent, QRegion
-from PySide6.QtWidgets import QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLineEdit,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from reviewer_app.ui.inbox.cells import COL_REQUEST, COL_SUMMARY
 from reviewer_app.ui.inbox.model import InboxModel
@@ -29,9 +36,8 @@ class PaintedRegions(QObject):
         return False
 
 
-def test_moving_the_focus_to_the_search_repaints_only_the_current_row(qtbot: Any, qtmodeltester: Any) -> None:
-    """Focus changes the look of the list's frame and current row only; at 100,000 requests a whole repaint of the
-    list landed on the first key typed into the search."""
+def search_above_inbox(qtbot: Any) -> tuple[QWidget, QLineEdit, InboxView, InboxModel]:
+    """A search box above an inbox of 300 requests, in an active window (focus only moves in one)."""
     box = QWidget()
     layout = QVBoxLayout(box)
     search = QLineEdit()
@@ -39,7 +45,6 @@ def test_moving_the_focus_to_the_search_repaints_only_the_current_row(qtbot: Any
     model = InboxModel()
     view.setModel(model)
     model.set_requests([make_summary(n) for n in range(300)])
-    qtmodeltester.check(model)
     layout.addWidget(search)
     layout.addWidget(view)
     box.resize(700, 500)
@@ -47,6 +52,14 @@ def test_moving_the_focus_to_the_search_repaints_only_the_current_row(qtbot: Any
     box.show()
     box.activateWindow()
     qtbot.waitActive(box)
+    return box, search, view, model
+
+
+def test_moving_the_focus_to_the_search_repaints_only_the_current_row(qtbot: Any, qtmodeltester: Any) -> None:
+    """Focus changes the look of the list's frame and current row only; at 100,000 requests a whole repaint of the
+    list landed on the first key typed into the search."""
+    _box, search, view, model = search_above_inbox(qtbot)
+    qtmodeltester.check(model)
     current = model.index_for("h000003")
     view.selectionModel().setCurrentIndex(current, QItemSelectionModel.SelectionFlag.ClearAndSelect)
     view.setFocus()
@@ -65,6 +78,27 @@ def test_moving_the_focus_to_the_search_repaints_only_the_current_row(qtbot: Any
         assert all(current_row.contains(region.boundingRect()) for region in painted.regions), [
             region.boundingRect() for region in painted.regions
         ]
+
+
+def test_after_the_focus_moves_the_screen_shows_what_a_whole_repaint_would(qtbot: Any) -> None:
+    """Repainting only the frame and the current row leaves nothing stale: selected rows, the current row's focus
+    mark and the frame look as a full repaint draws them (the window's backing store, compared pixel by pixel)."""
+    box, search, view, model = search_above_inbox(qtbot)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+    rows = QItemSelectionModel.SelectionFlag.Rows
+    view.selectionModel().setCurrentIndex(
+        model.index_for("h000003"), QItemSelectionModel.SelectionFlag.ClearAndSelect | rows
+    )
+    view.selectionModel().select(model.index_for("h000005"), QItemSelectionModel.SelectionFlag.Select | rows)
+    screen = box.screen()
+    for focused in (view, search, view, search):
+        focused.setFocus()
+        qtbot.waitUntil(focused.hasFocus)
+        qtbot.wait(50)
+        shown = screen.grabWindow(box.winId()).toImage()
+        view.viewport().repaint()
+        view.repaint()
+        assert screen.grabWindow(box.winId()).toImage() == shown, f"stale pixels after focusing {focused}"
 
 
 def test_a_painted_cell_takes_every_role_in_one_call_and_nothing_of_the_cell_before(qtbot: Any) -> None:
