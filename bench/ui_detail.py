@@ -92,7 +92,10 @@ def main() -> int:
     options = parser.parse_args()
     found = run_in_window_loop(lambda folder: measure(folder, options.rounds))
     for name, times in found.items():
-        print(f"select {name:14} -> detail painted  median {statistics.median(times):7.1f} ms  ({len(times)} rounds)")
+        print(
+            f"select {name:14} -> detail painted  median {statistics.median(times):7.1f} ms  ({len(times)} rounds:"
+            f" {' '.join(f'{ms:.1f}' for ms in times)})"
+        )
     print(f"({load_average()})")
     return 0
 

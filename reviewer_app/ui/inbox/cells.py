@@ -55,6 +55,16 @@ _EXTERNAL = int(EXTERNAL_ROLE)
 _PENDING = HITLStatus.PENDING.value
 _ASK = HITLType.ASK_USER.value
 _NOTHING = (None, None, None, None)
+# The roles QStyledItemDelegate asks for in one multiData call, in its order.
+_DELEGATE_ROLES = (
+    _FONT,
+    int(Qt.ItemDataRole.TextAlignmentRole),
+    _FOREGROUND,
+    _CHECK,
+    _DECORATION,
+    _DISPLAY,
+    _BACKGROUND,
+)
 _BLANK = ("", None, None, None)
 
 
@@ -105,29 +115,32 @@ class InboxCells:
 
     def fill(self, level: int, node: Any, column: int, span: Any) -> None:
         """Every role of a cell in one call (QStyledItemDelegate asks seven roles per painted cell)."""
-        # The delegate's request: Font, TextAlignment, Foreground, CheckState, Decoration, Display, Background.
         # The span is reused from cell to cell: every role must be set or cleared, or the previous
-        # cell's icon, colour and font show through.
-        if (
-            len(span) == 7
-            and span[0].role() == _FONT
-            and span[2].role() == _FOREGROUND
-            and span[4].role() == _DECORATION
-            and span[5].role() == _DISPLAY
-        ):
-            display, decoration, foreground, font = self._cell(level, node, column)
-            for slot, value in ((5, display), (4, decoration), (2, foreground), (0, font)):
-                if value is None:
-                    span[slot].clearData()
-                else:
-                    span[slot].setData(value)
-            for slot in (1, 3, 6):
-                value = self.value(level, node, column, span[slot].role())
-                if value is None:
-                    span[slot].clearData()
-                else:
-                    span[slot].setData(value)
-            return
+        # cell's icon, colour and font show through. The delegate's span is read once, slot by slot:
+        # each access and each call here is paid for every painted cell.
+        if len(span) == len(_DELEGATE_ROLES):
+            slots = tuple(span)
+            if tuple(slot.role() for slot in slots) == _DELEGATE_ROLES:
+                font_slot, align_slot, foreground_slot, check_slot, decoration_slot, display_slot, marked_slot = slots
+                display, decoration, foreground, font = self._cell(level, node, column)
+                for slot, value in (
+                    (display_slot, display),
+                    (decoration_slot, decoration),
+                    (foreground_slot, foreground),
+                    (font_slot, font),
+                ):
+                    if value is None:
+                        slot.clearData()
+                    else:
+                        slot.setData(value)
+                align_slot.clearData()  # no cell sets its own alignment
+                check, background = self._marks(level, node, column)
+                for slot, value in ((check_slot, check), (marked_slot, background)):
+                    if value is None:
+                        slot.clearData()
+                    else:
+                        slot.setData(value)
+                return
         for i in range(len(span)):
             role_data = span[i]
             value = self.value(level, node, column, role_data.role())
@@ -135,6 +148,14 @@ class InboxCells:
                 role_data.clearData()
             else:
                 role_data.setData(value)
+
+    def _marks(self, level: int, node: Any, column: int) -> tuple[Any, Any]:
+        """(check state, background) of a cell: a request marked for a bulk action is ticked and tinted."""
+        if level != LEVEL_REQUEST or self.is_marked is None or not self.is_marked(node.hitl_id):
+            return None, None
+        marked = QColor(self._colors.info)
+        marked.setAlpha(60)
+        return (Qt.CheckState.Checked if column == COL_REQUEST else None), marked
 
     def value(self, level: int, node: Any, column: int, role: int) -> Any:
         if role == _DISPLAY:
@@ -246,12 +267,10 @@ class InboxCells:
             risk = self._risk(s)
             danger = f"{risk.level} risk " if risk is not None and risk.level != "low" else ""
             return f"{danger}{origin}{s.tool_name or s.hitl_type} request: {s.summary}"
-        if role == _CHECK and column == COL_REQUEST and self.is_marked is not None and self.is_marked(s.hitl_id):
-            return Qt.CheckState.Checked
-        if role == _BACKGROUND and self.is_marked is not None and self.is_marked(s.hitl_id):
-            marked = QColor(self._colors.info)
-            marked.setAlpha(60)
-            return marked
+        if role == _CHECK:
+            return self._marks(LEVEL_REQUEST, s, column)[0]
+        if role == _BACKGROUND:
+            return self._marks(LEVEL_REQUEST, s, column)[1]
         if role == _HITL_ID:
             return s.hitl_id
         if role == _LEVEL:

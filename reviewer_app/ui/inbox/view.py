@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QPainter, QPaintEvent
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPaintEvent, QRegion
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from reviewer_app.domain.records import RequestSummary
@@ -51,6 +51,31 @@ class CommandListView(QTreeView):
                 area, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap), text
             )
             painter.end()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        self._repaint_focus_only(lambda: super(CommandListView, self).focusInEvent(event))
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        self._repaint_focus_only(lambda: super(CommandListView, self).focusOutEvent(event))
+
+    def _repaint_focus_only(self, handle_focus: Callable[[], None]) -> None:
+        """Qt repaints the whole list when it gains or loses the focus, though only its frame and the current row's
+        focus mark change: at 100,000 requests that full paint landed on the first key typed into the search (``/``
+        moves the focus there). Updates are held by attribute: ``setUpdatesEnabled(True)`` would repaint it all."""
+        viewport = self.viewport()
+        held = [(widget, widget.testAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled)) for widget in (self, viewport)]
+        for widget, _was in held:
+            widget.setAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled, True)
+        try:
+            handle_focus()
+        finally:
+            for widget, was in held:
+                widget.setAttribute(Qt.WidgetAttribute.WA_UpdatesDisabled, was)
+        self.update(QRegion(self.rect()).subtracted(QRegion(self.contentsRect())))  # the frame
+        current = self.currentIndex()
+        if current.isValid():
+            row = self.visualRect(current)
+            viewport.update(QRect(0, row.top(), viewport.width(), row.height()))
 
     def keyboardSearch(self, search: str) -> None:
         """Single letters are commands here (a, e, r, s...), never type-ahead search."""

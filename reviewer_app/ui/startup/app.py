@@ -43,6 +43,7 @@ BACKGROUND_IMPORTS = (
     "reviewer_app.preview.request",
     "reviewer_app.domain.explain",
     "orjson",  # ~14 ms: not in the first selection of a large request (its decoding and hash use it)
+    "pathspec",  # ~40 ms: the first request shown waited for it (its risk's sensitive-path check imports it)
 )
 
 
