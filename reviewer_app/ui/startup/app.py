@@ -44,6 +44,7 @@ BACKGROUND_IMPORTS = (
     "reviewer_app.domain.explain",
     "orjson",  # ~14 ms: not in the first selection of a large request (its decoding and hash use it)
     "pathspec",  # ~40 ms: the first request shown waited for it (its risk's sensitive-path check imports it)
+    "wcmatch.glob",  # ~29 ms: the risk of a command with a wildcard expands it as bash would
 )
 
 
