@@ -63,6 +63,13 @@ def loads(text: str | bytes) -> Any:
     return value
 
 
+_encoders: dict[tuple[Any, ...], Any] = {}
+"""Once ``json`` is loaded: its encoders by the arguments they were made with. ``json.dumps`` makes a new one per
+call when any argument is not its default (the audit chain's canonical form), which cost as much as encoding a
+call's arguments; an encoder keeps no state between calls."""
+_ENCODERS_KEPT = 16
+
+
 def dumps(
     value: Any,
     *,
@@ -74,11 +81,15 @@ def dumps(
     """``json.dumps(value, …)`` with these arguments (the others at ``json``'s defaults)."""
     json = sys.modules.get("json")
     if json is not None or _json is None:
-        return str(
-            (json or _json_module()).dumps(
-                value, ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators, default=default
+        key = (ensure_ascii, sort_keys, separators, default)
+        encoder = _encoders.get(key)
+        if encoder is None:
+            encoder = (json or _json_module()).JSONEncoder(
+                ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators, default=default
             )
-        )
+            if len(_encoders) < _ENCODERS_KEPT:
+                _encoders[key] = encoder
+        return str(encoder.encode(value))  # what json.dumps does, with an encoder made once
     encode_string = _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring
     if isinstance(value, str):
         return str(encode_string(value))

@@ -118,11 +118,6 @@ class BackendCore:
     def _retried(self, work: Callable[[], T]) -> T:
         return with_retry(work, on_status=self._set_db_status, deadline=self.retry_until)
 
-    async def _on_db_thread(self, fn: Callable[[], T]) -> T:
-        if self._closed:
-            raise RuntimeError("the HITL backend is closed")
-        return await self._db_thread.submit(fn)
-
     async def write(self, fn: Callable[[StoreTx], T], *, retry: bool = True) -> T:
         """Run ``fn`` inside one write transaction on the database thread; wakes waiters after commit.
 
@@ -160,16 +155,14 @@ class BackendCore:
                 wal.after_commit()
             return result
 
-        def retried() -> T:
-            return self._retried(work)
-
-        once = retried if retry else work
+        once = functools.partial(self._retried, work) if retry else work
+        job = functools.partial(store.tolerating_bad_text, once)
         if loop_writes is None:
-            result = await self._on_db_thread(lambda: store.tolerating_bad_text(once))
+            result = await self._db_thread.submit(job)  # not closed: checked above, nothing awaited since
         else:
             loop_writes.thread_writes += 1  # later writes queue behind this one, none overtakes it on the loop
             try:
-                result = await self._on_db_thread(lambda: store.tolerating_bad_text(once))
+                result = await self._db_thread.submit(job)
             finally:
                 loop_writes.thread_writes -= 1
         self.feed.notify()

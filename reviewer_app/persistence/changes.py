@@ -275,11 +275,12 @@ class FeedBase:
         for listener in list(self._listeners):
             listener()
         with self._lock:
+            if not (self._decided or self._decided_unseen or self._decided_unnamed):
+                return  # nothing learnt of decisions (every local commit wakes this): no hint to make
             hint = DecidedHint(frozenset(self._decided), self._decided_unseen, self._decided_unnamed)
             self._decided, self._decided_unseen, self._decided_unnamed = set(), False, False
-        if hint != DecidedHint():
-            for decided_listener in list(self._decided_listeners):
-                decided_listener(hint)
+        for decided_listener in list(self._decided_listeners):
+            decided_listener(hint)
 
 
 class _PollingFeed(FeedBase):

@@ -117,6 +117,18 @@ def transient_reason(exc: BaseException) -> str | None:
     return None
 
 
+def _give_up_at(started: float, retry_for_s: float | None, deadline: float | None) -> float:
+    """When a call that began at ``started`` stops retrying: ``retry_for_s`` later (default the environment's
+    ``REVIEWER_DB_RETRY_S``, else :data:`RETRY_FOR_S`), or at ``deadline`` if sooner."""
+    if retry_for_s is None:
+        try:
+            retry_for_s = float(os.environ.get("REVIEWER_DB_RETRY_S") or RETRY_FOR_S)
+        except ValueError:
+            retry_for_s = RETRY_FOR_S
+    give_up_at = started + retry_for_s
+    return give_up_at if deadline is None else min(give_up_at, deadline)
+
+
 def with_retry(
     work: Callable[[], T],
     *,
@@ -132,13 +144,8 @@ def with_retry(
     :data:`RETRY_FOR_S`, or the environment's ``REVIEWER_DB_RETRY_S``, read at each call), or sooner at
     ``deadline`` (a ``time.monotonic()`` value: a hook's own budget).
     """
-    if retry_for_s is None:
-        try:
-            retry_for_s = float(os.environ.get("REVIEWER_DB_RETRY_S") or RETRY_FOR_S)
-        except ValueError:
-            retry_for_s = RETRY_FOR_S
     started = time.monotonic()
-    give_up_at = started + retry_for_s if deadline is None else min(started + retry_for_s, deadline)
+    give_up_at: float | None = None  # worked out at the first failure: nearly every call succeeds at once
     delay = FIRST_DELAY_S
     reported_at: float | None = None
     while True:
@@ -148,6 +155,8 @@ def with_retry(
             reason = transient_reason(exc)
             if reason is None:
                 raise
+            if give_up_at is None:
+                give_up_at = _give_up_at(started, retry_for_s, deadline)
             now = time.monotonic()
             waited = now - started
             if reason == READ_ONLY and waited >= min(READ_ONLY_RETRY_S, give_up_at - started):

@@ -105,3 +105,38 @@ def test_the_expiry_sweeps_check_compiles_its_statement_once(store: Store) -> No
     for _ in range(20):
         assert not store.rules.expiries_to_audit(time.time())
     assert len(store._prepared) == cached
+
+
+def test_rows_read_on_the_fast_path_equal_sqlalchemy_rows(store: Store) -> None:
+    """The prepared read (driver values zipped with the columns, only JSON and boolean columns processed, JSON null
+    read without the decoder) gives exactly the record SQLAlchemy's own read gives."""
+    from sqlalchemy import select
+
+    from reviewer_app.persistence.store.records import row_to_record
+    from reviewer_app.persistence.tables import requests_t
+
+    with store.transaction() as tx:
+        tx.requests.create(
+            NewRequest(
+                hitl_id="pending",
+                hitl_type="tool_approval",
+                session_id="s1",
+                invocation_id="i1",
+                data={"arguments": {"text": "null", "n": None, "ok": True}},
+                metadata={"external": True, "agent": "a"},
+                tool_state={"step": [1, 2.5, None]},
+                tool_name="write_file",
+                external=True,
+            )
+        )
+        _request(tx, "decided")
+        tx.requests.decide("decided", {"decision": "approve", "note": "null"}, reviewer="r")
+    for hitl_id in ("pending", "decided"):
+        with store.transaction() as tx:
+            fast = tx.requests.get(hitl_id)
+        with store.engines.read() as connection:
+            row = connection.execute(select(requests_t).where(requests_t.c.hitl_id == hitl_id)).one()
+        assert fast == row_to_record(row)
+        assert list(fast or {}) == list(row_to_record(row))  # the record's keys in the protocol's order too
+    decided = store.requests.get("decided")
+    assert decided is not None and decided["tool_state"] is None and decided["user_response"]["note"] == "null"

@@ -63,6 +63,19 @@ def _passing_encoded(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return bind
 
 
+def _result_processor(column_type: Any, dialect: Dialect) -> Callable[[Any], Any] | None:
+    """A column's result processor; for JSON, stored ``null`` (a pending request's response and tool state) is
+    None without the decoder, as the decoder would give it."""
+    process: Callable[[Any], Any] | None = column_type.dialect_impl(dialect).result_processor(dialect, None)
+    if process is None or not isinstance(column_type, sqltypes.JSON):
+        return process
+
+    def result(value: Any) -> Any:
+        return None if value is None or value == "null" else process(value)
+
+    return result
+
+
 def _bind_processor(column_type: Any, dialect: Dialect) -> Callable[[Any], Any] | None:
     process: Callable[[Any], Any] | None = column_type.dialect_impl(dialect).bind_processor(dialect)
     if process is not None and isinstance(column_type, sqltypes.JSON):
@@ -90,6 +103,9 @@ class _Prepared:
     """When every parameter is one of the keys the statement was built for: their values in order, in one C call
     (then only the columns with a bind processor go through Python)."""
     bound: tuple[tuple[int, Callable[[Any], Any]], ...]
+    processed: tuple[tuple[int, str, Callable[[Any], Any]], ...]
+    """The result columns with a result processor (JSON, booleans): a row is the driver's values zipped with the
+    column names, then only these go through Python."""
 
     @classmethod
     def build(cls, stmt: Any, keys: tuple[str, ...], dialect: Dialect) -> _Prepared:
@@ -100,6 +116,8 @@ class _Prepared:
         literals = compiled.params  # where-clause literals and scalar column defaults
         exported = list(stmt.exported_columns)
         binds = tuple(_bind_processor(compiled.binds[name].type, dialect) for name in names)
+        results = tuple(_result_processor(column.type, dialect) for column in exported)
+        columns = tuple(column.key for column in exported)
         take = None
         if names and set(names) <= set(keys):
             getter = operator.itemgetter(*names)
@@ -109,10 +127,15 @@ class _Prepared:
             names=names,
             defaults=tuple(literals.get(name) for name in names),
             binds=binds,
-            columns=tuple(column.key for column in exported),
-            results=tuple(column.type.dialect_impl(dialect).result_processor(dialect, None) for column in exported),
+            columns=columns,
+            results=results,
             take=take,
             bound=tuple((index, bind) for index, bind in enumerate(binds) if bind is not None),
+            processed=tuple(
+                (index, name, result)
+                for index, (name, result) in enumerate(zip(columns, results, strict=True))
+                if result is not None
+            ),
         )
 
     def params(self, values: Mapping[str, Any]) -> list[Any]:
@@ -145,13 +168,14 @@ class _Prepared:
 
     def rows(self, cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
         # fetchall(): a RETURNING statement is finished (and reset) only once all its rows are read.
-        return [
-            {
-                name: (result(value) if result is not None else value)
-                for name, result, value in zip(self.columns, self.results, raw, strict=True)
-            }
-            for raw in cursor.fetchall()
-        ]
+        columns, processed = self.columns, self.processed
+        rows = []
+        for raw in cursor.fetchall():
+            row = dict(zip(columns, raw, strict=True))
+            for index, name, result in processed:
+                row[name] = result(raw[index])
+            rows.append(row)
+        return rows
 
 
 def _driver_sql(driver: sqlite3.Connection, sql: str) -> None:
@@ -226,13 +250,14 @@ class _Write:
     engine's begin hook sees the driver already in one), so the exit then commits through SQLAlchemy.
     """
 
-    __slots__ = ("_connection", "_held", "_pooled", "_pooled_if_busy", "_store", "_tx")
+    __slots__ = ("_connection", "_driver", "_held", "_pooled", "_pooled_if_busy", "_store", "_tx")
 
     def __init__(self, store: _TransactionSource, held: _HeldConnection | None, *, pooled_if_busy: bool = True) -> None:
         self._store = store
         self._held = held
         self._pooled_if_busy = pooled_if_busy  # False: raise WriterBusy rather than wait on the pool's connection
         self._connection: Connection | None = None
+        self._driver: sqlite3.Connection | None = None
         self._pooled: AbstractContextManager[Any] | None = None
         self._tx: Any = None
 
@@ -250,17 +275,16 @@ class _Write:
         except BaseException:
             held.release()
             raise
-        self._connection = connection
+        self._connection, self._driver = connection, driver
         self._tx = self._store._held_tx(connection, driver)
         return self._tx
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool | None:
         if self._pooled is not None:
             return self._pooled.__exit__(exc_type, exc, tb)
-        connection, held = self._connection, self._held
-        assert connection is not None and held is not None
+        connection, driver, held = self._connection, self._driver, self._held
+        assert connection is not None and driver is not None and held is not None
         try:
-            driver = cast(sqlite3.Connection, connection.connection.driver_connection)
             if exc_type is None:
                 try:
                     if connection.in_transaction():

@@ -42,11 +42,12 @@ class CreationClock:
 def row_to_record(row: Row[Any] | Mapping[str, Any]) -> HITLRecord:
     """A table row (or its mapping) as the protocol's record dict: exactly :data:`RECORD_KEYS`."""
     mapping = row._mapping if isinstance(row, Row) else row
-    record = {key: mapping[key] for key in RECORD_KEYS if key != "metadata"}
-    record["metadata"] = mapping["metadata"]
-    record["data"] = record["data"] if record["data"] is not None else {}
-    record["metadata"] = record["metadata"] if record["metadata"] is not None else {}
-    return {key: record[key] for key in RECORD_KEYS}
+    record = {key: mapping[key] for key in RECORD_KEYS}
+    if record["data"] is None:
+        record["data"] = {}
+    if record["metadata"] is None:
+        record["metadata"] = {}
+    return record
 
 
 def summarize_request(hitl_type: str, data: dict[str, Any], tool_name: str | None) -> str:
