@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, at_schema_head
 from tests.helpers.shared_cache import installing
 from tests.integrations.agent_run import HostE2E
 from tests.runtime.test_runner_support import approval, eventually
@@ -56,6 +56,13 @@ def notes_upstream() -> list[str]:
 @pytest.fixture
 def notes_file(tmp_path: Path) -> Path:
     return tmp_path / "notes.txt"
+
+
+@pytest.fixture
+def fresh_db(tmp_path: Path, migrated_sqlite: Path) -> Callable[[str], Path]:
+    """A new database file in ``tmp_path`` at the schema head: a copy of the migrated template, what opening a new
+    file makes, for tests that make several databases (without running the migrations again for each)."""
+    return lambda name: at_schema_head(tmp_path / name, migrated_sqlite)
 
 
 @pytest.fixture

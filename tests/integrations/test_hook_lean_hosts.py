@@ -18,7 +18,6 @@ import pytest
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.hosts.host_tables import HOST_TABLES
-from tests.conftest import at_schema_head
 from tests.integrations.hook_helpers import finish, hook_env, start_hook, wait_pending
 from tests.integrations.test_hosts_hook import CASES, IDS, HostCase
 
@@ -56,13 +55,6 @@ def shell_call(case: HostCase, command: str) -> dict[str, Any]:
     else:
         payload.update(tool_name=shell, tool_input={"command": command, "description": "lean"})
     return payload
-
-
-@pytest.fixture
-def fresh_db(tmp_path: Path, migrated_sqlite: Path) -> Callable[[str], Path]:
-    """A new database file in ``tmp_path`` at the schema head: a copy of the migrated template, what opening a new
-    file makes (without running the migrations again for each of the ~60 databases these tests make)."""
-    return lambda name: at_schema_head(tmp_path / name, migrated_sqlite)
 
 
 def _run(tmp_path: Path, db: Path, host: str, payload: bytes, *args: str) -> tuple[int, bytes, list[str]]:
