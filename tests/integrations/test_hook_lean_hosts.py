@@ -164,12 +164,14 @@ def test_hostile_input_is_answered_by_the_full_path_as_before(
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-async def test_the_waiting_request_is_the_full_paths_and_is_waited_on(tmp_path: Path, case: HostCase) -> None:
+async def test_the_waiting_request_is_the_full_paths_and_is_waited_on(
+    tmp_path: Path, fresh_db: Callable[[str], Path], case: HostCase
+) -> None:
     """A call nothing settles: the lean path writes the waiting request (the full path's row) and the full path
     waits on it; a reviewer's decision reaches the agent in the host's format, the same with ``--no-lean``."""
     found = {}
     for label, args in {"lean": (), "full": ("--no-lean",)}.items():
-        db = tmp_path / f"{label}.db"
+        db = fresh_db(f"{label}.db")
         async with SQLHITLBackend(db, reviewer="tester") as backend:
             process = start_hook(tmp_path, db, shell_call(case, "touch waiting"), *args, host=case.host)
             [pending] = await wait_pending(backend)
