@@ -8,14 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.hook_helpers import REPO_ROOT
+from tests.integrations.hook_helpers import REPO_ROOT, wait_pending
 
 
 def reviewer(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -81,20 +80,6 @@ class AgentResult:
     stderr: str
 
 
-async def wait_asked(backend: SQLHITLBackend, command: str, timeout: float) -> dict[str, Any]:
-    """The pending request for the call that runs ``command`` (the hook runs in another process)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        records = await backend.list_records()
-        asked = [record for record in records if record["data"]["arguments"].get("command") == command]
-        if asked:
-            [record] = asked
-            return record
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no request for {command!r} appeared (pending: {records})")
-        await asyncio.sleep(0.05)
-
-
 async def run_and_decide(
     backend: SQLHITLBackend,
     db_path: Path,
@@ -118,8 +103,9 @@ async def run_and_decide(
     )
     records = []
     try:
-        for index, call in enumerate(calls):
-            record = await wait_asked(backend, call.command, start_within if index == 0 else 60)
+        for call in calls:
+            [record] = await wait_pending(backend, timeout=start_within)  # one request at a time: the call's
+            assert record["data"]["arguments"]["command"] == call.command, record
             decided = await asyncio.to_thread(
                 reviewer, env, "decide", record["hitl_id"], call.decision, *call.extra, "--db", str(db_path)
             )
