@@ -5,23 +5,24 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import Implementation
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, at_schema_head
 from tests.helpers.shared_cache import installing
 from tests.integrations.agent_run import HostE2E
 from tests.runtime.test_runner_support import approval, eventually
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 NAME = "notes"
 NOTES_SERVER = Path(__file__).with_name("mcp_test_server.py")
@@ -58,13 +59,26 @@ def notes_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def fresh_db(tmp_path: Path, migrated_sqlite: Path) -> Callable[[str], Path]:
+    """A new database file in ``tmp_path`` at the schema head: a copy of the migrated template, what opening a new
+    file makes, for tests that make several databases (without running the migrations again for each)."""
+    return lambda name: at_schema_head(tmp_path / name, migrated_sqlite)
+
+
+@pytest.fixture
 def env(subprocess_env: dict[str, str], notes_file: Path) -> dict[str, str]:
     return {**subprocess_env, "NOTES_FILE": str(notes_file)}
 
 
 @asynccontextmanager
 async def connect(command: list[str], env: dict[str, str], **session_options: Any) -> AsyncIterator[ClientSession]:
-    """A real MCP client (the official SDK) connected over stdio to ``command``, initialised."""
+    """A real MCP client (the official SDK) connected over stdio to ``command``, initialised.
+
+    The SDK is imported here, not at collection: in every parallel worker it would add ~50,000 objects to the heap
+    that each full garbage collection walks (see docs/performance.md)."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.types import Implementation
+
     params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(REPO_ROOT))
     async with stdio_client(params) as (read, write):
         info = Implementation(name="test-host", version="1.0")

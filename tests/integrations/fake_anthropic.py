@@ -1,9 +1,10 @@
 """A small Anthropic Messages API on 127.0.0.1 for driving the real Claude Code CLI in tests.
 
-The main agent's first turn asks for one tool call (``Bash`` with the command given); once a tool result
-arrives it answers with text quoting that result (or, given ``repeat_input``, asks once more under the same
-``tool_use`` id with other input, as a hostile endpoint might, and answers after that one). Side requests (titles, topic
-checks: those without the tool) get a short text. Every request is kept in ``requests`` for the test to inspect.
+The main agent's first turn asks for one tool call (``Bash`` with the command given), each later turn for the next
+of ``then`` while any is left; once every call has its tool result it answers with text quoting the last (or, given
+``repeat_input``, asks once more under the same ``tool_use`` id with other input, as a hostile endpoint might, and
+answers after that one). Side requests (titles, topic checks: those without the tool) get a short text. Every
+request is kept in ``requests`` for the test to inspect.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ class FakeAnthropic(FakeServer):
         *,
         thinking: str = "",
         repeat_input: dict[str, Any] | None = None,
+        then: tuple[dict[str, Any], ...] = (),
     ) -> None:
         super().__init__()
         self.tool_name = tool_name
         self.tool_input = tool_input or {"command": "echo hello", "description": "say hello"}
+        self.inputs = (self.tool_input, *then)
         self.thinking = thinking
         self.repeat_input = repeat_input
 
@@ -63,16 +66,17 @@ class FakeAnthropic(FakeServer):
             self.repeat_input, repeated_input = None, self.repeat_input  # once
             repeated = {"type": "tool_use", "id": "toolu_fake_0001", "name": self.tool_name, "input": repeated_input}
             return [{"type": "text", "text": "Once more."}, repeated], "tool_use"
-        if results:
+        if results and len(results) >= len(self.inputs):
             text = "Done. The tool said: " + _result_text(results[-1])
             return [{"type": "text", "text": text}], "end_turn"
         if self.tool_name in tools:
             blocks: list[dict[str, Any]] = []
-            if self.thinking:
+            if self.thinking and not results:
                 blocks.append({"type": "thinking", "thinking": self.thinking, "signature": "sig"})
             blocks.append({"type": "text", "text": "I will run the tool now."})
+            call_id = f"toolu_fake_{len(results) + 1:04d}"
             blocks.append(
-                {"type": "tool_use", "id": "toolu_fake_0001", "name": self.tool_name, "input": self.tool_input}
+                {"type": "tool_use", "id": call_id, "name": self.tool_name, "input": self.inputs[len(results)]}
             )
             return blocks, "tool_use"
         return [{"type": "text", "text": "Reviewer test"}], "end_turn"

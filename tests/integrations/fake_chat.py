@@ -1,7 +1,8 @@
 """A small OpenAI chat-completions API on 127.0.0.1 for driving real agent CLIs (Qwen Code, Copilot, Factory,
 OpenCode) in tests.
 
-The first turn asks for one tool call; once a tool message arrives it answers with text quoting it. Streaming
+Each turn asks for the next of its tool calls (the first when no tool message has arrived yet, the second after
+one has...); once every call has its tool message it answers with text quoting the last. Streaming
 (``stream: true``) and plain answers are both served. Tool results the CLI sent back are kept.
 """
 
@@ -19,10 +20,11 @@ USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 class FakeChat(FakeServer):
     url_path = "/v1"
 
-    def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
+    def __init__(self, tool: str, *calls: dict[str, Any]) -> None:
+        """``calls``: the arguments of each call of ``tool`` the model asks for, one turn each."""
         super().__init__()
         self.tool = tool
-        self.arguments = arguments
+        self.calls = calls
 
     def tool_results(self) -> list[str]:
         seen: list[str] = []
@@ -37,12 +39,12 @@ class FakeChat(FakeServer):
 
     def _message(self, body: dict[str, Any]) -> dict[str, Any]:
         results = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool"]
-        if results:
+        if len(results) >= len(self.calls):
             return {"role": "assistant", "content": f"The tool said: {json.dumps(results[-1].get('content'))[:500]}"}
         call = {
             "id": f"call_{len(self.requests)}",
             "type": "function",
-            "function": {"name": self.tool, "arguments": json.dumps(self.arguments)},
+            "function": {"name": self.tool, "arguments": json.dumps(self.calls[len(results)])},
         }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 

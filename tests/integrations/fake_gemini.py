@@ -1,8 +1,8 @@
 """A small Gemini API on 127.0.0.1 for driving the real Gemini CLI in tests.
 
 The CLI first asks a router model which model to use (``:generateContent``): the answer is a JSON choice. The
-main turn (``:streamGenerateContent?alt=sse``) asks for one function call; once a function response arrives it
-answers with text quoting it. Function responses the CLI sent back are kept.
+main turn (``:streamGenerateContent?alt=sse``) asks for the next of its function calls, one a turn; once every
+call has its function response it answers with text quoting the last. Function responses the CLI sent back are kept.
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ def _function_responses(body: dict[str, Any]) -> list[Any]:
 
 
 class FakeGemini(FakeServer):
-    def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
+    def __init__(self, tool: str, *calls: dict[str, Any]) -> None:
+        """``calls``: the arguments of each call of ``tool`` the model asks for, one turn each."""
         super().__init__()
         self.tool = tool
-        self.arguments = arguments
+        self.calls = calls
 
     def function_responses(self) -> list[str]:
         """Every function response the CLI sent back, as JSON text."""
@@ -53,10 +54,10 @@ class FakeGemini(FakeServer):
             return json_reply({"candidates": [{"content": {"role": "model", "parts": parts}}]})
         self.keep(body)
         responses = _function_responses(body)
-        if responses:
+        if len(responses) >= len(self.calls):
             part: dict[str, Any] = {"text": f"The tool said: {json.dumps(responses[-1])[:500]}"}
         else:
-            part = {"functionCall": {"name": self.tool, "args": self.arguments}}
+            part = {"functionCall": {"name": self.tool, "args": self.calls[len(responses)]}}
         turn = {
             "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},

@@ -20,10 +20,8 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 
-CALLS = [
-    {"name": "write_file", "args": {"path": "notes.txt", "content": "hello"}, "id": "call_write"},
-    {"name": "delete_file", "args": {"path": "old.txt"}, "id": "call_delete"},
-]
+from tests.integrations.lc_calls import CALLS
+
 INTERRUPT_ON: dict[str, Any] = {
     "write_file": True,  # approve, edit, reject, respond
     "delete_file": {"allowed_decisions": ["approve", "reject"]},
@@ -65,13 +63,6 @@ def tools(log: Path) -> list[StructuredTool]:
         return f"deleted {path}"
 
     return [StructuredTool.from_function(write_file), StructuredTool.from_function(delete_file)]
-
-
-def runs(log: Path) -> list[dict[str, Any]]:
-    """What the tools really did, in order."""
-    if not log.exists():
-        return []
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 
 
 def build_agent(

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -76,31 +77,57 @@ def _project_with_hook(tmp_path: Path, db_path: Path, event: str) -> Path:
     return project
 
 
-@pytest.mark.parametrize(
-    ("event", "decision", "extra"),
-    [
-        ("PermissionRequest", "approve", []),
-        ("PermissionRequest", "reject", ["--message", "not today"]),
-        ("PreToolUse", "edit", ["--args", json.dumps({"command": "echo edited >> marker.txt", "description": "x"})]),
-        ("PreToolUse", "steer", ["--message", "write the marker with printf"]),
-    ],
-)
-async def test_real_claude_code_runs_the_command_exactly_as_decided(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, event: str, decision: str, extra: list[str]
+@dataclass(frozen=True)
+class DecidedBash:
+    """One ``Bash`` call of the session, ``echo approved >> FILE``, and how ``reviewer-app decide`` decides it."""
+
+    decision: str
+    file: str
+    extra: tuple[str, ...] = ()
+    written: str | None = None
+    """What the file holds afterwards (None: the command never ran)."""
+
+    @property
+    def command(self) -> str:
+        return f"echo approved >> {self.file}"
+
+
+EDITED = {"command": "echo edited >> edited.txt", "description": "x"}
+SESSIONS = {
+    "PermissionRequest": (
+        DecidedBash("approve", "approved.txt", written="approved\n"),
+        DecidedBash("reject", "rejected.txt", ("--message", "not today")),
+    ),
+    "PreToolUse": (
+        DecidedBash("edit", "edited.txt", ("--args", json.dumps(EDITED)), written="edited\n"),
+        DecidedBash("steer", "steered.txt", ("--message", "write the marker with printf")),
+    ),
+}
+"""Each hook event's decisions, made in one session (each start of the CLI costs ~6 s of CPU)."""
+REFUSED = {"reject": "rejected by reviewer: not today", "steer": "Reviewer guidance: write the marker with printf"}
+
+
+@pytest.mark.parametrize("event", SESSIONS)
+async def test_real_claude_code_runs_each_command_exactly_as_decided(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, event: str
 ) -> None:
     claude = claude_binary()
     project = _project_with_hook(tmp_path, db_path, event)
-    command = "echo approved >> marker.txt"
-    with FakeAnthropic("Bash", {"command": command, "description": "append a marker"}, thinking="Plan: append.") as api:
+    calls = SESSIONS[event]
+    inputs = [{"command": call.command, "description": "append a marker"} for call in calls]
+    with FakeAnthropic("Bash", inputs[0], thinking="Plan: append.", then=tuple(inputs[1:])) as api:
         agent = await start_claude(claude, PROMPT, project, _env(tmp_path, api.url))
+        records = []
         try:
-            [record] = await wait_pending(backend, timeout=90)
-            assert record["tool_name"] == "Bash" and record["data"]["arguments"]["command"] == command
-            assert record["data"]["hook_event"] == event
-            decided = await asyncio.to_thread(
-                _reviewer, tmp_path, "decide", record["hitl_id"], decision, *extra, "--db", str(db_path)
-            )
-            assert decided.returncode == 0, decided.stderr
+            for call in calls:
+                [record] = await wait_pending(backend, timeout=90)
+                assert record["tool_name"] == "Bash" and record["data"]["arguments"]["command"] == call.command
+                assert record["data"]["hook_event"] == event
+                decided = await asyncio.to_thread(
+                    _reviewer, tmp_path, "decide", record["hitl_id"], call.decision, *call.extra, "--db", str(db_path)
+                )
+                assert decided.returncode == 0, decided.stderr
+                records.append(record)
             _, err = await asyncio.to_thread(agent.communicate, timeout=120)
         finally:
             if agent.poll() is None:
@@ -108,32 +135,29 @@ async def test_real_claude_code_runs_the_command_exactly_as_decided(
                 agent.communicate()
         assert agent.returncode == 0, err.decode()[-2000:]
         results = api.tool_results()
-    marker = project / "marker.txt"
-    if decision == "approve":
-        assert marker.read_text() == "approved\n"
-    elif decision == "edit":
-        assert marker.read_text() == "edited\n"
-    else:
-        assert not marker.exists()
-        [result] = results
-        expected = (
-            "rejected by reviewer: not today"
-            if decision == "reject"
-            else "Reviewer guidance: write the marker with printf"
-        )
-        assert expected in result
+    assert len(results) == len(calls), results  # one result a call, in the calls' order
+    for call, result in zip(calls, results, strict=True):
+        written = project / call.file
+        if call.written is not None:
+            assert written.read_text() == call.written
+        else:
+            assert not written.exists()
+            assert REFUSED[call.decision] in result
 
-    [run] = [run for run in await backend.list_runs() if run.id == record["invocation_id"]]
+    [invocation] = {record["invocation_id"] for record in records}  # the session's one run
+    [run] = [run for run in await backend.list_runs() if run.id == invocation]
     assert run.prompt == PROMPT  # the run's title: its prompt, from the transcript
-    blocks = fold_events(await backend.events(record["invocation_id"]))
+    blocks = fold_events(await backend.events(invocation))
     kinds = [block.kind.value for block in blocks]
     assert kinds[:3] == ["text", "thinking", "text"] and "tool_use" in kinds and "hitl" in kinds
     assert blocks[0].data == {"role": "user", "text": PROMPT}
-    # The session events ``hook install`` added by default: the turn's end finishes the run, the tool's result
+    # The session events ``hook install`` added by default: the turn's end finishes the run, each tool's result
     # is on its block (PostToolUse, or the transcript read at Stop).
     assert run.state == "done", run
-    [tool] = [block for block in blocks if block.kind.value == "tool_use"]
-    assert tool.data["status"] in ("success", "error") and "result" in tool.data, tool.data
+    tools = [block for block in blocks if block.kind.value == "tool_use"]
+    assert len(tools) == len(calls), tools
+    for tool in tools:
+        assert tool.data["status"] in ("success", "error") and "result" in tool.data, tool.data
     assert (await backend.verify_audit()).ok
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,14 +95,16 @@ def decided_rows(db: Path, decided_by: str = "session-rule:%") -> list[dict[str,
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("name", ["pretooluse.json", "permissionrequest.json"])
-async def test_lean_path_writes_and_answers_as_the_fast_and_backend_paths(tmp_path: Path, name: str) -> None:
+async def test_lean_path_writes_and_answers_as_the_fast_and_backend_paths(
+    tmp_path: Path, fresh_db: Callable[[str], Path], name: str
+) -> None:
     """The same waived call through the three paths: the same answer; the fast path's request, audit row and run
     (the audit chain of each database verifies)."""
     command = "git status --short"
     paths = {"lean": (), "fast": ("--no-lean",), "backend": ("--no-lean", "--no-fast-path")}
     results = {}
     for label, args in paths.items():
-        db = tmp_path / f"{label}.db"
+        db = fresh_db(f"{label}.db")
         await _waive(db, command)
         code, answer, err = run_hook(tmp_path, db, bash_event(name, command, "toolu_lean_1"), "--no-transcript", *args)
         assert code == 0, err
@@ -288,14 +291,16 @@ def test_temporary_dir_is_tempfiles(env: dict[str, str]) -> None:
 
 
 @pytest.mark.asyncio
-async def test_the_waiting_request_is_the_fast_paths_and_is_waited_on(tmp_path: Path) -> None:
+async def test_the_waiting_request_is_the_fast_paths_and_is_waited_on(
+    tmp_path: Path, fresh_db: Callable[[str], Path]
+) -> None:
     """A call nothing settles: the lean path writes the waiting request (the fast path's row, the hook's process in
     its metadata) and the full path waits on it; a reviewer's decision reaches the agent."""
     from tests.integrations.hook_helpers import finish, start_hook, wait_pending
 
     rows = {}
     for label, args in {"lean": (), "fast": ("--no-lean",)}.items():
-        db = tmp_path / f"{label}.db"
+        db = fresh_db(f"{label}.db")
         async with SQLHITLBackend(db, reviewer="tester") as backend:
             started = time.time()
             process = start_hook(tmp_path, db, bash_event("pretooluse.json", "touch waiting", "toolu_wait"), *args)

@@ -5,11 +5,11 @@ is left to the full path, which answers as before."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,14 +93,13 @@ def _rows(db: Path) -> dict[str, list[dict[str, Any]]]:
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 @pytest.mark.parametrize("command", ["ls -la", "echo bench"])
 def test_a_call_allow_tools_settles_is_answered_lean_as_the_full_path_answers_it(
-    tmp_path: Path, case: HostCase, command: str
+    tmp_path: Path, fresh_db: Callable[[str], Path], case: HostCase, command: str
 ) -> None:
     shell = HOST_TABLES[case.host]["shell_tools"][0]
     payload = json.dumps(shell_call(case, command)).encode()
     results = {}
     for label, extra in {"lean": (), "full": ("--no-lean",)}.items():
-        db = tmp_path / f"{label}.db"
-        asyncio.run(_create(db))
+        db = fresh_db(f"{label}.db")
         code, out, heavy = _run(tmp_path, db, case.host, payload, "--allow-tools", f"Read,{shell}", *extra)
         results[label] = (code, out, _rows(db))
         if label == "lean":
@@ -113,7 +112,9 @@ def test_a_call_allow_tools_settles_is_answered_lean_as_the_full_path_answers_it
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_a_call_allow_tools_may_not_settle_goes_to_the_full_path(tmp_path: Path, case: HostCase) -> None:
+def test_a_call_allow_tools_may_not_settle_goes_to_the_full_path(
+    tmp_path: Path, fresh_db: Callable[[str], Path], case: HostCase
+) -> None:
     """A destructive command, a word naming a key file: the full path's risk check (it refuses the wildcard; with
     no reviewer the call times out into the host's own prompt), the same answer as with ``--no-lean``."""
     shell = HOST_TABLES[case.host]["shell_tools"][0]
@@ -121,8 +122,7 @@ def test_a_call_allow_tools_may_not_settle_goes_to_the_full_path(tmp_path: Path,
         payload = json.dumps(shell_call(case, command)).encode()
         answers = []
         for extra in ((), ("--no-lean",)):
-            db = tmp_path / f"{command[:2]}{len(extra)}.db"
-            asyncio.run(_create(db))
+            db = fresh_db(f"{command[:2]}{len(extra)}.db")
             code, out, heavy = _run(
                 tmp_path, db, case.host, payload, "--allow-tools", shell, "--timeout", "1", "--no-watchdog", *extra
             )
@@ -143,14 +143,15 @@ HOSTILE: dict[str, list[Any]] = {
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_hostile_input_is_answered_by_the_full_path_as_before(tmp_path: Path, case: HostCase) -> None:
+def test_hostile_input_is_answered_by_the_full_path_as_before(
+    tmp_path: Path, fresh_db: Callable[[str], Path], case: HostCase
+) -> None:
     """An unknown event, a field of the wrong type, too long or with a NUL, broken JSON: the lean path reads it as
     the full path does and leaves it there: the same fallback answer and exit code, nothing stored."""
     shell = HOST_TABLES[case.host]["shell_tools"][0]
     variants: list[bytes] = [b"{", b"[]", json.dumps(shell_call(case, "ls")).encode()[:-1]]
     variants += [json.dumps({**shell_call(case, "ls"), **change}).encode() for change in HOSTILE[case.host]]
-    db = tmp_path / "hostile.db"
-    asyncio.run(_create(db))
+    db = fresh_db("hostile.db")
     for payload in variants:
         answers = []
         for extra in ((), ("--no-lean",)):
@@ -163,12 +164,14 @@ def test_hostile_input_is_answered_by_the_full_path_as_before(tmp_path: Path, ca
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-async def test_the_waiting_request_is_the_full_paths_and_is_waited_on(tmp_path: Path, case: HostCase) -> None:
+async def test_the_waiting_request_is_the_full_paths_and_is_waited_on(
+    tmp_path: Path, fresh_db: Callable[[str], Path], case: HostCase
+) -> None:
     """A call nothing settles: the lean path writes the waiting request (the full path's row) and the full path
     waits on it; a reviewer's decision reaches the agent in the host's format, the same with ``--no-lean``."""
     found = {}
     for label, args in {"lean": (), "full": ("--no-lean",)}.items():
-        db = tmp_path / f"{label}.db"
+        db = fresh_db(f"{label}.db")
         async with SQLHITLBackend(db, reviewer="tester") as backend:
             process = start_hook(tmp_path, db, shell_call(case, "touch waiting"), *args, host=case.host)
             [pending] = await wait_pending(backend)
@@ -181,11 +184,6 @@ async def test_the_waiting_request_is_the_full_paths_and_is_waited_on(tmp_path: 
         assert set(metadata.pop("hook_process")) == {"pid", "start_ticks", "host"}
         found[label] = (request, metadata, answer)
     assert found["lean"] == found["full"]
-
-
-async def _create(db: Path) -> None:
-    async with SQLHITLBackend(db):
-        pass
 
 
 WAITING_PROBE = (
@@ -203,10 +201,11 @@ WAITING_PROBE = (
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_the_lean_path_writes_each_hosts_waiting_request(tmp_path: Path, case: HostCase) -> None:
+def test_the_lean_path_writes_each_hosts_waiting_request(
+    tmp_path: Path, fresh_db: Callable[[str], Path], case: HostCase
+) -> None:
     """The waiting request is the lean path's (handed over to the full path, which waits, here for 1 s)."""
-    db = tmp_path / "waiting.db"
-    asyncio.run(_create(db))
+    db = fresh_db("waiting.db")
     result = subprocess.run(
         [sys.executable, "-c", WAITING_PROBE, case.host, "--db", str(db), "--timeout", "1", "--no-watchdog"],
         input=json.dumps(shell_call(case, "touch waiting")).encode(),
@@ -227,13 +226,14 @@ def test_every_host_has_its_tables_and_the_lean_path_reads_it() -> None:
 
 
 @pytest.mark.parametrize("host", ["gemini", "claude-code"])
-def test_a_payload_over_the_limit_is_refused_with_its_reason(tmp_path: Path, host: str) -> None:
+def test_a_payload_over_the_limit_is_refused_with_its_reason(
+    tmp_path: Path, fresh_db: Callable[[str], Path], host: str
+) -> None:
     """The lean path reads at most the limit and one byte more; the full path then refuses the event for its size
     (not as broken JSON), as it does on its own."""
     from reviewer_app.integrations.claude_code.wire import MAX_STDIN_BYTES
 
-    db = tmp_path / "huge.db"
-    asyncio.run(_create(db))
+    db = fresh_db("huge.db")
     payload = b'{"padding": "' + b"x" * MAX_STDIN_BYTES + b'"}'
     said = []
     for extra in ((), ("--no-lean",)):

@@ -8,6 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +57,13 @@ def _settled_rows(db: Path) -> list[Any]:
     [("echo rules", "allow"), ("git push origin main", "deny"), ("rm  -rf build", "deny")],
 )
 async def test_a_rule_settled_call_is_answered_and_recorded_as_the_full_paths(
-    tmp_path: Path, name: str, command: str, verdict: str
+    tmp_path: Path, fresh_db: Callable[[str], Path], name: str, command: str, verdict: str
 ) -> None:
     """The same rule-settled call through the three paths: the same answer, the fast path's request, audit row,
     run and rule hit (each database's audit chain verifies)."""
     results = {}
     for label, args in PATHS.items():
-        db = tmp_path / f"{label}.db"
+        db = fresh_db(f"{label}.db")
         await _add_rules(db)
         code, answer, err = run_hook(tmp_path, db, _event(command, "toolu_rules_1", name), "--no-transcript", *args)
         assert code == 0, err
@@ -78,11 +79,13 @@ async def test_a_rule_settled_call_is_answered_and_recorded_as_the_full_paths(
 
 
 @pytest.mark.asyncio
-async def test_an_ask_rule_leaves_the_call_waiting_as_the_full_path_does(tmp_path: Path) -> None:
+async def test_an_ask_rule_leaves_the_call_waiting_as_the_full_path_does(
+    tmp_path: Path, fresh_db: Callable[[str], Path]
+) -> None:
     """An ask rule settles nothing and no waiver overrides it: the call waits for a reviewer on every path."""
     answers = []
     for label, args in PATHS.items():
-        db = tmp_path / f"{label}.db"
+        db = fresh_db(f"{label}.db")
         await _add_rules(db)
         event = _event("make deploy prod", "toolu_ask")
         code, answer, err = run_hook(tmp_path, db, event, "--no-transcript", "--timeout", "1", *args)
@@ -98,9 +101,12 @@ async def test_an_ask_rule_leaves_the_call_waiting_as_the_full_path_does(tmp_pat
     assert answers[0] is not None and answers[0]["hookSpecificOutput"]["permissionDecision"] == "ask"
 
 
-def test_a_rule_settled_call_loads_no_rules_engine_parser_or_dataclasses(tmp_path: Path, db_path: Path) -> None:
+def test_a_rule_settled_call_loads_no_rules_engine_parser_or_dataclasses(
+    tmp_path: Path, fresh_db: Callable[[str], Path]
+) -> None:
     """The point of the lean rules: an exact rule settles a plain command without the rules engine, the risk
     module, the shell parser (bashlex), dataclasses, typing or argparse, in a real process."""
+    db_path = fresh_db("reviews.db")
     asyncio.run(_add_rules(db_path))
     heavy = ("argparse", "dataclasses", "typing", "bashlex", "asyncio", "reviewer_app.domain.rules")
     heavy += ("reviewer_app.domain.risk", "reviewer_app.domain.shell", "reviewer_app.domain.settlement")
@@ -130,9 +136,11 @@ def test_a_rule_settled_call_loads_no_rules_engine_parser_or_dataclasses(tmp_pat
         ("echo rules\nrm -rf x", "ask"),  # a second line
     ],
 )
-async def test_hostile_commands_are_decided_by_the_full_path(tmp_path: Path, command: str, verdict: str) -> None:
+async def test_hostile_commands_are_decided_by_the_full_path(
+    tmp_path: Path, fresh_db: Callable[[str], Path], command: str, verdict: str
+) -> None:
     """What the lean rules hand off reaches the engine, which sees through it; nothing is allowed by the lean path."""
-    db = tmp_path / "hostile.db"
+    db = fresh_db("hostile.db")
     await _add_rules(db)
     code, answer, err = run_hook(tmp_path, db, _event(command, "toolu_hostile"), "--no-transcript", "--timeout", "1")
     assert code == 0, err
@@ -142,7 +150,7 @@ async def test_hostile_commands_are_decided_by_the_full_path(tmp_path: Path, com
 @pytest.mark.asyncio
 @pytest.mark.parametrize(("command", "verdict"), [("echo rules", "allow"), ("git push origin", "deny")])
 async def test_codex_calls_settled_by_agent_scoped_rules_match_the_full_paths(
-    tmp_path: Path, command: str, verdict: str
+    tmp_path: Path, fresh_db: Callable[[str], Path], command: str, verdict: str
 ) -> None:
     """Codex's PermissionRequest on the lean path, with rules scoped to its agent (and to another one)."""
     from tests.integrations.test_codex_hook import CODEX_EVENT
@@ -151,7 +159,7 @@ async def test_codex_calls_settled_by_agent_scoped_rules_match_the_full_paths(
     event = {**CODEX_EVENT, "tool_input": {"command": command, "description": "lean rules"}}
     results = {}
     for label, args in PATHS.items():
-        db = tmp_path / f"{label}.db"
+        db = fresh_db(f"{label}.db")
         async with SQLHITLBackend(db, reviewer="tester") as backend:
             for index, (effect, pattern, _) in enumerate(rules):
                 scope = "agent:claude-code" if index == 0 else "agent:codex"

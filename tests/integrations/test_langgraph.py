@@ -7,20 +7,17 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
-from langchain_core.messages import ToolMessage
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import interrupt
 
 from reviewer_app.domain.decisions import DecisionError, DecisionKind
 from reviewer_app.domain.timeline import fold_events
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.langgraph import run_reviewed
-from tests.integrations.lc_agent import CALLS, build_agent, runs
+from tests.integrations.lc_calls import CALLS, runs
 from tests.integrations.support import by_tool, decision, every_request, pending
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -28,14 +25,46 @@ CONFIG = {"configurable": {"thread_id": "thread-1"}}
 START_INPUT = {"messages": [{"role": "user", "content": "Tidy my folder"}]}
 
 
-def tool_messages(final: dict[str, Any]) -> dict[str, ToolMessage]:
+class Order(TypedDict, total=False):
+    dish: str
+    colour: str
+
+
+# LangChain and LangGraph are imported by the tests that run them, not at collection: in every parallel worker they
+# would add ~100,000 objects to the heap that each full garbage collection walks (see docs/performance.md).
+
+
+def build_agent(log: Path, **options: Any) -> Any:
+    """The scripted LangChain agent of ``lc_agent`` with an in-memory checkpointer."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from tests.integrations.lc_agent import build_agent as lc_build_agent
+
+    return lc_build_agent(log, InMemorySaver(), **options)
+
+
+def one_node_graph(name: str, node: Callable[[Order], Order]) -> Any:
+    """START -> ``node`` -> END over an ``Order``, with an in-memory checkpointer."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    builder = StateGraph(Order)
+    builder.add_node(name, node)
+    builder.add_edge(START, name)
+    builder.add_edge(name, END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def tool_messages(final: dict[str, Any]) -> dict[str, Any]:
+    from langchain_core.messages import ToolMessage
+
     return {m.tool_call_id: m for m in final["messages"] if isinstance(m, ToolMessage)}
 
 
 @pytest.mark.asyncio
 async def test_batched_interrupt_decided_in_reverse_order(db_path: Path, tmp_path: Path) -> None:
     log = tmp_path / "tools.log"
-    agent = build_agent(log, InMemorySaver())
+    agent = build_agent(log)
     task = asyncio.create_task(run_reviewed(agent, START_INPUT, CONFIG, db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
         records = by_tool(await pending(reviewer, 2))
@@ -101,7 +130,7 @@ async def test_every_decision_kind(
     db_path: Path, tmp_path: Path, kind: DecisionKind, extra: dict[str, Any], ran: dict[str, Any] | None, result: str
 ) -> None:
     log = tmp_path / "tools.log"
-    agent = build_agent(log, InMemorySaver(), calls=CALLS[:1])
+    agent = build_agent(log, calls=CALLS[:1])
     task = asyncio.create_task(run_reviewed(agent, START_INPUT, CONFIG, db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
         [record] = await pending(reviewer, 1)
@@ -116,7 +145,7 @@ async def test_every_decision_kind(
 @pytest.mark.asyncio
 async def test_per_call_mode_checks_edits_against_the_tool_schema(db_path: Path, tmp_path: Path) -> None:
     log = tmp_path / "tools.log"
-    agent = build_agent(log, InMemorySaver(), mode="per_call")
+    agent = build_agent(log, mode="per_call")
     task = asyncio.create_task(run_reviewed(agent, START_INPUT, CONFIG, db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
         records = by_tool(await pending(reviewer, 2))
@@ -139,7 +168,7 @@ async def test_per_call_mode_checks_edits_against_the_tool_schema(db_path: Path,
 async def test_a_decision_the_request_does_not_allow_is_refused(
     db_path: Path, tmp_path: Path, subprocess_env: dict[str, str]
 ) -> None:
-    agent = build_agent(tmp_path / "tools.log", InMemorySaver())
+    agent = build_agent(tmp_path / "tools.log")
     task = asyncio.create_task(run_reviewed(agent, START_INPUT, CONFIG, db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
         delete = by_tool(await pending(reviewer, 2))["delete_file"]
@@ -160,22 +189,15 @@ async def test_a_decision_the_request_does_not_allow_is_refused(
             await task
 
 
-class Order(TypedDict, total=False):
-    dish: str
-    colour: str
-
-
 def ask_colour(state: Order) -> Order:
+    from langgraph.types import interrupt
+
     return {"colour": interrupt({"question": "Which colour?", "options": ["red", "blue"]})}
 
 
 @pytest.mark.asyncio
 async def test_any_other_interrupt_is_a_question(db_path: Path) -> None:
-    builder = StateGraph(Order)
-    builder.add_node("ask_colour", ask_colour)
-    builder.add_edge(START, "ask_colour")
-    builder.add_edge("ask_colour", END)
-    graph = builder.compile(checkpointer=InMemorySaver())
+    graph = one_node_graph("ask_colour", ask_colour)
     task = asyncio.create_task(run_reviewed(graph, {"dish": "soup"}, CONFIG, db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
         [record] = await pending(reviewer, 1)
@@ -226,10 +248,7 @@ def explode(state: Order) -> Order:
 
 @pytest.mark.asyncio
 async def test_a_graph_that_fails_marks_its_run_failed(db_path: Path) -> None:
-    builder = StateGraph(Order)
-    builder.add_node("explode", explode)
-    builder.add_edge(START, "explode")
-    graph = builder.compile(checkpointer=InMemorySaver())
+    graph = one_node_graph("explode", explode)
     with pytest.raises(RuntimeError, match="on fire"):
         await run_reviewed(graph, {"dish": "soup"}, CONFIG, db=db_path)
     async with SQLHITLBackend(db_path) as reviewer:
@@ -241,7 +260,7 @@ async def test_a_graph_that_fails_marks_its_run_failed(db_path: Path) -> None:
 async def test_a_cancelled_request_is_a_reject_or_a_clear_error(db_path: Path, tmp_path: Path) -> None:
     log = tmp_path / "tools.log"
     approve_only = {"write_file": True, "delete_file": {"allowed_decisions": ["approve"]}}
-    agent = build_agent(log, InMemorySaver(), interrupt_on=approve_only)
+    agent = build_agent(log, interrupt_on=approve_only)
     task = asyncio.create_task(run_reviewed(agent, START_INPUT, CONFIG, db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
         records = by_tool(await pending(reviewer, 2))
@@ -258,9 +277,7 @@ async def test_a_cancelled_request_tells_the_model_the_call_was_not_run(
     db_path: Path, tmp_path: Path, allowed: list[str], status: str
 ) -> None:
     log = tmp_path / "tools.log"
-    agent = build_agent(
-        log, InMemorySaver(), calls=CALLS[:1], interrupt_on={"write_file": {"allowed_decisions": allowed}}
-    )
+    agent = build_agent(log, calls=CALLS[:1], interrupt_on={"write_file": {"allowed_decisions": allowed}})
     task = asyncio.create_task(run_reviewed(agent, START_INPUT, CONFIG, db=db_path))
     async with SQLHITLBackend(db_path, reviewer="rita") as reviewer:
         [record] = await pending(reviewer, 1)

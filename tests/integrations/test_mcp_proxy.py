@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind
 from reviewer_app.domain.hitl import HITLStatus
@@ -310,6 +309,8 @@ async def test_upstream_progress_passes_through(db_path: Path, env: dict[str, st
 async def test_a_host_cancel_takes_the_request_out_of_the_inbox(
     db_path: Path, env: dict[str, str], backend: SQLHITLBackend, notes_file: Path
 ) -> None:
+    from mcp.shared.exceptions import MCPError
+
     async with connect(proxy_command(db_path, notes_upstream()), env) as session:
         with pytest.raises(MCPError):
             await session.call_tool("add_note", {"text": "slow"}, read_timeout_seconds=2.0)
@@ -389,6 +390,8 @@ def _proxies_using(db_path: Path) -> list[int]:
 async def test_a_dying_upstream_gives_pending_calls_a_clear_error(
     db_path: Path, env: dict[str, str], backend: SQLHITLBackend
 ) -> None:
+    from mcp.shared.exceptions import MCPError
+
     async with connect(proxy_command(db_path, notes_upstream()), env) as session:
         waiting = asyncio.ensure_future(session.call_tool("add_note", {"text": "never"}))
         (record,) = await pending_request(backend)
@@ -590,6 +593,7 @@ async def test_an_edit_rewritten_in_the_row_is_refused_and_never_reaches_the_ups
 ) -> None:
     """A reviewer edits; the same commit (a second reviewer's process writing the file) rewrites the edit the proxy
     reads in ``hitl_requests``. The proxy runs only what the audit row signed: here nothing; the host gets an error."""
+    from mcp.shared.exceptions import MCPError
     from sqlalchemy import text
 
     from reviewer_app.persistence.store import Store

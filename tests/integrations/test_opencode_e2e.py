@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations.agent_run import EDITED, MARKER, HostE2E, decisions
+from tests.integrations.agent_run import HostE2E, decided_calls
 from tests.integrations.fake_chat import FakeChat
 from tests.integrations.npm_cli import opencode_binary, opencode_config_dependencies
 
@@ -43,14 +43,15 @@ def with_plugin_sdk(config: Path) -> None:
     (config / "node_modules").symlink_to(installed / "node_modules", target_is_directory=True)
 
 
-@pytest.mark.parametrize(("decision", "extra"), decisions({"command": EDITED, "description": "edited"}))
-async def test_real_opencode_runs_the_command_exactly_as_decided(
-    host_e2e: HostE2E, decision: str, extra: list[str]
-) -> None:
+CALLS = decided_calls({"description": "edited"})
+"""Approved, edited and rejected in one session: each start of the CLI costs ~10 s of CPU."""
+
+
+async def test_real_opencode_runs_each_command_exactly_as_decided(host_e2e: HostE2E) -> None:
     xdg = [key for key in os.environ if key.startswith("XDG_")]  # its config folder: the temporary home's
     env = host_e2e.install("opencode", drop=xdg, **QUIET)
     with_plugin_sdk(host_e2e.home / ".config" / "opencode")
-    with FakeChat("bash", {"command": MARKER, "description": "a marker"}) as api:
+    with FakeChat("bash", *(call.asked(description="a marker") for call in CALLS)) as api:
         provider = {
             "npm": "@ai-sdk/openai-compatible",
             "name": "Fake",
@@ -60,6 +61,6 @@ async def test_real_opencode_runs_the_command_exactly_as_decided(
         config = {"provider": {"fake": provider}, "model": "fake/fake-model", "permission": {"bash": "allow"}}
         env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
         command = [str(opencode_binary()), "run", "touch a marker"]
-        result = await host_e2e.run(env, command, decision, extra, start_within=120)
+        result = await host_e2e.run(env, command, CALLS, start_within=120)
         results = api.tool_results()
-    await host_e2e.check(result, decision, results, host="opencode", tool="bash", edits=True, session_end=False)
+    await host_e2e.check(result, CALLS, results, host="opencode", tool="bash", edits=True, session_end=False)

@@ -26,6 +26,12 @@ needs_apt = pytest.mark.skipif(not (LINUX and platform_deps.is_debian_like()), r
 SUDO = "" if platform_deps.is_root() else "sudo "
 
 
+@pytest.fixture(autouse=True)
+def gui_thread_gc() -> None:
+    """No Qt object is made here (the check runs before Qt is imported), so these tests skip the UI tests' full
+    garbage collection after each (``tests/ui/conftest.py``): 0.2-0.35 s of CPU a test over a worker's heap."""
+
+
 def build_fake_plugin(tmp_path: Path, soname: str, platform_name: str = "xcb") -> Path:
     """``tmp/platforms/libq<platform>.so`` linking ``soname``, whose library is deleted after linking."""
     libdir, platforms = tmp_path / "fakelib", tmp_path / "platforms"
