@@ -12,6 +12,7 @@ input or a file) is not in the text, so what it reads cannot be established, as 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -167,6 +168,10 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         return _cpio_or_pax(program, args)
     if program == "git":
         return _git(args)
+    if program in ("docker", "podman", "nerdctl"):
+        return _container(args)
+    if re.fullmatch(r"python[0-9.]*|php[0-9.]*", program):
+        return _file_server(program, args)
     return _backup_or_cloud_copy(program, args)
 
 
@@ -263,6 +268,61 @@ def _backup_or_cloud_copy(program: str, args: tuple[str, ...]) -> RecursiveRead 
     follows = follows or bool({"L", "--copy-links"} & set(seen))
     local = tuple(word for word in paths if not _remote(word)) if recursive else ()
     return RecursiveRead(local, follows_links=follows, listed=listed)
+
+
+_CONTAINER_GLOBAL_VALUES = frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level"})
+
+
+def _container(args: tuple[str, ...]) -> RecursiveRead | None:
+    """``docker run|create`` gives the container every host directory it mounts (``-v ~/.ssh:/x``, ``--mount
+    type=bind,src=…``); ``docker cp DIR box:/x`` copies a directory in. A named volume (``cache:/c``) is no host
+    path."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in _CONTAINER_GLOBAL_VALUES else 1
+    rest = args[index:]
+    if rest[:1] == ("container",):
+        rest = rest[1:]
+    if not rest or rest[0] not in ("run", "create", "cp"):
+        return None
+    if rest[0] == "cp":
+        operands, seen, _ = _split(rest[1:], ("", ()))
+        if not operands or _remote(operands[0]):
+            return None  # copies out of a container
+        return RecursiveRead((operands[0],), follows_links="L" in seen)
+    sources: list[str] = []
+    words = iter(rest[1:])
+    for word in words:
+        name, equals, value = word.partition("=")
+        if word in ("-v", "--volume", "--mount") or (word.startswith("-v") and not word.startswith("--")):
+            value = word[2:] if word.startswith("-v") and len(word) > 2 else next(words, "")
+            name = "--mount" if word == "--mount" else "-v"
+        elif not (equals and name in ("--volume", "--mount")):
+            continue
+        if name == "--mount":
+            fields = dict(field.partition("=")[::2] for field in value.split(","))
+            source = fields.get("src", fields.get("source", ""))
+        else:
+            source = value.split(":", 1)[0] if ":" in value else ""
+        if source.startswith(("/", ".", "~", "$")):
+            sources.append(source)
+    return RecursiveRead(tuple(sources)) if sources else None
+
+
+def _file_server(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
+    """``python -m http.server`` and ``php -S`` serve every file of a directory (``-d``/``-t``, else the one they
+    run in) to whoever connects."""
+    if program.startswith("php"):
+        if "-S" not in args:
+            return None
+        _, _, given = _split(args, ("StcdfrBRFEz", ()))
+        return RecursiveRead(tuple(given.get("t", [])) or (".",))
+    module = [word for position, word in enumerate(args) if position and args[position - 1] == "-m"]
+    if "-mhttp.server" not in args and module[:1] != ["http.server"]:
+        return None
+    start = args.index("-mhttp.server" if "-mhttp.server" in args else "http.server") + 1
+    _, _, given = _split(args[start:], ("db", ("--directory", "--bind", "--protocol")))
+    return RecursiveRead(tuple([*given.get("d", []), *given.get("--directory", [])]) or (".",))
 
 
 def _listed(program: str, seen: list[str]) -> str | None:

@@ -384,6 +384,8 @@ def _recursion_risk(
         )
     for operand in recursion.operands:
         for directory in _expanded(placed(operand, here), cwd, findings):
+            # An operand taken out of a longer word (``docker run -v KEY:/k``) may be a file: judged as one too.
+            _operand_risk(program, directory, False, findings, cwd)
             found = secrets_within(
                 directory,
                 cwd,

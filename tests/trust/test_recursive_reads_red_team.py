@@ -33,6 +33,19 @@ OTHER_PROGRAMS_THAT_READ_A_TREE = [
     "borg create /tmp/repo::x ~",
     "restic -r /tmp/repo backup ../keys",
     "pax -w -f /tmp/x.pax ../keys",
+    "docker run -v ~:/h alpine ls",
+    "docker run -v ~/.ssh:/x alpine ls",
+    "docker run --rm --volume=../keys:/x:ro alpine ls",
+    "docker run --mount type=bind,src=../keys,dst=/x alpine ls",
+    "docker run -v ~/.ssh/id_ed25519:/k alpine cat /k",
+    "docker run -v ../keys/server.pem:/k alpine cat /k",
+    "docker run --mount type=bind,src=../envs/.env,dst=/e alpine",
+    "podman create -v ../envs:/x alpine",
+    "docker cp ../keys box:/x",
+    "python3 -m http.server --directory ~",
+    "python3 -m http.server -d ../keys 8000",
+    "cd ../keys && python3 -m http.server",
+    "php -S 0.0.0.0:8000 -t ~",
 ]
 
 
@@ -95,6 +108,12 @@ ORDINARY = [
     "ls -R ..",
     "tree ..",
     "find . -name '*.py'",
+    "docker run -v $PWD/src:/src -v cache:/cache alpine ls",
+    "docker run -p 80:80 -e A=1 nginx",
+    "docker cp box:/etc/hosts /tmp/hosts",
+    "python3 -m http.server 8000",
+    "python3 -m http.server -d src",
+    "php -S localhost:8000 -t src",
 ]
 
 
@@ -106,3 +125,13 @@ def test_ordinary_archives_searches_and_listings_stay_below_high(home: Path, com
 @pytest.mark.parametrize("arguments", [{"paths": ["src"]}, {"paths": ["src/*"]}, {"paths": ["."], "include": ["*.md"]}])
 def test_ordinary_read_many_files_stays_below_high(home: Path, arguments: dict[str, object]) -> None:
     assert not judged_high("read_many_files", arguments, home / "ws"), arguments
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["grep -r PRIVATE $PWD/../keys", "grep -r PRIVATE ${PWD}/..", "grep -r PRIVATE ~+/../keys",
+     'grep -r PRIVATE "$PWD"/../envs', "cd .. && grep -r PRIVATE $PWD/keys", "cat $PWD/../keys/*"],
+)  # fmt: skip
+def test_the_working_directory_spelled_as_a_variable_is_the_working_directory(home: Path, command: str) -> None:
+    """``$PWD`` and ``~+`` are where the command runs (after a ``cd``, the directory it moved to)."""
+    assert judged_high("Bash", {"command": command}, home / "ws"), command
