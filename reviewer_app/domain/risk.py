@@ -526,9 +526,9 @@ def _with_own_variables(simple: SimpleCommand, variables: CommandVariables, find
     """``simple`` and its forms with the variables the command itself sets substituted (``f=~/.ssh/k; cat $f``); a
     variable filled at run time (``read f``) cannot be judged, so a command using it is high."""
     texts = [*(word.value for word in simple.words), *(redirection.target for redirection in simple.redirections)]
-    late = sorted({name for text in texts for name in variables.uses(text) & variables.filled_at_run_time})
+    late = sorted({name for text in texts for name in variables.unknowable(text)})
     if late:
-        findings.add("high", f"uses ${late[0]}, a value read while it runs, which Reviewer cannot check")
+        findings.add("high", f"uses ${{{late[0]}}}, a value set while it runs, which Reviewer cannot check")
     forms = substituted(simple, variables)
     if forms is None:
         findings.add("high", "uses its own variables in more combinations than Reviewer checks")

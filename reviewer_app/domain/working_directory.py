@@ -122,8 +122,9 @@ def _normal(path: str) -> str:
     return posixpath.normpath(path.replace("\\", "/"))
 
 
-_CURRENT_DIRECTORY = ("${PWD}", "$PWD", "~+")
-"""Spellings of the directory the shell is in (``grep -r x $PWD/..``): read as ``.``."""
+_CURRENT_DIRECTORY = ("${PWD}", "$PWD", "~+", "/proc/self/cwd", "/proc/thread-self/cwd")
+"""Spellings of the directory the shell is in (``grep -r x $PWD/..``; ``/proc/self/cwd`` is the program's): read as
+``.``."""
 
 
 def placed(path: str, here: str | None) -> str:

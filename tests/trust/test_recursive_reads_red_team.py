@@ -135,3 +135,17 @@ def test_ordinary_read_many_files_stays_below_high(home: Path, arguments: dict[s
 def test_the_working_directory_spelled_as_a_variable_is_the_working_directory(home: Path, command: str) -> None:
     """``$PWD`` and ``~+`` are where the command runs (after a ``cd``, the directory it moved to)."""
     assert judged_high("Bash", {"command": command}, home / "ws"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["printf -v f %s ../keys; grep -r x $f", "n=HOME; grep -r x ${!n}", "declare -n r=HOME; grep -r x $r",
+     "grep -r x ${HOME:?}", "grep -r x ${HOME%/}", "grep -r x ${HOME:-/tmp}", "cat ${HOME:?}/.ssh/id_ed25519",
+     "f=..; g=$f; grep -r x $g/keys", "f=..; g=${f}/keys; grep -r x $g", "f=.; g=$f$f; grep -r x $g/keys",
+     "grep -r x /proc/self/cwd/..", "cat /proc/self/cwd/../keys/*"],
+)  # fmt: skip
+def test_a_variable_set_another_way_or_expanded_with_an_operator_is_judged(home: Path, command: str) -> None:
+    """``printf -v`` and a name reference fill a variable at run time; ``${!n}`` names another variable; an
+    operator on ``$HOME`` leaves it the home directory; a variable set from another is judged with that one's
+    value; ``/proc/self/cwd`` is the directory the command runs in."""
+    assert judged_high("Bash", {"command": command}, home / "ws"), command
