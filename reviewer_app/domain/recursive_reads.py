@@ -12,6 +12,7 @@ input or a file) is not in the text, so what it reads cannot be established, as 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -170,6 +171,8 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         return _git(args)
     if program in ("docker", "podman", "nerdctl"):
         return _container(args)
+    if program == "ln":
+        return _link(args)
     if re.fullmatch(r"python[0-9.]*|php[0-9.]*", program):
         return _file_server(program, args)
     return _backup_or_cloud_copy(program, args)
@@ -307,6 +310,20 @@ def _container(args: tuple[str, ...]) -> RecursiveRead | None:
         if source.startswith(("/", ".", "~", "$")):
             sources.append(source)
     return RecursiveRead(tuple(sources)) if sources else None
+
+
+def _link(args: tuple[str, ...]) -> RecursiveRead | None:
+    """``ln [-s] TARGET… LINK|DIR`` gives each target another name, which the words after it use (``ln -s .. h &&
+    grep -r x h/keys``): a target is judged as a tree read whole, from the working directory and (a symbolic link's
+    relative target) from the link's own directory."""
+    operands, _, given = _split(args, ("St", ("--suffix", "--target-directory")))
+    directories = [*given.get("t", []), *given.get("--target-directory", [])]
+    if not directories and len(operands) > 1:
+        link = operands.pop()
+        directories = [link if len(operands) > 1 else posixpath.dirname(link)]
+    relative = [word for word in operands if not word.startswith(("/", "~", "$"))]
+    moved = [posixpath.join(place, word) for place in directories if place for word in relative]
+    return RecursiveRead((*operands, *moved)) if operands else None
 
 
 def _file_server(program: str, args: tuple[str, ...]) -> RecursiveRead | None:

@@ -149,3 +149,19 @@ def test_a_variable_set_another_way_or_expanded_with_an_operator_is_judged(home:
     operator on ``$HOME`` leaves it the home directory; a variable set from another is judged with that one's
     value; ``/proc/self/cwd`` is the directory the command runs in."""
     assert judged_high("Bash", {"command": command}, home / "ws"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ln -s .. h && grep -r x h/keys", "ln -s ../keys k; grep -r x k", "ln -sf ../keys k; tar czf /tmp/x.tgz k/",
+     "ln -s -t /tmp/links ../envs", "awk 'BEGIN{while((getline l < \"../keys/server.pem\")>0) print l}'"],
+)  # fmt: skip
+def test_a_link_made_to_a_tree_or_a_file_an_awk_program_opens_is_judged(home: Path, command: str) -> None:
+    """A link the command makes gives the directory it points at another name, which the words after it use; an
+    awk program's ``getline < file`` reads a file no operand names."""
+    assert judged_high("Bash", {"command": command}, home / "ws"), command
+
+
+@pytest.mark.parametrize("command", ["ln -s src/main.py main.py", "ln -sf ../plain docs", "awk '{print $1}' notes.txt"])
+def test_ordinary_links_and_awk_stay_below_high(home: Path, command: str) -> None:
+    assert not judged_high("Bash", {"command": command}, home / "ws"), command
