@@ -12,6 +12,7 @@ input or a file) is not in the text, so what it reads cannot be established, as 
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass
@@ -141,10 +142,11 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         operands, seen, given = _split(args, _RG_VALUES if program == "rg" else _AG_VALUES)
         if program == "rg" and "--files" in seen:
             return None  # lists the names it would search, reads none
-        hidden = program.startswith("ack") or bool({"--hidden", ".", "--unrestricted"} & set(seen))
+        configured = program == "rg" and ripgrep_configured() and "--no-config" not in seen
+        hidden = program.startswith("ack") or configured or bool({"--hidden", ".", "--unrestricted"} & set(seen))
         hidden = hidden or seen.count("u") >= (2 if program == "rg" else 1)
         unignored = {"--no-ignore", "--no-ignore-vcs", "--skip-vcs-ignores", "--unrestricted", "u", "U"}
-        honours = program in ("rg", "ag") and not unignored & set(seen)
+        honours = program in ("rg", "ag") and not configured and not unignored & set(seen)
         follows = bool({"L", "--follow"} & set(seen)) or (program == "ag" and "f" in seen)
         return RecursiveRead(
             _searched(operands, given), hidden=hidden, honours_gitignore=honours, follows_links=follows
@@ -176,6 +178,12 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
     if re.fullmatch(r"python[0-9.]*|php[0-9.]*", program):
         return _file_server(program, args)
     return _backup_or_cloud_copy(program, args)
+
+
+def ripgrep_configured() -> bool:
+    """Whether ripgrep reads options from a config file here (``$RIPGREP_CONFIG_PATH``): it may say ``--hidden`` or
+    ``--no-ignore``, so hidden and ignored entries count."""
+    return bool(os.environ.get("RIPGREP_CONFIG_PATH"))
 
 
 def _tar(args: tuple[str, ...]) -> RecursiveRead | None:
@@ -351,7 +359,7 @@ def _listed(program: str, seen: list[str]) -> str | None:
 def _follows_links(program: str, seen: set[str]) -> bool:
     """cp and rsync copy a link as a link unless told; zip, scp and diff follow it unless told."""
     if program in ("cp", "rsync"):
-        return bool({"L", "--dereference", "--copy-links", "k", "--copy-dirlinks"} & seen)
+        return bool({"L", "--dereference", "--copy-links", "k", "--copy-dirlinks", "--copy-unsafe-links"} & seen)
     return not {"y", "--symlinks", "--no-dereference"} & seen
 
 
@@ -369,4 +377,4 @@ def _remote(word: str) -> bool:
     return bool(colon) and "/" not in head and bool(head)
 
 
-__all__ = ["RecursiveRead", "recursive_read"]
+__all__ = ["RecursiveRead", "recursive_read", "ripgrep_configured"]

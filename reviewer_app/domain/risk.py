@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reviewer_app.domain.file_reach import glob_matches, has_wildcard, secrets_within
-from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read
+from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read, ripgrep_configured
 from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
 from reviewer_app.domain.sensitive import operator_patterns, real_path
 from reviewer_app.domain.sensitive_targets import SENSITIVE_TARGETS, place_may_be_sensitive
@@ -61,6 +61,7 @@ from reviewer_app.domain.tool_args import (
     PATTERNS_READ_AS_PATHS,
     READS_DIRECTORIES_WHOLE,
     SEARCHES_WORKING_DIRECTORY,
+    file_url_path,
     is_path_key,
     path_given,
     turns_off_git_ignore,
@@ -713,10 +714,13 @@ def _annotation(call: ToolCall, name: str) -> bool:
 
 def _path_arguments(tool: str, arguments: Any) -> Iterator[str]:
     """The strings a tool's arguments give under path-like keys (``path``, ``paths``, ``dir_path``…) and the keys
-    whose patterns it reads as paths (read_many_files' ``include``)."""
+    whose patterns it reads as paths (read_many_files' ``include``), and the path of any ``file://`` URL."""
     if not isinstance(arguments, dict):
         return
     for key, value in arguments.items():
+        url_path = file_url_path(value)
+        if url_path is not None:
+            yield url_path  # ``url: file:///home/me/.ssh/id_rsa``
         if not isinstance(key, str) or not (is_path_key(key) or key in PATTERNS_READ_AS_PATHS.get(tool, ())):
             continue
         values = value if isinstance(value, list) else [value]
@@ -746,6 +750,7 @@ def _directory_read_risk(
 ) -> None:
     """A search tool reads the files of the directory it is given: Claude Code's Grep runs ripgrep with hidden files,
     git's ignores kept and links not followed; the other hosts' tools are judged as following them."""
+    honours_gitignore = honours_gitignore and not (tool == "Grep" and ripgrep_configured())  # ripgrep's own config
     found = secrets_within(
         directory, cwd, hidden=True, honours_gitignore=honours_gitignore, follows_links=tool != "Grep"
     )

@@ -73,6 +73,14 @@ read_many_files adds ``include`` to ``paths``)."""
 _PATH_KEY_PARTS = ("path", "file", "dir", "folder", "source", "destination", "target")
 
 
+def file_url_path(value: object) -> str | None:
+    """The local path a ``file://`` URL argument names (``url``, ``uri`` of a fetch tool), else None."""
+    if not isinstance(value, str) or value[:7].lower() != "file://":
+        return None
+    rest = value[7:]
+    return rest if rest.startswith("/") else "/" + rest.partition("/")[2]  # file://localhost/x
+
+
 def turns_off_git_ignore(arguments: Any) -> bool:
     """Whether a search tool's arguments tell it to read what git ignores (read_many_files'
     ``respect_git_ignore: false``, also inside ``file_filtering_options``)."""

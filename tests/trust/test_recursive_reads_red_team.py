@@ -165,3 +165,29 @@ def test_a_link_made_to_a_tree_or_a_file_an_awk_program_opens_is_judged(home: Pa
 @pytest.mark.parametrize("command", ["ln -s src/main.py main.py", "ln -sf ../plain docs", "awk '{print $1}' notes.txt"])
 def test_ordinary_links_and_awk_stay_below_high(home: Path, command: str) -> None:
     assert not judged_high("Bash", {"command": command}, home / "ws"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["rsync -a --copy-unsafe-links ../linked /tmp/x", "RIPGREP_CONFIG_PATH=cfg rg TOKEN ../envs",
+     "export RIPGREP_CONFIG_PATH=cfg; rg TOKEN ../envs"],
+)  # fmt: skip
+def test_links_followed_out_of_the_tree_and_a_ripgrep_config_are_judged(home: Path, command: str) -> None:
+    """rsync's ``--copy-unsafe-links`` copies what a link out of the tree points at; a ripgrep config file the command
+    names may say ``--hidden`` or ``--no-ignore``."""
+    assert judged_high("Bash", {"command": command}, home / "ws"), command
+
+
+def test_a_ripgrep_config_in_the_environment_may_widen_what_rg_reads(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(home / "ripgreprc"))
+    assert judged_high("Bash", {"command": "rg TOKEN ../envs"}, home / "ws")
+
+
+@pytest.mark.parametrize(
+    ("tool", "key"), [("mcp__fetch__fetch", "url"), ("WebFetch", "url"), ("mcp__files__read", "uri")]
+)
+def test_a_file_url_in_any_argument_is_judged_as_the_file_it_names(home: Path, tool: str, key: str) -> None:
+    arguments = {key: f"file://{home}/.ssh/id_ed25519", "prompt": "x"}
+    assert judged_high(tool, arguments, home / "ws"), arguments
