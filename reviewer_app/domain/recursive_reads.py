@@ -45,7 +45,8 @@ _RG_VALUES = ("efgtTmABCjMErd", ("--regexp", "--file", "--glob", "--iglob", "--t
 _AG_VALUES = ("ABCGgm", ("--after", "--before", "--context", "--file-search-regex", "--max-count", "--ignore",
                          "--depth", "--pager"))  # fmt: skip
 _TAR_VALUES = ("fCTXbLVNgK", ("--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--newer",
-                              "--blocking-factor", "--listed-incremental", "--label", "--transform"))  # fmt: skip
+                              "--blocking-factor", "--listed-incremental", "--label", "--transform",
+                              "--add-file"))  # fmt: skip
 _CP_VALUES = ("tS", ("--target-directory", "--suffix"))
 _SCP_VALUES = ("iFPocJlS", ())
 _RSYNC_VALUES = ("eBfT", ("--rsh", "--exclude", "--include", "--filter", "--exclude-from", "--include-from",
@@ -62,7 +63,7 @@ _RCLONE_VALUES = ("", ("--config", "--exclude", "--include", "--filter", "--excl
                        "--filter-from", "--files-from", "--files-from-raw", "--transfers", "--checkers", "--bwlimit",
                        "--log-file", "--log-level", "--backup-dir", "--max-age", "--min-age", "--max-size",
                        "--min-size", "--max-depth", "--stats", "--suffix", "--compare-dest",
-                       "--copy-dest"))  # fmt: skip
+                       "--copy-dest", "--addr", "--user", "--pass", "--htpasswd", "--baseurl"))  # fmt: skip
 _AWS_VALUES = ("", ("--profile", "--region", "--endpoint-url", "--output", "--exclude", "--include", "--acl",
                     "--storage-class", "--sse", "--sse-kms-key-id", "--content-type", "--cache-control", "--grants",
                     "--metadata", "--metadata-directive", "--expires", "--page-size", "--source-region",
@@ -196,6 +197,7 @@ def _tar(args: tuple[str, ...]) -> RecursiveRead | None:
     directories = [*given.get("C", []), *given.get("--directory", [])]
     if not creates:
         return RecursiveRead(tuple(directories)) if directories else None
+    operands += given.get("--add-file", [])  # a file or directory named by an option
     moved = [f"{directory.rstrip('/')}/{operand}" for directory in directories for operand in operands]
     return RecursiveRead(
         (*operands, *moved) if operands else tuple(directories),
@@ -204,13 +206,17 @@ def _tar(args: tuple[str, ...]) -> RecursiveRead | None:
     )
 
 
+_SEVEN_ZIP_INCLUDE = re.compile(r"-i(?:r[-0]?)?([!@])(.*)")
+
+
 def _seven_zip(args: tuple[str, ...]) -> RecursiveRead | None:
     """``7z a|u ARCHIVE [FILE|@LIST]...``: options are single words (``-tzip``, ``-xr!*.o``); a directory is read
     whole, with no file named the working directory; a link is followed unless ``-snl``."""
     words = [word for word in args if not word.startswith("-")]
     if not words or words[0] not in ("a", "u"):
         return None
-    files = words[2:]
+    included = [found.group(1) + found.group(2) for found in map(_SEVEN_ZIP_INCLUDE.match, args) if found]
+    files = [*words[2:], *(word.removeprefix("!") for word in included)]  # -ir!DIR, -i@LIST
     listed = next((word for word in files if word.startswith("@")), None)
     paths = tuple(word for word in files if not word.startswith("@"))
     return RecursiveRead(paths or ((".",) if listed is None else ()), follows_links="-snl" not in args, listed=listed)
@@ -250,7 +256,7 @@ def _git(args: tuple[str, ...]) -> RecursiveRead | None:
 
 
 _BACKUP_OR_CLOUD_COPY = {  # program: (its values table, the subcommands that read local directories whole)
-    "rclone": (_RCLONE_VALUES, ("copy", "sync", "move", "copyto", "moveto", "bisync")),
+    "rclone": (_RCLONE_VALUES, ("copy", "sync", "move", "copyto", "moveto", "bisync", "serve")),
     "aws": (_AWS_VALUES, ("sync", "cp", "mv")),
     "gsutil": (_GSUTIL_VALUES, ("cp", "rsync", "mv")),
     "borg": (_BORG_VALUES, ("create",)),
@@ -274,7 +280,8 @@ def _backup_or_cloud_copy(program: str, args: tuple[str, ...]) -> RecursiveRead 
     listed = _listed(program, seen)
     if not recursive and listed is None:
         return None
-    paths = operands[2:] if program == "borg" else operands[1:]  # borg's first operand is REPO::ARCHIVE
+    # borg's first operand is REPO::ARCHIVE, rclone serve's the protocol
+    paths = operands[2:] if program == "borg" or operands[0] == "serve" else operands[1:]
     follows = (program == "aws" and "--no-follow-symlinks" not in seen) or (program == "gsutil" and "e" not in seen)
     follows = follows or bool({"L", "--copy-links"} & set(seen))
     local = tuple(word for word in paths if not _remote(word)) if recursive else ()

