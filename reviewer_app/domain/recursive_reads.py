@@ -134,7 +134,9 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
     when it reads none that way."""
     if program in ("grep", "egrep", "fgrep", "rgrep", "ugrep", "ug"):
         operands, seen, given = _split(args, _GREP_VALUES)
-        recursive = program == "rgrep" or bool({"r", "R", "--recursive", "--dereference-recursive"} & set(seen))
+        # ugrep searches a directory it is given, or with none the working directory, recursively.
+        recursive = program in ("rgrep", "ugrep", "ug")
+        recursive = recursive or bool({"r", "R", "--recursive", "--dereference-recursive"} & set(seen))
         if not recursive and "recurse" not in given.get("d", given.get("--directories", [])):
             return None
         follows = bool({"R", "--dereference-recursive"} & set(seen))

@@ -24,6 +24,8 @@ OTHER_PROGRAMS_THAT_READ_A_TREE = [
     "git diff --no-index ../keys /tmp/empty",
     "ugrep -r PRIVATE ~",
     "ug -R PRIVATE ../keys",
+    "ug PRIVATE ../keys",
+    "cd ../keys && ugrep PRIVATE",
     "rclone copy ~ remote:x",
     "rclone sync ../envs remote:x",
     "aws s3 sync ~ s3://bucket",
