@@ -25,6 +25,7 @@ import functools
 import itertools
 import os
 import posixpath
+import re
 from collections.abc import Callable
 
 from reviewer_app.domain.sensitive import operator_patterns
@@ -88,11 +89,17 @@ def _absolute(word: str, cwd: str | None) -> str | None:
     return posixpath.join(cwd, path) if cwd is not None and cwd.startswith("/") else None
 
 
+_HOME_WITH_OPERATOR = re.compile(r"\$\{HOME(?:[:?=+%#/^,-][^}]*)?\}")
+"""``${HOME:?}``, ``${HOME%/}``, ``${HOME:-/tmp}``: judged as the home directory (HOME is set)."""
+
+
 def _expand_home(word: str) -> str:
     home = os.environ.get("HOME", "")
-    for variable in ("${HOME}", "$HOME"):
-        if word == variable or word.startswith(variable + "/"):
-            return home + word[len(variable) :]
+    operated = _HOME_WITH_OPERATOR.match(word)
+    if operated and (operated.end() == len(word) or word[operated.end()] == "/"):
+        return home + word[operated.end() :]
+    if word == "$HOME" or word.startswith("$HOME/"):
+        return home + word[len("$HOME") :]
     return os.path.expanduser(word) if word.startswith("~") else word
 
 

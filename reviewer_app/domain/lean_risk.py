@@ -42,6 +42,7 @@ from reviewer_app.domain.tool_args import (
     READS_DIRECTORIES_WHOLE,
     SEARCHES_WORKING_DIRECTORY,
     command_of,
+    file_url_path,
     flags_in,
     is_file_tool,
     is_path_key,
@@ -72,7 +73,8 @@ def wildcard_surely_settles(tool_name: str, arguments: Any, cwd: str | None) -> 
         return command is not None and _inert_command(command, cwd)
     if not is_file_tool(tool_name):  # another host's read_many_files, an MCP tool given a path: judged there
         return tool_name not in READS_DIRECTORIES_WHOLE and not any(
-            isinstance(key, str) and is_path_key(key) for key in arguments
+            (isinstance(key, str) and is_path_key(key)) or file_url_path(value) is not None
+            for key, value in arguments.items()
         )
     if path_of(tool_name, arguments) is not None or path_given(tool_name, arguments):
         return False  # a path is the risk module's to judge; disagreeing keys are high there

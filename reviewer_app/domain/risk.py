@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reviewer_app.domain.file_reach import glob_matches, has_wildcard, secrets_within
-from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read
+from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read, ripgrep_configured
 from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
 from reviewer_app.domain.sensitive import operator_patterns, real_path
 from reviewer_app.domain.sensitive_targets import SENSITIVE_TARGETS, place_may_be_sensitive
@@ -58,10 +58,13 @@ from reviewer_app.domain.shell import (
 from reviewer_app.domain.shell_effects import command_effects
 from reviewer_app.domain.shell_variables import CommandVariables, command_variables, substituted
 from reviewer_app.domain.tool_args import (
+    PATTERNS_READ_AS_PATHS,
     READS_DIRECTORIES_WHOLE,
     SEARCHES_WORKING_DIRECTORY,
+    file_url_path,
     is_path_key,
     path_given,
+    turns_off_git_ignore,
 )
 from reviewer_app.domain.toolcall import (
     CONTEXT_FLAG_RISKS,
@@ -374,9 +377,16 @@ def _shell_command_risk(
 def _recursion_risk(
     program: str, recursion: RecursiveRead, findings: _Findings, cwd: str | None, here: str | None
 ) -> None:
-    """A program that reads directories whole (``grep -r``, ``tar c``, ``cp -r``) is judged by the secrets in them."""
+    """A program that reads directories whole (``grep -r``, ``tar c``, ``cp -r``) is judged by the secrets in them;
+    one that reads the files a list names (``tar -T -``, ``cpio -o``) cannot be judged."""
+    if recursion.listed is not None:
+        findings.add(
+            "high", f"{program} reads the files a list names ({recursion.listed}), which Reviewer cannot check"
+        )
     for operand in recursion.operands:
         for directory in _expanded(placed(operand, here), cwd, findings):
+            # An operand taken out of a longer word (``docker run -v KEY:/k``) may be a file: judged as one too.
+            _operand_risk(program, directory, False, findings, cwd)
             found = secrets_within(
                 directory,
                 cwd,
@@ -517,9 +527,9 @@ def _with_own_variables(simple: SimpleCommand, variables: CommandVariables, find
     """``simple`` and its forms with the variables the command itself sets substituted (``f=~/.ssh/k; cat $f``); a
     variable filled at run time (``read f``) cannot be judged, so a command using it is high."""
     texts = [*(word.value for word in simple.words), *(redirection.target for redirection in simple.redirections)]
-    late = sorted({name for text in texts for name in variables.uses(text) & variables.filled_at_run_time})
+    late = sorted({name for text in texts for name in variables.unknowable(text)})
     if late:
-        findings.add("high", f"uses ${late[0]}, a value read while it runs, which Reviewer cannot check")
+        findings.add("high", f"uses ${{{late[0]}}}, a value set while it runs, which Reviewer cannot check")
     forms = substituted(simple, variables)
     if forms is None:
         findings.add("high", "uses its own variables in more combinations than Reviewer checks")
@@ -702,12 +712,16 @@ def _annotation(call: ToolCall, name: str) -> bool:
     return metadata.get(name) is True
 
 
-def _path_arguments(arguments: Any) -> Iterator[str]:
-    """The strings a tool's arguments give under path-like keys (``path``, ``paths``, ``dir_path``…)."""
+def _path_arguments(tool: str, arguments: Any) -> Iterator[str]:
+    """The strings a tool's arguments give under path-like keys (``path``, ``paths``, ``dir_path``…) and the keys
+    whose patterns it reads as paths (read_many_files' ``include``), and the path of any ``file://`` URL."""
     if not isinstance(arguments, dict):
         return
     for key, value in arguments.items():
-        if not isinstance(key, str) or not is_path_key(key):
+        url_path = file_url_path(value)
+        if url_path is not None:
+            yield url_path  # ``url: file:///home/me/.ssh/id_rsa``
+        if not isinstance(key, str) or not (is_path_key(key) or key in PATTERNS_READ_AS_PATHS.get(tool, ())):
             continue
         values = value if isinstance(value, list) else [value]
         yield from (item for item in values[:256] if isinstance(item, str) and 0 < len(item) <= 4096)
@@ -715,22 +729,31 @@ def _path_arguments(arguments: Any) -> Iterator[str]:
 
 def _named_paths_risk(call: ToolCall, findings: _Findings) -> None:
     """A tool outside the file-tool table (an MCP tool, another host's ``read_many_files`` or ``grep_search``): the
-    files its path-like arguments name, wildcards expanded; a directory it reads whole is judged by its contents."""
-    values = list(_path_arguments(call.arguments))
+    files its path-like arguments name, wildcards expanded; a directory it reads whole is judged by its contents:
+    each directory a pattern matches, and for ``**`` the directory the walk starts from."""
+    values = list(_path_arguments(call.tool_name, call.arguments))
     for value in values:
         for form in _expanded(value, call.cwd, findings):
             if sensitive_target(form, call.cwd):
                 findings.add("high", f"the tool is given a sensitive file: key, credentials, agent settings ({value})")
                 break
     if call.tool_name in READS_DIRECTORIES_WHOLE:
-        for directory in values or ["."]:  # given no path, it searches the working directory
-            _directory_read_risk(call.tool_name, directory, call.cwd, findings)
+        honours_gitignore = not turns_off_git_ignore(call.arguments)
+        for value in values or ["."]:  # given no path, it searches the working directory
+            walked = [value.split("**", 1)[0] or "."] if "**" in value else []
+            for directory in [*walked, *_expanded(value, call.cwd, findings)]:
+                _directory_read_risk(call.tool_name, directory, call.cwd, findings, honours_gitignore)
 
 
-def _directory_read_risk(tool: str, directory: str, cwd: str | None, findings: _Findings) -> None:
+def _directory_read_risk(
+    tool: str, directory: str, cwd: str | None, findings: _Findings, honours_gitignore: bool = True
+) -> None:
     """A search tool reads the files of the directory it is given: Claude Code's Grep runs ripgrep with hidden files,
     git's ignores kept and links not followed; the other hosts' tools are judged as following them."""
-    found = secrets_within(directory, cwd, hidden=True, honours_gitignore=True, follows_links=tool != "Grep")
+    honours_gitignore = honours_gitignore and not (tool == "Grep" and ripgrep_configured())  # ripgrep's own config
+    found = secrets_within(
+        directory, cwd, hidden=True, honours_gitignore=honours_gitignore, follows_links=tool != "Grep"
+    )
     if found is not None:
         findings.add("high", f"{tool} reads {directory} recursively, secrets included ({found})")
 

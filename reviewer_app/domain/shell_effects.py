@@ -72,6 +72,8 @@ _EXEC_VARIABLES = frozenset(
     }
 )  # fmt: skip
 _EXEC_VARIABLE_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_")
+_OPTION_VARIABLES = frozenset({"RIPGREP_CONFIG_PATH", "ZIPOPT", "GREP_OPTIONS"})
+"""Variables that give a program options (``--hidden``, ``-r``) no word of the command shows."""
 _GIT_SAFE_VARIABLES = re.compile(r"^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TRACE\w*$")
 # Builtins that change how later commands in the same shell are read or run.
 _SHELL_STATE = frozenset({"alias", "shopt", "enable", "trap", "hash", "source", ".", "set", "unalias", "function"})
@@ -187,6 +189,8 @@ def _assignment_effects(name: str, found: _Found) -> None:
         or (name.startswith("GIT_") and not _GIT_SAFE_VARIABLES.match(name))
     ):
         found.hidden(f"sets {name}, which decides what programs run or load")
+    elif name in _OPTION_VARIABLES:
+        found.hidden(f"sets {name}, which gives a program options the command does not show")
 
 
 def _wrapper_effects(program: str, simple: SimpleCommand, found: _Found) -> None:

@@ -416,6 +416,8 @@ def _awk(program: str, args: tuple[str, ...], hidden: list[str], visible: list[s
             hidden.append(f"the {program} program runs commands (system(), pipes)")
         if re.search(r"\bprintf?\b[^;{}\n]*>", text):
             visible.append(f"the {program} program writes files (print > file)")
+        if re.search(r"\bgetline\b[^;{}\n]*<", text):
+            visible.append(f"the {program} program reads files it names (getline < file)")
 
 
 def _git(args: tuple[str, ...], hidden: list[str], visible: list[str]) -> None:

@@ -3,9 +3,10 @@
 Why: ``f=~/.ssh/id_ed25519; cat $f`` reads the key, though ``cat``'s word is only ``$f``; so does
 ``K=~/.s*/*; cat $K`` (an unquoted expansion is globbed). A variable assigned in the command (``NAME=value``, also
 after ``export``, ``declare``, ``local``, ``readonly``, ``typeset``) is substituted with every value it is given
-there; one filled at run time (``read``, ``mapfile``, ``readarray``, ``getopts``) cannot be judged, and a word that
-uses it is reported. Variables from the environment are the agent host's, not the command's, and are left as they
-are.
+there, and a value that uses another of them with that one's values (``f=..; g=$f/keys``); one filled at run time
+(``read``, ``mapfile``, ``readarray``, ``getopts``, ``printf -v``, a name reference ``declare -n``) cannot be
+judged, and a word that uses it, or names a variable through another (``${!name}``), is reported. Variables from
+the environment are the agent host's, not the command's, and are left as they are.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ _DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _USE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))")
+_INDIRECT = re.compile(r"\$\{!([A-Za-z_][A-Za-z0-9_]*)")
+_MAX_ROUNDS = 4
+"""A value that uses another variable is substituted again, this many times at most (``f=$f/x`` never ends)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -36,20 +40,37 @@ class CommandVariables:
         used = {braced or plain for braced, plain in _USE.findall(word)}
         return used & (set(self.values) | self.filled_at_run_time)
 
+    def unknowable(self, word: str) -> list[str]:
+        """What in ``word`` has a value no text shows: a variable filled at run time, one named through another
+        (``${!name}``)."""
+        late = sorted(self.uses(word) & self.filled_at_run_time)
+        return late + [f"!{name}" for name in _INDIRECT.findall(word)]
+
 
 def command_variables(parsed: ParsedCommand) -> CommandVariables:
     values: dict[str, list[str]] = {}
     filled: set[str] = set()
     for simple in parsed.commands:
-        declared = simple.argv[1:] if simple.argv[:1] and simple.argv[0] in _DECLARERS else ()
+        program = simple.argv[0] if simple.argv else ""
+        declared = simple.argv[1:] if program in _DECLARERS else ()
+        references = any(word.startswith("-") and "n" in word for word in declared)  # declare -n r=HOME
         for assignment in (*simple.assignments, *declared):
             name, equals, value = assignment.partition("=")
             name = name.removesuffix("+")  # NAME+=value appends
-            if equals and _NAME.fullmatch(name):
+            if references and _NAME.fullmatch(name):
+                filled.add(name)
+            elif equals and _NAME.fullmatch(name):
                 values.setdefault(name, []).append(_unquoted(value))
-        if simple.argv[:1] and simple.argv[0] in _READERS:
+        if program in _READERS:
             filled.update(word for word in simple.argv[1:] if _NAME.fullmatch(word))
+        if program == "printf":  # printf -v NAME format…
+            filled.update(_printf_targets(simple.argv[1:]))
     return CommandVariables({name: tuple(found) for name, found in values.items()}, frozenset(filled))
+
+
+def _printf_targets(args: tuple[str, ...]) -> list[str]:
+    names = [args[index + 1] for index, word in enumerate(args[:-1]) if word == "-v"]
+    return [*names, *(word[2:] for word in args if word.startswith("-v") and len(word) > 2)]
 
 
 def _unquoted(value: str) -> str:
@@ -76,15 +97,19 @@ def substituted(simple: SimpleCommand, variables: CommandVariables) -> list[Simp
 
 
 def _forms(text: str, variables: CommandVariables) -> list[str]:
-    """``text`` with each of the command's variables it uses replaced by each of their values; [] when none."""
-    names = variables.uses(text) - variables.filled_at_run_time
-    forms = [text] if names else []
-    for name in sorted(names):
-        use = re.compile(r"\$\{" + name + r"(?:[^A-Za-z0-9_}][^}]*)?\}|\$" + name + r"(?![A-Za-z0-9_])")
-        forms = [use.sub(value.replace("\\", "\\\\"), form) for form in forms for value in variables.values[name]]
-        if len(forms) > MAX_VARIANTS:
+    """``text`` with each of the command's variables it uses replaced by each of their values, again while a value
+    uses another (``g=$f/keys``); [] when it uses none."""
+    forms = [text]
+    for _ in range(_MAX_ROUNDS):
+        names = {name for form in forms for name in variables.uses(form)} - variables.filled_at_run_time
+        if not names:
             break
-    return forms
+        for name in sorted(names):
+            use = re.compile(r"\$\{" + name + r"(?:[^A-Za-z0-9_}][^}]*)?\}|\$" + name + r"(?![A-Za-z0-9_])")
+            forms = [use.sub(value.replace("\\", "\\\\"), form) for form in forms for value in variables.values[name]]
+            if len(forms) > MAX_VARIANTS:
+                return forms
+    return forms if forms != [text] else []
 
 
 def _with_word(simple: SimpleCommand, index: int, value: str) -> SimpleCommand:

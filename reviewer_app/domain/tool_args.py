@@ -67,7 +67,32 @@ SEARCHES_WORKING_DIRECTORY = frozenset({"Glob", "Grep", "LS"})
 READS_DIRECTORIES_WHOLE = frozenset({"Grep", "grep_search", "search_file_content", "read_many_files", "grep"})
 """Tools that read every file of a directory they are given (Claude Code's Grep, Gemini CLI's and Qwen Code's
 grep_search and read_many_files, OpenCode's grep), not just its names."""
+PATTERNS_READ_AS_PATHS: dict[str, tuple[str, ...]] = {"read_many_files": ("include",)}
+"""Arguments whose patterns a tool reads as more paths, though their names do not say so (Gemini CLI's
+read_many_files adds ``include`` to ``paths``)."""
 _PATH_KEY_PARTS = ("path", "file", "dir", "folder", "source", "destination", "target")
+
+
+def file_url_path(value: object) -> str | None:
+    """The local path a ``file://`` URL argument names (``url``, ``uri`` of a fetch tool), else None."""
+    if not isinstance(value, str) or value[:7].lower() != "file://":
+        return None
+    rest = value[7:]
+    return rest if rest.startswith("/") else "/" + rest.partition("/")[2]  # file://localhost/x
+
+
+def turns_off_git_ignore(arguments: Any) -> bool:
+    """Whether a search tool's arguments tell it to read what git ignores (read_many_files'
+    ``respect_git_ignore: false``, also inside ``file_filtering_options``)."""
+    if not isinstance(arguments, dict):
+        return False
+    for key, value in arguments.items():
+        folded = str(key).replace("_", "").casefold()
+        if "gitignore" in folded and value is False:
+            return True
+        if isinstance(value, dict) and turns_off_git_ignore(value):
+            return True
+    return False
 
 
 def is_path_key(key: str) -> bool:

@@ -122,8 +122,18 @@ def _normal(path: str) -> str:
     return posixpath.normpath(path.replace("\\", "/"))
 
 
+_CURRENT_DIRECTORY = ("${PWD}", "$PWD", "~+", "/proc/self/cwd", "/proc/thread-self/cwd")
+"""Spellings of the directory the shell is in (``grep -r x $PWD/..``; ``/proc/self/cwd`` is the program's): read as
+``.``."""
+
+
 def placed(path: str, here: str | None) -> str:
-    """``path`` as opened in ``here``: a relative path made absolute, ``~`` and absolute paths as written."""
+    """``path`` as opened in ``here``: a relative path made absolute (``$PWD/x`` and ``~+/x`` are relative),
+    ``~`` and absolute paths as written."""
+    for spelling in _CURRENT_DIRECTORY:
+        if path == spelling or path.startswith(spelling + "/"):
+            path = "." + path[len(spelling) :]
+            break
     if here is None or path.startswith(("/", "~")):
         return path
     return posixpath.join(here, path)

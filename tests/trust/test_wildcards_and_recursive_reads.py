@@ -39,6 +39,7 @@ def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     (home / "linked" / "deploy").symlink_to(home / ".ssh" / "id_ed25519")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("CDPATH", raising=False)
+    monkeypatch.delenv("RIPGREP_CONFIG_PATH", raising=False)
     monkeypatch.setenv("REVIEWER_CONFIG", str(tmp_path / "no-config.toml"))
     return home
 
