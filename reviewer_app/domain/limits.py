@@ -92,8 +92,69 @@ def _safe(text: str) -> str:
     return cleaned if len(cleaned) <= 40 else cleaned[:39] + "…"
 
 
+PLAIN_MAX_DEPTH = 16
+"""Deepest nesting the fast path (:func:`plain_json_size`) looks into; deeper values take the full walk."""
+
+
 def check_json_value(value: Any, what: str, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> None:
     """Raise :class:`RequestRejected` unless ``value`` is JSON data within the limits.
+
+    A small plain value (every request's data and metadata, every decision) is accepted by
+    :func:`plain_json_size`; anything else, and everything refused, takes :func:`walk_json_value`, so the
+    verdict and the error message are always the full walk's.
+    """
+    kind = type(value)
+    if (kind is dict or kind is list) and max_depth >= 1:
+        size = plain_json_size(value, min(max_depth, PLAIN_MAX_DEPTH))
+        if 0 <= size <= max_bytes:
+            return
+    walk_json_value(value, what, max_depth=max_depth, max_bytes=max_bytes)
+
+
+def plain_json_size(value: Any, room: int) -> int:
+    """An upper bound of ``value``'s canonical JSON size in bytes (the full walk's ``size_high``), or -1 when it is
+    not plain: exact ``dict``/``list`` containers at most ``room`` levels deep (``room`` >= 1: this one counts),
+    string keys and strings of ASCII, ``None``, booleans and integers within the digit limit only.
+
+    Whatever it sizes passes every check of :func:`walk_json_value` whose ``max_depth`` is at least ``room``
+    and whose ``max_bytes`` is at least the size (ASCII holds no surrogate; sizes are bounded the same way), so
+    a caller may accept it without the walk. Recursion is bounded by ``room``.
+    """
+    kind = type(value)
+    if kind is dict:
+        size = 2
+        for key in value:
+            if type(key) is not str or not key.isascii():
+                return -1
+            size += 6 * len(key) + 4
+        children = value.values()
+    elif kind is list:
+        size = 2 + len(value)
+        children = value
+    else:
+        return -1
+    for child in children:
+        child_kind = type(child)
+        if child_kind is str:
+            if not child.isascii():
+                return -1
+            size += 6 * len(child) + 2
+        elif child_kind is dict or child_kind is list:
+            inner = plain_json_size(child, room - 1) if room > 1 else -1
+            if inner < 0:
+                return -1
+            size += inner
+        elif child is None or child_kind is bool:
+            size += 5
+        elif child_kind is int and -_INT_BOUND < child < _INT_BOUND:
+            size += MAX_INT_DIGITS + 1
+        else:
+            return -1
+    return size
+
+
+def walk_json_value(value: Any, what: str, *, max_depth: int = MAX_DEPTH, max_bytes: int = MAX_JSON_BYTES) -> None:
+    """:func:`check_json_value`'s full check of any value, refusals worded.
 
     Walks the value without recursion (a hostile value may be nested far deeper than the stack).
     """
