@@ -57,6 +57,8 @@ class Decision:
             raise DecisionError("a steer decision needs guidance text")
         if self.kind is DecisionKind.RESPOND and self.message is None:
             raise DecisionError("a respond decision needs an answer")
+        if self.message is None and self.edited_args is None and type(self.extra) is dict and not self.extra:
+            return  # nothing a limit could refuse (a plain approval or rejection)
         try:  # what a decision carries is stored, hashed into the audit chain and shown: the same limits
             check_json_value(
                 {"message": self.message, "edited_args": self.edited_args, "extra": self.extra}, "the decision"

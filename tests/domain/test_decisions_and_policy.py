@@ -61,3 +61,10 @@ def test_summaries_are_one_short_line() -> None:
     assert summarize_arguments({"command": "ls\n -la"}) == "ls -la"
     assert summarize_arguments({"path": "a.txt", "content": "x"}) == "path: a.txt"
     assert len(summarize_arguments({"command": "x" * 1000})) == 160
+
+
+def test_a_plain_decision_skips_nothing_a_limit_would_refuse() -> None:
+    assert Decision(DecisionKind.APPROVE, args_sha256="0" * 64).extra == {}
+    for refused in (set(), frozenset()):  # empty, yet not JSON: still refused
+        with pytest.raises(DecisionError, match="is not JSON data"):
+            Decision(DecisionKind.REJECT, extra=refused)  # type: ignore[arg-type]
