@@ -254,14 +254,17 @@ def check_identifier(value: Any, name: str, *, required: bool = True) -> None:
 _REQUIRED_IDS = ("hitl_id", "hitl_type", "session_id", "invocation_id")
 _OPTIONAL_NAMES = ("tool_name", "block_id", "checkpoint_id", "tool_call_id", "node_id", "resume_mode")
 _JSON_FIELDS = ("data", "metadata", "tool_state")
+_IDENTIFIERS = tuple((name, True) for name in _REQUIRED_IDS) + tuple((name, False) for name in _OPTIONAL_NAMES)
 
 
 def check_request(fields: Mapping[str, Any]) -> None:
     """Everything a new request carries (the arguments of ``create``), checked before anything is written."""
-    for name in _REQUIRED_IDS:
-        check_identifier(fields.get(name), name)
-    for name in _OPTIONAL_NAMES:
-        check_identifier(fields.get(name), name, required=False)
+    get = fields.get
+    for name, required in _IDENTIFIERS:
+        value = get(name)
+        if type(value) is str and value and value.isascii() and len(value) <= MAX_ID_CHARS and "\x00" not in value:
+            continue  # check_identifier's common case, inline: ten calls less a request
+        check_identifier(value, name, required=required)
     for name in _JSON_FIELDS:
         value = fields.get(name)
         if value is not None:

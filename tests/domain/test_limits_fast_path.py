@@ -9,9 +9,12 @@ from hypothesis import strategies as st
 
 from reviewer_app.domain.limits import (
     MAX_DEPTH,
+    MAX_ID_CHARS,
     MAX_INT_DIGITS,
     RequestRejected,
+    check_identifier,
     check_json_value,
+    check_request,
     plain_json_size,
     walk_json_value,
 )
@@ -92,3 +95,43 @@ def test_a_typical_tool_call_takes_the_fast_path() -> None:
     }
     assert plain_json_size(data, MAX_DEPTH) >= 0
     assert plain_json_size({"message": None, "edited_args": None, "extra": {}}, MAX_DEPTH) >= 0
+
+
+_REQUIRED = ("hitl_id", "hitl_type", "session_id", "invocation_id")
+_OPTIONAL = ("tool_name", "block_id", "checkpoint_id", "tool_call_id", "node_id", "resume_mode")
+_IDENTIFIER_VALUES = st.one_of(
+    st.none(),
+    st.text(max_size=6),
+    st.sampled_from(["", "x" * MAX_ID_CHARS, "x" * (MAX_ID_CHARS + 1), "a\x00b", "\udc80", "é", "plain-id"]),
+    st.integers(-1, 1),
+    st.builds(bytes, st.binary(max_size=2)),
+)
+
+
+def _each_field_checked(fields: dict[str, Any]) -> None:
+    """check_request as the separate checks it stands for, in its order."""
+    for name in _REQUIRED:
+        check_identifier(fields.get(name), name)
+    for name in _OPTIONAL:
+        check_identifier(fields.get(name), name, required=False)
+    for name in ("data", "metadata", "tool_state"):
+        if fields.get(name) is not None:
+            check_json_value(fields[name], name)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    fields=st.fixed_dictionaries(
+        {name: _IDENTIFIER_VALUES for name in _REQUIRED + _OPTIONAL},
+        optional={"data": _VALUES, "metadata": _VALUES},
+    )
+)
+def test_a_request_is_checked_as_each_of_its_fields_is(fields: dict[str, Any]) -> None:
+    def verdict(check: Any) -> tuple[str, str] | None:
+        try:
+            check(fields)
+        except RequestRejected as exc:
+            return exc.limit, str(exc)
+        return None
+
+    assert verdict(check_request) == verdict(_each_field_checked)
