@@ -25,7 +25,8 @@ from reviewer_app.domain.waivers import describe_session_approval
 from reviewer_app.ui.detail.pane import DetailPane
 
 CONFIRM_WINDOW_S = 4.0
-CONFIRMED_KINDS = {"approve": "A", "approve_for_session": "Shift+A"}
+# The keys as the buttons show them: a lone "A" would read as Shift+A, which approves for the whole session.
+CONFIRMED_KINDS = {"approve": "a", "approve_for_session": "Shift+A"}
 
 
 class HighRiskConfirm(QObject):
