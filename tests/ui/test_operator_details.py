@@ -43,6 +43,26 @@ def edit_command(
     return hitl_id, dialog, dialog.field_editor("command")
 
 
+def edit_bash(
+    qtbot: Any, win: MainWindow, backend: SQLHITLBackend, hitl_id: str, arguments: dict[str, str]
+) -> EditArgumentsDialog:
+    """A Claude Code Bash request with these arguments shown and ``e`` pressed: the edit dialog."""
+    run_async(
+        qtbot,
+        backend.create(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id="s1",
+            invocation_id="i1",
+            data={"arguments": arguments, "agent": "claude-code"},
+            tool_name="Bash",
+        ),
+    )
+    show(qtbot, win, hitl_id)
+    press(qtbot, win, Qt.Key.Key_E)
+    return dialog_of(qtbot, win, EditArgumentsDialog)
+
+
 def press(qtbot: Any, win: MainWindow, key: Any) -> None:
     win.inbox.view.setFocus()
     qtbot.keyClick(win.inbox.view, key)
@@ -200,21 +220,7 @@ def test_after_an_edit_history_names_what_ran_and_strikes_what_was_shown(
 def test_tab_into_the_next_value_puts_the_caret_at_its_end(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
-    arguments = {"command": "git diff --stat", "description": "step 1"}
-    run_async(
-        qtbot,
-        qt_backend.create(
-            hitl_id="h2",
-            hitl_type="tool_approval",
-            session_id="s1",
-            invocation_id="i1",
-            data={"arguments": arguments, "agent": "claude-code"},
-            tool_name="Bash",
-        ),
-    )
-    show(qtbot, window, "h2")
-    press(qtbot, window, Qt.Key.Key_E)
-    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    dialog = edit_bash(qtbot, window, qt_backend, "h2", {"command": "git diff --stat", "description": "step 1"})
     qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
     assert dialog.focusWidget() is dialog.field_editor("description")
     qtbot.keyClicks(dialog.focusWidget(), " (staged)")
@@ -236,3 +242,16 @@ def test_another_runs_request_never_shows_the_previous_runs_timeline(
     assert window.detail.hitl_id == second
     assert window.detail.timeline_model.invocation_id != "run-a"
     qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == "run-b", timeout=10_000)
+
+
+def test_after_e_the_caret_waits_in_the_command_even_when_the_description_is_longer(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Claude Code describes its commands in more words than the command takes ("Clean build dir" for "rm -rf
+    build"): the caret went to the description, which never runs, and the operator's typing edited it."""
+    arguments = {"command": "rm -rf build", "description": "Remove the old build directory before rebuilding"}
+    dialog = edit_bash(qtbot, window, qt_backend, "h3", arguments)
+    field = dialog.field_editor("command")
+    assert dialog.focusWidget() is field
+    qtbot.keyClicks(field, "/tmp")
+    assert field.toPlainText() == "rm -rf build/tmp"
