@@ -255,3 +255,17 @@ def test_after_e_the_caret_waits_in_the_command_even_when_the_description_is_lon
     assert dialog.focusWidget() is field
     qtbot.keyClicks(field, "/tmp")
     assert field.toPlainText() == "rm -rf build/tmp"
+
+
+def test_a_decision_key_on_a_group_row_says_why_nothing_happened(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """With a session or run row selected (Home goes there), ``a`` did nothing and said nothing."""
+    hitl_id = shell(qtbot, qt_backend, "h1", "ls")
+    show(qtbot, window, hitl_id)
+    window.inbox.view.setCurrentIndex(window.inbox.model.index(0, 0))  # the session row
+    qtbot.waitUntil(lambda: window.detail.summary is None, timeout=10_000)
+    press(qtbot, window, Qt.Key.Key_A)
+    said = window.statusBar().currentMessage()
+    assert "select a request" in said.lower() and "j/k" in said
+    assert status(qtbot, qt_backend, hitl_id)[0] == "pending"
