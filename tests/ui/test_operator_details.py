@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.pane import countdown_color
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
 from reviewer_app.ui.window.keymap import keymap_entries
 from reviewer_app.ui.window.main_window import MainWindow
@@ -269,3 +270,16 @@ def test_a_decision_key_on_a_group_row_says_why_nothing_happened(
     said = window.statusBar().currentMessage()
     assert "select a request" in said.lower() and "j/k" in said
     assert status(qtbot, qt_backend, hitl_id)[0] == "pending"
+
+
+@pytest.mark.parametrize(("key", "sends"), [(Qt.Key.Key_S, "Send guidance"), (Qt.Key.Key_R, "Reject")])
+def test_the_steer_and_reject_dialogs_say_that_ctrl_enter_sends(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any, key: Qt.Key, sends: str
+) -> None:
+    """Return in the text box is a new line: the key that sends was only in the button's tooltip."""
+    show(qtbot, window, shell(qtbot, qt_backend, "h1", "ls"))
+    press(qtbot, window, key)
+    dialog = dialog_of(qtbot, window, TextDialog)
+    said = " ".join(label.text() for label in dialog.findChildren(QLabel) if label.isVisible())
+    assert f"Ctrl+Enter: {sends}" in said
+    dialog.reject()
