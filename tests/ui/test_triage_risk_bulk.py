@@ -73,6 +73,8 @@ def test_approving_a_high_risk_request_by_key_needs_the_key_twice(
     # The key as the Approve button shows it: "press A" reads as Shift+A, which is approve for the session.
     said = window.statusBar().currentMessage()
     assert "press a again" in said and "press A" not in said
+    # The reasons follow a colon: they carry their own brackets ("deletes recursively (rm -r)").
+    assert "HIGH RISK: deletes recursively (rm -r)" in said and "))" not in said
     assert window.triage.confirm.armed == (risky, "approve")
     qtbot.keyClick(view, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: status(qtbot, qt_backend, risky)[:2] == ("completed", "approve"), timeout=10_000)

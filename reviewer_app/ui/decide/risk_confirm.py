@@ -69,7 +69,7 @@ class HighRiskConfirm(QObject):
             self._armed = (hitl_id, kind)
             self._armed_at = self.clock()
             key = CONFIRMED_KINDS[kind]
-            parts = [f"HIGH RISK ({'; '.join(risk.reasons[:3])})"] if high and risk is not None else []
+            parts = [f"HIGH RISK: {'; '.join(risk.reasons[:3])}"] if high and risk is not None else []
             if unchecked:
                 parts.append("Still checking the arguments for secrets")
             if waiver:
