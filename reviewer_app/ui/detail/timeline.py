@@ -133,6 +133,9 @@ def block_title(block: Block, blocks: Mapping[str, Block] | None = None) -> str:
         return f"{title}  · {DECISION_WORDS.get(decision, decision)}" if decision else title
     if block.kind is BlockKind.HITL:
         what = _first(data, "tool_name", "question", "title") or _first(data, "hitl_type") or "request"
+        args = data.get("arguments") if data.get("tool_name") and block.parent_id is None else None
+        if args:  # a hook's run has only its reviews, no tool blocks above them: the call tells them apart
+            what = f"{what}  {summarize_arguments(args, 120)}"
         if review_expired(block):
             return f"Expired: {what} (nobody decided in time)"
         decision = data.get("decision")
