@@ -156,6 +156,14 @@ def test_a_hook_requests_review_in_the_timeline_names_its_command() -> None:
     assert block_title(_hitl(decided)).startswith("Reviewed: Bash → ")  # its tool block above already says it
 
 
+def test_a_hook_review_that_expired_reads_as_expired() -> None:
+    """A hook's request that nobody decided is patched with the decision ``expire`` and no reviewer: the timeline
+    said "Reviewed: Bash → expired", as if someone had reviewed it."""
+    expired = _hitl({"tool_name": "Bash", "status": "expired", "decision": "expire"}, parent=None)
+    assert block_status(expired) == "expired"
+    assert block_title(expired) == "Expired: Bash (nobody decided in time)"
+
+
 def test_the_timeline_model_shows_the_expired_chip_on_the_tool(qtmodeltester: Any) -> None:
     from reviewer_app.domain.timeline import BlockEvent, BlockOp
     from reviewer_app.ui.detail.timeline import STATUS_ROLE

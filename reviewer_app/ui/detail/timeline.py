@@ -81,10 +81,13 @@ EXPIRY_REVIEWER = "system:expiry"  # who "decides" an expired request (hitl.expi
 def review_expired(block: Block) -> bool:
     """A review that ended because nobody decided in time (its default decision applied).
 
-    The runtime marks it ``expired``; integrations in other processes only name the expiry as the reviewer.
+    The runtime marks it ``expired``; integrations in other processes name the expiry as the reviewer, or record
+    the decision ``expire`` (a hook's request nobody decided).
     """
     data = block.data
-    return block.kind is BlockKind.HITL and (bool(data.get("expired")) or data.get("reviewer") == EXPIRY_REVIEWER)
+    return block.kind is BlockKind.HITL and (
+        bool(data.get("expired")) or data.get("reviewer") == EXPIRY_REVIEWER or data.get("decision") == "expire"
+    )
 
 
 def block_status(block: Block, blocks: Mapping[str, Block] | None = None) -> str | None:
