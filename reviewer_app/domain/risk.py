@@ -118,7 +118,7 @@ def _directory_read_risk(
         directory, cwd, hidden=True, honours_gitignore=honours_gitignore, follows_links=tool != "Grep"
     )
     if found is not None:
-        findings.add("high", f"{tool} reads {directory} recursively, secrets included ({found})")
+        findings.add("high", f"{tool} reads {directory} recursively, secrets included: {found}")
 
 
 def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str], str | None] | None = None) -> Risk:

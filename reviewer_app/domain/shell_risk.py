@@ -229,7 +229,7 @@ def _recursion_risk(
                 follows_links=recursion.follows_links,
             )
             if found is not None:
-                findings.add("high", f"{program} reads {operand} recursively, secrets included ({found})")
+                findings.add("high", f"{program} reads {operand} recursively, secrets included: {found}")
 
 
 def _operand_risk(program: str, candidate: str, writes: bool, findings: Findings, cwd: str | None) -> None:

@@ -199,3 +199,20 @@ def test_a_wildcard_matching_more_files_than_can_be_checked_is_asked(home: Path)
     for index in range(1_100):
         (many / f"f{index}.txt").write_text("")
     assert judged_high("Bash", {"command": "cat many/*"}, home / "ws")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "where", "said"),
+    [("Bash", {"command": "grep -r PRIVATE ~"}, "ws",
+      "grep reads ~ recursively, secrets included: the home directories (keys, credentials)"),
+     ("Bash", {"command": "grep -r PRIVATE ../keys"}, "ws",
+      "grep reads ../keys recursively, secrets included: ../keys/server.pem"),
+     ("Grep", {"pattern": "PRIVATE", "path": "~"}, "ws",
+      "Grep reads ~ recursively, secrets included: the home directories (keys, credentials)")],
+)  # fmt: skip
+def test_a_recursive_read_says_what_secret_it_takes_in_without_nested_brackets(
+    home: Path, tool: str, arguments: dict[str, object], where: str, said: str
+) -> None:
+    """The reason is read in the risk chip and the inbox's tooltip at a glance: "secrets included (the home
+    directories (keys, credentials))" left the reader counting brackets."""
+    assert said in assess(ToolCall(tool, arguments, cwd=str(home / where)), scan_secrets=False).reasons

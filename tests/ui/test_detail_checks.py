@@ -98,7 +98,7 @@ def test_approving_by_key_while_the_scan_runs_needs_the_key_twice(
     calm = shell(qtbot, qt_backend, "h1", "ls")
     shown(qtbot, window, calm)
     message = first_press_waits(qtbot, window, qt_backend, calm)  # the first press only says the scan still runs
-    assert "still checking" in message.lower() and "press A again" in message
+    assert "still checking" in message.lower() and "press a again" in message
     qtbot.keyClick(window.inbox.view, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: status(qtbot, qt_backend, calm)[:2] == ("completed", "approve"), timeout=10_000)
 

@@ -145,6 +145,25 @@ def test_the_timeline_says_expired_and_steered_not_rejected_or_error() -> None:
     assert block_status(failed) == "error"
 
 
+def test_a_hook_requests_review_in_the_timeline_names_its_command() -> None:
+    """A coding agent's hook run has no tool blocks, only its reviews: each read "Waiting for review: Bash", and a
+    run of forty such rows could not be told apart without opening each one."""
+    arguments = {"command": "grep -r PRIVATE ~", "description": "Search for private keys"}
+    waiting = _hitl({"tool_name": "Bash", "arguments": arguments, "status": "pending"}, parent=None)
+    assert block_title(waiting) == "Waiting for review: Bash  grep -r PRIVATE ~"
+    decided = {"tool_name": "Bash", "arguments": arguments, "status": "decided", "decision": "reject"}
+    assert block_title(_hitl(decided, parent=None)).startswith("Reviewed: Bash  grep -r PRIVATE ~ → ")
+    assert block_title(_hitl(decided)).startswith("Reviewed: Bash → ")  # its tool block above already says it
+
+
+def test_a_hook_review_that_expired_reads_as_expired() -> None:
+    """A hook's request that nobody decided is patched with the decision ``expire`` and no reviewer: the timeline
+    said "Reviewed: Bash → expired", as if someone had reviewed it."""
+    expired = _hitl({"tool_name": "Bash", "status": "expired", "decision": "expire"}, parent=None)
+    assert block_status(expired) == "expired"
+    assert block_title(expired) == "Expired: Bash (nobody decided in time)"
+
+
 def test_the_timeline_model_shows_the_expired_chip_on_the_tool(qtmodeltester: Any) -> None:
     from reviewer_app.domain.timeline import BlockEvent, BlockOp
     from reviewer_app.ui.detail.timeline import STATUS_ROLE

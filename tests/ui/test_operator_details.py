@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.detail.pane import countdown_color
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
+from reviewer_app.ui.dialogs.submit import TextDialog
 from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
 from reviewer_app.ui.window.keymap import keymap_entries
 from reviewer_app.ui.window.main_window import MainWindow
@@ -41,6 +42,26 @@ def edit_command(
     press(qtbot, win, Qt.Key.Key_E)
     dialog = dialog_of(qtbot, win, EditArgumentsDialog)
     return hitl_id, dialog, dialog.field_editor("command")
+
+
+def edit_bash(
+    qtbot: Any, win: MainWindow, backend: SQLHITLBackend, hitl_id: str, arguments: dict[str, str]
+) -> EditArgumentsDialog:
+    """A Claude Code Bash request with these arguments shown and ``e`` pressed: the edit dialog."""
+    run_async(
+        qtbot,
+        backend.create(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id="s1",
+            invocation_id="i1",
+            data={"arguments": arguments, "agent": "claude-code"},
+            tool_name="Bash",
+        ),
+    )
+    show(qtbot, win, hitl_id)
+    press(qtbot, win, Qt.Key.Key_E)
+    return dialog_of(qtbot, win, EditArgumentsDialog)
 
 
 def press(qtbot: Any, win: MainWindow, key: Any) -> None:
@@ -200,21 +221,7 @@ def test_after_an_edit_history_names_what_ran_and_strikes_what_was_shown(
 def test_tab_into_the_next_value_puts_the_caret_at_its_end(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
-    arguments = {"command": "git diff --stat", "description": "step 1"}
-    run_async(
-        qtbot,
-        qt_backend.create(
-            hitl_id="h2",
-            hitl_type="tool_approval",
-            session_id="s1",
-            invocation_id="i1",
-            data={"arguments": arguments, "agent": "claude-code"},
-            tool_name="Bash",
-        ),
-    )
-    show(qtbot, window, "h2")
-    press(qtbot, window, Qt.Key.Key_E)
-    dialog = dialog_of(qtbot, window, EditArgumentsDialog)
+    dialog = edit_bash(qtbot, window, qt_backend, "h2", {"command": "git diff --stat", "description": "step 1"})
     qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
     assert dialog.focusWidget() is dialog.field_editor("description")
     qtbot.keyClicks(dialog.focusWidget(), " (staged)")
@@ -236,3 +243,43 @@ def test_another_runs_request_never_shows_the_previous_runs_timeline(
     assert window.detail.hitl_id == second
     assert window.detail.timeline_model.invocation_id != "run-a"
     qtbot.waitUntil(lambda: window.detail.timeline_model.invocation_id == "run-b", timeout=10_000)
+
+
+def test_after_e_the_caret_waits_in_the_command_even_when_the_description_is_longer(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Claude Code describes its commands in more words than the command takes ("Clean build dir" for "rm -rf
+    build"): the caret went to the description, which never runs, and the operator's typing edited it."""
+    arguments = {"command": "rm -rf build", "description": "Remove the old build directory before rebuilding"}
+    dialog = edit_bash(qtbot, window, qt_backend, "h3", arguments)
+    field = dialog.field_editor("command")
+    assert dialog.focusWidget() is field
+    qtbot.keyClicks(field, "/tmp")
+    assert field.toPlainText() == "rm -rf build/tmp"
+
+
+def test_a_decision_key_on_a_group_row_says_why_nothing_happened(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """With a session or run row selected (Home goes there), ``a`` did nothing and said nothing."""
+    hitl_id = shell(qtbot, qt_backend, "h1", "ls")
+    show(qtbot, window, hitl_id)
+    window.inbox.view.setCurrentIndex(window.inbox.model.index(0, 0))  # the session row
+    qtbot.waitUntil(lambda: window.detail.summary is None, timeout=10_000)
+    press(qtbot, window, Qt.Key.Key_A)
+    said = window.statusBar().currentMessage()
+    assert "select a request" in said.lower() and "j/k" in said
+    assert status(qtbot, qt_backend, hitl_id)[0] == "pending"
+
+
+@pytest.mark.parametrize(("key", "sends"), [(Qt.Key.Key_S, "Send guidance"), (Qt.Key.Key_R, "Reject")])
+def test_the_steer_and_reject_dialogs_say_that_ctrl_enter_sends(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any, key: Qt.Key, sends: str
+) -> None:
+    """Return in the text box is a new line: the key that sends was only in the button's tooltip."""
+    show(qtbot, window, shell(qtbot, qt_backend, "h1", "ls"))
+    press(qtbot, window, key)
+    dialog = dialog_of(qtbot, window, TextDialog)
+    said = " ".join(label.text() for label in dialog.findChildren(QLabel) if label.isVisible())
+    assert f"Ctrl+Enter: {sends}" in said
+    dialog.reject()

@@ -164,6 +164,8 @@ class DecisionController(QObject):
                 self.message.emit("Still loading the request…", 2000)
             elif detail.summary is not None:
                 self.message.emit(f"{kind.replace('_', ' ')} does not apply here", 3000)
+            else:  # a session or run row, or nothing, is selected: a silent key reads as a broken one
+                self.message.emit(f"Nothing to {kind.split('_')[0]} here: select a request first (j/k)", 3000)
             return
         prepared = detail.prepared
         summary = detail.summary

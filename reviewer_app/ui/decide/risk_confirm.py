@@ -25,7 +25,8 @@ from reviewer_app.domain.waivers import describe_session_approval
 from reviewer_app.ui.detail.pane import DetailPane
 
 CONFIRM_WINDOW_S = 4.0
-CONFIRMED_KINDS = {"approve": "A", "approve_for_session": "Shift+A"}
+# The keys as the buttons show them: a lone "A" would read as Shift+A, which approves for the whole session.
+CONFIRMED_KINDS = {"approve": "a", "approve_for_session": "Shift+A"}
 
 
 class HighRiskConfirm(QObject):
@@ -68,7 +69,7 @@ class HighRiskConfirm(QObject):
             self._armed = (hitl_id, kind)
             self._armed_at = self.clock()
             key = CONFIRMED_KINDS[kind]
-            parts = [f"HIGH RISK ({'; '.join(risk.reasons[:3])})"] if high and risk is not None else []
+            parts = [f"HIGH RISK: {'; '.join(risk.reasons[:3])}"] if high and risk is not None else []
             if unchecked:
                 parts.append("Still checking the arguments for secrets")
             if waiver:

@@ -81,10 +81,13 @@ EXPIRY_REVIEWER = "system:expiry"  # who "decides" an expired request (hitl.expi
 def review_expired(block: Block) -> bool:
     """A review that ended because nobody decided in time (its default decision applied).
 
-    The runtime marks it ``expired``; integrations in other processes only name the expiry as the reviewer.
+    The runtime marks it ``expired``; integrations in other processes name the expiry as the reviewer, or record
+    the decision ``expire`` (a hook's request nobody decided).
     """
     data = block.data
-    return block.kind is BlockKind.HITL and (bool(data.get("expired")) or data.get("reviewer") == EXPIRY_REVIEWER)
+    return block.kind is BlockKind.HITL and (
+        bool(data.get("expired")) or data.get("reviewer") == EXPIRY_REVIEWER or data.get("decision") == "expire"
+    )
 
 
 def block_status(block: Block, blocks: Mapping[str, Block] | None = None) -> str | None:
@@ -133,6 +136,9 @@ def block_title(block: Block, blocks: Mapping[str, Block] | None = None) -> str:
         return f"{title}  · {DECISION_WORDS.get(decision, decision)}" if decision else title
     if block.kind is BlockKind.HITL:
         what = _first(data, "tool_name", "question", "title") or _first(data, "hitl_type") or "request"
+        args = data.get("arguments") if data.get("tool_name") and block.parent_id is None else None
+        if args:  # a hook's run has only its reviews, no tool blocks above them: the call tells them apart
+            what = f"{what}  {summarize_arguments(args, 120)}"
         if review_expired(block):
             return f"Expired: {what} (nobody decided in time)"
         decision = data.get("decision")

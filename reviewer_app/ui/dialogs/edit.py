@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.json_schemas import SchemaProblem, schema_errors
 from reviewer_app.ui.common import theme
+from reviewer_app.ui.detail.headline import headline_of
 from reviewer_app.ui.detail.json_colours import JsonHighlighter
 from reviewer_app.ui.detail.json_view import monospace_font
 from reviewer_app.ui.dialogs.submit import SubmitDialog
@@ -106,6 +107,7 @@ class EditArgumentsDialog(SubmitDialog):
         super().__init__(f"Edit & approve {tool_name}", "Review edit", parent)
         self.setObjectName("editDialog")
         self.schema = schema if isinstance(schema, dict) else None
+        self.tool_name = tool_name
         self.original = arguments
         self._value: dict[str, Any] | None = None
         self.previewing = False
@@ -247,9 +249,14 @@ class EditArgumentsDialog(SubmitDialog):
         return moved
 
     def _focus_first_editor(self) -> None:
-        """The caret at the end of the longest text value (or of the JSON): typing appends, as one expects."""
+        """The caret at the end of the value the headline shows (the command, path or URL), else of the longest
+        text value (or of the JSON): typing appends, as one expects. The agent's description is often the longest
+        value and never runs."""
         if self.tabs.currentIndex() == self.FIELDS_TAB and self.fields:
-            target: QPlainTextEdit = max(self.fields.values(), key=lambda f: len(f.toPlainText()) if f.is_text else -1)
+            headline = headline_of(self.tool_name, self.original).text
+            longest = max(self.fields.values(), key=lambda f: len(f.toPlainText()) if f.is_text else -1)
+            shown = (f for f in self.fields.values() if f.is_text and headline and f.toPlainText() == headline)
+            target: QPlainTextEdit = next(shown, longest)
         else:
             target = self.editor
         target.moveCursor(QTextCursor.MoveOperation.End)

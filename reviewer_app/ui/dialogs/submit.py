@@ -101,7 +101,7 @@ class TextDialog(SubmitDialog):
         super().__init__(title, ok_text, parent)
         self.setObjectName(object_name)
         self.required = required
-        label = QLabel(prompt)
+        label = QLabel(f"{prompt}\nCtrl+Enter: {ok_text}")  # Return in the box is a new line: say what sends
         label.setWordWrap(True)
         self.editor = QPlainTextEdit()
         self.editor.setObjectName(f"{object_name}Text")

@@ -16,7 +16,7 @@ from reviewer_app.domain.hitl import HITLRecord, shown_arguments, summarize_argu
 from reviewer_app.domain.risk import Risk
 from reviewer_app.domain.toolcall import command_of, path_of
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.common.texts import tool_label
+from reviewer_app.ui.common.texts import elide_middle, tool_label
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -30,10 +30,10 @@ def describe_call(record: Mapping[str, Any]) -> str:
     args = shown_arguments(dict(record))
     command = command_of(tool, args)
     if command is not None:
-        return command.replace("\n", " ⏎ ")[:200]
+        return elide_middle(command.replace("\n", " ⏎ "), 200)
     path = path_of(tool, args)
     if path is not None:
-        return path[:200]
+        return elide_middle(path, 200)
     data = record.get("data") if isinstance(record.get("data"), dict) else {}
     question = (data or {}).get("question")
     if isinstance(question, str):

@@ -43,6 +43,7 @@ from reviewer_app.domain.shell import parse_command
 from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_tool, is_shell_tool, path_of
 from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import elide_middle
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
 from reviewer_app.ui.models.request_list import COL_WHAT, RequestListModel, describe_call
@@ -140,6 +141,7 @@ class BulkDialog(QDialog):
         self.view.setAccessibleName("Requests that will be decided")
         self.view.setRootIsDecorated(False)
         self.view.setUniformRowHeights(True)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the tail of a command is what matters
         self.view.setAlternatingRowColors(True)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setModel(self.model)
@@ -196,7 +198,7 @@ class BulkDialog(QDialog):
         if self.high_risk and not self.confirming:
             self.confirming = True
             items = "".join(
-                f"<li><code>{html.escape(describe_call(record)[:160])}</code>"
+                f"<li><code>{html.escape(elide_middle(describe_call(record), 160))}</code>"
                 f" — {html.escape('; '.join(risk.reasons[:2]))}</li>"
                 for record, risk in self.high_risk[:8]
             )
