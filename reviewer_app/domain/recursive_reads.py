@@ -33,8 +33,8 @@ class RecursiveRead:
     """The option or word by which it also reads the files a list names (``-T -``, ``-@``), else None."""
 
 
-# Per program: the short options that take a value, the long ones (written ``--name value``), and whether the
-# first operand is a pattern rather than a path (unless -e/-f give the pattern).
+# Per program: the short options that take a value and the long ones (written ``--name value``); the searches
+# (grep, rg, ag) take their first operand as the pattern unless -e/-f give it (``_searched``).
 _GREP_VALUES = ("efmABCdD", ("--regexp", "--file", "--max-count", "--after-context", "--before-context",
                              "--context", "--directories", "--devices", "--include", "--exclude", "--exclude-dir",
                              "--label", "--exclude-from"))  # fmt: skip
