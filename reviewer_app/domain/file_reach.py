@@ -29,14 +29,13 @@ import re
 from collections.abc import Callable
 
 from reviewer_app.domain.sensitive import operator_patterns
-from reviewer_app.domain.sensitive_targets import READ_SECRETS
+from reviewer_app.domain.sensitive_targets import READ_SECRETS, holds_a_home
 
 GLOB_CHARACTERS = frozenset("*?[")
 MAX_GLOB_MATCHES = 1_000
 """More matches than this and a wildcard is not checked file by file: the call is asked."""
 MAX_ENTRIES = 10_000
 """A directory with more entries than this is not listed whole; what was listed still counts."""
-_HOME_ROOTS = ("/home", "/Users", "/root")
 
 
 def has_wildcard(word: str) -> bool:
@@ -119,7 +118,7 @@ def secrets_within(
             return None
     except (OSError, ValueError):
         return None
-    if _holds_a_home(real):
+    if holds_a_home(real):
         return "the home directories (keys, credentials)"
     ignored = _git_ignored(real) if honours_gitignore else None
     secret = _secret_matcher(operator_patterns())
@@ -149,22 +148,9 @@ def _points_at_a_secret(link: str, secret: Callable[[str, bool], bool]) -> bool:
     it)."""
     try:
         target = os.path.realpath(link)
-        return secret(target, os.path.isdir(target)) or _holds_a_home(target)
+        return secret(target, os.path.isdir(target)) or holds_a_home(target)
     except (OSError, ValueError):
         return True
-
-
-def _holds_a_home(real: str) -> bool:
-    """Whether ``real`` is the root, a home directory or a directory on the way to one."""
-    homes = [*_HOME_ROOTS]
-    home = os.environ.get("HOME", "")
-    if home.startswith("/"):
-        try:
-            homes.append(os.path.realpath(home))
-        except (OSError, ValueError):
-            homes.append(home)
-    prefix = real.rstrip("/") + "/"
-    return real == "/" or any(place == real or place.startswith(prefix) for place in homes)
 
 
 @functools.lru_cache(maxsize=8)

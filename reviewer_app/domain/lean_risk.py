@@ -35,6 +35,7 @@ from reviewer_app.domain.sensitive_targets import (
     CONFIG_ENV,
     READ_SECRETS,
     SENSITIVE_TARGETS,
+    holds_a_home,
     place_may_be_sensitive,
     read_config_patterns,
 )
@@ -94,9 +95,7 @@ def _may_hold_secrets(cwd: str, patterns: list[str]) -> bool:
         names = os.listdir(real)
     except (OSError, ValueError):
         return True
-    home = os.environ.get("HOME", "")
-    homes = ["/home", "/Users", "/root", *([os.path.realpath(home)] if home.startswith("/") else [])]
-    if real == "/" or any(place == real or place.startswith(real.rstrip("/") + "/") for place in homes):
+    if holds_a_home(real):
         return True
     firsts = {
         pattern.strip().lstrip("!").removeprefix("**/").lstrip("/").split("/")[0].casefold() for pattern in patterns

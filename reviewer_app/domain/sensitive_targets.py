@@ -1,10 +1,13 @@
 """The table of sensitive targets (:mod:`.sensitive` matches it): files whose read or write is high risk.
 
 Why a module of its own: the hook's lean path (:mod:`.lean_risk`) reads the table to tell a plain word that can
-never name such a file, without ``pathspec``, ``typing`` or the config file's loader. Data only.
+never name such a file, without ``pathspec``, ``typing`` or the config file's loader. Data, and the pure tests both
+need (standard library only).
 """
 
 from __future__ import annotations
+
+import os
 
 TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path loads this module
 if TYPE_CHECKING:
@@ -147,3 +150,21 @@ def _run_matches(pieces: list[str], parts: list[str]) -> bool:
         if not fnmatchcase(part, piece):
             return False
     return True
+
+
+HOME_ROOTS = ("/home", "/Users", "/root")
+"""Where home directories live: a directory on the way to one is read with every user's keys."""
+
+
+def holds_a_home(real: str) -> bool:
+    """Whether the directory ``real`` (symlinks resolved) is the root, a home directory (``$HOME`` or under
+    :data:`HOME_ROOTS`) or a directory on the way to one: a recursive read of it takes in the keys there."""
+    homes = [*HOME_ROOTS]
+    home = os.environ.get("HOME", "")
+    if home.startswith("/"):
+        try:
+            homes.append(os.path.realpath(home))
+        except (OSError, ValueError):
+            homes.append(home)
+    prefix = real.rstrip("/") + "/"
+    return real == "/" or any(place == real or place.startswith(prefix) for place in homes)
