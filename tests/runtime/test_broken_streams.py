@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import socket
 import threading
 import time
@@ -198,7 +199,8 @@ def model_for(server: FakeOpenAI, **options: Any) -> OpenAICompatibleModel:
 @pytest.mark.parametrize("form", ["seconds", "http-date"])
 async def test_retries_wait_as_long_as_retry_after_says(server: FakeOpenAI, form: str) -> None:
     server.times = []  # type: ignore[attr-defined]
-    wait = "1" if form == "seconds" else email.utils.formatdate(time.time() + 2, usegmt=True)
+    # An HTTP date has whole seconds: a whole second 2 s ahead, so the truncation cannot eat into the wait.
+    wait = "1" if form == "seconds" else email.utils.formatdate(math.ceil(time.time()) + 2, usegmt=True)
     server.plan.append(timed(server, json_reply(429, {"error": {"message": "slow down"}}, {"Retry-After": wait})))
     server.plan.append(timed(server, json_reply(200, completion("done"))))
     model = model_for(server)
