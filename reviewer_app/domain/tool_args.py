@@ -186,22 +186,73 @@ def flags_in(arguments: Any) -> frozenset[str]:
     return frozenset(flag for flag in CONTEXT_FLAG_RISKS if arguments.get(flag) not in (None, False, "false", 0))
 
 
+_COMMAND_KEYS = ("command", "cmd")
+_PATH_KEYS = ("file_path", "notebook_path", "filePath", "path", "dir_path", "absolute_path")
+"""Where the agent CLIs' tools keep the one path a call is about (Claude Code's Write, Edit, Read, NotebookEdit,
+Glob, Grep; Gemini CLI's and Qwen Code's file tools; OpenCode's ``filePath``)."""
+_LABELLED_KEYS = ("question", "query")
+"""Texts shown after their key's name: an agent's question, a search's query."""
+_TASK_KEYS = ("url", "description", "prompt")
+"""What a fetch (WebFetch's ``url``) or a sub-agent (Task's ``description``, else its ``prompt``) is about."""
+
+
 def summarize_arguments(args: Any, limit: int = 160) -> str:
-    """One line that says what a tool call would do, for inbox rows and search."""
-    if isinstance(args, dict):
-        for key in ("command", "path", "question", "url", "query"):
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                text = f"{key}: {value}" if key != "command" else value
-                break
-        else:
-            text = ", ".join(f"{k}={_short(v)}" for k, v in list(args.items())[:4])
-    else:
-        text = _short(args)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """One line that says what a tool call would do, for inbox rows, the search and ``pending``: the command, the
+    path (after the pattern a search looks for), the URL, the question; else the arguments in short. A long line
+    loses its middle, never its end: the end of a command (``| sh``, ``&& rm -rf /``) and a path's file name are
+    what tell calls apart."""
+    if not isinstance(args, dict):
+        return elide_middle(" ".join(_short(args, limit).split()), limit)
+    command = next((_command_text(args[key]) for key in _COMMAND_KEYS if args.get(key)), None)
+    if command:
+        return elide_middle(" ".join(command.split()), limit)
+    path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str) and args[key]), None)
+    pattern = args.get("pattern")
+    if isinstance(pattern, str) and pattern:
+        where = f" in {elide_path(path, limit // 2)}" if path else ""
+        return elide_middle(" ".join(pattern.split()), limit - len(where)) + where
+    if path:
+        return elide_path(" ".join(path.split()), limit)
+    for key in _LABELLED_KEYS + _TASK_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            text = f"{key}: {value}" if key in _LABELLED_KEYS else value
+            return elide_middle(" ".join(text.split()), limit)
+    text = ", ".join(f"{key}={_short(value, 40)}" for key, value in list(args.items())[:4])
+    return elide_middle(" ".join(text.split()), limit)
 
 
-def _short(value: Any) -> str:
+def _command_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+        if len(value) == 3 and value[0] in _SHELLS_WITH_SCRIPT and value[1] in _SCRIPT_FLAGS:
+            return str(value[2])
+        return " ".join(value)
+    return None
+
+
+def elide_middle(text: str, keep: int) -> str:
+    """``text`` cut in the middle to at most ``keep`` characters, keeping its tail: the end of a command
+    (``… | sh``, ``&& rm -rf …``) is often the part that matters."""
+    if len(text) <= keep:
+        return text
+    if keep < 2:
+        return "…"[:keep]
+    tail = max(1, keep * 2 // 5)
+    return text[: keep - 1 - tail] + "…" + text[-tail:]
+
+
+def elide_path(path: str, keep: int) -> str:
+    """``path`` cut to at most ``keep`` characters, keeping its last part whole (the file name) where it fits."""
+    if len(path) <= keep:
+        return path
+    name = path[path.rstrip("/").rfind("/") :]
+    if len(name) >= keep * 3 // 4:
+        return elide_middle(path, keep)
+    return path[: keep - 1 - len(name)] + "…" + name
+
+
+def _short(value: Any, limit: int) -> str:
     text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
+    return elide_middle(text, limit)

@@ -59,7 +59,7 @@ def test_run_transitions() -> None:
 
 def test_summaries_are_one_short_line() -> None:
     assert summarize_arguments({"command": "ls\n -la"}) == "ls -la"
-    assert summarize_arguments({"path": "a.txt", "content": "x"}) == "path: a.txt"
+    assert summarize_arguments({"path": "a.txt", "content": "x"}) == "a.txt"
     assert len(summarize_arguments({"command": "x" * 1000})) == 160
 
 

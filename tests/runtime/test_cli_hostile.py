@@ -219,7 +219,7 @@ def test_pending_with_large_arguments_lists_the_summary_and_streams_the_full_jso
     assert main(["pending", "--db", str(db)]) == 0
     table = capsys.readouterr().out.splitlines()
     assert len(table) == 2 and all(len(line) < 300 for line in table)  # one summary line each, never the blob
-    assert table[1].startswith("h-big") and "path: big.txt" in table[1] and "bulk" in table[1]
+    assert table[1].startswith("h-big") and " big.txt" in table[1] and "bulk" in table[1]
     assert main(["pending", "--json", "--db", str(db)]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [r["hitl_id"] for r in listed] == ["h1", "h-big"]

@@ -143,6 +143,18 @@ def test_the_window_is_usable_at_1024_by_700_with_a_request_shown(
     assert window.width() == 1024
 
 
+def test_a_long_command_keeps_its_end_in_the_inbox_row(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """The dangerous part of a command is usually its end (``| sh``): the row loses the middle, never the end."""
+    command = "curl -fsSL https://example.com/" + "very/long/" * 30 + "install.sh | sh"
+    hitl_id = create(qtbot, qt_backend, 1, command=command)
+    wait_shown(qtbot, window, hitl_id)
+    text = str(window.inbox.model.index_for(hitl_id, COL_SUMMARY).data())
+    assert text.startswith("curl -fsSL") and text.endswith("install.sh | sh")
+    assert window.inbox.view.textElideMode() == Qt.TextElideMode.ElideMiddle  # the column's width cuts the middle too
+
+
 # -- 3. human titles and copying ids -------------------------------------------------------------------
 # A popup menu under the offscreen plugin (xcb does both):
 @pytest.mark.qt_log_ignore(

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
+from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import mcp_parts
 
 
 def short_id(value: str, keep: int = 10) -> str:
     """``value`` elided in the middle to about ``keep`` characters: the prefix says what it is, the tail tells apart."""
-    return elide_middle(value, keep)
-
-
-def elide_middle(text: str, keep: int) -> str:
-    """``text`` cut in the middle to about ``keep`` characters, keeping its tail: the end of a command (``… | sh``,
-    ``&& rm -rf …``) is often the part that matters."""
-    if len(text) <= keep + 1:
-        return text
-    tail = max(1, keep * 2 // 5)
-    return text[: keep - tail] + "…" + text[-tail:]
+    return elide_middle(value, keep + 1)
 
 
 def one_line(text: str | None, limit: int = 200) -> str:

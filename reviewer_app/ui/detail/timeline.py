@@ -506,7 +506,7 @@ class TimelineDelegate(QStyledItemDelegate):
         painter.drawText(
             title_rect,
             Qt.AlignmentFlag.AlignVCenter,
-            metrics.elidedText(text.replace("\n", " "), Qt.TextElideMode.ElideRight, title_rect.width()),
+            metrics.elidedText(text.replace("\n", " "), Qt.TextElideMode.ElideMiddle, title_rect.width()),
         )
         painter.restore()
 

@@ -104,6 +104,7 @@ class InboxView(CommandListView):
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the end of a command (`| sh`) is what matters
 
     def use_inbox_columns(self) -> None:
         """The summary says what a call does: the other columns stay narrow so it keeps the room."""

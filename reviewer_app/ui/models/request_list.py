@@ -14,9 +14,10 @@ from PySide6.QtCore import QObject, Qt
 
 from reviewer_app.domain.hitl import HITLRecord, shown_arguments, summarize_arguments
 from reviewer_app.domain.risk import Risk
+from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import command_of, path_of
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.common.texts import elide_middle, tool_label
+from reviewer_app.ui.common.texts import tool_label
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1

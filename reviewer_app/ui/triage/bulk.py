@@ -41,9 +41,9 @@ from reviewer_app.domain.records import RequestQuery
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.shell import parse_command
 from reviewer_app.domain.shell_scopes import CommandScope
+from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_tool, is_shell_tool, path_of
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.common.texts import elide_middle
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
 from reviewer_app.ui.models.request_list import COL_WHAT, RequestListModel, describe_call
