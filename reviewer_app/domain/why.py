@@ -53,8 +53,9 @@ def _stamp(seconds: float) -> str:
 
 
 def _rule_text(rule: Rule) -> str:
-    scope = "" if rule.scope == "global" else f", scope {rule.scope}"
-    return f"{rule.effect} rule {rule.id} ({rule.pattern}{scope})"
+    """``allow rule R, Bash(npm test), `` : the pattern between commas, since it brings its own brackets."""
+    scope = "" if rule.scope == "global" else f" in scope {rule.scope}"
+    return f"{rule.effect} rule {rule.id}, {rule.pattern}{scope},"
 
 
 def _source(record: Mapping[str, Any]) -> list[str]:
@@ -81,7 +82,7 @@ def _source(record: Mapping[str, Any]) -> list[str]:
 def _risk_reasons(risk: Risk | None) -> list[str]:
     if risk is None or risk.level == "low":
         return []
-    return [f"risk {risk.level} (the highest of its signals): " + "; ".join(risk.reasons)]
+    return [f"risk {risk.level}, the highest of its signals: " + "; ".join(risk.reasons)]
 
 
 def _expired(call: Any, expired_rules: Iterable[Rule], created_at: float) -> list[str]:
@@ -103,7 +104,7 @@ def _session(call: Any, session_rules: Sequence[SessionRule]) -> list[str]:
     if not same_tool or any(rule.matches(call.tool_name, call.arguments, cwd=call.cwd) for rule in same_tool):
         return []
     granted = "; ".join(rule.describe() for rule in same_tool[:3])
-    reasons = [f"this session's approval ({granted}) does not cover this call"]
+    reasons = [f"this session's approval does not cover this call: it covers {granted}"]
     command = command_of(call.tool_name, call.arguments) if is_shell_tool(call.tool_name) else None
     if command is not None:
         reasons += [f"no waiver can cover it: {text}" for text in why_not_waivable(command)]
