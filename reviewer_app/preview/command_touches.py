@@ -13,6 +13,7 @@ import posixpath
 from typing import Any
 from urllib.parse import urlsplit
 
+from reviewer_app.domain.file_reach import glob_matches, has_wildcard
 from reviewer_app.domain.risk import NETWORK_PROGRAMS
 from reviewer_app.domain.shell import (
     INTERPRETERS,
@@ -28,6 +29,7 @@ from reviewer_app.domain.shell import (
 from reviewer_app.domain.working_directory import Places, placed
 from reviewer_app.preview.facts import Budget, count_tree, find_repository, path_facts, read_workspace_text, resolve
 from reviewer_app.preview.git_push import push_effects, url_host
+from reviewer_app.preview.tar_words import read_tar
 
 KINDS = ("writes", "deletes", "reads", "network", "executes")
 _READERS = frozenset({"cat", "head", "tail", "less", "more", "wc", "sort", "uniq", "cut", "diff", "file", "stat",
@@ -44,7 +46,7 @@ _INSTALLS = frozenset({"install", "i", "add", "ci", "update", "sync", "get", "bu
 _INLINE_CODE = {"python": "-c", "python3": "-c", "python2": "-c", "pypy3": "-c", "node": "-e", "nodejs": "-e",
                 "perl": "-e", "ruby": "-e", "php": "-r", "deno": "eval", "bun": "-e"}  # fmt: skip
 _VALUE_FLAGS = {
-    "cp": {"-t", "-S"}, "mv": {"-t", "-S"}, "tar": {"-f", "-C", "--exclude", "-T"}, "curl": {"-o", "--output",
+    "cp": {"-t", "-S"}, "mv": {"-t", "-S"}, "curl": {"-o", "--output",
     "-X", "-H", "-d", "--data", "--data-binary", "-F", "-T", "--upload-file", "-u", "-x", "-A", "-e"},
     "wget": {"-O", "--output-document", "-P"}, "ssh": {"-i", "-p", "-L", "-R", "-o", "-l", "-F", "-J"},
     "scp": {"-P", "-i", "-o"}, "rsync": {"-e", "--exclude", "--include"}, "sed": {"-e", "-f"},
@@ -116,6 +118,8 @@ class EffectCollector:
         else:  # relative to where the shell is then (``cd ~/.ssh && cat config`` reads ~/.ssh/config)
             item = path_facts(placed(written, self.here), self.cwd, self.budget, recursive=recursive)
             item["path"] = written
+            if has_wildcard(written) and not item.get("note"):
+                self._pattern(item, written)
         add_git_facts(item)
         item["by"] = by
         item.update(extra)
@@ -123,6 +127,23 @@ class EffectCollector:
             self.paths.add(item["resolved"])
         self.items[kind].append(item)
         return item
+
+    def _pattern(self, item: dict[str, Any], written: str) -> None:
+        """A wildcard is no path: say what it matches now (as the shell would expand it there), or that it matches
+        nothing (the shell then passes it as written), instead of "does not exist"."""
+        base = self.here or self.cwd
+        found = glob_matches(placed(written, self.here), self.cwd)
+        item.pop("exists", None)
+        item["pattern"] = True
+        if found is None:
+            item["matches"] = None  # more than the check reads
+            return
+        relative = not written.startswith(("/", "~")) and base is not None
+        item["matches"] = sorted(posixpath.relpath(path, base) if relative else path for path in found)
+        resolved = item.get("resolved")
+        if isinstance(resolved, str) and not has_wildcard(posixpath.dirname(resolved)):
+            self.paths.add(posixpath.dirname(resolved))  # a new match changes its directory: the preview is stale
+        self.paths.update(path for path in found if path.startswith("/"))
 
     def host(self, host: str | None, by: str, **extra: Any) -> None:
         if host:
@@ -353,21 +374,27 @@ class EffectCollector:
     _scp = _rsync = _ssh
 
     def _tar(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
-        flags = _short(args) + ("" if not args or args[0].startswith("-") else args[0])
-        archive = _option(args, ("--file",))
-        for index, word in enumerate(args[:-1]):  # `-xzf a.tgz`, `xzf a.tgz`: f takes the next word
-            if archive is None and (word.startswith("-") or index == 0) and word.lstrip("-").endswith("f"):
-                archive = args[index + 1]
-        directory = _option(args, ("-C", "--directory")) or "."
-        if "x" in flags:
-            if archive:
-                self.path("reads", archive, text)
-            self.path("writes", directory, text, how=f"files extracted from {archive or 'standard input'}")
-        elif "c" in flags:
-            if archive:
-                self.path("writes", archive, text, how="the archive")
-            for operand in _operands(program, args)[(0 if args[0].startswith("-") else 1) :]:
+        command = read_tar(args)
+        if command.mode in ("x", "t"):
+            if command.archive:
+                self.path("reads", command.archive, text)
+            if command.mode == "x":
+                self.path("writes", command.directory or ".", text,
+                          how=f"files extracted from {command.archive or 'standard input'}")  # fmt: skip
+            return
+        if command.mode is None:
+            return
+        if command.archive:
+            self.path("writes", command.archive, text, how="the archive")
+        for operand, directory in command.operands:  # each read where the `-C` before it leads
+            saved = self.here
+            self.here = placed(directory, self.here or self.cwd) if directory else saved
+            try:
                 self.path("reads", operand, text, recursive=True)
+            finally:
+                self.here = saved
+        for listed in command.lists:
+            self.path("reads", listed, text, how="the list of files to archive")
 
     def _unzip(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
         operands = _operands(program, args)

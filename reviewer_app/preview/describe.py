@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from reviewer_app.domain.file_reach import MAX_GLOB_MATCHES
+
 
 def item_facts(item: dict[str, Any]) -> str:
     """The facts of one effect item in a few words: inside/outside, exists, size, counts, tracked."""
@@ -12,7 +14,9 @@ def item_facts(item: dict[str, Any]) -> str:
         facts.append(f"= {item['resolved']}")
     if "inside_workspace" in item:
         facts.append("inside the workspace" if item["inside_workspace"] else "OUTSIDE the workspace")
-    if item.get("exists") is False:
+    if item.get("pattern"):
+        facts.append(pattern_words(item.get("matches")))
+    elif item.get("exists") is False:
         facts.append("does not exist yet")
     elif item.get("kind"):
         facts.append(str(item["kind"]))
@@ -26,6 +30,19 @@ def item_facts(item: dict[str, Any]) -> str:
         if item.get(key):
             facts.append(str(item[key]))
     return "; ".join(facts)
+
+
+SHOWN_MATCHES = 3
+
+
+def pattern_words(matches: list[str] | None) -> str:
+    """What a wildcard matches now, in a few words: how many, and the first few (the shell sorts them)."""
+    if matches is None:
+        return f"a pattern: matches more than {MAX_GLOB_MATCHES:,} now"
+    if not matches:
+        return "a pattern: matches nothing now (the shell passes it as written)"
+    more = ", …" if len(matches) > SHOWN_MATCHES else ""
+    return f"a pattern: matches {len(matches):,} now: " + ", ".join(matches[:SHOWN_MATCHES]) + more
 
 
 def network_text(item: dict[str, Any]) -> str:
