@@ -79,3 +79,21 @@ def test_the_why_is_worked_out_for_the_hovered_and_selected_rows_only(window: Ma
     window.inbox.select_request("h21")
     qtbot.waitUntil(lambda: queue.whys.text("h21") is not None, timeout=10_000)
     assert queue.whys.worked_out <= {selected, "deploy", "h07", "h21"} and len(queue.whys.worked_out) <= 4
+
+
+def test_a_rebuild_of_the_queue_works_the_hovered_rows_why_out_again(window: MainWindow, qtbot: Any) -> None:
+    """The queue rebuilds whenever the tree changes (a new request, a re-sort once risks are known) and forgets
+    every why, since rules may have changed: the row under the pointer must not be left "working it out…"."""
+    window.resize(1024, 900)
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_Q)
+    queue = window.inbox.queue
+    qtbot.waitUntil(lambda: queue.model.rowCount() == ROWS + 1, timeout=10_000)
+    hover(window, "deploy")
+    qtbot.waitUntil(lambda: queue.whys.text("deploy") is not None, timeout=10_000)
+    queue.refresh()  # answered, then rebuilt
+    qtbot.waitUntil(lambda: queue.whys.text("deploy") is not None, timeout=10_000)
+    hover(window, "h07")
+    queue.refresh()  # rebuilt while the answer is on its way
+    qtbot.waitUntil(lambda: queue.whys.text("h07") is not None, timeout=10_000)
+    assert "Why you are asked:\n•" in tooltip(window, "h07")

@@ -182,6 +182,7 @@ class FlatQueue(QObject):
             self.model.set_rows(self.panel.model.iter_requests())
             self.follow(self.panel.detail.hitl_id)
             self._want_current()
+            self._hover.want_hovered()
         finally:
             self._syncing = False
 

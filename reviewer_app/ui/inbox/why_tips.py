@@ -98,6 +98,12 @@ class HoverWhy(QObject):
             self._hovered = None
         return False  # the view shows the model's tooltip itself
 
+    def want_hovered(self) -> None:
+        """Ask again for the hovered row's why (the queue was rebuilt and forgot it, maybe while it was on its way):
+        without this the tooltip under the pointer stayed "working it out…" until the pointer moved."""
+        if self._hovered is not None:
+            self.tips.want(self._hovered[0])
+
     def _on_ready(self, hitl_id: str) -> None:
         if self._hovered is None or self._hovered[0] != hitl_id:
             return
