@@ -16,7 +16,7 @@ import pytest
 import shiboken6
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QShortcut
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
@@ -153,6 +153,16 @@ def test_a_long_command_keeps_its_end_in_the_inbox_row(
     text = str(window.inbox.model.index_for(hitl_id, COL_SUMMARY).data())
     assert text.startswith("curl -fsSL") and text.endswith("install.sh | sh")
     assert window.inbox.view.textElideMode() == Qt.TextElideMode.ElideMiddle  # the column's width cuts the middle too
+    # A group row's title is a prompt, read from its start: it loses its end.
+    view, request = window.inbox.view, window.inbox.model.index_for(hitl_id, COL_SUMMARY)
+    delegate = view.itemDelegateForIndex(request)
+    run = request.parent().siblingAtColumn(COL_SUMMARY)
+    session = run.parent().siblingAtColumn(COL_SUMMARY)
+    for index, mode in ((request, "ElideMiddle"), (run, "ElideRight"), (session, "ElideRight")):
+        option = QStyleOptionViewItem()
+        option.textElideMode = view.textElideMode()
+        delegate.initStyleOption(option, index)
+        assert option.textElideMode.name == mode, index.data()
 
 
 # -- 3. human titles and copying ids -------------------------------------------------------------------

@@ -44,6 +44,7 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.flow_layout import FlowLayout
+from reviewer_app.ui.common.screen_fit import scrolling_column
 from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
 from reviewer_app.ui.detail.checks import RequestChecker
 from reviewer_app.ui.detail.diff_highlighter import DiffHighlighter
@@ -163,8 +164,9 @@ class DetailPane(QWidget):
         self.headline = HeadlineView()  # the command (path, URL) itself, before any JSON
         layout.addWidget(self.headline)
         self.explain = ExplainSection(backend, spawn)  # why, what it does, what it will touch (issue 26)
-        layout.addWidget(self.explain.why_label)
-        layout.addWidget(self.state_label)
+        middle = scrolling_column(layout, "detailMiddle")  # the why wraps: a small window scrolls, never overlaps
+        middle.addWidget(self.explain.why_label)
+        middle.addWidget(self.state_label)
         self.empty_label = QLabel()
         self.empty_label.setObjectName("detailEmpty")
         self.empty_label.setAccessibleName("Nothing selected")
@@ -172,7 +174,7 @@ class DetailPane(QWidget):
         self.empty_label.setWordWrap(True)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.hide()
-        layout.addWidget(self.empty_label, 1)
+        middle.addWidget(self.empty_label, 1)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("detailSplitter")
@@ -227,7 +229,7 @@ class DetailPane(QWidget):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setStretchFactor(2, 2)
-        layout.addWidget(self.splitter, 1)
+        middle.addWidget(self.splitter, 1)
 
         bar = FlowLayout(stretch_last=True)  # wraps when narrow: the window stays usable at 1,024 px
         self.approve_button = _button("&Approve  a", "approveButton", "Approve", "Run the call as shown (a)")

@@ -312,6 +312,12 @@ class InboxModel(TreeItemModel):
             group.ccount, group.coldest, group.cgen = count, oldest, gen
         return group.ccount, group.coldest
 
+    def is_request(self, index: ModelIndex) -> bool:
+        """Whether ``index`` is a request's row (not a session's or a run's), without building its cell."""
+        uid = index.internalId() if index.isValid() else 0
+        group = self._by_uid.get(uid) if uid else None
+        return group is not None and group.level != LEVEL_SESSION
+
     def _node(self, index: ModelIndex) -> tuple[int, Any]:
         if not index.isValid():
             return (-1, None)

@@ -6,7 +6,14 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPaintEvent, QRegion
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeView,
+    QWidget,
+)
 
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.inbox.cells import (
@@ -91,6 +98,17 @@ class CommandListView(QTreeView):
         super().keyPressEvent(event)
 
 
+class SummaryElision(QStyledItemDelegate):
+    """A request's summary loses its middle (the end of a command, ``| sh``, is what matters); a session's or a
+    run's title is a prompt, read from its start, and loses its end."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        model = index.model()
+        if index.column() == COL_SUMMARY and isinstance(model, InboxModel) and not model.is_request(index):
+            option.textElideMode = Qt.TextElideMode.ElideRight
+
+
 class InboxView(CommandListView):
     """The inbox tree: j/k move between requests, letters are never type-ahead; groups open as they come."""
 
@@ -105,6 +123,7 @@ class InboxView(CommandListView):
         self.setExpandsOnDoubleClick(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the end of a command (`| sh`) is what matters
+        self.setItemDelegate(SummaryElision(self))
 
     def use_inbox_columns(self) -> None:
         """The summary says what a call does: the other columns stay narrow so it keeps the room."""
