@@ -158,7 +158,8 @@ def test_a_long_command_keeps_its_end_in_the_inbox_row(
     delegate = view.itemDelegateForIndex(request)
     run = request.parent().siblingAtColumn(COL_SUMMARY)
     session = run.parent().siblingAtColumn(COL_SUMMARY)
-    for index, mode in ((request, "ElideMiddle"), (run, "ElideRight"), (session, "ElideRight")):
+    agent = request.siblingAtColumn(COL_AGENT)
+    for index, mode in ((request, "ElideMiddle"), (run, "ElideRight"), (session, "ElideRight"), (agent, "ElideRight")):
         option = QStyleOptionViewItem()
         option.textElideMode = view.textElideMode()
         delegate.initStyleOption(option, index)

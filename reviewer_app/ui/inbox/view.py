@@ -100,12 +100,14 @@ class CommandListView(QTreeView):
 
 class SummaryElision(QStyledItemDelegate):
     """A request's summary loses its middle (the end of a command, ``| sh``, is what matters); a session's or a
-    run's title is a prompt, read from its start, and loses its end."""
+    run's title is a prompt, read from its start, and an agent's name are cut at their end."""
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
-        model = index.model()
-        if index.column() == COL_SUMMARY and isinstance(model, InboxModel) and not model.is_request(index):
+        column, model = index.column(), index.model()
+        if column == COL_AGENT or (
+            column == COL_SUMMARY and isinstance(model, InboxModel) and not model.is_request(index)
+        ):
             option.textElideMode = Qt.TextElideMode.ElideRight
 
 
