@@ -14,6 +14,7 @@ from typing import Any
 from reviewer_app.domain.history import decided_by_words, decision_words
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.records import AuditEntry
+from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import command_of, path_of
 
 RULE_ADDED = "rule_added"
@@ -41,8 +42,7 @@ def is_rule_event(decision: str) -> bool:
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= WHAT_CHARS else text[: WHAT_CHARS - 1] + "…"
+    return elide_middle(" ".join(text.split()), WHAT_CHARS)  # a command's end (`&& rm -rf /`) stays
 
 
 def call_words(tool_name: str | None, arguments: Any) -> str:

@@ -70,3 +70,10 @@ def test_short_texts_are_left_alone_and_whitespace_folds() -> None:
     assert summarize_arguments({"command": "ls\n -la"}) == "ls -la"
     assert summarize_arguments("plain") == "plain"
     assert summarize_arguments({}) == ""
+
+
+def test_the_audit_log_in_words_keeps_the_end_of_a_long_command() -> None:
+    from reviewer_app.domain.audit_words import call_words
+
+    words = call_words("Bash", {"command": "cd /p && " + "git status && " * 20 + "rm -rf /"})
+    assert words.startswith("Bash “cd /p && ") and words.endswith("&& rm -rf /”")

@@ -609,6 +609,8 @@ def test_settled_requests_are_said_in_sentences_with_human_time() -> None:
     said = settled_phrase(rejected, now)
     assert said.startswith("was rejected by alice at ") and said.endswith("(5s ago)")
     assert describe_request(rejected) == "run_shell “make deploy”"
+    long = dataclasses.replace(rejected, summary="cd /p && git clean -fdx && git reset --hard origin/main && rm -rf /")
+    assert describe_request(long).endswith("&& rm -rf /”")  # what was decided keeps its dangerous end
     expired = dataclasses.replace(rejected, status="expired", decided_by="system:expiry")
     assert settled_phrase(expired, now).startswith("expired at ")
     assert "(so it was rejected)" in settled_phrase(expired, now)

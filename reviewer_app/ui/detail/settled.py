@@ -11,6 +11,7 @@ from typing import Any
 
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.records import RequestSummary
+from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import command_of, path_of
 from reviewer_app.ui.common.texts import format_age
 
@@ -37,9 +38,7 @@ def human_time(when_s: float, now: float) -> str:
 def describe_request(summary: RequestSummary) -> str:
     """What the request asked, short: ``run_shell "make deploy"``."""
     what = summary.tool_name or ("question" if summary.hitl_type == "ask_user" else summary.hitl_type)
-    text = " ".join(summary.summary.split())
-    if len(text) > WHAT_CHARS:
-        text = text[: WHAT_CHARS - 1] + "…"
+    text = elide_middle(" ".join(summary.summary.split()), WHAT_CHARS)  # the end (`&& rm -rf /`) stays
     return f"{what} “{text}”" if text else what
 
 
@@ -50,8 +49,7 @@ def struck(text: str) -> str:
 
 def _call_text(tool: str, arguments: Any) -> str:
     text = command_of(tool, arguments) or path_of(tool, arguments) or summarize_arguments(arguments)
-    text = " ".join(text.split())
-    return text if len(text) <= WHAT_CHARS else text[: WHAT_CHARS - 1] + "…"
+    return elide_middle(" ".join(text.split()), WHAT_CHARS)
 
 
 def describe_edit(summary: RequestSummary, shown: Any, edited: Any) -> str:
