@@ -621,6 +621,20 @@ def test_settled_requests_are_said_in_sentences_with_human_time() -> None:
     assert conflict is not None and conflict.startswith("it was approved by bob at ") and "unix" not in conflict
 
 
+def test_an_edit_that_keeps_the_headline_names_the_fields_it_changed() -> None:
+    """Editing a WebFetch's prompt said 'WebFetch “url” (shown: u̶r̶l̶)': the same URL struck, the change unsaid."""
+    from reviewer_app.ui.detail.settled import describe_edit
+    from tests.ui.conftest import make_summary
+
+    fetch = dataclasses.replace(make_summary(1), tool_name="WebFetch")
+    shown = {"url": "https://docs.example.com/a", "prompt": "Summarize"}
+    said = describe_edit(fetch, shown, {**shown, "prompt": "Only the login part"})
+    assert said == "WebFetch “https://docs.example.com/a” (edited: prompt)"
+    bash = dataclasses.replace(make_summary(2), tool_name="Bash")
+    said = describe_edit(bash, {"command": "rm -rf build"}, {"command": "rm -r build/tmp"})
+    assert said.startswith("Bash “rm -r build/tmp” (shown: ") and "\u0336" in said
+
+
 def test_non_string_fields_are_json_and_a_bad_one_is_named(qtbot: Any) -> None:
     schema = {"type": "object", "properties": {"items": {"type": "array"}, "name": {"type": "string"}}}
     dialog = EditArgumentsDialog("tool", {"name": "x", "items": [1, 2]}, schema)
