@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings, Qt
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_REQUEST, COL_SUMMARY
-from reviewer_app.ui.models.request_list import COL_RISK, COL_WHAT
+from reviewer_app.ui.models.request_list import COL_CREATED, COL_RISK, COL_WHAT
 from reviewer_app.ui.triage.bulk import BulkDialog
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OpenMainWindow, run_async
@@ -254,6 +254,9 @@ def test_the_bulk_preview_keeps_the_tail_of_a_long_command(
     assert what.data().endswith("install.sh | sh") and what.data().startswith("python -m pytest")
     assert "install.sh | sh" in what.data(Qt.ItemDataRole.ToolTipRole)
     assert dialog.view.textElideMode() == Qt.TextElideMode.ElideMiddle  # a narrow column keeps the tail too
+    created = dialog.model.index(row, COL_CREATED)  # the date is read whole, never "2026-1… 17:51"
+    needed = dialog.view.fontMetrics().horizontalAdvance(str(created.data()))
+    assert dialog.view.columnWidth(COL_CREATED) >= needed + 8  # and the cell's margins
     dialog.approve()  # the first press names the high-risk request
     assert "install.sh | sh" in dialog.confirm_label.text()
     dialog.reject()

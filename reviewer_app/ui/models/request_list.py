@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView
 
 from reviewer_app.domain.hitl import HITLRecord, shown_arguments, summarize_arguments
 from reviewer_app.domain.risk import Risk
@@ -47,6 +48,21 @@ def status_text(record: Mapping[str, Any]) -> str:
     response = record.get("user_response") if isinstance(record.get("user_response"), dict) else None
     decision = (response or {}).get("decision")
     return f"{status}: {decision}" if status != "pending" and decision else status
+
+
+def show_request_list(view: QTreeView, model: RequestListModel) -> None:
+    """A flat list of requests (bulk and rule previews): the call keeps its end (``| sh``) when the column is
+    narrow, the date is read whole (never "2026-1… 17:51"), the call takes the room left."""
+    view.setRootIsDecorated(False)
+    view.setUniformRowHeights(True)
+    view.setAlternatingRowColors(True)
+    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setModel(model)
+    header = view.header()
+    header.setStretchLastSection(False)
+    header.setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
+    header.resizeSection(COL_CREATED, view.fontMetrics().horizontalAdvance("2026-12-31 23:59") + 16)
 
 
 class RequestListModel(FlatTableModel):

@@ -15,14 +15,12 @@ import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QTreeView,
@@ -33,7 +31,7 @@ from PySide6.QtWidgets import (
 from reviewer_app.domain.rules import EFFECTS, Rule, RuleError, Verdict, new_rule_id, parse_duration
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.models.request_list import COL_WHAT, RequestListModel
+from reviewer_app.ui.models.request_list import RequestListModel, show_request_list
 
 PREVIEW_DEBOUNCE_MS = 250
 PREVIEW_LIMIT = 200
@@ -164,13 +162,7 @@ class RuleEditorDialog(QDialog):
         self.preview_view = QTreeView()
         self.preview_view.setObjectName("rulePreview")
         self.preview_view.setAccessibleName("Requests this rule would match")
-        self.preview_view.setRootIsDecorated(False)
-        self.preview_view.setUniformRowHeights(True)
-        self.preview_view.setAlternatingRowColors(True)
-        self.preview_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.preview_view.setModel(self.preview_model)
-        self.preview_view.header().setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
-        self.preview_view.header().setStretchLastSection(False)
+        show_request_list(self.preview_view, self.preview_model)
         right.addWidget(self.preview_label)
         right.addWidget(self.preview_view, 1)
 

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QDialogButtonBox,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -46,7 +45,7 @@ from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_too
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
-from reviewer_app.ui.models.request_list import COL_WHAT, RequestListModel, describe_call
+from reviewer_app.ui.models.request_list import RequestListModel, describe_call, show_request_list
 
 if TYPE_CHECKING:  # the window builds the controller: no import at run time
     from reviewer_app.ui.window.main_window import MainWindow
@@ -139,14 +138,7 @@ class BulkDialog(QDialog):
         self.view = QTreeView()
         self.view.setObjectName("bulkPreview")
         self.view.setAccessibleName("Requests that will be decided")
-        self.view.setRootIsDecorated(False)
-        self.view.setUniformRowHeights(True)
-        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the tail of a command is what matters
-        self.view.setAlternatingRowColors(True)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setModel(self.model)
-        self.view.header().setStretchLastSection(False)
-        self.view.header().setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
+        show_request_list(self.view, self.model)
         self.view.installEventFilter(self)
         layout.addWidget(self.view, 1)
         self.confirm_label = QLabel()
