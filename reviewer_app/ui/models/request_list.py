@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView
+from PySide6.QtWidgets import QHeaderView, QTreeView
 
 from reviewer_app.domain.hitl import HITLRecord, shown_arguments, summarize_arguments
 from reviewer_app.domain.risk import Risk
@@ -20,6 +20,7 @@ from reviewer_app.domain.toolcall import command_of, path_of
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.texts import tool_label
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
+from reviewer_app.ui.models.list_model import table_view
 
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 COL_STATUS, COL_TOOL, COL_WHAT, COL_RISK, COL_CREATED = range(5)
@@ -50,19 +51,16 @@ def status_text(record: Mapping[str, Any]) -> str:
     return f"{status}: {decision}" if status != "pending" and decision else status
 
 
-def show_request_list(view: QTreeView, model: RequestListModel) -> None:
+def request_list_view(name: str, accessible: str, model: RequestListModel) -> QTreeView:
     """A flat list of requests (bulk and rule previews): the call keeps its end (``| sh``) when the column is
     narrow, the date is read whole (never "2026-1… 17:51"), the call takes the room left."""
-    view.setRootIsDecorated(False)
-    view.setUniformRowHeights(True)
-    view.setAlternatingRowColors(True)
+    view = table_view(name, accessible, model)
     view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setModel(model)
     header = view.header()
     header.setStretchLastSection(False)
     header.setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
     header.resizeSection(COL_CREATED, view.fontMetrics().horizontalAdvance("2026-12-31 23:59") + 16)
+    return view
 
 
 class RequestListModel(FlatTableModel):

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -31,7 +30,7 @@ from PySide6.QtWidgets import (
 from reviewer_app.domain.rules import EFFECTS, Rule, RuleError, Verdict, new_rule_id, parse_duration
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.models.request_list import RequestListModel, show_request_list
+from reviewer_app.ui.models.request_list import RequestListModel, request_list_view
 
 PREVIEW_DEBOUNCE_MS = 250
 PREVIEW_LIMIT = 200
@@ -159,10 +158,7 @@ class RuleEditorDialog(QDialog):
         self.preview_label.setObjectName("previewLabel")
         self.preview_label.setWordWrap(True)
         self.preview_model = RequestListModel(self)
-        self.preview_view = QTreeView()
-        self.preview_view.setObjectName("rulePreview")
-        self.preview_view.setAccessibleName("Requests this rule would match")
-        show_request_list(self.preview_view, self.preview_model)
+        self.preview_view = request_list_view("rulePreview", "Requests this rule would match", self.preview_model)
         right.addWidget(self.preview_label)
         right.addWidget(self.preview_view, 1)
 

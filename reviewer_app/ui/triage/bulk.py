@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
@@ -45,7 +44,7 @@ from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_too
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
-from reviewer_app.ui.models.request_list import RequestListModel, describe_call, show_request_list
+from reviewer_app.ui.models.request_list import RequestListModel, describe_call, request_list_view
 
 if TYPE_CHECKING:  # the window builds the controller: no import at run time
     from reviewer_app.ui.window.main_window import MainWindow
@@ -135,10 +134,7 @@ class BulkDialog(QDialog):
         self.explanation.setWordWrap(True)
         layout.addWidget(self.explanation)
         self.model = RequestListModel(self)
-        self.view = QTreeView()
-        self.view.setObjectName("bulkPreview")
-        self.view.setAccessibleName("Requests that will be decided")
-        show_request_list(self.view, self.model)
+        self.view = request_list_view("bulkPreview", "Requests that will be decided", self.model)
         self.view.installEventFilter(self)
         layout.addWidget(self.view, 1)
         self.confirm_label = QLabel()
