@@ -256,3 +256,13 @@ def test_request_list_model_shows_what_a_click_decides(qtmodeltester: Any, risky
     assert tooltip.startswith("request h2 · session s1") and ("deletes files" in tooltip) is risky
     model.set_records([])
     assert model.rowCount() == 0 and model.index(0, 0) == QModelIndex()
+
+
+def test_a_request_lists_status_says_an_expiry_once() -> None:
+    """'expired: expire' said the same thing twice; a decision that differs from the status is still named."""
+    from reviewer_app.ui.models.request_list import status_text
+
+    assert status_text({"status": "expired", "user_response": {"decision": "expire"}}) == "expired"
+    assert status_text({"status": "expired", "user_response": {"decision": "reject"}}) == "expired: reject"
+    assert status_text({"status": "completed", "user_response": {"decision": "approve"}}) == "completed: approve"
+    assert status_text({"status": "pending", "user_response": None}) == "pending"

@@ -48,7 +48,8 @@ def status_text(record: Mapping[str, Any]) -> str:
     status = str(record.get("status") or "")
     response = record.get("user_response") if isinstance(record.get("user_response"), dict) else None
     decision = (response or {}).get("decision")
-    return f"{status}: {decision}" if status != "pending" and decision else status
+    said = status != "pending" and decision and not (status == "expired" and decision == "expire")
+    return f"{status}: {decision}" if said else status
 
 
 def request_list_view(name: str, accessible: str, model: RequestListModel) -> QTreeView:
