@@ -520,7 +520,7 @@ def test_a_new_request_notifies_when_the_window_is_not_active(window: MainWindow
     qtbot.waitUntil(lambda: not window.isActiveWindow())
     start(qtbot, runtime, WRITE)
     qtbot.waitUntil(lambda: len(window.notifier.notifications) == 1, timeout=10_000)
-    assert window.notifier.notifications[0] == "write_file: path: a.txt"
+    assert window.notifier.notifications[0] == "write_file: a.txt"
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)
     start(qtbot, runtime, WRITE)
