@@ -13,6 +13,7 @@ from PySide6.QtTest import QAbstractItemModelTester
 
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.audit.model import COL_WHAT
 from reviewer_app.ui.audit.window import AuditWindow
 from tests.ui.conftest import run_async
 
@@ -82,6 +83,8 @@ def test_pages_through_the_log(qtbot: Any, qt_backend: SQLHITLBackend) -> None:
     assert window.model.exhausted and not window.model.canFetchMore()
     assert window.model.index(249, 0).data() == "250" and window.model.index(0, 2).data() == "Rejected"
     assert "250 rows" in window.windowTitle()
+    what = window.model.index(0, COL_WHAT)  # a call in a narrow column keeps its end (``| sh``)
+    assert window.view.itemDelegateForIndex(what).__class__.__name__ == "MiddleElision"
 
 
 def test_verify_ok(qtbot: Any, qt_backend: SQLHITLBackend) -> None:

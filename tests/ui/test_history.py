@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.history import HistoryEntry
@@ -20,7 +20,7 @@ from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.history.model import COL_BY, COL_DECISION, COL_REASON, PAGE_SIZE, HistoryModel
+from reviewer_app.ui.history.model import COL_BY, COL_DECISION, COL_REASON, COL_SUMMARY, PAGE_SIZE, HistoryModel
 from reviewer_app.ui.window.main_window import HISTORY_TAB, MainWindow
 from tests.ui.conftest import OpenMainWindow, run_async
 
@@ -121,6 +121,14 @@ def test_decisions_read_in_words_newest_first(window: MainWindow, qtbot: Any) ->
     assert cell(window, row_of(window, "h-reject"), COL_REASON) == "build is shared with the CI cache"
     assert cell(window, row_of(window, "h0000"), COL_BY) == "tester"
     assert window.history.status_label.text() == "6 decisions shown"
+    # What was decided keeps its end (``| sh``) in a narrow column; the reason (prose) is cut at its end.
+    view = window.history.view
+    for column, mode in ((COL_SUMMARY, "ElideMiddle"), (COL_REASON, "ElideRight")):
+        index = window.history.model.index(0, column)
+        option = QStyleOptionViewItem()
+        option.textElideMode = view.textElideMode()
+        view.itemDelegateForIndex(index).initStyleOption(option, index)
+        assert option.textElideMode.name == mode
     assert not window.detail.isVisible()  # History shows its own detail across the whole window
     qtbot.keyClick(window.history.view, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     assert window.left_tabs.currentIndex() == 0 and window.detail.isVisible()

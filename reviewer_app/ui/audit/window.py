@@ -24,9 +24,10 @@ from PySide6.QtWidgets import (
 from reviewer_app.domain.records import AuditReport
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.audit.export import export_audit
-from reviewer_app.ui.audit.model import AuditModel
+from reviewer_app.ui.audit.model import COL_WHAT, AuditModel
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.keepers import TaskKeeper
+from reviewer_app.ui.models.list_model import elide_calls_in_the_middle
 
 FORMAT_FILTERS = {"jsonl": "JSON Lines (*.jsonl)", "csv": "CSV (*.csv)"}
 
@@ -66,6 +67,7 @@ class AuditWindow(QMainWindow):
         header.setStretchLastSection(False)
         for column, width in enumerate((50, 140, 190, 80, 380, 120, 220, 160, 130)):
             self.view.setColumnWidth(column, width)
+        elide_calls_in_the_middle(self.view, COL_WHAT)
         self.setCentralWidget(self.view)
 
         self.verify_action = QAction("&Verify the audit chain", self, shortcut=QKeySequence("Ctrl+Shift+V"))

@@ -48,6 +48,7 @@ from reviewer_app.ui.history.model import (
     Spawn,
 )
 from reviewer_app.ui.history.prepared import PreparedDecision, prepare_decision
+from reviewer_app.ui.models.list_model import elide_calls_in_the_middle
 
 AGES_REFRESH_MS = 20_000
 DECISION_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -198,6 +199,7 @@ class HistoryPanel(QWidget):
         header.setStretchLastSection(False)
         # What was asked and why it was refused share the room; the short columns keep what their words need.
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        elide_calls_in_the_middle(self.view, COL_SUMMARY)
         header.setSectionResizeMode(COL_REASON, QHeaderView.ResizeMode.Stretch)
         for column, width in (
             (COL_WHEN, 130),

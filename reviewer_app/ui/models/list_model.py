@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic, TypeVar
 
-from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QAbstractItemView, QTreeView
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QTreeView
 
 from reviewer_app.ui.models.flat_model import FlatTableModel
 
@@ -48,3 +48,17 @@ def table_view(name: str, accessible: str, model: FlatTableModel) -> QTreeView:
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.setModel(model)
     return view
+
+
+class MiddleElision(QStyledItemDelegate):
+    """Cells that lose their middle, not their end, when the column is narrow: a command's end (``| sh``,
+    ``&& rm -rf /``) and a path's file name are what tell calls apart. Set on the columns that show a call."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
+
+
+def elide_calls_in_the_middle(view: QAbstractItemView, column: int) -> None:
+    """``column`` of ``view`` shows calls: they keep their end when cut (see :class:`MiddleElision`)."""
+    view.setItemDelegateForColumn(column, MiddleElision(view))
