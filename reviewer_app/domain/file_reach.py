@@ -60,7 +60,7 @@ def glob_matches(word: str, cwd: str | None) -> list[str] | None:
         if GLOB_CHARACTERS.isdisjoint(each):
             found.append(each)
             continue
-        pattern = _absolute(each, cwd)
+        pattern = absolute_path(each, cwd)
         if pattern is None:
             return None
         found.extend(_expand_pattern(pattern, MAX_GLOB_MATCHES + 1 - len(found)))
@@ -79,7 +79,7 @@ def _expand_pattern(pattern: str, at_most: int) -> list[str]:
         return [pattern]  # judged as written
 
 
-def _absolute(word: str, cwd: str | None) -> str | None:
+def absolute_path(word: str, cwd: str | None) -> str | None:
     """``word`` as an absolute path (``~`` and ``$HOME`` expanded, a relative one joined to ``cwd``), or None when
     it is relative and ``cwd`` is unknown."""
     path = _expand_home(word.replace("\\", "/"))
@@ -109,7 +109,7 @@ def secrets_within(
     shown; None when none is found (or ``directory`` is no directory). ``hidden``: whether the program reads
     hidden entries; ``honours_gitignore``: whether it skips what git ignores (ripgrep's default);
     ``follows_links``: whether it follows a link among the entries to its target."""
-    path = _absolute(directory, cwd)
+    path = absolute_path(directory, cwd)
     if path is None:
         return None
     try:
@@ -197,4 +197,4 @@ def _in_git_repository(directory: str) -> bool:
     return False
 
 
-__all__ = ["GLOB_CHARACTERS", "MAX_GLOB_MATCHES", "glob_matches", "has_wildcard", "secrets_within"]
+__all__ = ["GLOB_CHARACTERS", "MAX_GLOB_MATCHES", "absolute_path", "glob_matches", "has_wildcard", "secrets_within"]

@@ -10,7 +10,8 @@ import os
 import posixpath
 import re
 
-from reviewer_app.domain.file_reach import glob_matches, has_wildcard, secrets_within
+from reviewer_app.domain.containers import ContainerReach, container_reach
+from reviewer_app.domain.file_reach import absolute_path, glob_matches, has_wildcard, secrets_within
 from reviewer_app.domain.path_risk import DISK_DEVICE, HARMLESS_DEVICES, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read
 from reviewer_app.domain.risk_level import Findings, Risk, RiskLevel
@@ -203,9 +204,34 @@ def _shell_command_risk(
         writes = writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of="))
         for form in expanded_words(placed(candidate, here), cwd, findings):
             _operand_risk(program, form, writes, findings, cwd)
-    recursion = recursive_read(program, args)
+    reach = container_reach(program, args)
+    if reach is not None:
+        _container_risk(program, reach, findings, cwd, here)
+    recursion = recursive_read(program, args) or (reach.read if reach is not None else None)
     if recursion is not None:
         _recursion_risk(program, recursion, findings, cwd, here)
+
+
+def _container_risk(program: str, reach: ContainerReach, findings: Findings, cwd: str | None, here: str | None) -> None:
+    """A container command whose effect comes from a file (``docker compose up``) is high; one that writes an
+    image's files (which, only the image says) into the workspace itself, a sensitive place or outside it is too."""
+    if reach.unknowable is not None:
+        findings.add("high", f"{reach.unknowable}: Reviewer cannot check it")
+    for destination in reach.writes_into:
+        for place in expanded_words(placed(destination, here), cwd, findings):
+            absolute = absolute_path(place, cwd)
+            if absolute is None or _is_workspace(absolute, cwd) or is_sensitive_path(absolute, cwd):
+                findings.add("high", f"{program} writes the image's files into {destination}, whatever they are")
+            elif outside_workspace(absolute, cwd, follow_symlinks=True):
+                findings.add("high", f"{program} writes the image's files outside the workspace ({destination})")
+
+
+def _is_workspace(path: str, cwd: str | None) -> bool:
+    """Whether ``path`` is the working directory itself (where ``.git/hooks`` and the agents' settings live)."""
+    try:
+        return cwd is None or os.path.realpath(path) == os.path.realpath(cwd)
+    except (OSError, ValueError):
+        return True
 
 
 def _recursion_risk(
