@@ -168,6 +168,26 @@ def _local_destination(value: str) -> str:
     return fields.get("dest", fields.get("destination", ""))
 
 
+_ESCAPE_OPTIONS = frozenset({"--cap-add", "--device", "--security-opt", "--pid", "--userns", "--cgroupns"})
+_HOST_CAPABILITIES = re.compile(
+    r"(?i)^(cap_)?(all|sys_admin|sys_ptrace|sys_module|dac_read_search|dac_override|sys_rawio|bpf)$"
+)
+
+
+def _escape(option: str, value: str) -> str:
+    """The option (with its value) by which a container reaches the host, else ``""``: a capability that lets it
+    out, a host device, confinement turned off, the host's process or user namespace."""
+    if option == "--cap-add" and any(_HOST_CAPABILITIES.match(cap) for cap in value.split(",")):
+        return f"--cap-add {value}"
+    if option == "--device" and value:
+        return f"--device {value}"
+    if option == "--security-opt" and re.search(r"unconfined|label[=:]disable|no-new-privileges[=:]false", value):
+        return f"--security-opt {value}"
+    if option in ("--pid", "--userns", "--cgroupns") and value == "host":
+        return f"{option}=host"
+    return ""
+
+
 def _run(program: str, sub: str, args: tuple[str, ...]) -> ContainerReach | None:
     """``run|create`` gives the container every host directory it mounts (``-v ~/.ssh:/x``, ``--mount
     type=bind,src=…``); a named volume (``cache:/c``) is no host path. The mounts of another container
@@ -178,8 +198,11 @@ def _run(program: str, sub: str, args: tuple[str, ...]) -> ContainerReach | None
         name, equals, value = word.partition("=")
         if name == "--volumes-from":
             return ContainerReach(unknowable=f"{program} {sub} --volumes-from mounts what another container has")
+        escape = _escape(name, value if equals else next(words, "") if name in _ESCAPE_OPTIONS else "")
+        if escape:
+            return ContainerReach(unknowable=f"{program} {sub} {escape} reaches past the container into the host")
         if word in ("-v", "--volume", "--mount") or (word.startswith("-v") and not word.startswith("--")):
-            value = word[2:] if word.startswith("-v") and len(word) > 2 else next(words, "")
+            value = word[2:].removeprefix("=") if word.startswith("-v") and len(word) > 2 else next(words, "")
             name = "--mount" if word == "--mount" else "-v"
         elif not (equals and name in ("--volume", "--mount")):
             continue

@@ -170,6 +170,9 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         return RecursiveRead((*local, *targets), follows_links=_follows_links(program, set(seen)), listed=listed)
     if program in ("7z", "7za", "7zr", "7zz"):
         return _seven_zip(args)
+    if program == "unzip":
+        _, _, given = split_options(args, ("dPOIx", ()))
+        return RecursiveRead(tuple(given["d"])) if given.get("d") else None  # extracts into -d DIR (a write)
     if program in ("cpio", "pax"):
         return _cpio_or_pax(program, args)
     if program == "git":
@@ -213,6 +216,9 @@ def _seven_zip(args: tuple[str, ...]) -> RecursiveRead | None:
     """``7z a|u ARCHIVE [FILE|@LIST]...``: options are single words (``-tzip``, ``-xr!*.o``); a directory is read
     whole, with no file named the working directory; a link is followed unless ``-snl``."""
     words = [word for word in args if not word.startswith("-")]
+    if words[:1] in (["x"], ["e"]):  # extracts into -oDIR (a write)
+        into = tuple(word[2:] for word in args if word.startswith("-o") and len(word) > 2)
+        return RecursiveRead(into) if into else None
     if not words or words[0] not in ("a", "u"):
         return None
     included = [found.group(1) + found.group(2) for found in map(_SEVEN_ZIP_INCLUDE.match, args) if found]

@@ -42,6 +42,7 @@ from reviewer_app.domain.file_reach import secrets_within
 from reviewer_app.domain.path_risk import assess_path, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import ripgrep_configured
 from reviewer_app.domain.risk_level import Findings, Risk, RiskLevel
+from reviewer_app.domain.secret_reads import reaches_instance_metadata
 from reviewer_app.domain.secret_scan import scanned_lines, secret_detectors, secret_kinds, secret_reason, with_secrets
 from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
 from reviewer_app.domain.shell_risk import NETWORK_PROGRAMS, SQL_CLIENTS, assess_command, expanded_words
@@ -49,8 +50,11 @@ from reviewer_app.domain.tool_args import (
     PATTERNS_READ_AS_PATHS,
     READS_DIRECTORIES_WHOLE,
     SEARCHES_WORKING_DIRECTORY,
+    argument_strings,
     file_url_path,
+    is_command_key,
     is_path_key,
+    looks_like_path,
     path_given,
     turns_off_git_ignore,
 )
@@ -76,24 +80,30 @@ def _annotation(call: ToolCall, name: str) -> bool:
 
 
 def _path_arguments(tool: str, arguments: Any) -> Iterator[str]:
-    """The strings a tool's arguments give under path-like keys (``path``, ``paths``, ``dir_path``…) and the keys
-    whose patterns it reads as paths (read_many_files' ``include``), and the path of any ``file://`` URL."""
+    """The strings a tool's arguments give under path-like keys (``path``, ``paths``, ``dir_path``…), under the keys
+    whose patterns it reads as paths (read_many_files' ``include``), any string that names a file as it stands
+    (``location: ~/.ssh/id_rsa``, nested objects and lists included), and the path of any ``file:`` URL."""
     if not isinstance(arguments, dict):
         return
-    for key, value in arguments.items():
+    for key, value in argument_strings(arguments):
         url_path = file_url_path(value)
         if url_path is not None:
             yield url_path  # ``url: file:///home/me/.ssh/id_rsa``
-        if not isinstance(key, str) or not (is_path_key(key) or key in PATTERNS_READ_AS_PATHS.get(tool, ())):
-            continue
-        values = value if isinstance(value, list) else [value]
-        yield from (item for item in values[:256] if isinstance(item, str) and 0 < len(item) <= 4096)
+        if 0 < len(value) <= 4096 and (
+            is_path_key(key) or key in PATTERNS_READ_AS_PATHS.get(tool, ()) or looks_like_path(value)
+        ):
+            yield value
 
 
 def _named_paths_risk(call: ToolCall, findings: Findings) -> None:
     """A tool outside the file-tool table (an MCP tool, another host's ``read_many_files`` or ``grep_search``): the
     files its path-like arguments name, wildcards expanded; a directory it reads whole is judged by its contents:
     each directory a pattern matches, and for ``**`` the directory the walk starts from."""
+    for key, value in argument_strings(call.arguments):
+        if is_command_key(key) and value.strip():  # an MCP shell server's ``command``: judged as one
+            judged = assess_command(value, call.cwd)
+            for reason in judged.reasons:
+                findings.add(judged.level, f"{reason} (in its {key} argument)")
     values = list(_path_arguments(call.tool_name, call.arguments))
     for value in values:
         for form in expanded_words(value, call.cwd, findings):
@@ -150,6 +160,9 @@ def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str]
         _named_paths_risk(call, findings)
     if call.tool_name in NETWORK_TOOLS:
         findings.add("medium", f"network egress ({call.tool_name})")
+        for _, value in argument_strings(call.arguments):
+            if "://" in value and reaches_instance_metadata(value):
+                findings.add("high", f"asks the cloud's instance metadata service for credentials ({value})")
     for flag in context_flags(call):
         level, reason = CONTEXT_FLAG_RISKS[flag]
         findings.add(level, reason)

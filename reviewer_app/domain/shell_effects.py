@@ -36,6 +36,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from reviewer_app.domain.plain_shell import versionless
 from reviewer_app.domain.shell import (
     EXEC_WRAPPERS,
     SHELLS,
@@ -295,6 +296,7 @@ def _could_be_option(word: Word) -> bool:
 def _program_effects(
     program: str, args: tuple[str, ...], words: tuple[Word, ...], stdin_texts: tuple[str, ...], found: _Found
 ) -> None:
+    program = versionless(program)  # python3.12 is python3
     if program in SHELLS:
         scripts = inline_scripts(program, args, stdin_texts)
         for index, arg in enumerate(args):

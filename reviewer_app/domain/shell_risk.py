@@ -10,11 +10,18 @@ import os
 import posixpath
 import re
 
+from reviewer_app.domain.config_changes import config_change
 from reviewer_app.domain.containers import ContainerReach, container_reach
 from reviewer_app.domain.file_reach import absolute_path, glob_matches, has_wildcard, secrets_within
 from reviewer_app.domain.path_risk import DISK_DEVICE, HARMLESS_DEVICES, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read
 from reviewer_app.domain.risk_level import Findings, Risk, RiskLevel
+from reviewer_app.domain.secret_reads import (
+    credential_printed,
+    environment_dumped,
+    host_variables,
+    reaches_instance_metadata,
+)
 from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
 from reviewer_app.domain.sensitive import operator_patterns
 from reviewer_app.domain.sensitive_targets import SENSITIVE_TARGETS, place_may_be_sensitive
@@ -107,12 +114,17 @@ def _shell_command_risk(
     wrappers = {posixpath.basename(word) for word in argv[: len(argv) - len(real)]} | {chain_start}
     for elevated in sorted(wrappers & {"sudo", "doas", "su", "pkexec", "runuser"}):
         findings.add("high", f"runs as another user ({elevated})")
+    if environment_dumped(real or argv):
+        findings.add("high", "prints the environment, the host's tokens and keys among it")
     if not real:
         return
     program = posixpath.basename(real[0])
     names.add(program)
     args = real[1:]
     first = args[0] if args else ""
+    printed = credential_printed(program, args)
+    if printed is not None:
+        findings.add("high", f"prints {printed} ({program} {' '.join(args[:3])})")
     short = _short_flags(args)
     long_flags = {word.split("=", 1)[0] for word in args if word.startswith("--")}
     text = " ".join(args)
@@ -187,6 +199,12 @@ def _shell_command_risk(
         findings.add("high", f"destructive SQL (DROP/TRUNCATE/DELETE without WHERE) in {program}")
     if program in NETWORK_PROGRAMS or chain_start in NETWORK_PROGRAMS:
         findings.add("medium", f"network egress ({program})")
+        for word in args:
+            if reaches_instance_metadata(word):
+                findings.add("high", f"asks the cloud's instance metadata service for credentials ({word})")
+    change = config_change(program, args)
+    if change is not None:
+        findings.add("high", change)
     if runs_interpreter(simple) and any(flag in _INLINE_CODE_FLAGS for flag in args):
         findings.add("medium", f"runs inline code ({program} {next(f for f in args if f in _INLINE_CODE_FLAGS)})")
     elif program in ("eval", "source", "."):
@@ -204,6 +222,9 @@ def _shell_command_risk(
         writes = writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of="))
         for form in expanded_words(placed(candidate, here), cwd, findings):
             _operand_risk(program, form, writes, findings, cwd)
+        attached = _file_after_at(program, candidate)
+        for form in expanded_words(placed(attached, here), cwd, findings) if attached else ():
+            _operand_risk(program, form, False, findings, cwd)  # ``curl -d @notes``: the file is read and sent
     reach = container_reach(program, args)
     if reach is not None:
         _container_risk(program, reach, findings, cwd, here)
@@ -274,6 +295,18 @@ def _operand_risk(program: str, candidate: str, writes: bool, findings: Findings
         findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({candidate})")
     elif is_sensitive_path(candidate):
         findings.add("medium", f"touches system configuration ({candidate})")
+
+
+def _file_after_at(program: str, word: str) -> str | None:
+    """The file a word names after ``@`` (``curl -d @f``, ``-F x=@f``, httpie's ``field@f``; an argument file
+    ``@list`` of many programs), else None."""
+    if word.startswith("@"):
+        return word[1:]
+    if "=@" in word:
+        return word.split("=@", 1)[1]
+    if program in ("http", "https", "xh", "xhs") and "@" in word and "://" not in word:
+        return word.split("@", 1)[1]
+    return None
 
 
 def _in_place(word: str, cwd: str | None) -> bool:
@@ -369,7 +402,13 @@ def _assess(parsed: ParsedCommand, cwd: str | None, depth: int, here: str | None
         findings.add("medium", "the program name comes from a variable")
     places = Places(here or cwd)
     variables = command_variables(parsed)
+    own = set(variables.values) | variables.filled_at_run_time
     for simple in parsed.commands:
+        texts = [*(word.raw for word in simple.words), *simple.assignments, *simple.stdin_texts]
+        for name in host_variables([*texts, *(redirection.target for redirection in simple.redirections)], own):
+            findings.add(
+                "high", f"uses ${name}, a secret or credential place of the host's, which Reviewer cannot check"
+            )
         if places.unplaced is not None:
             findings.add("high", f"runs after a change to a directory Reviewer cannot tell ({places.unplaced})")
         for index, place in enumerate(places.directories):
