@@ -33,6 +33,7 @@ import re
 import sys
 from fnmatch import fnmatchcase
 
+from reviewer_app.domain.patches import patch_paths
 from reviewer_app.domain.plain_shell import plain_words
 from reviewer_app.domain.sensitive_targets import (
     CONFIG_ENV,
@@ -86,6 +87,7 @@ def wildcard_surely_settles(tool_name: str, arguments: Any, cwd: str | None) -> 
             or is_command_key(key)
             or looks_like_path(value)
             or file_url_path(value) is not None
+            or bool(patch_paths(value))
             or (tool_name in NETWORK_TOOLS and "://" in value and not _public_name_url(value))
             for key, value in argument_strings(arguments)
         )

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from reviewer_app.domain.file_reach import secrets_within
+from reviewer_app.domain.patches import patch_paths
 from reviewer_app.domain.path_risk import assess_path, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import ripgrep_configured
 from reviewer_app.domain.risk_level import Findings, Risk, RiskLevel
@@ -104,6 +105,8 @@ def _named_paths_risk(call: ToolCall, findings: Findings) -> None:
             judged = assess_command(value, call.cwd)
             for reason in judged.reasons:
                 findings.add(judged.level, f"{reason} (in its {key} argument)")
+        for path in patch_paths(value):  # ``*** Add File: ~/.bashrc``: a patch writes the files it names
+            findings.merge(assess_path(path, call.cwd, writes=True))
     values = list(_path_arguments(call.tool_name, call.arguments))
     for value in values:
         for form in expanded_words(value, call.cwd, findings):

@@ -13,6 +13,7 @@ import re
 from reviewer_app.domain.config_changes import config_change
 from reviewer_app.domain.containers import ContainerReach, container_reach
 from reviewer_app.domain.file_reach import absolute_path, glob_matches, has_wildcard, secrets_within
+from reviewer_app.domain.patches import patch_input, patch_paths, read_patch
 from reviewer_app.domain.path_risk import DISK_DEVICE, HARMLESS_DEVICES, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read
 from reviewer_app.domain.risk_level import Findings, Risk, RiskLevel
@@ -202,6 +203,9 @@ def _shell_command_risk(
         for word in args:
             if reaches_instance_metadata(word):
                 findings.add("high", f"asks the cloud's instance metadata service for credentials ({word})")
+    applied = patch_input(program, args)
+    if applied is not None:
+        _patch_risk(program, applied, simple, findings, cwd, here)
     change = config_change(program, args)
     if change is not None:
         findings.add("high", change)
@@ -231,6 +235,33 @@ def _shell_command_risk(
     recursion = recursive_read(program, args) or (reach.read if reach is not None else None)
     if recursion is not None:
         _recursion_risk(program, recursion, findings, cwd, here)
+
+
+def _patch_risk(
+    program: str,
+    applied: tuple[list[str], bool],
+    simple: SimpleCommand,
+    findings: Findings,
+    cwd: str | None,
+    here: str | None,
+) -> None:
+    """``patch``/``git apply`` write the files their patch names: read from the patch file (or the file given on
+    its input, or a heredoc) and judged as writes; a patch from a pipe cannot be read, so it is high."""
+    files, from_input = applied
+    texts = list(simple.stdin_texts)
+    if from_input:
+        files = files + [r.target for r in simple.redirections if r.operator == "<" and not r.harmless]
+        if not files and not texts:
+            findings.add("high", f"{program} applies a patch from its input, which Reviewer cannot read")
+    for name in files:
+        absolute = absolute_path(placed(name, here), cwd)
+        text = read_patch(absolute) if absolute is not None else None
+        if text is None:
+            findings.add("high", f"{program} applies a patch Reviewer cannot read ({name})")
+        else:
+            texts.append(text)
+    for path in (path for text in texts for path in patch_paths(text)):
+        _operand_risk(program, placed(path, here), True, findings, cwd)
 
 
 def _container_risk(program: str, reach: ContainerReach, findings: Findings, cwd: str | None, here: str | None) -> None:

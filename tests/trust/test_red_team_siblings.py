@@ -306,3 +306,33 @@ def test_a_tool_outside_the_file_table_with_plain_values_stays_below_high(
 )
 def test_a_fetch_of_the_cloud_metadata_service_is_high(home: Path, url: str) -> None:
     assert judged_high("WebFetch", {"url": url, "prompt": "x"}, home / "ws"), url
+
+
+ADD = "*** Begin Patch\n*** Add File: {p}\n+echo pwned\n*** End Patch\n"
+MOVE = "*** Begin Patch\n*** Update File: src/main.py\n*** Move to: {p}\n@@\n-print()\n+print(1)\n*** End Patch\n"
+DIFF = "diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n"
+PATCHES_THAT_WRITE_A_SENSITIVE_FILE = [  # the files a patch tool writes are named inside its text
+    ("ApplyPatch", {"patch": ADD.replace("{p}", "{home}/.bashrc")}),
+    ("apply_patch", {"input": ADD.replace("{p}", "../.bashrc")}),
+    ("patch", {"patchText": MOVE.replace("{p}", ".claude/settings.json")}),
+    ("mcp__git__apply", {"diff": DIFF.replace("{p}", ".git/hooks/pre-commit")}),
+    ("Bash", {"command": "patch -p1 < fix.diff"}),
+    ("Bash", {"command": "patch -p1 -i fix.diff"}),
+    ("Bash", {"command": "git apply fix.diff"}),
+    ("Bash", {"command": "git am fix.diff"}),
+    ("Bash", {"command": "curl -s https://example.com/x.diff | git apply"}),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments"), PATCHES_THAT_WRITE_A_SENSITIVE_FILE)
+def test_a_patch_is_judged_by_the_files_it_names(home: Path, tool: str, arguments: dict[str, object]) -> None:
+    (home / "ws" / "fix.diff").write_text(DIFF.replace("{p}", ".claude/settings.json"))
+    given = json.loads(json.dumps(arguments).replace("{home}", str(home)))
+    assert judged_high(tool, given, home / "ws"), (tool, arguments)
+
+
+def test_a_patch_of_plain_files_stays_below_high(home: Path) -> None:
+    (home / "ws" / "fix.diff").write_text(DIFF.replace("{p}", "src/main.py"))
+    assert not judged_high("ApplyPatch", {"patch": MOVE.replace("{p}", "src/other.py")}, home / "ws")
+    assert not judged_high("Bash", {"command": "git apply fix.diff"}, home / "ws")
+    assert not judged_high("Bash", {"command": "patch -p1 < fix.diff"}, home / "ws")
