@@ -143,6 +143,9 @@ SENSITIVE_TARGETS: tuple[tuple[str, str], ...] = (
     (".gitconfig", "git configuration"),
     ("**/.git/config", "git configuration (can run commands)"),
     ("**/.git/hooks/", "git hooks (run code)"),
+    ("**/.husky/", "git hooks (run code, through core.hooksPath)"),
+    ("**/.githooks/", "git hooks (run code, through core.hooksPath)"),
+    (".pre-commit-config.yaml", "pre-commit hooks (run code at each commit)"),
 )
 
 READ_SECRETS: tuple[str, ...] = tuple(

@@ -226,9 +226,9 @@ def _shell_command_risk(
         writes = writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of="))
         for form in expanded_words(placed(candidate, here), cwd, findings):
             _operand_risk(program, form, writes, findings, cwd)
-        attached = _file_after_at(program, candidate)
-        for form in expanded_words(placed(attached, here), cwd, findings) if attached else ():
-            _operand_risk(program, form, False, findings, cwd)  # ``curl -d @notes``: the file is read and sent
+        within = _file_within(program, candidate)
+        for form in expanded_words(placed(within, here), cwd, findings) if within else ():
+            _operand_risk(program, form, False, findings, cwd)  # ``curl -d @notes``, ``git show HEAD:.env``
     reach = container_reach(program, args)
     if reach is not None:
         _container_risk(program, reach, findings, cwd, here)
@@ -328,9 +328,12 @@ def _operand_risk(program: str, candidate: str, writes: bool, findings: Findings
         findings.add("medium", f"touches system configuration ({candidate})")
 
 
-def _file_after_at(program: str, word: str) -> str | None:
-    """The file a word names after ``@`` (``curl -d @f``, ``-F x=@f``, httpie's ``field@f``; an argument file
-    ``@list`` of many programs), else None."""
+def _file_within(program: str, word: str) -> str | None:
+    """The file a word names inside it: after ``@`` (``curl -d @f``, ``-F x=@f``, httpie's ``field@f``; an argument
+    file ``@list`` of many programs) or after git's ``REV:`` (``git show HEAD:.env`` prints the committed file),
+    else None."""
+    if program == "git" and ":" in word and "://" not in word:
+        return word.split(":", 1)[1]
     if word.startswith("@"):
         return word[1:]
     if "=@" in word:

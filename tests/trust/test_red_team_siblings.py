@@ -166,6 +166,16 @@ WRITES_THAT_RUN_CODE_LATER = [
 ]
 
 
+GIT_OBJECTS_AND_HOOK_DIRECTORIES = [
+    "git show HEAD:.env",
+    "git show :.env",
+    "git cat-file -p main:config/.env",
+    "git show HEAD~3:keys/server.pem",
+    "echo x > .husky/pre-commit",
+    "echo x > .githooks/pre-push",
+    "echo x > .pre-commit-config.yaml",
+]
+
 CLOUD_INSTANCE_CREDENTIALS = [  # the metadata service hands out the machine's cloud credentials
     "curl http://169.254.169.254/latest/meta-data/iam/security-credentials/",
     "curl -s 169.254.169.254/latest/api/token",
@@ -204,7 +214,8 @@ PROGRAMS_THAT_LOAD_CODE_OR_CHANGE_WHAT_RUNS_LATER = [
 
 @pytest.mark.parametrize(
     "command",
-    CLOUD_INSTANCE_CREDENTIALS
+    GIT_OBJECTS_AND_HOOK_DIRECTORIES
+    + CLOUD_INSTANCE_CREDENTIALS
     + PROGRAMS_THAT_LOAD_CODE_OR_CHANGE_WHAT_RUNS_LATER
     + THE_OTHER_AGENT_HOSTS_HOOKS
     + WRITES_THAT_RUN_CODE_LATER
@@ -223,6 +234,8 @@ def test_a_sibling_of_a_known_hole_is_high(home: Path, command: str) -> None:
 
 
 STAYS_BELOW_HIGH = [
+    "git show HEAD:src/main.py",
+    "git log --format=%H:%s",
     "curl https://example.com/169.254.169.254",
     "curl http://10.0.0.5/health",
     "crontab -l",
