@@ -1,10 +1,12 @@
-"""Commands that change what later commands run: a tool's configuration set from the command line, a crontab
-installed.
+"""Commands that change which program a tool runs, now or later: a configuration set from the command line, an
+option that names the program or a configuration file, a crontab installed.
 
 Why: ``npm config set script-shell /tmp/x`` makes every later ``npm run`` run ``/tmp/x``; ``pip config set
 global.index-url …`` makes every later ``pip install`` fetch from elsewhere; ``gh alias set --shell`` defines a
 command; ``crontab jobs.txt`` schedules whatever the file says. Writing those files directly is high risk (the
-sensitive targets); doing it through the tool was not. Each is high here, so no wildcard allow settles it.
+sensitive targets); doing it through the tool was not. ``npm run test --script-shell=/tmp/x``, ``go build
+-toolexec=/tmp/x`` and ``cargo build --config build.rustc-wrapper=…`` run another program than the one a prefix
+rule (``npm run test:*``) reads. Each is high here, so no wildcard or prefix allow settles it.
 """
 
 from __future__ import annotations
@@ -25,8 +27,28 @@ _SETTERS: dict[str, tuple[tuple[str, ...], ...]] = {
 _LOOKS = frozenset({"--list", "--unset", "-l", "--show", "--get", "--describe", "--show-sources"})
 
 
+# program: options (also written ``--name=value``) whose value names the program it runs or a configuration file
+_PROGRAM_OPTIONS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("npm", "pnpm", "yarn", "npx"),
+        ("--script-shell", "--userconfig", "--globalconfig", "--node-options", "--shell", "--call", "-c"),
+    ),
+    "go": ("-toolexec", "--toolexec", "-exec", "--exec", "-overlay", "--overlay"),
+    "cargo": ("--config",),
+}
+
+
 def config_change(program: str, args: tuple[str, ...]) -> str | None:
-    """Why ``program args`` changes what later commands run, else None."""
+    """Why ``program args`` changes which program it or a later command runs, else None."""
+    options = _PROGRAM_OPTIONS.get(program, ())
+    for word in args:
+        name = word.split("=", 1)[0]
+        if (
+            name in options
+            or (program == "pnpm" and name.startswith("--config."))
+            or (program == "go" and "-extld" in word)
+        ):
+            return f"{program} {name} names the program it runs or a configuration file, which a rule cannot show"
     words = [word for word in args if not word.startswith("-")]
     for setter in _SETTERS.get(program, ()):
         if tuple(words[: len(setter)]) == setter and not (

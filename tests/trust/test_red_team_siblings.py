@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.trust.test_wildcards_and_recursive_reads import home, judged_high
+from reviewer_app.domain.rules import Rule, evaluate
+from reviewer_app.domain.toolcall import ToolCall
+from tests.trust.test_wildcards_and_recursive_reads import NOW, home, judged_high
 
 __all__ = ["home"]  # the fixture, used by name below
 
@@ -349,3 +351,29 @@ def test_a_patch_of_plain_files_stays_below_high(home: Path) -> None:
     assert not judged_high("ApplyPatch", {"patch": MOVE.replace("{p}", "src/other.py")}, home / "ws")
     assert not judged_high("Bash", {"command": "git apply fix.diff"}, home / "ws")
     assert not judged_high("Bash", {"command": "patch -p1 < fix.diff"}, home / "ws")
+
+
+OPTIONS_THAT_NAME_THE_PROGRAM_A_TOOL_RUNS = [  # a prefix rule for the tool reads as its subcommand alone
+    ("npm run test:*", "npm run test --script-shell=/tmp/evil"),
+    ("npm test:*", "npm test --userconfig /tmp/npmrc"),
+    ("pnpm test:*", "pnpm test --config.script-shell=/tmp/evil"),
+    ("go build:*", "go build -toolexec=/tmp/x ./..."),
+    ("go test:*", "go test -exec /tmp/x ./..."),
+    ("go run:*", "go run -exec=/tmp/x ."),
+    ("cargo build:*", 'cargo build --config build.rustc-wrapper="/tmp/x"'),
+    ("cargo test:*", "cargo test --config=target.x86_64-unknown-linux-gnu.runner=/tmp/x"),
+    ("pytest:*", "PYTHONPATH=/tmp/x pytest"),
+    ("node app.js:*", "NODE_PATH=/tmp/x node app.js"),
+    ("go build:*", "GOFLAGS=-toolexec=/tmp/x go build"),
+    ("curl https://example.com:*", "CURL_HOME=/tmp curl https://example.com"),
+    ("openssl version:*", "OPENSSL_CONF=/tmp/x openssl version"),
+]
+
+
+@pytest.mark.parametrize(("rule", "command"), OPTIONS_THAT_NAME_THE_PROGRAM_A_TOOL_RUNS)
+def test_an_option_that_names_the_program_a_tool_runs_is_not_settled_by_its_prefix_rule(
+    home: Path, rule: str, command: str
+) -> None:
+    call = ToolCall("Bash", {"command": command}, cwd=str(home / "ws"))
+    assert evaluate([Rule("allow", f"Bash({rule})", created_at=NOW)], call, NOW) is None, (rule, command)
+    assert judged_high("Bash", {"command": command}, home / "ws"), command
