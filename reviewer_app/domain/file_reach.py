@@ -21,6 +21,7 @@ caller asks.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import itertools
 import os
@@ -153,6 +154,38 @@ def _points_at_a_secret(link: str, secret: Callable[[str, bool], bool]) -> bool:
         return True
 
 
+def secret_a_filter_names(pattern: str) -> str | None:
+    """The form of a search's file filter (Grep's ``glob``, ``rg -g``, ``grep --include``) that names a secret's
+    file or directory (``**/.env``, ``*.pem``, ``**/.ssh/**``), else None: the search then reads such files wherever
+    they lie below, which the directory's own entries do not show. A part made only of wildcards (``*``, ``**``,
+    ``*.*``) names nothing in particular and is left to the directory check."""
+    import bracex
+
+    try:
+        forms = bracex.expand(pattern, limit=256)
+    except Exception:
+        return pattern
+    samples = _secret_samples(operator_patterns())
+    for form in forms:
+        for written in form.replace("\\", "/").split("/"):
+            part = written.lstrip("!").casefold()
+            if any(character.isalnum() for character in re.sub(r"\[[^\]]*\]|[*?]", "", part)) and any(
+                fnmatch.fnmatchcase(sample, part) for sample in samples
+            ):
+                return form
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_samples(extra: tuple[str, ...]) -> tuple[str, ...]:
+    """A name each secret pattern matches (its last part, wildcards as ``x``): ``.ssh``, ``id_rsax``, ``x.pem``."""
+    names = []
+    for pattern in (*READ_SECRETS, *extra):
+        core = pattern.strip().lstrip("!/").removeprefix("**/").rstrip("/")
+        names.append(core.rsplit("/", 1)[-1].replace("*", "x").casefold())
+    return tuple(names)
+
+
 @functools.lru_cache(maxsize=8)
 def _secret_matcher(extra: tuple[str, ...]) -> Callable[[str, bool], bool]:
     """A test of an absolute path (a directory when the flag says so) against the secrets to read and the
@@ -197,4 +230,12 @@ def _in_git_repository(directory: str) -> bool:
     return False
 
 
-__all__ = ["GLOB_CHARACTERS", "MAX_GLOB_MATCHES", "absolute_path", "glob_matches", "has_wildcard", "secrets_within"]
+__all__ = [
+    "GLOB_CHARACTERS",
+    "MAX_GLOB_MATCHES",
+    "absolute_path",
+    "glob_matches",
+    "has_wildcard",
+    "secret_a_filter_names",
+    "secrets_within",
+]

@@ -47,6 +47,7 @@ from reviewer_app.domain.tool_args import (
     METADATA_HINTS,
     NETWORK_TOOLS,
     READS_DIRECTORIES_WHOLE,
+    SEARCH_FILTERS,
     SEARCHES_WORKING_DIRECTORY,
     argument_strings,
     command_of,
@@ -95,6 +96,8 @@ def wildcard_surely_settles(tool_name: str, arguments: Any, cwd: str | None) -> 
         return False  # a path is the risk module's to judge; disagreeing keys are high there
     if tool_name not in SEARCHES_WORKING_DIRECTORY:
         return True
+    if tool_name in READS_DIRECTORIES_WHOLE and any(key in SEARCH_FILTERS for key in arguments):
+        return False  # Grep's ``glob`` may name a secret's files below the top (``**/.env``): the risk module's
     patterns = _operator_patterns() if cwd is not None else None  # Grep with no path searches the workspace
     if patterns is None or _place_may_be_sensitive(cwd or "", [*patterns, *TABLE]):
         return False

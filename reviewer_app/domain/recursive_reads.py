@@ -31,6 +31,8 @@ class RecursiveRead:
     """Whether a link among the entries is followed (``grep -R``, ``zip -r``; not ``grep -r`` or ``tar``)."""
     listed: str | None = None
     """The option or word by which it also reads the files a list names (``-T -``, ``-@``), else None."""
+    filters: tuple[str, ...] = ()
+    """The patterns that choose which files it reads (``rg -g '*.env'``, ``grep --include=.env``)."""
 
 
 # Per program: the short options that take a value and the long ones (written ``--name value``); the searches
@@ -140,7 +142,9 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         if not recursive and "recurse" not in given.get("d", given.get("--directories", [])):
             return None
         follows = bool({"R", "--dereference-recursive"} & set(seen))
-        return RecursiveRead(_searched(operands, given), follows_links=follows)
+        ugrep_globs = given.get("g", []) if program in ("ugrep", "ug") else []
+        filters = (*given.get("--include", []), *ugrep_globs)
+        return RecursiveRead(_searched(operands, given), follows_links=follows, filters=tuple(filters))
     if program in ("rg", "ag", "ack", "ack-grep"):
         operands, seen, given = split_options(args, _RG_VALUES if program == "rg" else _AG_VALUES)
         if program == "rg" and "--files" in seen:
@@ -151,8 +155,13 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         unignored = {"--no-ignore", "--no-ignore-vcs", "--skip-vcs-ignores", "--unrestricted", "u", "U"}
         honours = program in ("rg", "ag") and not configured and not unignored & set(seen)
         follows = bool({"L", "--follow"} & set(seen)) or (program == "ag" and "f" in seen)
+        filters = (*given.get("g", []), *given.get("--glob", []), *given.get("--iglob", []))
         return RecursiveRead(
-            _searched(operands, given), hidden=hidden, honours_gitignore=honours, follows_links=follows
+            _searched(operands, given),
+            hidden=hidden,
+            honours_gitignore=honours,
+            follows_links=follows,
+            filters=filters if program == "rg" else (),
         )
     if program in ("tar", "bsdtar", "gtar"):
         return _tar(args)

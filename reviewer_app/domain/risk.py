@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from reviewer_app.domain.file_reach import secrets_within
+from reviewer_app.domain.file_reach import secret_a_filter_names, secrets_within
 from reviewer_app.domain.patches import patch_paths
 from reviewer_app.domain.path_risk import assess_path, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import ripgrep_configured
@@ -50,6 +50,7 @@ from reviewer_app.domain.shell_risk import NETWORK_PROGRAMS, SQL_CLIENTS, assess
 from reviewer_app.domain.tool_args import (
     PATTERNS_READ_AS_PATHS,
     READS_DIRECTORIES_WHOLE,
+    SEARCH_FILTERS,
     SEARCHES_WORKING_DIRECTORY,
     argument_strings,
     file_url_path,
@@ -114,11 +115,24 @@ def _named_paths_risk(call: ToolCall, findings: Findings) -> None:
                 findings.add("high", f"the tool is given a sensitive file: key, credentials, agent settings ({value})")
                 break
     if call.tool_name in READS_DIRECTORIES_WHOLE:
+        _filter_risk(call, findings)
         honours_gitignore = not turns_off_git_ignore(call.arguments)
         for value in values or ["."]:  # given no path, it searches the working directory
             walked = [value.split("**", 1)[0] or "."] if "**" in value else []
             for directory in [*walked, *expanded_words(value, call.cwd, findings)]:
                 _directory_read_risk(call.tool_name, directory, call.cwd, findings, honours_gitignore)
+
+
+def _filter_risk(call: ToolCall, findings: Findings) -> None:
+    """A search told to read only some files (Grep's ``glob``, grep_search's ``include``) reads those wherever they
+    lie below: one that names a secret's file (``**/.env``) is high, ignored by git or not (below its own entries
+    the tree is not walked)."""
+    if not isinstance(call.arguments, dict):
+        return
+    for key, value in argument_strings(call.arguments):
+        named = secret_a_filter_names(value) if key in SEARCH_FILTERS else None
+        if named is not None:
+            findings.add("high", f"{call.tool_name} reads only the files {value} names, secrets among them ({named})")
 
 
 def _directory_read_risk(
@@ -158,6 +172,7 @@ def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str]
             writes = call.tool_name in WRITING_FILE_TOOLS
             findings.merge(assess_path(path, call.cwd, writes=writes, resolve=resolve))
         if path is not None and call.tool_name in READS_DIRECTORIES_WHOLE:
+            _filter_risk(call, findings)
             _directory_read_risk(call.tool_name, path, call.cwd, findings)
     else:
         _named_paths_risk(call, findings)

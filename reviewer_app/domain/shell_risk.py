@@ -12,7 +12,13 @@ import re
 
 from reviewer_app.domain.config_changes import config_change
 from reviewer_app.domain.containers import ContainerReach, container_reach
-from reviewer_app.domain.file_reach import absolute_path, glob_matches, has_wildcard, secrets_within
+from reviewer_app.domain.file_reach import (
+    absolute_path,
+    glob_matches,
+    has_wildcard,
+    secret_a_filter_names,
+    secrets_within,
+)
 from reviewer_app.domain.patches import patch_input, patch_paths, read_patch
 from reviewer_app.domain.path_risk import DISK_DEVICE, HARMLESS_DEVICES, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read
@@ -295,6 +301,10 @@ def _recursion_risk(
         findings.add(
             "high", f"{program} reads the files a list names ({recursion.listed}), which Reviewer cannot check"
         )
+    for pattern in recursion.filters:
+        named = secret_a_filter_names(pattern)
+        if named is not None:
+            findings.add("high", f"{program} reads only the files {pattern} names, secrets among them ({named})")
     for operand in recursion.operands:
         for directory in expanded_words(placed(operand, here), cwd, findings):
             # An operand taken out of a longer word (``docker run -v KEY:/k``) may be a file: judged as one too.

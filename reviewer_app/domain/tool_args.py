@@ -68,6 +68,9 @@ SEARCHES_WORKING_DIRECTORY = frozenset({"Glob", "Grep", "LS"})
 READS_DIRECTORIES_WHOLE = frozenset({"Grep", "grep_search", "search_file_content", "read_many_files", "grep"})
 """Tools that read every file of a directory they are given (Claude Code's Grep, Gemini CLI's and Qwen Code's
 grep_search and read_many_files, OpenCode's grep), not just its names."""
+SEARCH_FILTERS = frozenset({"glob", "include", "includes", "file_pattern"})
+"""Arguments of a search tool whose pattern chooses which files it reads (Claude Code's Grep ``glob``, Gemini CLI's
+grep_search and OpenCode's grep ``include``)."""
 PATTERNS_READ_AS_PATHS: dict[str, tuple[str, ...]] = {"read_many_files": ("include",)}
 """Arguments whose patterns a tool reads as more paths, though their names do not say so (Gemini CLI's
 read_many_files adds ``include`` to ``paths``)."""

@@ -377,3 +377,33 @@ def test_an_option_that_names_the_program_a_tool_runs_is_not_settled_by_its_pref
     call = ToolCall("Bash", {"command": command}, cwd=str(home / "ws"))
     assert evaluate([Rule("allow", f"Bash({rule})", created_at=NOW)], call, NOW) is None, (rule, command)
     assert judged_high("Bash", {"command": command}, home / "ws"), command
+
+
+SEARCHES_THAT_NAME_A_SECRET = [  # the filter reaches below the directory's own entries, where .env files lie
+    ("Grep", {"pattern": "TOKEN", "glob": "**/.env"}),
+    ("Grep", {"pattern": "TOKEN", "glob": "*.{env,pem}", "output_mode": "content"}),
+    ("Grep", {"pattern": "PRIVATE", "glob": "**/.ssh/**"}),
+    ("grep_search", {"pattern": "TOKEN", "include": "**/.env"}),
+    ("Bash", {"command": "rg --hidden -g '*.env' TOKEN"}),
+    ("Bash", {"command": "rg -uu --glob=**/id_* PRIVATE"}),
+    ("Bash", {"command": "grep -r TOKEN --include='*.env' ."}),
+    ("Bash", {"command": "ugrep -g '*.pem' PRIVATE"}),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments"), SEARCHES_THAT_NAME_A_SECRET)
+def test_a_search_whose_filter_names_a_secret_is_high(home: Path, tool: str, arguments: dict[str, object]) -> None:
+    (home / "ws" / "config").mkdir()
+    (home / "ws" / "config" / ".env").write_text("TOKEN=x\n")
+    assert judged_high(tool, arguments, home / "ws"), (tool, arguments)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [("Grep", {"pattern": "x", "glob": "*.py"}), ("Grep", {"pattern": "x", "glob": "src/**"}),
+     ("Bash", {"command": "rg -g '*.ts' x"}), ("Bash", {"command": "grep -r x --include='*.md' ."})],
+)  # fmt: skip
+def test_a_search_whose_filter_names_plain_files_stays_below_high(
+    home: Path, tool: str, arguments: dict[str, object]
+) -> None:
+    assert not judged_high(tool, arguments, home / "ws"), (tool, arguments)
