@@ -498,6 +498,8 @@ def _git(args: tuple[str, ...], hidden: list[str], visible: list[str]) -> None:
     if sub == "clone":
         for setting in _option_values(rest, "c", ("--config",), "obujc"):
             _git_setting(setting, visible)
+    if sub in ("clone", "init") and any(_long(w, "--template") for w in rest):
+        visible.append(f"git {sub} --template copies hooks from a directory of the command's choosing (they run)")
     if sub == "rebase" and (
         any(_long(w, "--exec", "--interactive") for w in rest)
         or any(letter in "xi" for letter, _ in _short_options(rest, "xsX"))

@@ -367,6 +367,9 @@ OPTIONS_THAT_NAME_THE_PROGRAM_A_TOOL_RUNS = [  # a prefix rule for the tool read
     ("go build:*", "GOFLAGS=-toolexec=/tmp/x go build"),
     ("curl https://example.com:*", "CURL_HOME=/tmp curl https://example.com"),
     ("openssl version:*", "OPENSSL_CONF=/tmp/x openssl version"),
+    ("git clone:*", "git clone --template=/tmp/t https://example.com/r.git"),
+    ("git clone:*", "git clone --templ /tmp/t https://example.com/r.git"),
+    ("git init:*", "git init --template=/tmp/t"),
 ]
 
 
