@@ -35,6 +35,7 @@ workspace, and so is any ``..`` that climbs out of it or a symlink whose target 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -71,6 +72,8 @@ from reviewer_app.domain.toolcall import (
     is_shell_tool,
     path_of,
 )
+
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 
 
 def _annotation(call: ToolCall, name: str) -> bool:
@@ -178,9 +181,10 @@ def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str]
         _named_paths_risk(call, findings)
     if call.tool_name in NETWORK_TOOLS:
         findings.add("medium", f"network egress ({call.tool_name})")
-        for _, value in argument_strings(call.arguments):
-            if "://" in value and reaches_instance_metadata(value):
-                findings.add("high", f"asks the cloud's instance metadata service for credentials ({value})")
+        for _, value in argument_strings(call.arguments):  # a URL argument, or URLs in a prompt (Gemini's web_fetch)
+            for url in _URL_IN_TEXT.findall(value) if "://" in value else ():
+                if reaches_instance_metadata(url):
+                    findings.add("high", f"asks the cloud's instance metadata service for credentials ({url})")
     for flag in context_flags(call):
         level, reason = CONTEXT_FLAG_RISKS[flag]
         findings.add(level, reason)

@@ -321,6 +321,7 @@ def test_a_tool_outside_the_file_table_with_plain_values_stays_below_high(
 )
 def test_a_fetch_of_the_cloud_metadata_service_is_high(home: Path, url: str) -> None:
     assert judged_high("WebFetch", {"url": url, "prompt": "x"}, home / "ws"), url
+    assert judged_high("web_fetch", {"prompt": f"Summarize {url} for me"}, home / "ws"), url  # Gemini: URLs in text
 
 
 ADD = "*** Begin Patch\n*** Add File: {p}\n+echo pwned\n*** End Patch\n"
