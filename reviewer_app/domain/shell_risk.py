@@ -338,12 +338,18 @@ def _operand_risk(program: str, candidate: str, writes: bool, findings: Findings
         findings.add("medium", f"touches system configuration ({candidate})")
 
 
+_SOCAT_FILE_ADDRESSES = frozenset({"FILE", "OPEN", "GOPEN", "CREATE", "CREAT", "PIPE", "UNIX-CONNECT", "UNIX"})
+
+
 def _file_within(program: str, word: str) -> str | None:
     """The file a word names inside it: after ``@`` (``curl -d @f``, ``-F x=@f``, httpie's ``field@f``; an argument
-    file ``@list`` of many programs) or after git's ``REV:`` (``git show HEAD:.env`` prints the committed file),
-    else None."""
+    file ``@list`` of many programs), after git's ``REV:`` (``git show HEAD:.env`` prints the committed file) or in a
+    socat address (``FILE:.env``), else None."""
     if program == "git" and ":" in word and "://" not in word:
         return word.split(":", 1)[1]
+    kind, colon, address = word.partition(":")
+    if program == "socat" and colon and kind.upper() in _SOCAT_FILE_ADDRESSES:
+        return address.split(",", 1)[0]  # ``FILE:.env,rdonly``, ``CREATE:~/.bashrc``
     if word.startswith("@"):
         return word[1:]
     if "=@" in word:
