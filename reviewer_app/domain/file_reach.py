@@ -21,6 +21,7 @@ caller asks.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import itertools
 import os
@@ -60,7 +61,7 @@ def glob_matches(word: str, cwd: str | None) -> list[str] | None:
         if GLOB_CHARACTERS.isdisjoint(each):
             found.append(each)
             continue
-        pattern = _absolute(each, cwd)
+        pattern = absolute_path(each, cwd)
         if pattern is None:
             return None
         found.extend(_expand_pattern(pattern, MAX_GLOB_MATCHES + 1 - len(found)))
@@ -79,7 +80,7 @@ def _expand_pattern(pattern: str, at_most: int) -> list[str]:
         return [pattern]  # judged as written
 
 
-def _absolute(word: str, cwd: str | None) -> str | None:
+def absolute_path(word: str, cwd: str | None) -> str | None:
     """``word`` as an absolute path (``~`` and ``$HOME`` expanded, a relative one joined to ``cwd``), or None when
     it is relative and ``cwd`` is unknown."""
     path = _expand_home(word.replace("\\", "/"))
@@ -109,7 +110,7 @@ def secrets_within(
     shown; None when none is found (or ``directory`` is no directory). ``hidden``: whether the program reads
     hidden entries; ``honours_gitignore``: whether it skips what git ignores (ripgrep's default);
     ``follows_links``: whether it follows a link among the entries to its target."""
-    path = _absolute(directory, cwd)
+    path = absolute_path(directory, cwd)
     if path is None:
         return None
     try:
@@ -151,6 +152,38 @@ def _points_at_a_secret(link: str, secret: Callable[[str, bool], bool]) -> bool:
         return secret(target, os.path.isdir(target)) or holds_a_home(target)
     except (OSError, ValueError):
         return True
+
+
+def secret_a_filter_names(pattern: str) -> str | None:
+    """The form of a search's file filter (Grep's ``glob``, ``rg -g``, ``grep --include``) that names a secret's
+    file or directory (``**/.env``, ``*.pem``, ``**/.ssh/**``), else None: the search then reads such files wherever
+    they lie below, which the directory's own entries do not show. A part made only of wildcards (``*``, ``**``,
+    ``*.*``) names nothing in particular and is left to the directory check."""
+    import bracex
+
+    try:
+        forms = bracex.expand(pattern, limit=256)
+    except Exception:
+        return pattern
+    samples = _secret_samples(operator_patterns())
+    for form in forms:
+        for written in form.replace("\\", "/").split("/"):
+            part = written.lstrip("!").casefold()
+            if any(character.isalnum() for character in re.sub(r"\[[^\]]*\]|[*?]", "", part)) and any(
+                fnmatch.fnmatchcase(sample, part) for sample in samples
+            ):
+                return form
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_samples(extra: tuple[str, ...]) -> tuple[str, ...]:
+    """A name each secret pattern matches (its last part, wildcards as ``x``): ``.ssh``, ``id_rsax``, ``x.pem``."""
+    names = []
+    for pattern in (*READ_SECRETS, *extra):
+        core = pattern.strip().lstrip("!/").removeprefix("**/").rstrip("/")
+        names.append(core.rsplit("/", 1)[-1].replace("*", "x").casefold())
+    return tuple(names)
 
 
 @functools.lru_cache(maxsize=8)
@@ -197,4 +230,12 @@ def _in_git_repository(directory: str) -> bool:
     return False
 
 
-__all__ = ["GLOB_CHARACTERS", "MAX_GLOB_MATCHES", "glob_matches", "has_wildcard", "secrets_within"]
+__all__ = [
+    "GLOB_CHARACTERS",
+    "MAX_GLOB_MATCHES",
+    "absolute_path",
+    "glob_matches",
+    "has_wildcard",
+    "secret_a_filter_names",
+    "secrets_within",
+]

@@ -16,7 +16,9 @@ What counts as certain:
   of letters, digits, ``_`` and ``-`` (no path, quoting, expansion, operator or redirection), none of which any
   sensitive pattern (the table, Reviewer's own files, the operator's config) could match as a file name, and none
   of which names a symlink in the workspace (its target is the risk module's to judge);
-- another tool that is not a file tool, or a file tool whose call names no path (for ``Grep``, ``Glob`` and ``LS``,
+- another tool that is not a file tool and is given no path (under a path-like name, or any string that names a
+  file as it stands, nested ones included) and no command (``command``, ``cmd``, ``script``…), or a file tool
+  whose call names no path (for ``Grep``, ``Glob`` and ``LS``,
   which then search the working directory, only where no sensitive pattern could reach: not in ~/.ssh);
 - a bare word is a file in the working directory, so a command naming one is certain only where no directory on
   the way to it could make a file sensitive (``cat config`` in ~/.ssh is the risk module's).
@@ -27,9 +29,11 @@ Standard library only, no dataclasses or ``typing`` at run time.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from fnmatch import fnmatchcase
 
+from reviewer_app.domain.patches import patch_paths
 from reviewer_app.domain.plain_shell import plain_words
 from reviewer_app.domain.sensitive_targets import (
     CONFIG_ENV,
@@ -40,14 +44,20 @@ from reviewer_app.domain.sensitive_targets import (
     read_config_patterns,
 )
 from reviewer_app.domain.tool_args import (
+    METADATA_HINTS,
+    NETWORK_TOOLS,
     READS_DIRECTORIES_WHOLE,
+    SEARCH_FILTERS,
     SEARCHES_WORKING_DIRECTORY,
+    argument_strings,
     command_of,
     file_url_path,
     flags_in,
+    is_command_key,
     is_file_tool,
     is_path_key,
     is_shell_tool,
+    looks_like_path,
     path_given,
     path_of,
 )
@@ -72,19 +82,40 @@ def wildcard_surely_settles(tool_name: str, arguments: Any, cwd: str | None) -> 
     if is_shell_tool(tool_name):
         command = command_of(tool_name, arguments)
         return command is not None and _inert_command(command, cwd)
-    if not is_file_tool(tool_name):  # another host's read_many_files, an MCP tool given a path: judged there
+    if not is_file_tool(tool_name):  # another host's read_many_files, a tool given a path or a command: judged there
         return tool_name not in READS_DIRECTORIES_WHOLE and not any(
-            (isinstance(key, str) and is_path_key(key)) or file_url_path(value) is not None
-            for key, value in arguments.items()
+            is_path_key(key)
+            or is_command_key(key)
+            or looks_like_path(value)
+            or file_url_path(value) is not None
+            or bool(patch_paths(value))
+            or (tool_name in NETWORK_TOOLS and "://" in value and not _public_name_url(value))
+            for key, value in argument_strings(arguments)
         )
     if path_of(tool_name, arguments) is not None or path_given(tool_name, arguments):
         return False  # a path is the risk module's to judge; disagreeing keys are high there
     if tool_name not in SEARCHES_WORKING_DIRECTORY:
         return True
+    if tool_name in READS_DIRECTORIES_WHOLE and any(key in SEARCH_FILTERS for key in arguments):
+        return False  # Grep's ``glob`` may name a secret's files below the top (``**/.env``): the risk module's
     patterns = _operator_patterns() if cwd is not None else None  # Grep with no path searches the workspace
     if patterns is None or _place_may_be_sensitive(cwd or "", [*patterns, *TABLE]):
         return False
     return tool_name not in READS_DIRECTORIES_WHOLE or not _may_hold_secrets(cwd or "", [*patterns, *READ_SECRETS])
+
+
+_PUBLIC_NAME_URL = re.compile(
+    r"(?i)https?://((?:[a-z0-9-]+\.)+([a-z][a-z0-9-]*[a-z0-9]))(?::[0-9]{1,5})?(?:[/?#][^\s\\]*)?"
+)
+
+
+def _public_name_url(value: str) -> bool:
+    """Whether a fetch tool's URL plainly names a public host (a dotted name ending in letters, no userinfo): not an
+    address (``2852039166`` is ``169.254.169.254``) nor the metadata service, which the risk module judges."""
+    found = _PUBLIC_NAME_URL.fullmatch(value)
+    if found is None or found.group(2).casefold() in ("internal", "goog", "local", "localhost"):
+        return False
+    return not any(hint in found.group(1).casefold() for hint in METADATA_HINTS)
 
 
 def _may_hold_secrets(cwd: str, patterns: list[str]) -> bool:

@@ -39,7 +39,8 @@ SPECIAL_PROGRAMS = frozenset(
     | {"find", "sed", "gsed", "git", "tar", "gtar", "bsdtar", "rsync", "ssh", "scp", "sftp", "zip", "sort", "wget"}
     | {"socat", "nc", "ncat", "netcat", "tcpdump", "at", "batch", "psql", "mysql", "mariadb", "sqlite3"}
     | {"less", "more", "most", "pg", "man", "vi", "vim", "nvim", "view", "vimdiff", "nano", "pico", "emacs", "ed"}
-    | {"ex", "joe", "micro", "kak", "hx"}
+    | {"ex", "joe", "micro", "kak", "hx", "curl", "make", "gmake", "ipython", "ipython3"}
+    | {"ssh-add", "ssh-keygen"}
 )
 """Every program the shell-effects module (:mod:`.shell_effects`, :mod:`.shell_tools`, :mod:`.shell`) knows
 something about: a command that runs one of them is the parser's to judge. A test holds this set to be a superset
@@ -60,7 +61,7 @@ def effect_is_argv(argv: list[str]) -> bool:
     """Whether the shell-effects module finds nothing in this plain command (``command_effects(...).plain``): an
     ordinary program, or ``git`` running one of :data:`GIT_PLAIN_SUBCOMMANDS` with no long option. False says
     "the parser must judge", not "it has effects"."""
-    program = program_name(argv[0])
+    program = versionless(program_name(argv[0]))
     if program == "git":
         return len(argv) > 1 and argv[1] in GIT_PLAIN_SUBCOMMANDS and not any(w.startswith("--") for w in argv[1:])
     return program not in SPECIAL_PROGRAMS
@@ -92,6 +93,23 @@ def plain_command(command: str) -> list[str] | None:
     return words
 
 
+VERSIONED_INTERPRETERS = frozenset(
+    {"python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "php", "lua", "node", "tclsh", "wish"}
+    | {"julia", "ipython", "ipython3", "bash", "zsh", "ksh"}
+)
+"""Interpreters also installed under a versioned name (``python3.12``, ``perl5.36``, ``php8.2``, ``lua5.4``)."""
+
+
+def versionless(name: str) -> str:
+    """An interpreter's name without the version it is installed under (``python3.12`` is ``python3``,
+    ``perl5.36`` is ``perl``); any other name as it is."""
+    stem = name.rstrip("0123456789.")
+    if stem == name or stem not in VERSIONED_INTERPRETERS:
+        return name
+    with_major = name[: len(stem) + 1]  # python3.12 -> python3
+    return with_major if with_major in VERSIONED_INTERPRETERS else stem
+
+
 def program_name(word: str) -> str:
     """The program a command word runs, as the parser names it (``posixpath.basename``: ``/usr/bin/git`` is
     ``git``)."""
@@ -108,4 +126,5 @@ __all__ = [
     "plain_command",
     "plain_words",
     "program_name",
+    "versionless",
 ]

@@ -31,6 +31,8 @@ class RecursiveRead:
     """Whether a link among the entries is followed (``grep -R``, ``zip -r``; not ``grep -r`` or ``tar``)."""
     listed: str | None = None
     """The option or word by which it also reads the files a list names (``-T -``, ``-@``), else None."""
+    filters: tuple[str, ...] = ()
+    """The patterns that choose which files it reads (``rg -g '*.env'``, ``grep --include=.env``)."""
 
 
 # Per program: the short options that take a value and the long ones (written ``--name value``); the searches
@@ -91,7 +93,7 @@ _LISTS = {  # per program: the options (short letters, long names) by which it r
 }
 
 
-def _split(
+def split_options(
     args: tuple[str, ...], values: tuple[str, tuple[str, ...]]
 ) -> tuple[list[str], list[str], dict[str, list[str]]]:
     """(operands, option letters and long names seen, every value given to each option, by letter or long
@@ -133,16 +135,18 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
     """The directories ``program args`` reads recursively (``.`` when it searches the one it runs in), or None
     when it reads none that way."""
     if program in ("grep", "egrep", "fgrep", "rgrep", "ugrep", "ug"):
-        operands, seen, given = _split(args, _GREP_VALUES)
+        operands, seen, given = split_options(args, _GREP_VALUES)
         # ugrep searches a directory it is given, or with none the working directory, recursively.
         recursive = program in ("rgrep", "ugrep", "ug")
         recursive = recursive or bool({"r", "R", "--recursive", "--dereference-recursive"} & set(seen))
         if not recursive and "recurse" not in given.get("d", given.get("--directories", [])):
             return None
         follows = bool({"R", "--dereference-recursive"} & set(seen))
-        return RecursiveRead(_searched(operands, given), follows_links=follows)
+        ugrep_globs = given.get("g", []) if program in ("ugrep", "ug") else []
+        filters = (*given.get("--include", []), *ugrep_globs)
+        return RecursiveRead(_searched(operands, given), follows_links=follows, filters=tuple(filters))
     if program in ("rg", "ag", "ack", "ack-grep"):
-        operands, seen, given = _split(args, _RG_VALUES if program == "rg" else _AG_VALUES)
+        operands, seen, given = split_options(args, _RG_VALUES if program == "rg" else _AG_VALUES)
         if program == "rg" and "--files" in seen:
             return None  # lists the names it would search, reads none
         configured = program == "rg" and ripgrep_configured() and "--no-config" not in seen
@@ -151,31 +155,37 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         unignored = {"--no-ignore", "--no-ignore-vcs", "--skip-vcs-ignores", "--unrestricted", "u", "U"}
         honours = program in ("rg", "ag") and not configured and not unignored & set(seen)
         follows = bool({"L", "--follow"} & set(seen)) or (program == "ag" and "f" in seen)
+        filters = (*given.get("g", []), *given.get("--glob", []), *given.get("--iglob", []))
         return RecursiveRead(
-            _searched(operands, given), hidden=hidden, honours_gitignore=honours, follows_links=follows
+            _searched(operands, given),
+            hidden=hidden,
+            honours_gitignore=honours,
+            follows_links=follows,
+            filters=filters if program == "rg" else (),
         )
     if program in ("tar", "bsdtar", "gtar"):
         return _tar(args)
     if program in ("cp", "scp", "rsync", "diff", "zip"):
         table = {"cp": _CP_VALUES, "scp": _SCP_VALUES, "rsync": _RSYNC_VALUES, "diff": _DIFF_VALUES}
-        operands, seen, given = _split(args, table.get(program, _ZIP_VALUES))
+        operands, seen, given = split_options(args, table.get(program, _ZIP_VALUES))
         flags = {"r", "R", "a", "--recursive", "--archive", "--recurse-paths"}
         if program == "zip":
             flags = {"r", "R", "--recurse-paths", "--recurse-patterns"}
         listed = _listed(program, seen)
         if not flags & set(seen) and listed is None:
             return None
-        local = [word for word in operands if not _remote(word)] if flags & set(seen) else []
+        local = [word for word in operands if not remote_path(word)] if flags & set(seen) else []
         targets = (value for name in ("t", "--target-directory") for value in given.get(name, []))
         return RecursiveRead((*local, *targets), follows_links=_follows_links(program, set(seen)), listed=listed)
     if program in ("7z", "7za", "7zr", "7zz"):
         return _seven_zip(args)
+    if program == "unzip":
+        _, _, given = split_options(args, ("dPOIx", ()))
+        return RecursiveRead(tuple(given["d"])) if given.get("d") else None  # extracts into -d DIR (a write)
     if program in ("cpio", "pax"):
         return _cpio_or_pax(program, args)
     if program == "git":
         return _git(args)
-    if program in ("docker", "podman", "nerdctl"):
-        return _container(args)
     if program == "ln":
         return _link(args)
     if re.fullmatch(r"python[0-9.]*|php[0-9.]*", program):
@@ -194,7 +204,7 @@ def _tar(args: tuple[str, ...]) -> RecursiveRead | None:
     after it); extracting into ``-C DIR``: that directory (a write)."""
     # The first word may hold the mode letters without a dash (``tar czf out.tgz dir``).
     words = args if not args or args[0].startswith("-") else ("-" + args[0], *args[1:])
-    operands, seen, given = _split(words, _TAR_VALUES)
+    operands, seen, given = split_options(words, _TAR_VALUES)
     creates = bool({"c", "r", "u", "--create", "--append", "--update"} & set(seen))
     directories = [*given.get("C", []), *given.get("--directory", [])]
     if not creates:
@@ -215,6 +225,9 @@ def _seven_zip(args: tuple[str, ...]) -> RecursiveRead | None:
     """``7z a|u ARCHIVE [FILE|@LIST]...``: options are single words (``-tzip``, ``-xr!*.o``); a directory is read
     whole, with no file named the working directory; a link is followed unless ``-snl``."""
     words = [word for word in args if not word.startswith("-")]
+    if words[:1] in (["x"], ["e"]):  # extracts into -oDIR (a write)
+        into = tuple(word[2:] for word in args if word.startswith("-o") and len(word) > 2)
+        return RecursiveRead(into) if into else None
     if not words or words[0] not in ("a", "u"):
         return None
     included = [found.group(1) + found.group(2) for found in map(_SEVEN_ZIP_INCLUDE.match, args) if found]
@@ -227,7 +240,7 @@ def _seven_zip(args: tuple[str, ...]) -> RecursiveRead | None:
 def _cpio_or_pax(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
     """``cpio -o``/``-p`` read the files named on their input; ``pax -w`` its operands whole, or with none the
     files named on its input."""
-    operands, seen, _ = _split(args, _CPIO_VALUES if program == "cpio" else _PAX_VALUES)
+    operands, seen, _ = split_options(args, _CPIO_VALUES if program == "cpio" else _PAX_VALUES)
     if program == "cpio":
         creates = {"o", "p", "--create", "--pass-through"} & set(seen)
         return RecursiveRead((), listed=f"{program} -o (names from its input)") if creates else None
@@ -251,7 +264,7 @@ def _git(args: tuple[str, ...]) -> RecursiveRead | None:
     sub, rest = (args[index], args[index + 1 :]) if index < len(args) else ("", ())
     if sub not in ("grep", "diff") or not {"--no-index", "--untracked"} & set(rest):
         return None
-    operands, _, given = _split(rest, _GIT_GREP_VALUES if sub == "grep" else ("", ()))
+    operands, _, given = split_options(rest, _GIT_GREP_VALUES if sub == "grep" else ("", ()))
     paths = _searched(operands, given) if sub == "grep" else tuple(operands)
     moved = tuple(f"{directory.rstrip('/')}/{path}" for directory in directories for path in paths)
     return RecursiveRead(moved or paths)
@@ -272,7 +285,7 @@ def _backup_or_cloud_copy(program: str, args: tuple[str, ...]) -> RecursiveRead 
     if program not in _BACKUP_OR_CLOUD_COPY:
         return None
     values, subcommands = _BACKUP_OR_CLOUD_COPY[program]
-    operands, seen, _ = _split(args, values)
+    operands, seen, _ = split_options(args, values)
     if program == "aws":
         operands = operands[1:] if operands[:1] == ["s3"] else []
     if not operands or operands[0] not in subcommands:
@@ -286,54 +299,15 @@ def _backup_or_cloud_copy(program: str, args: tuple[str, ...]) -> RecursiveRead 
     paths = operands[2:] if program == "borg" or operands[0] == "serve" else operands[1:]
     follows = (program == "aws" and "--no-follow-symlinks" not in seen) or (program == "gsutil" and "e" not in seen)
     follows = follows or bool({"L", "--copy-links"} & set(seen))
-    local = tuple(word for word in paths if not _remote(word)) if recursive else ()
+    local = tuple(word for word in paths if not remote_path(word)) if recursive else ()
     return RecursiveRead(local, follows_links=follows, listed=listed)
-
-
-_CONTAINER_GLOBAL_VALUES = frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level"})
-
-
-def _container(args: tuple[str, ...]) -> RecursiveRead | None:
-    """``docker run|create`` gives the container every host directory it mounts (``-v ~/.ssh:/x``, ``--mount
-    type=bind,src=…``); ``docker cp DIR box:/x`` copies a directory in. A named volume (``cache:/c``) is no host
-    path."""
-    index = 0
-    while index < len(args) and args[index].startswith("-"):
-        index += 2 if args[index] in _CONTAINER_GLOBAL_VALUES else 1
-    rest = args[index:]
-    if rest[:1] == ("container",):
-        rest = rest[1:]
-    if not rest or rest[0] not in ("run", "create", "cp"):
-        return None
-    if rest[0] == "cp":
-        operands, seen, _ = _split(rest[1:], ("", ()))
-        if not operands or _remote(operands[0]):
-            return None  # copies out of a container
-        return RecursiveRead((operands[0],), follows_links="L" in seen)
-    sources: list[str] = []
-    words = iter(rest[1:])
-    for word in words:
-        name, equals, value = word.partition("=")
-        if word in ("-v", "--volume", "--mount") or (word.startswith("-v") and not word.startswith("--")):
-            value = word[2:] if word.startswith("-v") and len(word) > 2 else next(words, "")
-            name = "--mount" if word == "--mount" else "-v"
-        elif not (equals and name in ("--volume", "--mount")):
-            continue
-        if name == "--mount":
-            fields = dict(field.partition("=")[::2] for field in value.split(","))
-            source = fields.get("src", fields.get("source", ""))
-        else:
-            source = value.split(":", 1)[0] if ":" in value else ""
-        if source.startswith(("/", ".", "~", "$")):
-            sources.append(source)
-    return RecursiveRead(tuple(sources)) if sources else None
 
 
 def _link(args: tuple[str, ...]) -> RecursiveRead | None:
     """``ln [-s] TARGET… LINK|DIR`` gives each target another name, which the words after it use (``ln -s .. h &&
     grep -r x h/keys``): a target is judged as a tree read whole, from the working directory and (a symbolic link's
     relative target) from the link's own directory."""
-    operands, _, given = _split(args, ("St", ("--suffix", "--target-directory")))
+    operands, _, given = split_options(args, ("St", ("--suffix", "--target-directory")))
     directories = [*given.get("t", []), *given.get("--target-directory", [])]
     if not directories and len(operands) > 1:
         link = operands.pop()
@@ -349,13 +323,13 @@ def _file_server(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
     if program.startswith("php"):
         if "-S" not in args:
             return None
-        _, _, given = _split(args, ("StcdfrBRFEz", ()))
+        _, _, given = split_options(args, ("StcdfrBRFEz", ()))
         return RecursiveRead(tuple(given.get("t", [])) or (".",))
     module = [word for position, word in enumerate(args) if position and args[position - 1] == "-m"]
     if "-mhttp.server" not in args and module[:1] != ["http.server"]:
         return None
     start = args.index("-mhttp.server" if "-mhttp.server" in args else "http.server") + 1
-    _, _, given = _split(args[start:], ("db", ("--directory", "--bind", "--protocol")))
+    _, _, given = split_options(args[start:], ("db", ("--directory", "--bind", "--protocol")))
     return RecursiveRead(tuple([*given.get("d", []), *given.get("--directory", [])]) or (".",))
 
 
@@ -380,10 +354,10 @@ def _searched(operands: list[str], given: dict[str, list[str]]) -> tuple[str, ..
     return tuple(paths) or (".",)
 
 
-def _remote(word: str) -> bool:
+def remote_path(word: str) -> bool:
     """``host:path`` (scp, rsync): a file on another machine, not read here."""
     head, colon, _ = word.partition(":")
     return bool(colon) and "/" not in head and bool(head)
 
 
-__all__ = ["RecursiveRead", "recursive_read", "ripgrep_configured"]
+__all__ = ["RecursiveRead", "recursive_read", "remote_path", "ripgrep_configured", "split_options"]

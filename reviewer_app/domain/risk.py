@@ -35,22 +35,29 @@ workspace, and so is any ``..`` that climbs out of it or a symlink whose target 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from reviewer_app.domain.file_reach import secrets_within
+from reviewer_app.domain.file_reach import secret_a_filter_names, secrets_within
+from reviewer_app.domain.patches import patch_paths
 from reviewer_app.domain.path_risk import assess_path, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import ripgrep_configured
 from reviewer_app.domain.risk_level import Findings, Risk, RiskLevel
+from reviewer_app.domain.secret_reads import reaches_instance_metadata
 from reviewer_app.domain.secret_scan import scanned_lines, secret_detectors, secret_kinds, secret_reason, with_secrets
 from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
 from reviewer_app.domain.shell_risk import NETWORK_PROGRAMS, SQL_CLIENTS, assess_command, expanded_words
 from reviewer_app.domain.tool_args import (
     PATTERNS_READ_AS_PATHS,
     READS_DIRECTORIES_WHOLE,
+    SEARCH_FILTERS,
     SEARCHES_WORKING_DIRECTORY,
+    argument_strings,
     file_url_path,
+    is_command_key,
     is_path_key,
+    looks_like_path,
     path_given,
     turns_off_git_ignore,
 )
@@ -66,6 +73,8 @@ from reviewer_app.domain.toolcall import (
     path_of,
 )
 
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+
 
 def _annotation(call: ToolCall, name: str) -> bool:
     metadata = call.metadata or {}
@@ -76,24 +85,32 @@ def _annotation(call: ToolCall, name: str) -> bool:
 
 
 def _path_arguments(tool: str, arguments: Any) -> Iterator[str]:
-    """The strings a tool's arguments give under path-like keys (``path``, ``paths``, ``dir_path``…) and the keys
-    whose patterns it reads as paths (read_many_files' ``include``), and the path of any ``file://`` URL."""
+    """The strings a tool's arguments give under path-like keys (``path``, ``paths``, ``dir_path``…), under the keys
+    whose patterns it reads as paths (read_many_files' ``include``), any string that names a file as it stands
+    (``location: ~/.ssh/id_rsa``, nested objects and lists included), and the path of any ``file:`` URL."""
     if not isinstance(arguments, dict):
         return
-    for key, value in arguments.items():
+    for key, value in argument_strings(arguments):
         url_path = file_url_path(value)
         if url_path is not None:
             yield url_path  # ``url: file:///home/me/.ssh/id_rsa``
-        if not isinstance(key, str) or not (is_path_key(key) or key in PATTERNS_READ_AS_PATHS.get(tool, ())):
-            continue
-        values = value if isinstance(value, list) else [value]
-        yield from (item for item in values[:256] if isinstance(item, str) and 0 < len(item) <= 4096)
+        if 0 < len(value) <= 4096 and (
+            is_path_key(key) or key in PATTERNS_READ_AS_PATHS.get(tool, ()) or looks_like_path(value)
+        ):
+            yield value
 
 
 def _named_paths_risk(call: ToolCall, findings: Findings) -> None:
     """A tool outside the file-tool table (an MCP tool, another host's ``read_many_files`` or ``grep_search``): the
     files its path-like arguments name, wildcards expanded; a directory it reads whole is judged by its contents:
     each directory a pattern matches, and for ``**`` the directory the walk starts from."""
+    for key, value in argument_strings(call.arguments):
+        if is_command_key(key) and value.strip():  # an MCP shell server's ``command``: judged as one
+            judged = assess_command(value, call.cwd)
+            for reason in judged.reasons:
+                findings.add(judged.level, f"{reason} (in its {key} argument)")
+        for path in patch_paths(value):  # ``*** Add File: ~/.bashrc``: a patch writes the files it names
+            findings.merge(assess_path(path, call.cwd, writes=True))
     values = list(_path_arguments(call.tool_name, call.arguments))
     for value in values:
         for form in expanded_words(value, call.cwd, findings):
@@ -101,11 +118,24 @@ def _named_paths_risk(call: ToolCall, findings: Findings) -> None:
                 findings.add("high", f"the tool is given a sensitive file: key, credentials, agent settings ({value})")
                 break
     if call.tool_name in READS_DIRECTORIES_WHOLE:
+        _filter_risk(call, findings)
         honours_gitignore = not turns_off_git_ignore(call.arguments)
         for value in values or ["."]:  # given no path, it searches the working directory
             walked = [value.split("**", 1)[0] or "."] if "**" in value else []
             for directory in [*walked, *expanded_words(value, call.cwd, findings)]:
                 _directory_read_risk(call.tool_name, directory, call.cwd, findings, honours_gitignore)
+
+
+def _filter_risk(call: ToolCall, findings: Findings) -> None:
+    """A search told to read only some files (Grep's ``glob``, grep_search's ``include``) reads those wherever they
+    lie below: one that names a secret's file (``**/.env``) is high, ignored by git or not (below its own entries
+    the tree is not walked)."""
+    if not isinstance(call.arguments, dict):
+        return
+    for key, value in argument_strings(call.arguments):
+        named = secret_a_filter_names(value) if key in SEARCH_FILTERS else None
+        if named is not None:
+            findings.add("high", f"{call.tool_name} reads only the files {value} names, secrets among them ({named})")
 
 
 def _directory_read_risk(
@@ -145,11 +175,16 @@ def assess(call: ToolCall, *, scan_secrets: bool = True, resolve: Callable[[str]
             writes = call.tool_name in WRITING_FILE_TOOLS
             findings.merge(assess_path(path, call.cwd, writes=writes, resolve=resolve))
         if path is not None and call.tool_name in READS_DIRECTORIES_WHOLE:
+            _filter_risk(call, findings)
             _directory_read_risk(call.tool_name, path, call.cwd, findings)
     else:
         _named_paths_risk(call, findings)
     if call.tool_name in NETWORK_TOOLS:
         findings.add("medium", f"network egress ({call.tool_name})")
+        for _, value in argument_strings(call.arguments):  # a URL argument, or URLs in a prompt (Gemini's web_fetch)
+            for url in _URL_IN_TEXT.findall(value) if "://" in value else ():
+                if reaches_instance_metadata(url):
+                    findings.add("high", f"asks the cloud's instance metadata service for credentials ({url})")
     for flag in context_flags(call):
         level, reason = CONTEXT_FLAG_RISKS[flag]
         findings.add(level, reason)

@@ -36,6 +36,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewer_app.domain.plain_shell import versionless
+
 
 class ShellFlag(enum.StrEnum):
     """Constructs found in a command; some of them (``BLOCKING_FLAGS``) forbid every waiver."""
@@ -73,7 +75,7 @@ INTERPRETERS = frozenset(
         "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash", "busybox",
         "python", "python2", "python3", "pypy", "pypy3", "perl", "ruby", "node", "nodejs", "deno", "bun",
         "php", "lua", "tclsh", "wish", "osascript", "pwsh", "powershell", "Rscript", "julia", "groovy",
-        "awk", "gawk", "mawk", "nawk", "eval", "source", ".", "xargs", "parallel", "exec",
+        "awk", "gawk", "mawk", "nawk", "eval", "source", ".", "xargs", "parallel", "exec", "ipython", "ipython3",
     }
 )  # fmt: skip
 
@@ -265,11 +267,11 @@ def runs_interpreter(command: SimpleCommand) -> bool:
     argv = command.argv
     if not argv:
         return False
-    first = posixpath.basename(argv[0])
+    first = versionless(posixpath.basename(argv[0]))
     if first in INTERPRETERS:
         return True
     if first in EXEC_WRAPPERS:
-        return any(posixpath.basename(word) in INTERPRETERS for word in argv[1:])
+        return any(versionless(posixpath.basename(word)) in INTERPRETERS for word in argv[1:])
     return False
 
 

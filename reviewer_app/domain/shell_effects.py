@@ -36,6 +36,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from reviewer_app.domain.plain_shell import versionless
 from reviewer_app.domain.shell import (
     EXEC_WRAPPERS,
     SHELLS,
@@ -68,10 +69,14 @@ _EXEC_VARIABLES = frozenset(
         "SHELL", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB",
         "PERLLIB", "RUBYOPT", "RUBYLIB", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "JAVA_TOOL_OPTIONS",
         "_JAVA_OPTIONS", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "TAR_OPTIONS", "MAKEFLAGS", "CC", "CXX", "LDSHARED",
-        "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "CARGO_HOME", "RUSTC_WRAPPER",
+        "PIP_CONFIG_FILE", "NPM_CONFIG_USERCONFIG", "CARGO_HOME", "RUSTC_WRAPPER", "PYTHONPATH", "PYTHONUSERBASE",
+        "PYTHONWARNINGS", "PYTHONBREAKPOINT", "NODE_PATH", "CLASSPATH", "GEM_PATH", "GEM_HOME", "GOFLAGS", "GOROOT",
+        "RUSTFLAGS", "RUSTC", "RUSTDOC", "RUSTC_WORKSPACE_WRAPPER", "CURL_HOME", "WGETRC", "GCONV_PATH",
+        "OPENSSL_CONF", "OPENSSL_ENGINES", "DOCKER_HOST", "JAVA_HOME", "MAVEN_OPTS", "GRADLE_OPTS", "PYTEST_ADDOPTS",
+        "PYTEST_PLUGINS",
     }
 )  # fmt: skip
-_EXEC_VARIABLE_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_")
+_EXEC_VARIABLE_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_", "PIP_")
 _OPTION_VARIABLES = frozenset({"RIPGREP_CONFIG_PATH", "ZIPOPT", "GREP_OPTIONS"})
 """Variables that give a program options (``--hidden``, ``-r``) no word of the command shows."""
 _GIT_SAFE_VARIABLES = re.compile(r"^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_TRACE\w*$")
@@ -295,6 +300,7 @@ def _could_be_option(word: Word) -> bool:
 def _program_effects(
     program: str, args: tuple[str, ...], words: tuple[Word, ...], stdin_texts: tuple[str, ...], found: _Found
 ) -> None:
+    program = versionless(program)  # python3.12 is python3
     if program in SHELLS:
         scripts = inline_scripts(program, args, stdin_texts)
         for index, arg in enumerate(args):

@@ -10,10 +10,25 @@ import os
 import posixpath
 import re
 
-from reviewer_app.domain.file_reach import glob_matches, has_wildcard, secrets_within
+from reviewer_app.domain.config_changes import config_change
+from reviewer_app.domain.containers import ContainerReach, container_reach
+from reviewer_app.domain.file_reach import (
+    absolute_path,
+    glob_matches,
+    has_wildcard,
+    secret_a_filter_names,
+    secrets_within,
+)
+from reviewer_app.domain.patches import patch_input, patch_paths, read_patch
 from reviewer_app.domain.path_risk import DISK_DEVICE, HARMLESS_DEVICES, is_sensitive_path, outside_workspace
 from reviewer_app.domain.recursive_reads import RecursiveRead, recursive_read
 from reviewer_app.domain.risk_level import Findings, Risk, RiskLevel
+from reviewer_app.domain.secret_reads import (
+    credential_printed,
+    environment_dumped,
+    host_variables,
+    reaches_instance_metadata,
+)
 from reviewer_app.domain.sensitive import is_sensitive_path as sensitive_target
 from reviewer_app.domain.sensitive import operator_patterns
 from reviewer_app.domain.sensitive_targets import SENSITIVE_TARGETS, place_may_be_sensitive
@@ -106,12 +121,17 @@ def _shell_command_risk(
     wrappers = {posixpath.basename(word) for word in argv[: len(argv) - len(real)]} | {chain_start}
     for elevated in sorted(wrappers & {"sudo", "doas", "su", "pkexec", "runuser"}):
         findings.add("high", f"runs as another user ({elevated})")
+    if environment_dumped(real or argv):
+        findings.add("high", "prints the environment, the host's tokens and keys among it")
     if not real:
         return
     program = posixpath.basename(real[0])
     names.add(program)
     args = real[1:]
     first = args[0] if args else ""
+    printed = credential_printed(program, args)
+    if printed is not None:
+        findings.add("high", f"prints {printed} ({program} {' '.join(args[:3])})")
     short = _short_flags(args)
     long_flags = {word.split("=", 1)[0] for word in args if word.startswith("--")}
     text = " ".join(args)
@@ -186,6 +206,15 @@ def _shell_command_risk(
         findings.add("high", f"destructive SQL (DROP/TRUNCATE/DELETE without WHERE) in {program}")
     if program in NETWORK_PROGRAMS or chain_start in NETWORK_PROGRAMS:
         findings.add("medium", f"network egress ({program})")
+        for word in args:
+            if reaches_instance_metadata(word):
+                findings.add("high", f"asks the cloud's instance metadata service for credentials ({word})")
+    applied = patch_input(program, args)
+    if applied is not None:
+        _patch_risk(program, applied, simple, findings, cwd, here)
+    change = config_change(program, args)
+    if change is not None:
+        findings.add("high", change)
     if runs_interpreter(simple) and any(flag in _INLINE_CODE_FLAGS for flag in args):
         findings.add("medium", f"runs inline code ({program} {next(f for f in args if f in _INLINE_CODE_FLAGS)})")
     elif program in ("eval", "source", "."):
@@ -203,9 +232,64 @@ def _shell_command_risk(
         writes = writer or option in _OUTPUT_OPTIONS or (program == "dd" and value.startswith("of="))
         for form in expanded_words(placed(candidate, here), cwd, findings):
             _operand_risk(program, form, writes, findings, cwd)
-    recursion = recursive_read(program, args)
+        within = _file_within(program, candidate)
+        for form in expanded_words(placed(within, here), cwd, findings) if within else ():
+            _operand_risk(program, form, False, findings, cwd)  # ``curl -d @notes``, ``git show HEAD:.env``
+    reach = container_reach(program, args)
+    if reach is not None:
+        _container_risk(program, reach, findings, cwd, here)
+    recursion = recursive_read(program, args) or (reach.read if reach is not None else None)
     if recursion is not None:
         _recursion_risk(program, recursion, findings, cwd, here)
+
+
+def _patch_risk(
+    program: str,
+    applied: tuple[list[str], bool],
+    simple: SimpleCommand,
+    findings: Findings,
+    cwd: str | None,
+    here: str | None,
+) -> None:
+    """``patch``/``git apply`` write the files their patch names: read from the patch file (or the file given on
+    its input, or a heredoc) and judged as writes; a patch from a pipe cannot be read, so it is high."""
+    files, from_input = applied
+    texts = list(simple.stdin_texts)
+    if from_input:
+        files = files + [r.target for r in simple.redirections if r.operator == "<" and not r.harmless]
+        if not files and not texts:
+            findings.add("high", f"{program} applies a patch from its input, which Reviewer cannot read")
+    for name in files:
+        absolute = absolute_path(placed(name, here), cwd)
+        text = read_patch(absolute) if absolute is not None else None
+        if text is None:
+            findings.add("high", f"{program} applies a patch Reviewer cannot read ({name})")
+        else:
+            texts.append(text)
+    for path in (path for text in texts for path in patch_paths(text)):
+        _operand_risk(program, placed(path, here), True, findings, cwd)
+
+
+def _container_risk(program: str, reach: ContainerReach, findings: Findings, cwd: str | None, here: str | None) -> None:
+    """A container command whose effect comes from a file (``docker compose up``) is high; one that writes an
+    image's files (which, only the image says) into the workspace itself, a sensitive place or outside it is too."""
+    if reach.unknowable is not None:
+        findings.add("high", f"{reach.unknowable}: Reviewer cannot check it")
+    for destination in reach.writes_into:
+        for place in expanded_words(placed(destination, here), cwd, findings):
+            absolute = absolute_path(place, cwd)
+            if absolute is None or _is_workspace(absolute, cwd) or is_sensitive_path(absolute, cwd):
+                findings.add("high", f"{program} writes the image's files into {destination}, whatever they are")
+            elif outside_workspace(absolute, cwd, follow_symlinks=True):
+                findings.add("high", f"{program} writes the image's files outside the workspace ({destination})")
+
+
+def _is_workspace(path: str, cwd: str | None) -> bool:
+    """Whether ``path`` is the working directory itself (where ``.git/hooks`` and the agents' settings live)."""
+    try:
+        return cwd is None or os.path.realpath(path) == os.path.realpath(cwd)
+    except (OSError, ValueError):
+        return True
 
 
 def _recursion_risk(
@@ -217,6 +301,10 @@ def _recursion_risk(
         findings.add(
             "high", f"{program} reads the files a list names ({recursion.listed}), which Reviewer cannot check"
         )
+    for pattern in recursion.filters:
+        named = secret_a_filter_names(pattern)
+        if named is not None:
+            findings.add("high", f"{program} reads only the files {pattern} names, secrets among them ({named})")
     for operand in recursion.operands:
         for directory in expanded_words(placed(operand, here), cwd, findings):
             # An operand taken out of a longer word (``docker run -v KEY:/k``) may be a file: judged as one too.
@@ -248,6 +336,27 @@ def _operand_risk(program: str, candidate: str, writes: bool, findings: Findings
         findings.add("high", f"reads a sensitive file: key, credentials, start-up or agent settings ({candidate})")
     elif is_sensitive_path(candidate):
         findings.add("medium", f"touches system configuration ({candidate})")
+
+
+_SOCAT_FILE_ADDRESSES = frozenset({"FILE", "OPEN", "GOPEN", "CREATE", "CREAT", "PIPE", "UNIX-CONNECT", "UNIX"})
+
+
+def _file_within(program: str, word: str) -> str | None:
+    """The file a word names inside it: after ``@`` (``curl -d @f``, ``-F x=@f``, httpie's ``field@f``; an argument
+    file ``@list`` of many programs), after git's ``REV:`` (``git show HEAD:.env`` prints the committed file) or in a
+    socat address (``FILE:.env``), else None."""
+    if program == "git" and ":" in word and "://" not in word:
+        return word.split(":", 1)[1]
+    kind, colon, address = word.partition(":")
+    if program == "socat" and colon and kind.upper() in _SOCAT_FILE_ADDRESSES:
+        return address.split(",", 1)[0]  # ``FILE:.env,rdonly``, ``CREATE:~/.bashrc``
+    if word.startswith("@"):
+        return word[1:]
+    if "=@" in word:
+        return word.split("=@", 1)[1]
+    if program in ("http", "https", "xh", "xhs") and "@" in word and "://" not in word:
+        return word.split("@", 1)[1]
+    return None
 
 
 def _in_place(word: str, cwd: str | None) -> bool:
@@ -343,7 +452,13 @@ def _assess(parsed: ParsedCommand, cwd: str | None, depth: int, here: str | None
         findings.add("medium", "the program name comes from a variable")
     places = Places(here or cwd)
     variables = command_variables(parsed)
+    own = set(variables.values) | variables.filled_at_run_time
     for simple in parsed.commands:
+        texts = [*(word.raw for word in simple.words), *simple.assignments, *simple.stdin_texts]
+        for name in host_variables([*texts, *(redirection.target for redirection in simple.redirections)], own):
+            findings.add(
+                "high", f"uses ${name}, a secret or credential place of the host's, which Reviewer cannot check"
+            )
         if places.unplaced is not None:
             findings.add("high", f"runs after a change to a directory Reviewer cannot tell ({places.unplaced})")
         for index, place in enumerate(places.directories):

@@ -26,6 +26,7 @@ EDITORS = frozenset(
 # the short options that take a value; the long options or words whose value is code).
 _INLINE_CODE: dict[str, tuple[str, str, tuple[str, ...]]] = {
     **dict.fromkeys(("python", "python2", "python3", "pypy", "pypy3"), ("c", "cmWXQ", ())),
+    **dict.fromkeys(("ipython", "ipython3"), ("c", "cmip", ())),
     **dict.fromkeys(("node", "nodejs", "bun"), ("ep", "erpc", ("--eval", "--print"))),
     "deno": ("", "", ("eval",)),
     "perl": ("eEmM", "eEmMIlix0dD", ()), "ruby": ("e", "eIrCEFKTW", ()), "php": ("rBRE", "rBREFcdfzt", ()),
@@ -52,7 +53,8 @@ _GIT_GLOBAL_FLAGS = frozenset(
 TOOLS = (
     frozenset(
         {"find", "sed", "gsed", "git", "tar", "gtar", "bsdtar", "rsync", "ssh", "scp", "sftp", "zip", "sort", "wget",
-         "socat", "nc", "ncat", "netcat", "tcpdump", "at", "batch", "psql", "mysql", "mariadb", "sqlite3"}
+         "socat", "nc", "ncat", "netcat", "tcpdump", "at", "batch", "psql", "mysql", "mariadb", "sqlite3", "curl",
+         "make", "gmake", "ssh-add", "ssh-keygen"}
     )
     | _AWKS
     | PAGERS
@@ -134,6 +136,10 @@ def tool_reasons(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ..
             visible.append("rsync -e/--rsh/--rsync-path runs a program of the command's choosing")
     elif program in ("ssh", "scp", "sftp"):
         _ssh(program, args, hidden, visible)
+    elif program in ("ssh-add", "ssh-keygen") and any(
+        letter in ("sS" if program == "ssh-add" else "D") for letter, _ in _short_options(args, _SSH_TOOLS[program])
+    ):
+        visible.append(f"{program} loads a PKCS#11 or security-key library (runs its code)")
     elif program == "zip":
         if any(word == "-TT" or word.startswith("-TT") or _long(word, "--unzip-command") for word in args):
             visible.append("zip -TT/--unzip-command runs a program of the command's choosing")
@@ -143,9 +149,12 @@ def tool_reasons(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ..
         hidden.append(f"{program} is an editor: it can run commands and write any file")
     elif program in _INLINE_CODE:
         letters, with_value, words = _INLINE_CODE[program]
+        subcommand = args[:1] if args[:1] and args[0] in words else ()  # ``deno eval CODE``
         args = args[: interpreter_options_end(program, args)]  # what follows the script is the script's
-        if any(word in words or _long(word, *(w for w in words if w.startswith("--"))) for word in args) or any(
-            letter in letters for letter, _ in _short_options(args, with_value)
+        if (
+            subcommand
+            or any(word in words or _long(word, *(w for w in words if w.startswith("--"))) for word in args)
+            or any(letter in letters for letter, _ in _short_options(args, with_value))
         ):
             visible.append(f"{program} runs inline code")
         elif stdin_texts and not args:
@@ -154,6 +163,15 @@ def tool_reasons(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ..
         visible.append("sort --compress-program runs a program of the command's choosing")
     elif program == "wget" and any(_long(word, "--use-askpass") for word in args):
         visible.append("wget --use-askpass runs a program of the command's choosing")
+    elif program == "wget" and (
+        any(_long(word, "--execute") for word in args)
+        or any(letter == "e" for letter, _ in _short_options(args, _WGET))
+    ):
+        visible.append("wget -e/--execute runs wgetrc commands (they can write or send any file)")
+    elif program == "curl" and _given(args, "--config", "K", _CURL):
+        hidden.append("curl -K/--config reads options from a file (files to send or write) the rule cannot show")
+    elif program in ("make", "gmake"):
+        _make(args, visible)
     elif program == "socat" and any(re.match(r"^(exec|system):", word, re.I) for word in args):
         visible.append("socat EXEC:/SYSTEM: runs a command")
     elif program in ("nc", "ncat", "netcat") and (
@@ -170,6 +188,30 @@ def tool_reasons(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ..
         if re.search(r"\\!|\bsystem\b|^\s*\.(shell|system|load)\b|\s\.(shell|system|load)\b", text):
             visible.append(f"{program} runs a shell command (\\! or .shell)")
     return hidden, visible
+
+
+_SSH_TOOLS = {"ssh-add": "EeSst", "ssh-keygen": "abCDEFfGIJjKMmNnOPrSstVwYZz"}
+# The short options of wget and curl that take a value (so a letter inside a value is not read as an option).
+_WGET = "eoaODtTwQPiBUlAIXRY"
+_CURL = "KdFHToxXuUeErbcAwYyzCmhDQtVP"
+
+
+def _given(args: tuple[str, ...], long_name: str, letter: str, with_value: str) -> bool:
+    """Whether the option ``long_name`` (abbreviated or not) or its short form ``-letter`` is given."""
+    return any(_long(word, long_name) for word in args) or any(
+        found == letter for found, _ in _short_options(args, with_value)
+    )
+
+
+def _make(args: tuple[str, ...], visible: list[str]) -> None:
+    """``make --eval=TEXT`` runs a makefile given as text; ``SHELL=``/``.SHELLFLAGS=`` decide what runs each
+    recipe line."""
+    if any(_long(word, "--eval") for word in args) or any(
+        letter == "E" for letter, _ in _short_options(args, "CEfIjlWo")
+    ):
+        visible.append("make --eval runs a makefile given as text")
+    if any(word.startswith(("SHELL=", ".SHELLFLAGS=", "MAKESHELL=")) for word in args):
+        visible.append("make SHELL= runs every recipe line through a program of the command's choosing")
 
 
 def _find(args: tuple[str, ...], visible: list[str]) -> None:
@@ -456,6 +498,8 @@ def _git(args: tuple[str, ...], hidden: list[str], visible: list[str]) -> None:
     if sub == "clone":
         for setting in _option_values(rest, "c", ("--config",), "obujc"):
             _git_setting(setting, visible)
+    if sub in ("clone", "init") and any(_long(w, "--template") for w in rest):
+        visible.append(f"git {sub} --template copies hooks from a directory of the command's choosing (they run)")
     if sub == "rebase" and (
         any(_long(w, "--exec", "--interactive") for w in rest)
         or any(letter in "xi" for letter, _ in _short_options(rest, "xsX"))
@@ -486,9 +530,16 @@ def _tar(args: tuple[str, ...], visible: list[str]) -> None:
         letters += list(args[0])  # old-style `tar xIf …`
     if any(_long(word, *dangerous) for word in args) or "I" in letters or "F" in letters:
         visible.append("tar runs a program of the command's choosing (--to-command, -I, --checkpoint-action)")
+    extracts = "x" in letters or any(_long(word, "--extract", "--get") for word in args)
+    if extracts and ("P" in letters or any(_long(word, "--absolute-names") for word in args)):
+        visible.append("tar -P extracts to the absolute paths the archive names (anywhere, start-up files included)")
 
 
-_SSH_HIDDEN_SETTINGS = re.compile(r"^\s*(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match)", re.I)
+_SSH_HIDDEN_SETTINGS = re.compile(
+    r"^\s*(proxycommand|localcommand|permitlocalcommand|knownhostscommand|match|include|pkcs11provider"
+    r"|securitykeyprovider)",
+    re.I,
+)
 
 
 def _ssh(program: str, args: tuple[str, ...], hidden: list[str], visible: list[str]) -> None:
@@ -496,6 +547,8 @@ def _ssh(program: str, args: tuple[str, ...], hidden: list[str], visible: list[s
     for letter, _ in _short_options(args, with_value):
         if letter == "F":
             hidden.append(f"{program} -F reads a configuration file that can run commands")
+        elif letter == "I" and program == "ssh":
+            visible.append("ssh -I loads a PKCS#11 library (runs its code)")
         elif letter == "S" and program != "ssh":
             visible.append(f"{program} -S runs a program of the command's choosing")
     for value in _option_values(args, "o", (), with_value):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path imports this module
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any, Literal
 
 # Reviewer's run_shell; Claude Code's Bash; Codex's shell, local_shell and exec_command; the legacy names
@@ -67,18 +68,61 @@ SEARCHES_WORKING_DIRECTORY = frozenset({"Glob", "Grep", "LS"})
 READS_DIRECTORIES_WHOLE = frozenset({"Grep", "grep_search", "search_file_content", "read_many_files", "grep"})
 """Tools that read every file of a directory they are given (Claude Code's Grep, Gemini CLI's and Qwen Code's
 grep_search and read_many_files, OpenCode's grep), not just its names."""
+SEARCH_FILTERS = frozenset({"glob", "include", "includes", "file_pattern"})
+"""Arguments of a search tool whose pattern chooses which files it reads (Claude Code's Grep ``glob``, Gemini CLI's
+grep_search and OpenCode's grep ``include``)."""
 PATTERNS_READ_AS_PATHS: dict[str, tuple[str, ...]] = {"read_many_files": ("include",)}
 """Arguments whose patterns a tool reads as more paths, though their names do not say so (Gemini CLI's
 read_many_files adds ``include`` to ``paths``)."""
 _PATH_KEY_PARTS = ("path", "file", "dir", "folder", "source", "destination", "target")
 
 
+_COMMAND_KEYS = frozenset({"command", "cmd", "script", "shellcommand", "commandline", "bash", "shell"})
+METADATA_HINTS = ("169.254.", "169-254-", "a9fea9fe", "metadata")
+"""Parts of a host name that point at a cloud's metadata service, also through a DNS name that embeds the address
+(``169.254.169.254.nip.io``): such a URL is judged as reaching it."""
+MAX_ARGUMENT_STRINGS = 256
+"""How many strings of a call's arguments are judged (nested objects and lists included)."""
+
+
 def file_url_path(value: object) -> str | None:
-    """The local path a ``file://`` URL argument names (``url``, ``uri`` of a fetch tool), else None."""
-    if not isinstance(value, str) or value[:7].lower() != "file://":
+    """The local path a ``file:`` URL argument names (``url``, ``uri`` of a fetch tool), else None: ``file:///x``,
+    ``file://localhost/x`` and, as the WHATWG parser reads them, ``file:/x`` and ``file:x``."""
+    if not isinstance(value, str) or value[:5].lower() != "file:":
         return None
-    rest = value[7:]
-    return rest if rest.startswith("/") else "/" + rest.partition("/")[2]  # file://localhost/x
+    rest = value[5:].replace("\\", "/")
+    if rest.startswith("//"):
+        rest = rest[2:]
+        return rest if rest.startswith("/") else "/" + rest.partition("/")[2]  # file://localhost/x
+    return "/" + rest.lstrip("/")
+
+
+def is_command_key(key: str) -> bool:
+    """Whether an argument's name says it holds a shell command (``command``, ``cmd``, ``script``…): a tool outside
+    the shell table given one is judged as running it."""
+    return key.replace("_", "").replace("-", "").casefold() in _COMMAND_KEYS
+
+
+def looks_like_path(value: str) -> bool:
+    """Whether a string names a file as it stands (absolute, ``~``, ``./``, a dotfile, a ``file:`` URL), whatever
+    the argument's name."""
+    return 0 < len(value) <= 4096 and "\n" not in value and value.startswith(("/", "~", ".", "file:", "FILE:"))
+
+
+def argument_strings(arguments: Any, key: str = "", depth: int = 0) -> Iterator[tuple[str, str]]:
+    """Every string in a call's arguments as (the name of the argument that holds it, the string), nested objects
+    and lists included (at most :data:`MAX_ARGUMENT_STRINGS`, five levels deep)."""
+    found = 0
+    stack: list[tuple[str, Any, int]] = [(key, arguments, depth)]
+    while stack and found < MAX_ARGUMENT_STRINGS:
+        name, value, level = stack.pop()
+        if isinstance(value, str):
+            found += 1
+            yield name, value
+        elif isinstance(value, dict) and level < 5:
+            stack.extend((str(inner), item, level + 1) for inner, item in reversed(list(value.items())[:256]))
+        elif isinstance(value, list) and level < 5:
+            stack.extend((name, item, level + 1) for item in reversed(value[:256]))
 
 
 def turns_off_git_ignore(arguments: Any) -> bool:

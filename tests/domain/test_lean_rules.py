@@ -168,7 +168,7 @@ DENY_LS, ALLOW_LS = "denied by rule rule_1: Bash(ls)", "allowed by rule rule_0: 
         (BENCH_RULES, "make deploy", ("ask", "rule_3", "asked by rule rule_3: Bash(make deploy)")),
         (BENCH_RULES, "ls -la", None),  # no rule mentions it
         (BENCH_RULES, "echo other", None),
-        (BENCH_RULES, "make deploy now", None),  # an exact ask is that command only (make is an ordinary program)
+        (BENCH_RULES, "echo rules now", None),  # an exact rule is that command only (echo is an ordinary program)
         ([row(0, "deny", "Bash")], "ls", ("deny", "rule_0", "denied by rule rule_0: Bash")),
         ([row(0, "allow", "Bash(ls)"), row(1, "deny", "Bash(ls)")], "ls", ("deny", "rule_1", DENY_LS)),
         ([row(0, "deny", "Bash"), row(1, "deny", "Bash(ls)")], "ls", ("deny", "rule_1", DENY_LS)),  # exact first

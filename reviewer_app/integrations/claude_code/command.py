@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -81,7 +82,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         formatter_class=_FixedWidthHelp,
     )
     hosts = ",".join(host.value for host in Host)
-    sub = parser.add_subparsers(dest="action", required=True, metavar=f"{{{hosts},install,uninstall}}")
+    sub = parser.add_subparsers(dest="action", required=True, metavar=f"{{{hosts},install,uninstall,status,upgrade}}")
     if only is not None:
         _hook_options(sub.add_parser(only, formatter_class=_FixedWidthHelp), Host(only))
         return parser
@@ -121,6 +122,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     uninstall.add_argument("--scope", choices=["user", "project", "local"], default=None)
     uninstall.add_argument("--project", default=".")
     uninstall.add_argument("--db", help="also revoke the rules hook install seeded in this database")
+    for name, text in (
+        ("status", "which agents' files hold Reviewer's hook, and which were installed before -P (exit 1)"),
+        ("upgrade", "put -P into every hook installed before it, in place (options kept, a backup made)"),
+    ):
+        looked = sub.add_parser(name, help=text)
+        looked.add_argument("--project", default=".", help="project whose project-scope files count (default: cwd)")
     watch = sub.add_parser("_watch", help=argparse.SUPPRESS)
     watch.add_argument("--db", required=True)
     watch.add_argument("--hitl-id", required=True)
@@ -177,7 +184,33 @@ def main(argv: list[str], *, payload: bytes | None = None, handover: Handover | 
         return watch(args.db, args.hitl_id, args.pid, args.start_ticks, args.until, args.agent)
     if args.action == "install":
         return _install(args)
+    if args.action in ("status", "upgrade"):
+        return _status(Path(args.project).resolve(), upgrade=args.action == "upgrade")
     return _uninstall(args)
+
+
+def _status(project: Path, *, upgrade: bool) -> int:
+    """``hook status``/``upgrade``: each file holding Reviewer's hook, ok or stale (run without ``-P``)."""
+    from reviewer_app.integrations.hosts import installed
+
+    hooks = installed.installed_hooks(project)
+    if not hooks:
+        _out("no Reviewer hook is installed for this user or in this project")
+    stale = []
+    for hook in hooks:
+        if hook.stale and upgrade:
+            installed.upgrade(hook)
+            _out(f"upgraded: {hook.path} ({hook.host}, {hook.scope}): its hook now runs with -P")
+        elif hook.stale:
+            stale.append(hook)
+            _out(f"stale: {hook.path} ({hook.host}, {hook.scope}): its hook runs without -P, so a reviewer_app")
+            _out("  package the agent writes into the project would run as the hook")
+        else:
+            _out(f"ok: {hook.path} ({hook.host}, {hook.scope})")
+    if stale:
+        _out(f"fix (every option kept, a backup made): reviewer-app hook upgrade --project {shlex.quote(str(project))}")
+        return 1
+    return 0
 
 
 def _stdin(payload: bytes | None) -> BinaryIO:
@@ -234,8 +267,15 @@ def _install_extra(args: argparse.Namespace) -> list[str]:
 
 
 def _install(args: argparse.Namespace) -> int:
-    from reviewer_app.integrations.claude_code.install import SettingsError, claude_settings_path, hook_command, install
+    from reviewer_app.integrations.claude_code.install import (
+        SettingsError,
+        claude_settings_path,
+        codex_hooks_path,
+        hook_command,
+        install,
+    )
     from reviewer_app.integrations.claude_code.watchdog import reviewer_command
+    from reviewer_app.integrations.hosts.installed import stale_in
 
     database = _database(args.db)
     if "://" not in database:
@@ -250,11 +290,13 @@ def _install(args: argparse.Namespace) -> int:
             command = hook_command(
                 reviewer_command(), Host(args.host), database, args.hook_timeout, _install_extra(args)
             )
+            replaced_stale = stale_in(path)
             result = install_host(args.host, path, command, event=args.event, hook_timeout=args.hook_timeout)
             seeded = _seed(args.event, args.scope, project, database, path, Host(args.host))
         elif args.host == Host.CODEX.value:
             from reviewer_app.integrations.codex import install_codex
 
+            replaced_stale = stale_in(codex_hooks_path())
             result = install_codex(
                 reviewer_command(), database, hook_timeout=args.hook_timeout, extra=_install_extra(args)
             )
@@ -264,6 +306,7 @@ def _install(args: argparse.Namespace) -> int:
                 reviewer_command(), Host.CLAUDE_CODE, database, args.hook_timeout, _install_extra(args)
             )
             event = args.event or "PermissionRequest"
+            replaced_stale = stale_in(path)
             if args.sessions:
                 from reviewer_app.integrations.hosts.install import install_with_sessions
 
@@ -278,6 +321,8 @@ def _install(args: argparse.Namespace) -> int:
     backup = f" (previous version kept as {result.backup})" if result.backup else ""
     _out(f"{state}: {result.path}{backup}")
     _out(f"command: {result.command}")
+    if replaced_stale:
+        _out("replaced a hook installed without -P (a reviewer_app package in the project could have run as it)")
     for line in seeded if args.host != Host.CODEX.value else []:
         _out(f"seeded {line} (revoke with: reviewer-app rules revoke ID)")
     if args.host == Host.CODEX.value and result.changed:
