@@ -230,7 +230,8 @@ def flags_in(arguments: Any) -> frozenset[str]:
     return frozenset(flag for flag in CONTEXT_FLAG_RISKS if arguments.get(flag) not in (None, False, "false", 0))
 
 
-_COMMAND_KEYS = ("command", "cmd")
+_SUMMARY_COMMAND_KEYS = ("command", "cmd")
+"""Where a call's command is, for its one-line summary (the first of these that holds one)."""
 _PATH_KEYS = ("file_path", "notebook_path", "filePath", "path", "dir_path", "absolute_path")
 """Where the agent CLIs' tools keep the one path a call is about (Claude Code's Write, Edit, Read, NotebookEdit,
 Glob, Grep; Gemini CLI's and Qwen Code's file tools; OpenCode's ``filePath``)."""
@@ -247,7 +248,7 @@ def summarize_arguments(args: Any, limit: int = 160) -> str:
     what tell calls apart."""
     if not isinstance(args, dict):
         return elide_middle(" ".join(_short(args, limit).split()), limit)
-    command = next((_command_text(args[key]) for key in _COMMAND_KEYS if args.get(key)), None)
+    command = next((_command_text(args[key]) for key in _SUMMARY_COMMAND_KEYS if args.get(key)), None)
     if command:
         return elide_middle(" ".join(command.split()), limit)
     path = next((args[key] for key in _PATH_KEYS if isinstance(args.get(key), str) and args[key]), None)
