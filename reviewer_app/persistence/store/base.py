@@ -35,6 +35,8 @@ class RowSource(Protocol):
 
 
 _NOTIFY_DECIDED = text("SELECT pg_notify(:channel, :payload)")
+_READS_CLOCK = CreationClock()
+"""The clock of a :class:`Statements` no store set one on (reads: they stamp nothing)."""
 
 
 class Statements:
@@ -43,6 +45,14 @@ class Statements:
     The store makes one per transaction (see :class:`reviewer_app.persistence.store.database.StoreTx`) and hands
     it to each aggregate's write side; reads on one connection use it too (:meth:`Reader.rows`).
     """
+
+    # What a write transaction needs of its store, set by the Store on each one (see Store._prepare_tx); class
+    # defaults, so a read's Statements (made for every read) assigns none of them.
+    seal: AuditSeal | None = None
+    creation_clock: CreationClock = _READS_CLOCK  # the Store's own on writes: stamps that never repeat
+    database_url = ""
+    login: str | None = None  # PostgreSQL: session_user (see recorded)
+    blob_memo: ValueMemo | None = None  # the Store's (see ValueMemo)
 
     def __init__(
         self,
@@ -53,11 +63,6 @@ class Statements:
     ) -> None:
         self.connection = connection
         self.dialect = dialect
-        self.seal: AuditSeal | None = None  # set by the Store on write transactions
-        self.creation_clock = CreationClock()  # the Store's own, set by it: stamps that never repeat
-        self.database_url = ""
-        self.login: str | None = None  # PostgreSQL: session_user, set by the Store (see recorded)
-        self.blob_memo: ValueMemo | None = None  # the Store's, set on each transaction (see ValueMemo)
         self._on_commit: dict[str, Callable[[], None]] = {}
         # SQLite only: statements compiled once per Store (see _Prepared); None means plain SQLAlchemy.
         self._prepared = prepared if dialect == "sqlite" else None
@@ -159,6 +164,14 @@ def is_undecodable_text(error: BaseException) -> bool:
     return _UNDECODABLE_TEXT in str(error)
 
 
+class _LenientRetry(threading.local):
+    """Per thread: the connections :meth:`Reader.tolerating_bad_text`'s retry made lenient (None: not retrying).
+
+    A class default, so asking on a thread that never retried raises no AttributeError (every transaction asks)."""
+
+    touched: list[sqlite3.Connection] | None = None
+
+
 class Reader:
     """The store's reads: a held reader connection (SQLite files) or the pool, each read in its own transaction.
 
@@ -170,7 +183,7 @@ class Reader:
     with invalid bytes shown as U+FFFD.
     """
 
-    _lenient = threading.local()
+    _lenient = _LenientRetry()
 
     def __init__(
         self,
@@ -211,7 +224,7 @@ class Reader:
 
     def decode_leniently_if_retrying(self, connection: Any) -> None:
         """Inside :meth:`tolerating_bad_text`'s retry: this connection decodes invalid UTF-8 as U+FFFD."""
-        touched: list[sqlite3.Connection] | None = getattr(self._lenient, "touched", None)
+        touched = self._lenient.touched
         if touched is None or not self.engines.is_sqlite:
             return
         driver = cast(sqlite3.Connection, connection.connection.driver_connection)
