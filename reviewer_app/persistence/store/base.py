@@ -108,19 +108,24 @@ class Statements:
 
     def rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """Rows of a SELECT or of a statement with RETURNING, as mappings."""
-        if self._prepared is None:
+        cache = self._prepared
+        if cache is None:
             return [cast(Mapping[str, Any], row._mapping) for row in self.connection.execute(stmt, values)]
-        prepared = self._prepared_for(stmt, values)
-        return list(prepared.rows(prepared.execute(self._driver(), values)))
+        # _prepared_for and _driver inline: every statement of the fast path passes here or in write().
+        prepared = cache.get((stmt, tuple(values))) or self._prepared_for(stmt, values)
+        driver = self._driver_connection or self._driver()
+        return cast(list[Mapping[str, Any]], prepared.rows(prepared.execute(driver, values)))
 
     def write(self, stmt: Any, values: Mapping[str, Any]) -> int:
         """Run a write; returns the rows it changed."""
-        if self._prepared is None:
+        cache = self._prepared
+        if cache is None:
             # preserve_rowcount: SQLAlchemy keeps an INSERT's rowcount only when asked (psycopg reports -1 otherwise).
             result = self.connection.execute(stmt, values, execution_options={"preserve_rowcount": True})
             return int(result.rowcount or 0)
-        prepared = self._prepared_for(stmt, values)
-        return int(prepared.execute(self._driver(), values).rowcount or 0)
+        prepared = cache.get((stmt, tuple(values))) or self._prepared_for(stmt, values)
+        driver = self._driver_connection or self._driver()
+        return int(prepared.execute(driver, values).rowcount or 0)
 
     def json_value(self, value: Any, text: str) -> Any:
         """What to bind to a JSON column for ``value`` whose ``json.dumps`` text the caller already made (to learn
