@@ -73,7 +73,10 @@ class BackendCore:
         # cannot wait (hitl/loop_writes.py); the window never asks for it. SQLite files only.
         on_file = store.engines.is_sqlite and sqlite_path(store.url) is not None
         self._wal = BackgroundWalCheckpoints(store.checkpoint) if on_file else None
-        self._loop_writes = LoopWrites(self._wal.request) if writes_on_loop and self._wal is not None else None
+        wal = self._wal
+        self._loop_writes: LoopWrites | None = None
+        if writes_on_loop and wal is not None:
+            self._loop_writes = LoopWrites(wal.request, lambda: wal.catch_up_due)
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn`` on the database thread and await its result on the caller's loop.

@@ -14,7 +14,10 @@ loop write cannot be sure to be quick it does not run, and the write goes to the
   committed: the database thread runs the whole transaction again, with its retries);
 * a loop write lately took longer than :attr:`LoopWrites.SLOW_S` because of its own work or a wait (a huge row, a
   slow disk): none for a while. A write the system paused to run other processes is not judged (on a busy machine
-  the loop waits for a CPU whichever thread writes).
+  the loop waits for a CPU whichever thread writes);
+* the write-ahead log has grown past its limit (``catch_up_due``): the database thread catches it up right after
+  that write's commit (``hitl/wal_checkpoints.py``). Loop commits never checkpoint, so with every write here the log
+  was never started over and grew without end, each commit and read slower than the last.
 
 The transaction, its statements, its ``BEGIN IMMEDIATE`` and its commit are the store's usual ones, so a decision is
 committed before anything acts on it and a crash leaves the same states as on the database thread.
@@ -67,7 +70,8 @@ class LoopWrites:
     """Runs write transactions on the calling thread when that cannot make it wait (see the module's docstring).
 
     ``checkpoint``: called (off the loop) after every :attr:`CHECKPOINT_EVERY` loop commits, since they never
-    checkpoint and the write-ahead log would otherwise grow without bound.
+    checkpoint and the write-ahead log would otherwise grow without bound. ``catch_up_due``: whether the log is past
+    its limit, so the next write goes to the database thread, whose commit catches it up.
     """
 
     SLOW_S = 0.05
@@ -76,8 +80,9 @@ class LoopWrites:
     COOL_DOWN_S = 1.0
     CHECKPOINT_EVERY = 100
 
-    def __init__(self, checkpoint: Callable[[], None]) -> None:
+    def __init__(self, checkpoint: Callable[[], None], catch_up_due: Callable[[], bool] = lambda: False) -> None:
         self._checkpoint = checkpoint
+        self._catch_up_due = catch_up_due
         self._paused_until = 0.0
         self.thread_writes = 0
         """Writes handed to the database thread and not yet back (kept by the backend)."""
@@ -86,7 +91,12 @@ class LoopWrites:
 
     def usable(self) -> bool:
         """Whether a write may be tried here now (cheap: asked before every write)."""
-        return self.thread_writes == 0 and time.monotonic() >= self._paused_until and not on_qt_loop()
+        return (
+            self.thread_writes == 0
+            and time.monotonic() >= self._paused_until
+            and not self._catch_up_due()
+            and not on_qt_loop()
+        )
 
     def attempt(self, work: Callable[[], T]) -> T | NotRun:
         """``work()`` (one whole transaction on the loop writer), or :data:`NOT_RUN` when it could not begin here

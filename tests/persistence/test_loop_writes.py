@@ -232,3 +232,24 @@ async def test_the_headless_commands_backend_writes_on_the_loop(db_path: Path, m
         assert threads == [threading.current_thread().name]
     finally:
         await backend.aclose()
+
+
+async def test_a_log_past_its_limit_sends_the_next_write_to_the_database_thread_to_catch_up(
+    loop_backend: SQLHITLBackend, db_path: Path
+) -> None:
+    """Loop commits never checkpoint, and the database thread's catch-up runs only after a commit of its own: with
+    every write on the loop the log grew without end (~90 MB after 200 gated calls, every commit slower)."""
+    loop_writes, wal = loop_backend._loop_writes, loop_backend.wal_checkpoints
+    assert loop_writes is not None and wal is not None
+    loop_writes.CHECKPOINT_EVERY, wal.LIMIT_FRAMES = 2, 1
+    threads: list[str] = []
+    for i in range(2):
+        await loop_backend.write(creating(f"h{i}", threads))
+    assert wal.drain(5)
+    assert wal.catch_up_due  # the log holds more frames than the limit
+    await loop_backend.write(creating("h2", threads))
+    assert wal.catch_ups == 1 and not wal.catch_up_due
+    assert checkpointed_ids(db_path) == ["h0", "h1", "h2"]  # copied before the write returned
+    await loop_backend.write(creating("h3", threads))  # caught up: back on the loop
+    loop_thread = threading.current_thread().name
+    assert threads[0] == threads[1] == threads[3] == loop_thread and threads[2] != loop_thread

@@ -32,6 +32,24 @@ def test_a_failed_transaction_rolls_back_everything_and_the_next_one_commits(sto
     assert store.requests.get("h2") is not None
 
 
+def test_a_held_connection_that_was_invalidated_is_replaced_driver_and_all(store: Store) -> None:
+    """A connection that could not even roll back is invalidated (its driver connection closed); the next
+    transaction opens a new one, and its BEGIN and COMMIT run on the new driver connection, not the closed one."""
+    with store.transaction() as tx:
+        _request(tx, "h1")
+    held = store._held_writer
+    assert held is not None
+    connection = held.acquire()
+    assert connection is not None
+    old_driver = held.driver
+    connection.invalidate()
+    held.release()
+    with store.transaction() as tx:
+        _request(tx, "h2")
+    assert held.driver is not old_driver
+    assert store.requests.get("h2") is not None
+
+
 def test_sqlalchemy_statements_join_the_transaction_and_share_its_fate(store: Store) -> None:
     rule = SessionRule("run_shell", CommandScope.exact("git status"))
     with store.transaction() as tx:

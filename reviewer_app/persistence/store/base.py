@@ -35,6 +35,8 @@ class RowSource(Protocol):
 
 
 _NOTIFY_DECIDED = text("SELECT pg_notify(:channel, :payload)")
+_READS_CLOCK = CreationClock()
+"""The clock of a :class:`Statements` no store set one on (reads: they stamp nothing)."""
 
 
 class Statements:
@@ -43,6 +45,14 @@ class Statements:
     The store makes one per transaction (see :class:`reviewer_app.persistence.store.database.StoreTx`) and hands
     it to each aggregate's write side; reads on one connection use it too (:meth:`Reader.rows`).
     """
+
+    # What a write transaction needs of its store, set by the Store on each one (see Store._prepare_tx); class
+    # defaults, so a read's Statements (made for every read) assigns none of them.
+    seal: AuditSeal | None = None
+    creation_clock: CreationClock = _READS_CLOCK  # the Store's own on writes: stamps that never repeat
+    database_url = ""
+    login: str | None = None  # PostgreSQL: session_user (see recorded)
+    blob_memo: ValueMemo | None = None  # the Store's (see ValueMemo)
 
     def __init__(
         self,
@@ -53,11 +63,6 @@ class Statements:
     ) -> None:
         self.connection = connection
         self.dialect = dialect
-        self.seal: AuditSeal | None = None  # set by the Store on write transactions
-        self.creation_clock = CreationClock()  # the Store's own, set by it: stamps that never repeat
-        self.database_url = ""
-        self.login: str | None = None  # PostgreSQL: session_user, set by the Store (see recorded)
-        self.blob_memo: ValueMemo | None = None  # the Store's, set on each transaction (see ValueMemo)
         self._on_commit: dict[str, Callable[[], None]] = {}
         # SQLite only: statements compiled once per Store (see _Prepared); None means plain SQLAlchemy.
         self._prepared = prepared if dialect == "sqlite" else None
@@ -103,19 +108,24 @@ class Statements:
 
     def rows(self, stmt: Any, values: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """Rows of a SELECT or of a statement with RETURNING, as mappings."""
-        if self._prepared is None:
+        cache = self._prepared
+        if cache is None:
             return [cast(Mapping[str, Any], row._mapping) for row in self.connection.execute(stmt, values)]
-        prepared = self._prepared_for(stmt, values)
-        return list(prepared.rows(prepared.execute(self._driver(), values)))
+        # _prepared_for and _driver inline: every statement of the fast path passes here or in write().
+        prepared = cache.get((stmt, tuple(values))) or self._prepared_for(stmt, values)
+        driver = self._driver_connection or self._driver()
+        return cast(list[Mapping[str, Any]], prepared.rows(prepared.execute(driver, values)))
 
     def write(self, stmt: Any, values: Mapping[str, Any]) -> int:
         """Run a write; returns the rows it changed."""
-        if self._prepared is None:
+        cache = self._prepared
+        if cache is None:
             # preserve_rowcount: SQLAlchemy keeps an INSERT's rowcount only when asked (psycopg reports -1 otherwise).
             result = self.connection.execute(stmt, values, execution_options={"preserve_rowcount": True})
             return int(result.rowcount or 0)
-        prepared = self._prepared_for(stmt, values)
-        return int(prepared.execute(self._driver(), values).rowcount or 0)
+        prepared = cache.get((stmt, tuple(values))) or self._prepared_for(stmt, values)
+        driver = self._driver_connection or self._driver()
+        return int(prepared.execute(driver, values).rowcount or 0)
 
     def json_value(self, value: Any, text: str) -> Any:
         """What to bind to a JSON column for ``value`` whose ``json.dumps`` text the caller already made (to learn
@@ -159,6 +169,14 @@ def is_undecodable_text(error: BaseException) -> bool:
     return _UNDECODABLE_TEXT in str(error)
 
 
+class _LenientRetry(threading.local):
+    """Per thread: the connections :meth:`Reader.tolerating_bad_text`'s retry made lenient (None: not retrying).
+
+    A class default, so asking on a thread that never retried raises no AttributeError (every transaction asks)."""
+
+    touched: list[sqlite3.Connection] | None = None
+
+
 class Reader:
     """The store's reads: a held reader connection (SQLite files) or the pool, each read in its own transaction.
 
@@ -170,7 +188,7 @@ class Reader:
     with invalid bytes shown as U+FFFD.
     """
 
-    _lenient = threading.local()
+    _lenient = _LenientRetry()
 
     def __init__(
         self,
@@ -211,7 +229,7 @@ class Reader:
 
     def decode_leniently_if_retrying(self, connection: Any) -> None:
         """Inside :meth:`tolerating_bad_text`'s retry: this connection decodes invalid UTF-8 as U+FFFD."""
-        touched: list[sqlite3.Connection] | None = getattr(self._lenient, "touched", None)
+        touched = self._lenient.touched
         if touched is None or not self.engines.is_sqlite:
             return
         driver = cast(sqlite3.Connection, connection.connection.driver_connection)

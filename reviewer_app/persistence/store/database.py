@@ -73,7 +73,7 @@ class _Aggregate(Generic[A]):
     def __get__(self, tx: StoreTx | None, owner: type | None = None) -> A | _Aggregate[A]:
         if tx is None:  # looked up on the class (documentation tools)
             return self
-        made: A | None = getattr(tx, self._slot, None)
+        made: A | None = getattr(tx, self._slot)  # None until made (StoreTx.__init__): no AttributeError to catch
         if made is None:
             made = self._make(tx)
             setattr(tx, self._slot, made)
@@ -111,6 +111,8 @@ class StoreTx:
 
     def __init__(self, statements: Statements) -> None:
         self.statements = statements
+        self._audit = self._blobs = self._checkpoints = self._requests = None
+        self._rules = self._runs = self._timeline = self._waivers = None
 
     @property
     def connection(self) -> Connection:
@@ -144,6 +146,8 @@ class Store:
         self._login: str | None = None
         self.creation_clock = CreationClock()
         self._identity_url: str | None = None
+        # What every write transaction's Statements is given (see _prepare_tx): seal, clock, memo, url, login.
+        self._tx_settings: tuple[AuditSeal, CreationClock, ValueMemo, str, str | None] | None = None
         self._blob_memo = ValueMemo()  # used on the DB thread only (one transaction at a time)
         # PostgreSQL: the connections the waiting agents' look-ups keep (see Reader.sharing_one_connection).
         self._lookup_connections = () if engines.is_sqlite else tuple(_HeldConnection(engines.reader) for _ in "ab")
@@ -240,11 +244,18 @@ class Store:
         return self._reader.sharing_one_connection()
 
     def _prepare_tx(self, statements: Statements) -> StoreTx:
-        statements.seal = self.audit_seal
-        statements.creation_clock = self.creation_clock
-        statements.blob_memo = self._blob_memo
-        statements.database_url = self.identity_url
-        statements.login = self.database_login()
+        settings = self._tx_settings
+        if settings is None:  # worked out on the first transaction, the same for every later one
+            settings = self._tx_settings = (
+                self.audit_seal,
+                self.creation_clock,
+                self._blob_memo,
+                self.identity_url,
+                self.database_login(),
+            )
+        statements.seal, statements.creation_clock, statements.blob_memo, statements.database_url, statements.login = (
+            settings
+        )
         self._reader.decode_leniently_if_retrying(statements.connection)
         return StoreTx(statements)
 

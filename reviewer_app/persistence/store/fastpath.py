@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.dialects import sqlite
@@ -152,7 +152,13 @@ class _Prepared:
         ]
 
     def execute(self, connection: sqlite3.Connection, values: Mapping[str, Any]) -> sqlite3.Cursor:
-        params = self.params(values)
+        take = self.take
+        if take is not None:  # params() inline: the usual statement, one Python call less
+            params = list(take(values))
+            for index, bind in self.bound:
+                params[index] = bind(params[index])
+        else:
+            params = self.params(values)
         try:
             return connection.execute(self.sql, params)
         except sqlite3.Error as exc:  # the same exception classes the SQLAlchemy path raises
@@ -201,6 +207,8 @@ class _HeldConnection:
         self._lock = threading.Lock()
         self._connection: Connection | None = None
         self._closed = False
+        self.driver: Any = None
+        """The driver's connection under the held one (read once per connection, not per transaction)."""
 
     def acquire(self) -> Connection | None:
         if not self._lock.acquire(blocking=False):
@@ -216,6 +224,7 @@ class _HeldConnection:
                         connection.close()
                     self._connection = None
                 connection = self._connection = self._engine.connect()
+                self.driver = connection.connection.driver_connection
             return connection
         except BaseException:
             self._lock.release()
@@ -270,7 +279,7 @@ class _Write:
             self._pooled = self._store._pooled_transaction()
             return self._pooled.__enter__()
         try:
-            driver = cast(sqlite3.Connection, connection.connection.driver_connection)
+            driver: sqlite3.Connection = held.driver
             _driver_sql(driver, "BEGIN IMMEDIATE")
         except BaseException:
             held.release()
