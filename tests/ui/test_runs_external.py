@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.runs import RunState
@@ -43,8 +44,8 @@ def _group(win: MainWindow, run_id: str) -> str | None:
     return index.parent().data(STATE_ROLE) if index.isValid() else None
 
 
-def _text(win: MainWindow, run_id: str, column: int) -> str:
-    return str(win.runs.model.index_for(run_id, column).data())
+def _text(win: MainWindow, run_id: str, column: int, role: int = Qt.ItemDataRole.DisplayRole) -> str:
+    return str(win.runs.model.index_for(run_id, column).data(role))
 
 
 @pytest.mark.parametrize("settle", ["decided", "expired"])
@@ -92,8 +93,8 @@ def test_an_external_run_is_named_by_its_project_and_the_prompt_its_transcript_g
         run_id = payload["prompt_id"]
         qtbot.waitUntil(lambda: _text(window, run_id, COL_PROMPT) == "Add a health check endpoint", timeout=10_000)
         label = _text(window, run_id, COL_RUN)
-        assert label.startswith("shop-api"), label  # the one word that tells runs apart comes first
-        assert "claude-code" in label
+        assert label == "shop-api"  # the one word that tells runs apart; the agent is in the tooltip
+        assert "claude-code run" in _text(window, run_id, COL_RUN, Qt.ItemDataRole.ToolTipRole)
         # ...and it fits: the Run column is not cut to "claude…" at the window's size
         view = window.runs.view
         wanted = view.fontMetrics().horizontalAdvance(label) + 48

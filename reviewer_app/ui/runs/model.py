@@ -74,13 +74,12 @@ def board_state(run: RunRecord) -> str:
 
 
 def run_label(run: RunRecord) -> str:
-    """The Run column: an outside agent's run by its project first (the word that tells its runs apart from
-    another session's), the window's own runs by agent and id (their workspace is a directory Reviewer made)."""
-    agent = run.agent or "agent"
+    """The Run column: an outside agent's run by its project (the word that tells its runs apart from another
+    session's; the icon says it is external, the tooltip names the agent), the window's own runs by agent and id
+    (their workspace is a directory Reviewer made)."""
     if run.external and run.workspace:
-        project = PurePath(run.workspace).name or run.workspace
-        return f"{project} · {agent}"
-    return f"{agent} · {short_id(run.id.removeprefix('inv_'), 8)}"
+        return PurePath(run.workspace).name or run.workspace
+    return f"{run.agent or 'agent'} · {short_id(run.id.removeprefix('inv_'), 8)}"
 
 
 COL_RUN, COL_PROMPT, COL_PENDING, COL_STARTED, COL_ACTIVE = range(5)
@@ -255,7 +254,11 @@ class RunsModel(TreeItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             shown = board_state(run)
             state = run.state if shown == run.state else f"{run.state}, {GROUP_TITLES[shown].lower()}"
-            lines = [f"run {run.id} ({state})", f"session {run.session_id}", f"prompt: {run.prompt or ''}"]
+            lines = [
+                f"{run.agent or 'agent'} run {run.id} ({state})",
+                f"session {run.session_id}",
+                f"prompt: {run.prompt or ''}",
+            ]
             if run.workspace:
                 lines.insert(2, f"workspace {run.workspace}")
             if run.expired:

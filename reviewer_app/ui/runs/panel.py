@@ -46,9 +46,9 @@ STATUS_MS = 4000
 CHECKING = "checking whether the runtime would accept it…"
 NO_RUN_SELECTED = "No run selected. Pick one (j/k or the mouse) to see its timeline; Ctrl+N starts a new run."
 PROMPT_CHARS = 160
-RUN_COLUMN_PX = (120, 220)
-"""The Run column's width: at least enough for an agent and a short id, widened to an outside run's project and
-agent (its only telling words) up to the second figure; the prompt gets the rest."""
+RUN_COLUMN_PX = (120, 160)
+"""The Run column's width: at least enough for an agent and a short id, widened to an outside run's project (its
+one telling word) up to the second figure, so the prompt keeps about 100 px at 1,024 px; the prompt gets the rest."""
 
 
 def run_title(run: RunRecord) -> str:
