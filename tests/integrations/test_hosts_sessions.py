@@ -14,7 +14,7 @@ import pytest
 
 from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.hook_helpers import run_hook
+from tests.integrations.hook_helpers import fixture, run_hook
 
 pytestmark = pytest.mark.asyncio
 
@@ -174,36 +174,29 @@ async def test_claude_code_prompt_submit_names_its_run_and_project(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend
 ) -> None:
     """UserPromptSubmit (installed with the session events) gives the prompt run its prompt and the session its
-    project, so the Runs board names the run before its first call; a later call does not rename it."""
+    project, so the Runs board names the run before its first call."""
     from reviewer_app.integrations.claude_code.events import Host
     from reviewer_app.integrations.hosts.session import LIFECYCLE_EVENTS
 
     assert "UserPromptSubmit" in LIFECYCLE_EVENTS[Host.CLAUDE_CODE]  # so `hook install` adds it
-    submit = _claude_event(
-        "UserPromptSubmit",
-        tmp_path / "missing.jsonl",
-        "/home/dev/shop-api",
-        prompt_id="prompt-7",
-        permission_mode="default",
-        prompt="Add a health check endpoint",
-    )
+    submit = fixture("userpromptsubmit.json")  # as Claude Code 2.1.331 sends it: the prompt id its calls carry
     code, answer, err = run_hook(tmp_path, db_path, submit, "--event", "UserPromptSubmit")
     assert code == 0 and answer is None and err == ""
-    run = await backend.get_run("prompt-7")
+    run = await backend.get_run(submit["prompt_id"])
     assert run is not None and run.external and run.state == RunState.RUNNING.value
-    assert run.prompt == "Add a health check endpoint" and run.workspace == "/home/dev/shop-api"
+    assert run.prompt == "please append a marker to marker.txt" and run.workspace == "/home/dev/project"
 
     # no prompt id: nothing to name (a run per session would never see a call)
     code, _, err = run_hook(tmp_path, db_path, {**submit, "prompt_id": None}, "--event", "UserPromptSubmit")
     assert code == 0 and err == ""
-    assert [r.id for r in await backend.list_runs()] == ["prompt-7"]
+    assert [r.id for r in await backend.list_runs()] == [submit["prompt_id"]]
 
 
 async def test_a_run_made_before_its_prompt_was_known_gets_it_from_the_transcript(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend
 ) -> None:
     """A run first seen without its prompt (here: a tool result before the transcript had the prompt's line) is
-    named when a later event copies the transcript line that holds it; a named run keeps its name."""
+    named when a later event copies the transcript line that holds it."""
     transcript = tmp_path / "session.jsonl"
     transcript.write_text("", encoding="utf-8")
     result = _claude_event("PostToolUse", transcript, "/home/dev/shop-api", prompt_id="prompt-8")
