@@ -48,7 +48,7 @@ def _text(win: MainWindow, run_id: str, column: int, role: int = Qt.ItemDataRole
     return str(win.runs.model.index_for(run_id, column).data(role))
 
 
-@pytest.mark.parametrize("settle", ["decided", "expired"])
+@pytest.mark.parametrize("settle", ["decided", "expired", "withdrawn"])
 def test_an_external_run_waits_for_review_while_its_hook_asks_and_runs_again_once_settled(
     open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, db_path: Path, qtbot: Any, tmp_path: Path, settle: str
 ) -> None:
@@ -62,9 +62,13 @@ def test_an_external_run_waits_for_review_while_its_hook_asks_and_runs_again_onc
         [record] = run_async(qtbot, qt_backend.list_records())
         if settle == "decided":
             run_async(qtbot, qt_backend.decide(record["hitl_id"], Decision(DecisionKind.REJECT, message="no")))
-        else:
+            finish(hook)
+        elif settle == "expired":
             assert len(run_async(qtbot, qt_backend.expire_due(now=int(time.time()) + 86_400))) == 1
-        finish(hook)
+            finish(hook)
+        else:  # the host stopped waiting (Esc, a closed terminal): the hook's watchdog withdraws the request
+            hook.kill()
+            hook.wait()
     finally:
         if hook.poll() is None:
             hook.kill()
