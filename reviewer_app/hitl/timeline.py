@@ -60,13 +60,20 @@ class TimelineWrites(BackendCore):
         agent: str | None = None,
         prompt: str | None = None,
         external: bool = True,
+        workspace: str | None = None,
     ) -> bool:
         """Declare a run (and its session) before its first block or request, so the window lists it.
 
-        Returns False when the run already existed (nothing is changed then).
+        Returns False when the run already existed: then only a prompt or workspace it lacked is filled in (a host
+        may tell them after the run was first seen).
         """
 
         def work(tx: StoreTx) -> bool:
-            return tx.runs.ensure_with_session(invocation_id, session_id, agent=agent, prompt=prompt, external=external)
+            created = tx.runs.ensure_with_session(
+                invocation_id, session_id, agent=agent, workspace=workspace, prompt=prompt, external=external
+            )
+            if not created:
+                tx.runs.fill_in(invocation_id, session_id, prompt=prompt, workspace=workspace)
+            return created
 
         return await self.write(work)

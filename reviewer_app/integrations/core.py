@@ -206,10 +206,18 @@ class ReviewClient:
         self.backend = backend
         self.agent = agent
 
-    async def register_run(self, *, session_id: str, invocation_id: str, title: str | None = None) -> None:
-        """Show the run (and its session) on the runs board before its first request."""
+    async def register_run(
+        self, *, session_id: str, invocation_id: str, title: str | None = None, workspace: str | None = None
+    ) -> None:
+        """Show the run (and its session) on the runs board before its first request; a title or workspace
+        it was first seen without is filled in."""
         await self.backend.register_run(
-            session_id=session_id, invocation_id=invocation_id, agent=self.agent, prompt=title, external=True
+            session_id=session_id,
+            invocation_id=invocation_id,
+            agent=self.agent,
+            prompt=title,
+            external=True,
+            workspace=workspace,
         )
 
     async def submit(self, call: ExternalCall) -> HITLRecord:

@@ -52,8 +52,8 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
     assert settings["hooks"]["PermissionRequest"][0] == EXISTING["hooks"]["PermissionRequest"][0]
     [hook] = ours(settings, "PermissionRequest")
     assert hook["timeout"] == 600 and f"--db {db}" in hook["command"] and "--timeout 570" in hook["command"]
-    # By default the session events come too: each tool's result, the turn's end, the session's end.
-    for event in ("PostToolUse", "Stop", "SessionEnd"):
+    # By default the session events come too: each prompt, each tool's result, the turn's end, the session's end.
+    for event in ("UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"):
         [lifecycle] = ours(settings, event)
         assert lifecycle["command"].endswith(f"--event {event}") and f"--db {db}" in lifecycle["command"]
     assert [g.get("matcher") for g in settings["hooks"]["PostToolUse"]] == ["*"]

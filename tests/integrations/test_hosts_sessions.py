@@ -14,7 +14,7 @@ import pytest
 
 from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
-from tests.integrations.hook_helpers import run_hook
+from tests.integrations.hook_helpers import fixture, run_hook
 
 pytestmark = pytest.mark.asyncio
 
@@ -70,6 +70,16 @@ ENDS = {
     "factory": ("SessionEnd", {"session_id": SESSION, "hook_event_name": "SessionEnd"}),
     "copilot": ("sessionEnd", {"sessionId": SESSION, "timestamp": 1, "cwd": "/p", "reason": "complete"}),
 }
+
+
+def _claude_event(name: str, transcript: Path, cwd: str = "/p", **fields: Any) -> dict[str, Any]:
+    """A Claude Code 2.x lifecycle event of session ``SESSION``; a PostToolUse's call is ``ls``."""
+    event: dict[str, Any] = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": cwd}
+    event["hook_event_name"] = name
+    if name == "PostToolUse":
+        event.update(tool_name="Bash", tool_input={"command": "ls"}, tool_use_id="toolu_01")
+        event["tool_response"] = {"stdout": "a.txt", "stderr": "", "interrupted": False, "isImage": False}
+    return {**event, **fields}
 
 
 @pytest.mark.parametrize("host", list(TOOL_RESULTS))
@@ -152,18 +162,50 @@ async def test_claude_code_post_tool_use_puts_the_result_on_the_call_s_transcrip
     from reviewer_app.domain.timeline import fold_events
     from reviewer_app.integrations.claude_code.transcript import tool_block_id
 
-    payload = {
-        "session_id": SESSION,
-        "transcript_path": str(tmp_path / "missing.jsonl"),
-        "cwd": "/p",
-        "hook_event_name": "PostToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": "ls"},
-        "tool_response": {"stdout": "a.txt", "stderr": "", "interrupted": False, "isImage": False},
-        "tool_use_id": "toolu_01",
-    }
+    payload = _claude_event("PostToolUse", tmp_path / "missing.jsonl")
     code, answer, err = run_hook(tmp_path, db_path, payload, "--event", "PostToolUse")
     assert code == 0 and answer is None and err == ""
     [block] = fold_events(await backend.events(SESSION))
     assert block.block_id == tool_block_id(SESSION, "toolu_01")
     assert block.data["name"] == "Bash" and block.data["status"] == "success" and block.data["result"] == "a.txt"
+
+
+async def test_claude_code_prompt_submit_names_its_run_and_project(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    """UserPromptSubmit (installed with the session events) gives the prompt run its prompt and the session its
+    project, so the Runs board names the run before its first call."""
+    from reviewer_app.integrations.claude_code.events import Host
+    from reviewer_app.integrations.hosts.session import LIFECYCLE_EVENTS
+
+    assert "UserPromptSubmit" in LIFECYCLE_EVENTS[Host.CLAUDE_CODE]  # so `hook install` adds it
+    submit = fixture("userpromptsubmit.json")  # as Claude Code 2.1.331 sends it: the prompt id its calls carry
+    code, answer, err = run_hook(tmp_path, db_path, submit, "--event", "UserPromptSubmit")
+    assert code == 0 and answer is None and err == ""
+    run = await backend.get_run(submit["prompt_id"])
+    assert run is not None and run.external and run.state == RunState.RUNNING.value
+    assert run.prompt == "please append a marker to marker.txt" and run.workspace == "/home/dev/project"
+
+    # no prompt id: nothing to name (a run per session would never see a call)
+    code, _, err = run_hook(tmp_path, db_path, {**submit, "prompt_id": None}, "--event", "UserPromptSubmit")
+    assert code == 0 and err == ""
+    assert [r.id for r in await backend.list_runs()] == [submit["prompt_id"]]
+
+
+async def test_a_run_made_before_its_prompt_was_known_gets_it_from_the_transcript(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+) -> None:
+    """A run first seen without its prompt (here: a tool result before the transcript had the prompt's line) is
+    named when a later event copies the transcript line that holds it."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("", encoding="utf-8")
+    result = _claude_event("PostToolUse", transcript, "/home/dev/shop-api", prompt_id="prompt-8")
+    assert run_hook(tmp_path, db_path, result, "--event", "PostToolUse")[0] == 0
+    run = await backend.get_run("prompt-8")
+    assert run is not None and run.prompt is None and run.workspace == "/home/dev/shop-api"
+
+    line = {"type": "user", "promptId": "prompt-8", "uuid": "u-1", "message": {"role": "user", "content": "Tidy up"}}
+    transcript.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert run_hook(tmp_path, db_path, {**result, "tool_use_id": "toolu_02"}, "--event", "PostToolUse")[0] == 0
+    run = await backend.get_run("prompt-8")
+    assert run is not None and run.prompt == "Tidy up"

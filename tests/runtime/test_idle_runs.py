@@ -69,3 +69,39 @@ async def test_the_supervision_loop_ends_a_gone_host_s_run(backend: SQLHITLBacke
         await runtime.stop()
     run = await backend.get_run("gone")
     assert run is not None and run.state == "done"
+
+
+async def _prompt_runs(backend: SQLHITLBackend, agent: str, *names: str) -> None:
+    """Runs of one session, one per prompt, each started a second after the one before (runs are timed in s)."""
+    for n, name in enumerate(names):
+        if n:
+            await asyncio.sleep(1.05)
+        await backend.register_run(session_id="s1", invocation_id=name, agent=agent)
+
+
+async def test_a_prompt_run_its_session_moved_on_from_is_ended_within_minutes(backend: SQLHITLBackend) -> None:
+    """Claude Code names every event of a prompt with its prompt id until the next prompt: a run of an older
+    prompt with nothing pending is over once a newer one exists, so it leaves "Running" after a short grace, not
+    4 hours; the newest prompt's run is left alone however quiet."""
+    await _prompt_runs(backend, "claude-code", "first", "second")
+    assert await _sweep(backend, 0) == []  # a straggling tool result of the first prompt may still land
+    assert await _sweep(backend, 3 * MINUTE_MS) == [("first", ENDED)]
+    first, second = await backend.get_run("first"), await backend.get_run("second")
+    assert first is not None and first.state == "done" and first.error is not None
+    assert "a later prompt" in first.error
+    assert second is not None and second.state == "running"
+
+
+async def test_a_moved_on_prompt_run_with_a_pending_request_or_of_a_session_host_is_not_ended(
+    backend: SQLHITLBackend,
+) -> None:
+    await _prompt_runs(backend, "claude-code", "asking", "next")
+    client = ReviewClient(backend, agent="claude-code")
+    await client.submit(ExternalCall("req-1", "claude-code", "s1", "asking", "Bash", {"command": "ls"}))
+    assert await _sweep(backend, 3 * MINUTE_MS) == []  # its hook still waits for a decision
+
+    # a host whose runs are not one per prompt: a newer run of the session says nothing about the older one
+    await backend.register_run(session_id="s2", invocation_id="g1", agent="my-framework")
+    await asyncio.sleep(1.05)
+    await backend.register_run(session_id="s2", invocation_id="g2", agent="my-framework")
+    assert await _sweep(backend, 3 * MINUTE_MS) == []

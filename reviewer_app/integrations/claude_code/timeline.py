@@ -26,9 +26,8 @@ async def copy_transcript(
     from reviewer_app.integrations.claude_code.transcript import read_new
 
     with read_new(transcript, session_id, state_dir) as chunk:
-        for run, title in chunk.run_titles.items():
-            if run != run_id:
-                await backend.register_run(session_id=session_id, invocation_id=run, agent=agent, prompt=title)
+        for run, title in chunk.run_titles.items():  # new runs, and ``run_id`` if it was made before its prompt
+            await backend.register_run(session_id=session_id, invocation_id=run, agent=agent, prompt=title)
         events = [
             BlockEvent(
                 block_id=block.block_id,

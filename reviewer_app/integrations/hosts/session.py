@@ -2,7 +2,8 @@
 
 ``hook install`` adds these events next to the gating one, running ``reviewer-app hook <host> --event <name>``:
 a tool result (Gemini ``AfterTool``, Qwen/Factory ``PostToolUse``, Copilot ``postToolUse``, OpenCode's plugin
-``tool.execute.after``) becomes the call's ``tool_use`` block and its result on the run's timeline; a turn end
+``tool.execute.after``) becomes the call's ``tool_use`` block and its result on the run's timeline; a prompt
+(Claude Code ``UserPromptSubmit``) names its run and the session's project on the Runs board; a turn end
 (``Stop``) finishes the run it names, a session end (``SessionEnd``, Copilot ``sessionEnd``) finishes every run of
 the session still open, so they leave the Runs board's active columns. These events never gate anything: the hook
 prints nothing, always exits 0, and a failure is one line on stderr.
@@ -24,12 +25,20 @@ if TYPE_CHECKING:
 
 TOOL_RESULT = "tool_result"
 RUN_END = "run_end"
+PROMPT = "prompt"
 SESSION_END = "session_end"
 MAX_RESULT_CHARS = 20_000
+MAX_PROMPT_CHARS = 500
+"""As much of a prompt as a run's title keeps (the transcript's first prompt is cut the same)."""
 
 LIFECYCLE_EVENTS: dict[Host, dict[str, str]] = {
     # Claude's Stop ends the turn: every prompt run of the session. Its transcript is copied at each event too.
-    Host.CLAUDE_CODE: {"PostToolUse": TOOL_RESULT, "Stop": SESSION_END, "SessionEnd": SESSION_END},
+    Host.CLAUDE_CODE: {
+        "UserPromptSubmit": PROMPT,
+        "PostToolUse": TOOL_RESULT,
+        "Stop": SESSION_END,
+        "SessionEnd": SESSION_END,
+    },
     Host.GEMINI: {"AfterTool": TOOL_RESULT, "SessionEnd": SESSION_END},
     Host.QWEN: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
     Host.FACTORY: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
@@ -50,6 +59,8 @@ class Lifecycle:
     result: str = ""
     ok: bool = True
     transcript_path: str | None = None
+    cwd: str | None = None
+    prompt: str | None = None
 
 
 def _result_text(value: Any) -> str:
@@ -86,10 +97,14 @@ def parse_lifecycle(host: Host, name: str, payload: bytes) -> Lifecycle:
         raise HookInputError("the event names no session")
     run = text_field(raw, "prompt_id", required=False) if host in (Host.QWEN, Host.FACTORY) else session
     transcript = text_field(raw, "transcript_path", required=False) if host is Host.CLAUDE_CODE else None
+    cwd = text_field(raw, "cwd", required=False, limit=4096)
     if host is Host.CLAUDE_CODE:  # the gating hook's run: the prompt, else the session
-        run = text_field(raw, "prompt_id", required=False) or session
+        run = text_field(raw, "prompt_id", required=False) or (None if kind == PROMPT else session)
+    if kind == PROMPT:
+        prompt = (text_field(raw, "prompt", required=False, limit=None) or "")[:MAX_PROMPT_CHARS] or None
+        return Lifecycle(kind, session, run, transcript_path=transcript, cwd=cwd, prompt=prompt)
     if kind != TOOL_RESULT:
-        return Lifecycle(kind, session, run, transcript_path=transcript)
+        return Lifecycle(kind, session, run, transcript_path=transcript, cwd=cwd)
     if host is Host.COPILOT:
         tool, arguments, response = raw.get("toolName"), raw.get("toolArgs"), raw.get("toolResult")
         if isinstance(arguments, str):
@@ -119,6 +134,7 @@ def parse_lifecycle(host: Host, name: str, payload: bytes) -> Lifecycle:
         result=_result_text(response),
         ok=not _failed(response),
         transcript_path=transcript,
+        cwd=cwd,
     )
 
 
@@ -165,15 +181,23 @@ async def record(host: Host, event: Lifecycle, database: str, state_dir: Path | 
     backend = SQLHITLBackend(database, checkpoint_on_commit=True)  # a process per tool result: see hitl/wal_checkpoints
     try:
         client = ReviewClient(backend, agent=host.value)
+        if event.kind == PROMPT:  # without a prompt id there is no run to name (the calls will name theirs)
+            if event.run_id is not None:
+                await client.register_run(
+                    session_id=event.session_id, invocation_id=event.run_id, title=event.prompt, workspace=event.cwd
+                )
+            return
         if host is Host.CLAUDE_CODE:
             if event.kind == TOOL_RESULT:  # a turn's end names no run of its own: it must not make one
-                await client.register_run(session_id=event.session_id, invocation_id=event.run_id or event.session_id)
+                await client.register_run(
+                    session_id=event.session_id, invocation_id=event.run_id or event.session_id, workspace=event.cwd
+                )
             await _claude_result(backend, event, state_dir)
             if event.kind == TOOL_RESULT:
                 return
         if event.kind == TOOL_RESULT:
             run = event.run_id or event.session_id
-            await client.register_run(session_id=event.session_id, invocation_id=run)
+            await client.register_run(session_id=event.session_id, invocation_id=run, workspace=event.cwd)
             assert event.call_id is not None
             entries: list[ToolCalled | ToolReturned] = [
                 ToolCalled(event.call_id, event.tool_name or "tool", event.arguments),

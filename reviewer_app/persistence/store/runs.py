@@ -212,6 +212,26 @@ class RunWrites:
             )
         return current
 
+    def fill_in(self, invocation_id: str, session_id: str, *, prompt: str | None, workspace: str | None) -> None:
+        """Give a run the prompt, and its session the workspace, they were created without (a host told them
+        later); what either already has is kept. The run's ``updated_at_ms`` moves, so the board shows it."""
+        if prompt:
+            self._db.connection.execute(
+                update(invocations_t)
+                .where(invocations_t.c.id == invocation_id, invocations_t.c.prompt.is_(None))
+                .values(prompt=prompt, updated_at_ms=now_ms())
+            )
+        if workspace:
+            filled = self._db.connection.execute(
+                update(sessions_t)
+                .where(sessions_t.c.id == session_id, sessions_t.c.workspace.is_(None))
+                .values(workspace=workspace)
+            )
+            if filled.rowcount:
+                self._db.connection.execute(
+                    update(invocations_t).where(invocations_t.c.session_id == session_id).values(updated_at_ms=now_ms())
+                )
+
     def _locking(self, plain: Any, for_update: Any) -> Any:
         return for_update if self._db.dialect == "postgresql" else plain
 

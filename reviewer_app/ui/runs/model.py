@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Iterable
+from pathlib import PurePath
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt
@@ -56,13 +57,29 @@ GROUP_TIPS = {
 
 
 def board_state(run: RunRecord) -> str:
-    """The group a run is listed under: its state, except a done run that had calls aborted or requests expire."""
+    """The group a run is listed under: its state, except a done run that had calls aborted or requests expire,
+    and an outside agent's running run with a request pending: waiting for review, as the window's own runs are.
+
+    An outside agent's hook asks from its own process and stores no state change for it (the hook's latency
+    budget has no room for one more write): the pending count the board already reads is the fact.
+    """
+    if run.external and run.pending and run.state == RunState.RUNNING.value:
+        return RunState.WAITING.value
     if run.state == RunState.DONE.value:
         if run.aborted:
             return ENDED_ABORTED
         if run.expired:
             return ENDED_EXPIRED
     return run.state
+
+
+def run_label(run: RunRecord) -> str:
+    """The Run column: an outside agent's run by its project (the word that tells its runs apart from another
+    session's; the icon says it is external, the tooltip names the agent), the window's own runs by agent and id
+    (their workspace is a directory Reviewer made)."""
+    if run.external and run.workspace:
+        return PurePath(run.workspace).name or run.workspace
+    return f"{run.agent or 'agent'} · {short_id(run.id.removeprefix('inv_'), 8)}"
 
 
 COL_RUN, COL_PROMPT, COL_PENDING, COL_STARTED, COL_ACTIVE = range(5)
@@ -219,7 +236,7 @@ class RunsModel(TreeItemModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == COL_RUN:
-                return f"{run.agent or 'agent'} · {short_id(run.id.removeprefix('inv_'), 8)}"
+                return run_label(run)
             if column == COL_PROMPT:
                 text = " ".join(
                     (run.error if run.state == RunState.FAILED.value and run.error else run.prompt or "").split()
@@ -235,7 +252,15 @@ class RunsModel(TreeItemModel):
         if role == Qt.ItemDataRole.DecorationRole and column == COL_RUN:
             return theme.icon("external" if run.external else "run")
         if role == Qt.ItemDataRole.ToolTipRole:
-            lines = [f"run {run.id} ({run.state})", f"session {run.session_id}", f"prompt: {run.prompt or ''}"]
+            shown = board_state(run)
+            state = run.state if shown == run.state else f"{run.state}, {GROUP_TITLES[shown].lower()}"
+            lines = [
+                f"{run.agent or 'agent'} run {run.id} ({state})",
+                f"session {run.session_id}",
+                f"prompt: {run.prompt or ''}",
+            ]
+            if run.workspace:
+                lines.insert(2, f"workspace {run.workspace}")
             if run.expired:
                 lines.append(f"{run.expired} request(s) expired without a decision")
             if run.aborted:
@@ -253,7 +278,7 @@ class RunsModel(TreeItemModel):
             return theme.current().wait
         if role == Qt.ItemDataRole.AccessibleTextRole and column == COL_RUN:
             origin = "external " if run.external else ""
-            return f"{origin}run of {run.agent} {run.state}: {run.prompt or ''}"
+            return f"{origin}run of {run.agent} {board_state(run)}: {run.prompt or ''}"
         if role == EXTERNAL_ROLE:
             return run.external
         if role == RUN_ID_ROLE:

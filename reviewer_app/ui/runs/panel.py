@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QMessageBox,
     QPushButton,
+    QStyle,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -26,7 +27,16 @@ from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.detail.pane import DetailPane
 from reviewer_app.ui.dialogs.new_run import NewRunDialog
 from reviewer_app.ui.dialogs.submit import TextDialog
-from reviewer_app.ui.runs.model import COL_ACTIVE, COL_PENDING, COL_PROMPT, COL_STARTED, RUN_ROLE, RunsModel
+from reviewer_app.ui.runs.model import (
+    COL_ACTIVE,
+    COL_PENDING,
+    COL_PROMPT,
+    COL_RUN,
+    COL_STARTED,
+    RUN_ROLE,
+    RunsModel,
+    run_label,
+)
 from reviewer_app.ui.window.live import LiveController
 
 if TYPE_CHECKING:
@@ -36,6 +46,9 @@ STATUS_MS = 4000
 CHECKING = "checking whether the runtime would accept it…"
 NO_RUN_SELECTED = "No run selected. Pick one (j/k or the mouse) to see its timeline; Ctrl+N starts a new run."
 PROMPT_CHARS = 160
+RUN_COLUMN_PX = (120, 160)
+"""The Run column's width: at least enough for an agent and a short id, widened to an outside run's project (its
+one telling word) up to the second figure, so the prompt keeps about 100 px at 1,024 px; the prompt gets the rest."""
 
 
 def run_title(run: RunRecord) -> str:
@@ -132,7 +145,7 @@ class RunsPanel(QWidget):
         self.view.header().setSectionResizeMode(COL_PROMPT, QHeaderView.ResizeMode.Stretch)
         self.view.header().setStretchLastSection(False)
         # Seen at 1,024 px: 170 px of run id left the prompt (what the run is doing) about 50 px.
-        self.view.header().resizeSection(0, 120)
+        self.view.header().resizeSection(COL_RUN, RUN_COLUMN_PX[0])
         for column, width in ((COL_PENDING, 58), (COL_STARTED, 72), (COL_ACTIVE, 62)):
             self.view.header().resizeSection(column, width)  # the prompt gets the rest of the width
         self.model.modelReset.connect(self.view.expandAll)
@@ -200,6 +213,19 @@ class RunsPanel(QWidget):
             hidden = self.model.rowCount(group) == 0
             if self.view.isRowHidden(row, root) != hidden:
                 self.view.setRowHidden(row, root, hidden)
+        self._fit_run_column()
+
+    def _fit_run_column(self) -> None:
+        """Widen the Run column to its longest label (within :data:`RUN_COLUMN_PX`); measured from the model, as
+        the view measures nothing while its tab is behind another."""
+        low, high = RUN_COLUMN_PX
+        metrics = self.view.fontMetrics()
+        text = max((metrics.horizontalAdvance(run_label(run)) for run in self.model.all_runs()), default=0)
+        icon = self.view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)
+        chrome = 2 * self.view.indentation() + icon + 16  # the group's indent, the icon, the margins
+        wanted = min(max(text + chrome, low), high)
+        if wanted > self.view.header().sectionSize(COL_RUN):
+            self.view.header().resizeSection(COL_RUN, wanted)
 
     def _on_current(self, _current: QModelIndex, _previous: QModelIndex) -> None:
         self.update_buttons()
