@@ -1,1 +1,1 @@
-"""SQLModel tables, engine set-up, Alembic migrations and the store. No Qt."""
+"""SQLAlchemy Core tables, engine set-up, Alembic migrations and the store. No Qt."""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from types import EllipsisType
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, func, select, update
 
 from reviewer_app.domain.hitl import (
     HITLStatus,
@@ -307,7 +307,7 @@ class RunReads:
         ids: Sequence[str] | None = None,
     ) -> list[RunRecord]:
         """Runs, newest first (only those of ``ids`` when given)."""
-        conditions = []
+        conditions: list[ColumnElement[bool]] = []
         if states:
             conditions.append(invocations_t.c.state.in_(list(states)))
         if ids is not None:
