@@ -3,6 +3,7 @@
 Every process that opens the store pays its imports: a permission hook waiting for a reviewer (50-200 of them in a
 hook storm), the MCP proxy, each CLI command. The tables were SQLModel classes once; importing SQLModel, pydantic
 and the ORM cost each of those processes ~0.15 s of CPU for definitions that were only ever used as Core tables.
+The MCP proxy loads pydantic (with the SDK's types) on its first form elicitation only.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from tests.conftest import REPO_ROOT
 PROBE = (
     "import sys\n"
     "import reviewer_app.hitl.core, reviewer_app.persistence.store\n"
+    "import reviewer_app.integrations.mcp_proxy.command, reviewer_app.integrations.mcp_proxy.proxy\n"
     "heavy = ('sqlmodel', 'pydantic', 'pydantic_core', 'sqlalchemy.orm')\n"
     "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
 )
 
 
-def test_the_backend_loads_without_the_orm_sqlmodel_or_pydantic(subprocess_env: dict[str, str]) -> None:
+def test_the_store_and_the_mcp_proxy_load_no_orm_sqlmodel_or_pydantic(subprocess_env: dict[str, str]) -> None:
     done = subprocess.run(
         [sys.executable, "-c", PROBE], env=subprocess_env, cwd=REPO_ROOT, capture_output=True, text=True, check=True
     )
