@@ -318,7 +318,9 @@ async def review_event(
     event: HookEvent, options: HookOptions, stderr: TextIO, prepared: Prepared | None = None
 ) -> Answer:
     """Ask a reviewer on the full backend and wait; see the module docstring for everything that can end it."""
-    backend_class = _load_backend()
+    from reviewer_app.integrations.claude_code.hook_backend import load_hook_backend
+
+    backend_class = load_hook_backend()
     from reviewer_app.integrations.core import Outcome
 
     watcher = prepared.watcher if prepared is not None else None
@@ -359,25 +361,6 @@ async def review_event(
             from reviewer_app.integrations.claude_code.watchdog import stop_watchdog
 
             stop_watchdog(watcher)
-
-
-def _load_backend() -> type[SQLHITLBackend]:
-    """The backend's class and what waiting on it uses, imported with the cycle collector paused: these imports
-    (SQLAlchemy, the store, the domain) make ~150,000 objects and no garbage, and the collections they would set off
-    cost ~7 % of the CPU of every hook process that waits for a reviewer (hook storms start 50-200 at once)."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        from reviewer_app.hitl import SQLHITLBackend
-        from reviewer_app.integrations.claude_code import host_watch, timeline  # noqa: F401 - loaded for the wait
-        from reviewer_app.integrations.core import ReviewClient  # noqa: F401 - loaded for the wait
-
-        return SQLHITLBackend
-    finally:
-        if enabled:
-            gc.enable()
 
 
 async def _wait_for_decision(
