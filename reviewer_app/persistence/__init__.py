@@ -1,1 +1,1 @@
-"""SQLAlchemy Core tables, engine set-up, Alembic migrations and the store. No Qt."""
+"""SQLModel tables, engine set-up, Alembic migrations and the store. No Qt."""

@@ -1,4 +1,4 @@
-"""The history search index's own database objects, which the tables (persistence/tables.py) do not describe.
+"""The history search index's own database objects, which the SQLModel tables do not describe.
 
 Migration 0010 creates them (an FTS5 table and its shadow tables on SQLite, ``history_search`` on PostgreSQL);
 comparing the models with the database leaves them out with :func:`include_name`.

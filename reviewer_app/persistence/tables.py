@@ -1,266 +1,272 @@
-"""The tables: the durable record of what agents asked and what humans decided.
+"""SQLModel tables: the durable record of what agents asked and what humans decided.
 
-Plain SQLAlchemy Core ``Table`` objects: the store writes through Core (or its SQLite fast path), never the ORM,
-whose unit of work costs more per row than the whole SQLite commit does. Until 2026-11 these were SQLModel classes
-used only for their ``__table__``; defining them in Core saves every process that opens the store (a permission
-hook waiting for a reviewer, the MCP proxy, each CLI command) ~0.15 s of CPU importing SQLModel, pydantic and the
-ORM. The columns, types, defaults and indexes are the ones those classes made, so the migrations and existing
-databases match them unchanged (``tests/persistence/test_migrations.py`` compares them).
+Writes go through SQLAlchemy Core on these tables' ``__table__`` (see
+:mod:`reviewer_app.persistence.store`): the ORM's unit of work costs more per
+row than the whole SQLite commit does.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    JSON,
-    BigInteger,
-    Boolean,
-    Column,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    LargeBinary,
-    MetaData,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+from typing import Any
 
-metadata = MetaData()
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
 
 
-def _key(name: str, *, foreign_key: str | None = None) -> Column[str]:
-    """A string primary key (or part of one)."""
-    return Column(name, String(), *([ForeignKey(foreign_key)] if foreign_key else []), primary_key=True)
+def _json(nullable: bool = True) -> Any:
+    return Field(default=None, sa_column=Column(JSON, nullable=nullable))
 
 
-def _text(name: str, *, nullable: bool = False, default: str | None = None, index: bool = False) -> Column[str]:
-    """A string column (VARCHAR without a length, as SQLModel's ``str`` made it)."""
-    return Column(name, String(), nullable=nullable, default=default, index=index)
+class SessionRow(SQLModel, table=True):
+    """A conversation with an agent; invocations (runs) belong to it."""
+
+    __tablename__ = "sessions"
+
+    id: str = Field(primary_key=True)
+    agent: str | None = None
+    title: str | None = None
+    workspace: str | None = None
+    external: bool = False
+    created_at: int = Field(sa_type=BigInteger)
+    updated_at: int = Field(sa_type=BigInteger)
 
 
-def _ref(name: str, target: str, *, index: bool = False) -> Column[str]:
-    """A required string naming a row of another table."""
-    return Column(name, String(), ForeignKey(target), nullable=False, index=index)
+class InvocationRow(SQLModel, table=True):
+    """One run of an agent inside a session: the unit the runs board shows."""
+
+    __tablename__ = "invocations"
+    __table_args__ = (Index("ix_invocations_state", "state"), Index("ix_invocations_created", "created_at"))
+
+    id: str = Field(primary_key=True)
+    session_id: str = Field(foreign_key="sessions.id", index=True)
+    agent: str | None = None
+    prompt: str | None = Field(default=None, sa_type=Text)
+    state: str = "queued"
+    parent_id: str | None = None  # the run this one retries or follows up
+    external: bool = False
+    owner: str | None = None  # process that drives the run while it is running
+    error: str | None = Field(default=None, sa_type=Text)
+    created_at: int = Field(sa_type=BigInteger)
+    started_at: int | None = Field(default=None, sa_type=BigInteger)
+    finished_at: int | None = Field(default=None, sa_type=BigInteger)
+    updated_at_ms: int = Field(sa_type=BigInteger, index=True)
+    active_ms: int = Field(default=0, sa_type=BigInteger)  # wall time not spent waiting for a human
+    heartbeat_ms: int | None = Field(default=None, sa_type=BigInteger)  # the owner's last sign of life
+    process_group: int | None = None  # the group of the shell tool the owner is running, killed on recovery
 
 
-def _big(name: str, *, nullable: bool = False, default: int | None = None, index: bool = False) -> Column[int]:
-    return Column(name, BigInteger(), nullable=nullable, default=default, index=index)
+class HITLRequestRow(SQLModel, table=True):
+    """A request for a human, keyed by ``hitl_id`` (aury-agent's HITL record)."""
 
+    __tablename__ = "hitl_requests"
+    __table_args__ = (
+        Index("ix_hitl_status_created", "status", "created_at"),
+        Index("ix_hitl_updated_ms", "updated_at_ms"),
+        Index("ix_hitl_status_expires", "status", "expires_at"),
+        Index("ix_hitl_invocation_status", "invocation_id", "status"),
+        Index("ix_hitl_created", "created_at"),  # the statistics' partial hours (migration 0012)
+        Index("ix_hitl_responded", "responded_at"),
+    )
 
-def _json(name: str, *, nullable: bool = True) -> Column[object]:
-    return Column(name, JSON(), nullable=nullable)
-
-
-def _flag(name: str) -> Column[bool]:
-    return Column(name, Boolean(), nullable=False, default=False)
-
-
-# A conversation with an agent; invocations (runs) belong to it.
-sessions_t = Table(
-    "sessions",
-    metadata,
-    _key("id"),
-    _text("agent", nullable=True),
-    _text("title", nullable=True),
-    _text("workspace", nullable=True),
-    _flag("external"),
-    _big("created_at"),
-    _big("updated_at"),
-)
-
-# One run of an agent inside a session: the unit the runs board shows.
-invocations_t = Table(
-    "invocations",
-    metadata,
-    _key("id"),
-    _ref("session_id", "sessions.id", index=True),
-    _text("agent", nullable=True),
-    Column("prompt", Text(), nullable=True),
-    _text("state", default="queued"),
-    _text("parent_id", nullable=True),  # the run this one retries or follows up
-    _flag("external"),
-    _text("owner", nullable=True),  # process that drives the run while it is running
-    Column("error", Text(), nullable=True),
-    _big("created_at"),
-    _big("started_at", nullable=True),
-    _big("finished_at", nullable=True),
-    _big("updated_at_ms", index=True),
-    _big("active_ms", default=0),  # wall time not spent waiting for a human
-    _big("heartbeat_ms", nullable=True),  # the owner's last sign of life
-    Column("process_group", Integer(), nullable=True),  # the group of the shell tool the owner is running
-    Index("ix_invocations_state", "state"),
-    Index("ix_invocations_created", "created_at"),
-)
-
-# A request for a human, keyed by ``hitl_id`` (aury-agent's HITL record).
-requests_t = Table(
-    "hitl_requests",
-    metadata,
-    _key("hitl_id"),
-    _text("hitl_type"),
-    _ref("session_id", "sessions.id", index=True),
-    _ref("invocation_id", "invocations.id", index=True),
-    _json("data", nullable=False),
-    _json("metadata", nullable=False),
-    _text("block_id", nullable=True),
-    _text("status", default="pending"),
-    _text("resume_mode", default="response"),
-    _json("tool_state"),
-    _text("checkpoint_id", nullable=True),
-    _text("tool_name", nullable=True),
-    _text("tool_call_id", nullable=True),
-    _text("node_id", nullable=True),
-    _big("expires_at", nullable=True),
-    _json("user_response"),
-    _big("responded_at", nullable=True),
-    _big("created_at"),
-    _big("updated_at"),
+    hitl_id: str = Field(primary_key=True)
+    hitl_type: str
+    session_id: str = Field(foreign_key="sessions.id", index=True)
+    invocation_id: str = Field(foreign_key="invocations.id", index=True)
+    data: Any = _json(nullable=False)
+    meta: Any = Field(default=None, sa_column=Column("metadata", JSON, nullable=False))
+    block_id: str | None = None
+    status: str = "pending"
+    resume_mode: str = "response"
+    tool_state: Any = _json()
+    checkpoint_id: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    node_id: str | None = None
+    expires_at: int | None = Field(default=None, sa_type=BigInteger)
+    user_response: Any = _json()
+    responded_at: int | None = Field(default=None, sa_type=BigInteger)
+    created_at: int = Field(sa_type=BigInteger)
+    updated_at: int = Field(sa_type=BigInteger)
     # Ours, not the protocol's: change tracking and triage columns.
-    _big("updated_at_ms"),
-    _text("summary", default=""),
-    _text("agent", nullable=True),
-    _text("decision", nullable=True),
-    _text("decided_by", nullable=True),
-    _flag("external"),
-    Index("ix_hitl_status_created", "status", "created_at"),
-    Index("ix_hitl_updated_ms", "updated_at_ms"),
-    Index("ix_hitl_status_expires", "status", "expires_at"),
-    Index("ix_hitl_invocation_status", "invocation_id", "status"),
-    Index("ix_hitl_created", "created_at"),  # the statistics' partial hours (migration 0012)
-    Index("ix_hitl_responded", "responded_at"),
-)
+    updated_at_ms: int = Field(sa_type=BigInteger)
+    summary: str = ""
+    agent: str | None = None
+    decision: str | None = None
+    decided_by: str | None = None
+    external: bool = False
 
-# Append-only timeline event; ``seq`` orders them.
-events_t = Table(
-    "block_events",
-    metadata,
-    Column("seq", Integer(), primary_key=True),
-    _text("block_id"),
-    _text("parent_id", nullable=True),
-    _text("kind"),
-    _text("op"),
-    _json("data", nullable=False),
-    _big("ts_ms"),
-    _text("session_id", index=True),
-    _text("invocation_id"),
-    _json("blob_refs"),  # large top-level fields of ``data``, stored once in ``blobs`` (persistence/blobs.py)
-    Index("ix_block_events_invocation_seq", "invocation_id", "seq"),
-)
 
-# A run's resumable state: the current turn's pending calls, counters and how many messages it resumes from. The
-# conversation itself is in ``run_messages``; a superseded checkpoint is deleted by the commit that replaces it
-# unless a pending request names it. (Format 1, before migration 0009, held the whole conversation.)
-checkpoints_t = Table(
-    "checkpoints",
-    metadata,
-    _key("checkpoint_id"),
-    _ref("invocation_id", "invocations.id"),
-    _text("session_id"),
-    _json("state", nullable=False),
-    _big("created_ms"),
-    Index("ix_checkpoints_invocation", "invocation_id", "created_ms"),
-)
+class BlockEventRow(SQLModel, table=True):
+    """Append-only timeline event; ``seq`` orders them."""
 
-# One message of a run's conversation (OpenAI chat format), written once when the run commits it.
-run_messages_t = Table(
-    "run_messages",
-    metadata,
-    _key("invocation_id"),
-    Column("idx", Integer(), primary_key=True),
-    _json("message", nullable=False),
-)
+    __tablename__ = "block_events"
+    __table_args__ = (Index("ix_block_events_invocation_seq", "invocation_id", "seq"),)
 
-# A large value stored once, by the SHA-256 of its bytes (``codec``: raw or zlib), see persistence/blobs.py.
-blobs_t = Table(
-    "blobs",
-    metadata,
-    _key("sha256"),
-    _text("codec"),
-    _big("size"),
-    Column("data", LargeBinary(), nullable=False),
-)
+    seq: int | None = Field(default=None, primary_key=True)
+    block_id: str
+    parent_id: str | None = None
+    kind: str
+    op: str
+    data: Any = _json(nullable=False)
+    ts_ms: int = Field(sa_type=BigInteger)
+    session_id: str = Field(index=True)
+    invocation_id: str
+    blob_refs: Any = _json()  # large top-level fields of ``data``, stored once in ``blobs`` (persistence/blobs.py)
 
-# An approve-for-session waiver: this tool, within the exact parsed scope it grants, needs no approval here.
-# ``scope``: canonical JSON of the granted CommandScope; empty for a whole (non-shell) tool.
-rules_t = Table(
-    "session_rules",
-    metadata,
-    Column("id", Integer(), primary_key=True),
-    _ref("session_id", "sessions.id", index=True),
-    _text("tool_name"),
-    Column("scope", String(), nullable=False, default="", server_default=""),
-    _big("created_at"),
-    _text("created_by", nullable=True),
-    _text("hitl_id", nullable=True),
-    UniqueConstraint("session_id", "tool_name", "scope", name="uq_session_rule_scope"),
-)
 
-# A persistent allow / ask / deny rule (``reviewer_app.domain.rules.Rule``) and how often it has decided.
-policy_rules_t = Table(
-    "policy_rules",
-    metadata,
-    _key("id"),
-    _text("effect"),
-    Column("pattern", Text(), nullable=False),
-    _text("scope"),
-    Column("expires_at", Float(), nullable=True),
-    Column("note", Text(), nullable=False, default=""),
-    Column("created_at", Float(), nullable=False),
-    _text("created_by", nullable=True),
-    Column("revoked_at", Float(), nullable=True),
-    _big("hit_count", default=0),
-    Column("last_hit_at", Float(), nullable=True),
-    Index("ix_policy_rules_revoked_at", "revoked_at"),
-)
+class CheckpointRow(SQLModel, table=True):
+    """A run's resumable state: the current turn's pending calls, counters and how many messages it resumes from.
 
-# Append-only, hash-chained record of every decision.
-audit_t = Table(
-    "audit_log",
-    metadata,
-    Column("id", Integer(), primary_key=True),
-    _text("hitl_id", index=True),
-    _text("decision"),
-    _text("reviewer"),
-    _big("at_ms"),
-    _json("shown_args"),
-    _text("shown_args_sha256", nullable=True),
-    _text("shown_args_ref", nullable=True),  # large shown arguments: the blob holding them (shown_args is NULL)
-    _json("edited_args"),
-    Column("message", Text(), nullable=True),
-    _text("prev_hash"),
-    _text("row_hash"),
-)
+    The conversation itself is in ``run_messages``; a superseded checkpoint is deleted by the commit that
+    replaces it unless a pending request names it. (Format 1, before migration 0009, held the whole conversation.)
+    """
 
-# Small key/value facts about the database (the audit chain head, the app that wrote it).
-meta_t = Table(
-    "reviewer_meta",
-    metadata,
-    _key("key"),
-    Column("value", Text(), nullable=False),
-)
+    __tablename__ = "checkpoints"
+    __table_args__ = (Index("ix_checkpoints_invocation", "invocation_id", "created_ms"),)
 
-# Requests created per hour, agent and tool: kept by triggers on ``hitl_requests`` (migration 0012).
-stats_created_t = Table(
-    "stats_created_per_hour",
-    metadata,
-    Column("hour_s", BigInteger(), primary_key=True),
-    _key("agent"),
-    _key("tool"),
-    _big("n"),
-)
+    checkpoint_id: str = Field(primary_key=True)
+    invocation_id: str = Field(foreign_key="invocations.id")
+    session_id: str
+    state: Any = _json(nullable=False)
+    created_ms: int = Field(sa_type=BigInteger)
 
-# Requests decided per hour, decider, status and time-to-decision bucket, with the sum of their waits: kept by
-# triggers on ``hitl_requests`` (migration 0012). ``decided_by`` is '' and ``has_decider`` 0 for no decider.
-stats_decided_t = Table(
-    "stats_decided_per_hour",
-    metadata,
-    Column("hour_s", BigInteger(), primary_key=True),
-    _key("decided_by"),
-    Column("has_decider", Integer(), primary_key=True),
-    _key("status"),
-    Column("waited_index", Integer(), primary_key=True),
-    _big("n"),
-    _big("waited_s"),
-)
+
+class RunMessageRow(SQLModel, table=True):
+    """One message of a run's conversation (OpenAI chat format), written once when the run commits it."""
+
+    __tablename__ = "run_messages"
+
+    invocation_id: str = Field(primary_key=True)
+    idx: int = Field(primary_key=True)
+    message: Any = _json(nullable=False)
+
+
+class BlobRow(SQLModel, table=True):
+    """A large value stored once, by the SHA-256 of its bytes (``codec``: raw or zlib), see persistence/blobs.py."""
+
+    __tablename__ = "blobs"
+
+    sha256: str = Field(primary_key=True)
+    codec: str
+    size: int = Field(sa_type=BigInteger)
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class SessionRuleRow(SQLModel, table=True):
+    """An approve-for-session waiver: this tool, within the exact parsed scope it grants, needs no approval here."""
+
+    __tablename__ = "session_rules"
+    __table_args__ = (UniqueConstraint("session_id", "tool_name", "scope", name="uq_session_rule_scope"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(foreign_key="sessions.id", index=True)
+    tool_name: str
+    scope: str = Field(default="", sa_column_kwargs={"server_default": ""})
+    """Canonical JSON of the granted :class:`CommandScope`; empty for a whole (non-shell) tool."""
+    created_at: int = Field(sa_type=BigInteger)
+    created_by: str | None = None
+    hitl_id: str | None = None
+
+
+class PolicyRuleRow(SQLModel, table=True):
+    """A persistent allow / ask / deny rule (``reviewer_app.domain.rules.Rule``) and how often it has decided."""
+
+    __tablename__ = "policy_rules"
+    __table_args__ = (Index("ix_policy_rules_revoked_at", "revoked_at"),)
+
+    id: str = Field(primary_key=True)
+    effect: str
+    pattern: str = Field(sa_type=Text)
+    scope: str
+    expires_at: float | None = None
+    note: str = Field(default="", sa_type=Text)
+    created_at: float
+    created_by: str | None = None
+    revoked_at: float | None = None
+    hit_count: int = Field(default=0, sa_type=BigInteger)
+    last_hit_at: float | None = None
+
+
+class AuditRow(SQLModel, table=True):
+    """Append-only, hash-chained record of every decision."""
+
+    __tablename__ = "audit_log"
+
+    id: int | None = Field(default=None, primary_key=True)
+    hitl_id: str = Field(index=True)
+    decision: str
+    reviewer: str
+    at_ms: int = Field(sa_type=BigInteger)
+    shown_args: Any = _json()
+    shown_args_sha256: str | None = None
+    shown_args_ref: str | None = None  # large shown arguments: the blob holding them (then shown_args is NULL)
+    edited_args: Any = _json()
+    message: str | None = Field(default=None, sa_type=Text)
+    prev_hash: str
+    row_hash: str
+
+
+class MetaRow(SQLModel, table=True):
+    """Small key/value facts about the database (the audit chain head, the app that wrote it)."""
+
+    __tablename__ = "reviewer_meta"
+
+    key: str = Field(primary_key=True)
+    value: str = Field(sa_type=Text)
+
+
+class StatsCreatedPerHourRow(SQLModel, table=True):
+    """Requests created per hour, agent and tool: kept by triggers on ``hitl_requests`` (migration 0012)."""
+
+    __tablename__ = "stats_created_per_hour"
+
+    hour_s: int = Field(primary_key=True, sa_type=BigInteger)
+    agent: str = Field(primary_key=True)
+    tool: str = Field(primary_key=True)
+    n: int = Field(sa_type=BigInteger)
+
+
+class StatsDecidedPerHourRow(SQLModel, table=True):
+    """Requests decided per hour, decider, status and time-to-decision bucket, with the sum of their waits: kept by
+    triggers on ``hitl_requests`` (migration 0012). ``decided_by`` is '' and ``has_decider`` 0 for no decider."""
+
+    __tablename__ = "stats_decided_per_hour"
+
+    hour_s: int = Field(primary_key=True, sa_type=BigInteger)
+    decided_by: str = Field(primary_key=True)
+    has_decider: int = Field(primary_key=True)
+    status: str = Field(primary_key=True)
+    waited_index: int = Field(primary_key=True)
+    n: int = Field(sa_type=BigInteger)
+    waited_s: int = Field(sa_type=BigInteger)
+
+
+metadata = SQLModel.metadata
+
+
+# Core table handles: the store writes through SQLAlchemy Core (or its SQLite fast path), not the ORM.
+requests_t = HITLRequestRow.__table__  # type: ignore[attr-defined]
+
+sessions_t = SessionRow.__table__  # type: ignore[attr-defined]
+
+invocations_t = InvocationRow.__table__  # type: ignore[attr-defined]
+
+events_t = BlockEventRow.__table__  # type: ignore[attr-defined]
+
+checkpoints_t = CheckpointRow.__table__  # type: ignore[attr-defined]
+
+run_messages_t = RunMessageRow.__table__  # type: ignore[attr-defined]
+
+blobs_t = BlobRow.__table__  # type: ignore[attr-defined]
+
+rules_t = SessionRuleRow.__table__  # type: ignore[attr-defined]
+
+policy_rules_t = PolicyRuleRow.__table__  # type: ignore[attr-defined]
+
+audit_t = AuditRow.__table__  # type: ignore[attr-defined]
+
+meta_t = MetaRow.__table__  # type: ignore[attr-defined]
+
+stats_created_t = StatsCreatedPerHourRow.__table__  # type: ignore[attr-defined]
+
+stats_decided_t = StatsDecidedPerHourRow.__table__  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ def test_fresh_database_is_at_head_without_backup(db_path: Path) -> None:
 
 
 def test_models_match_migrations(db_path: Path) -> None:
-    """The tables and the migrations describe the same schema."""
+    """The SQLModel tables and the migrations describe the same schema."""
     store = Store.open(db_path)
     try:
         with store.engines.reader.connect() as connection:

@@ -1,9 +1,10 @@
 """Opening the store imports SQLAlchemy Core only: no ORM, no SQLModel, no pydantic.
 
 Every process that opens the store pays its imports: a permission hook waiting for a reviewer (50-200 of them in a
-hook storm), the MCP proxy, each CLI command. The tables were SQLModel classes once; importing SQLModel, pydantic
-and the ORM cost each of those processes ~0.15 s of CPU for definitions that were only ever used as Core tables.
-The MCP proxy loads pydantic (with the SDK's types) on its first form elicitation only.
+hook storm), the MCP proxy, each CLI command. The store uses the Core tables of ``persistence/core_tables.py``
+(``test_core_tables.py`` holds them equal to the SQLModel definitions): importing SQLModel, pydantic and the ORM
+cost each of those processes ~0.18 s of CPU. The MCP proxy loads pydantic (with the SDK's types) on its first form
+elicitation only.
 """
 
 from __future__ import annotations

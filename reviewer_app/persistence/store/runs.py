@@ -17,14 +17,14 @@ from reviewer_app.domain.hitl import (
 )
 from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState, RunStateConflict, check_transition
-from reviewer_app.persistence.store.base import Reader, Statements
-from reviewer_app.persistence.store.records import now_ms
-from reviewer_app.persistence.tables import (
+from reviewer_app.persistence.core_tables import (
     events_t,
     invocations_t,
     requests_t,
     sessions_t,
 )
+from reviewer_app.persistence.store.base import Reader, Statements
+from reviewer_app.persistence.store.records import now_ms
 
 _SELECT_RUN_STATE = select(invocations_t.c.state).where(invocations_t.c.id == bindparam("match_id"))
 

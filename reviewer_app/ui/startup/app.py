@@ -35,8 +35,8 @@ EXIT_CANNOT_OPEN = 2
 SCREENSHOT_TIMEOUT_S = 90.0
 RUNTIME_AFTER_QUIET_S = 0.5
 RUNTIME_WAITS_AT_MOST_S = 3.0
-# Imported on a worker thread once the first screen is painted: the persistence layer and the backend (SQLAlchemy
-# and the domain's modules: most of the start), then the main window's plain-Python parts. Modules that create Qt
+# Imported on a worker thread once the first screen is painted: the persistence layer and the backend (SQLAlchemy,
+# SQLModel, pydantic: most of the start), then the main window's plain-Python parts. Modules that create Qt
 # objects are imported on the GUI thread only.
 BACKGROUND_IMPORTS = (
     "reviewer_app.hitl.backend",
