@@ -66,6 +66,14 @@ def fresh_db(tmp_path: Path, migrated_sqlite: Path) -> Callable[[str], Path]:
 
 
 @pytest.fixture
+def db_at_schema_head(db_path: Path, migrated_sqlite: Path) -> Path:
+    """``db_path`` made before the test as a copy of the migrated template, for tests of an adapter whose first
+    use would otherwise create and migrate it (creating a database is tested where it is the point: the
+    migrations' and the concurrency tests)."""
+    return at_schema_head(db_path, migrated_sqlite)
+
+
+@pytest.fixture
 def env(subprocess_env: dict[str, str], notes_file: Path) -> dict[str, str]:
     return {**subprocess_env, "NOTES_FILE": str(notes_file)}
 

@@ -20,6 +20,8 @@ from reviewer_app.integrations.langgraph import run_reviewed
 from tests.integrations.lc_calls import CALLS, runs
 from tests.integrations.support import by_tool, decision, every_request, pending
 
+pytestmark = pytest.mark.usefixtures("db_at_schema_head")  # the adapter is tested, not creating a database
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONFIG = {"configurable": {"thread_id": "thread-1"}}
 START_INPUT = {"messages": [{"role": "user", "content": "Tidy my folder"}]}

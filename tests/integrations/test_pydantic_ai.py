@@ -22,6 +22,8 @@ from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.pydantic_ai import resume_reviewed, reviewer_handler, run_reviewed
 from tests.integrations.support import by_tool, decision, every_request, pending
 
+pytestmark = pytest.mark.usefixtures("db_at_schema_head")  # the adapter is tested, not creating a database
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EDIT_ARGS = {"path": "notes.txt", "content": "edited by the reviewer"}
 

@@ -318,14 +318,16 @@ async def review_event(
     event: HookEvent, options: HookOptions, stderr: TextIO, prepared: Prepared | None = None
 ) -> Answer:
     """Ask a reviewer on the full backend and wait; see the module docstring for everything that can end it."""
-    from reviewer_app.hitl import SQLHITLBackend
+    from reviewer_app.integrations.claude_code.hook_backend import load_hook_backend
+
+    backend_class = load_hook_backend()
     from reviewer_app.integrations.core import Outcome
 
     watcher = prepared.watcher if prepared is not None else None
     answered = False
     deadline = budget_deadline(options)
     try:
-        backend = SQLHITLBackend(
+        backend = backend_class(
             options.database,
             retry_until=deadline,
             on_db_status=_retry_status(stderr, deadline),

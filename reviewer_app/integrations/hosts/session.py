@@ -174,11 +174,13 @@ async def _claude_result(backend: SQLHITLBackend, event: Lifecycle, state_dir: P
 
 async def record(host: Host, event: Lifecycle, database: str, state_dir: Path | None = None) -> None:
     """Write ``event`` onto its session's runs (a tool result on its run's timeline, or the runs finished)."""
+    from reviewer_app.integrations.claude_code.hook_backend import load_hook_backend
+
+    backend_class = load_hook_backend()
     from reviewer_app.domain.runs import RunState
-    from reviewer_app.hitl import SQLHITLBackend
     from reviewer_app.integrations.core import ReviewClient, ToolCalled, ToolReturned
 
-    backend = SQLHITLBackend(database, checkpoint_on_commit=True)  # a process per tool result: see hitl/wal_checkpoints
+    backend = backend_class(database, checkpoint_on_commit=True)  # a process per tool result: see hitl/wal_checkpoints
     try:
         client = ReviewClient(backend, agent=host.value)
         if event.kind == PROMPT:  # without a prompt id there is no run to name (the calls will name theirs)

@@ -52,10 +52,10 @@ from reviewer_app.persistence.audit_walk import (
     worker_count,
 )
 from reviewer_app.persistence.blobs import decode_value, encode_value
+from reviewer_app.persistence.core_tables import audit_t, meta_t, requests_t
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms, row_to_record
-from reviewer_app.persistence.tables import audit_t, meta_t, requests_t
 
 _CHAIN_KEYS = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_ID_KEY)
 # One bind parameter per key (the SQLite fast path compiles statements once; no expanding IN lists).

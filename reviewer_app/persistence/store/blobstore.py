@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from sqlalchemy import Connection, bindparam, select
 
 from reviewer_app.persistence.blobs import BlobCorrupt, digest, pack, unpack
+from reviewer_app.persistence.core_tables import blobs_t
 from reviewer_app.persistence.store.base import Statements
-from reviewer_app.persistence.tables import blobs_t
 
 _BLOB_EXISTS = select(blobs_t.c.sha256).where(blobs_t.c.sha256 == bindparam("match_sha"))
 _READ_CHUNK = 200  # digests per IN list

@@ -24,10 +24,10 @@ from reviewer_app.persistence.blobs import (
     small_json,
     state_digests,
 )
+from reviewer_app.persistence.core_tables import checkpoints_t, requests_t, run_messages_t
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms
-from reviewer_app.persistence.tables import checkpoints_t, requests_t, run_messages_t
 
 _INSERT_CHECKPOINT = insert(checkpoints_t)
 _INSERT_MESSAGE = insert(run_messages_t)

@@ -23,8 +23,8 @@ from reviewer_app.domain.history import (
     rule_id_of,
     search_terms,
 )
+from reviewer_app.persistence.core_tables import audit_t, policy_rules_t, requests_t
 from reviewer_app.persistence.store.base import Reader
-from reviewer_app.persistence.tables import audit_t, policy_rules_t, requests_t
 
 MAX_PAGE = 1_000
 

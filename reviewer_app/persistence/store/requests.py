@@ -22,14 +22,14 @@ from reviewer_app.domain.hitl import (
     shown_arguments,
 )
 from reviewer_app.domain.records import NewRequest, RequestQuery, RequestSummary
+from reviewer_app.persistence.core_tables import (
+    requests_t,
+)
 from reviewer_app.persistence.first_screen import summaries_from_rows, summary_page_sql
 from reviewer_app.persistence.store.audit import AuditWrites
 from reviewer_app.persistence.store.base import Reader, RowSource, Statements
 from reviewer_app.persistence.store.records import now_ms, row_to_record, summarize_request
 from reviewer_app.persistence.store.runs import RunWrites
-from reviewer_app.persistence.tables import (
-    requests_t,
-)
 
 _SELECT_REQUEST = select(requests_t).where(requests_t.c.hitl_id == bindparam("match_hitl_id"))
 

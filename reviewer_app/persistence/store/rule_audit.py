@@ -14,10 +14,10 @@ from sqlalchemy import and_, bindparam, exists, literal, select
 from reviewer_app.domain.audit_words import EXPIRY_REVIEWER, RULE_EXPIRED, rule_subject
 from reviewer_app.domain.rule_outcome import rule_from_row
 from reviewer_app.domain.rules import Rule
+from reviewer_app.persistence.core_tables import audit_t, policy_rules_t
 from reviewer_app.persistence.store.audit import AuditWrites
 from reviewer_app.persistence.store.base import RowSource, Statements
 from reviewer_app.persistence.store.records import now_ms
-from reviewer_app.persistence.tables import audit_t, policy_rules_t
 
 _SELECT_RULE = select(policy_rules_t).where(policy_rules_t.c.id == bindparam("match_id"))
 _EXPIRED_UNAUDITED = (

@@ -19,11 +19,11 @@ from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.rule_outcome import rule_from_row, verdict_decision
 from reviewer_app.domain.rules import Rule, Verdict
+from reviewer_app.persistence.core_tables import policy_rules_t
 from reviewer_app.persistence.store.audit import AuditWrites
 from reviewer_app.persistence.store.base import RowSource, Statements
 from reviewer_app.persistence.store.requests import RequestWrites
 from reviewer_app.persistence.store.rule_audit import RuleEvents, expiries_to_audit
-from reviewer_app.persistence.tables import policy_rules_t
 
 _ACTIVE = policy_rules_t.c.revoked_at.is_(None) & or_(
     policy_rules_t.c.expires_at.is_(None), policy_rules_t.c.expires_at > bindparam("now")

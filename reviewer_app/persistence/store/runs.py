@@ -10,21 +10,21 @@ from collections.abc import Sequence
 from types import EllipsisType
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, func, select, update
 
 from reviewer_app.domain.hitl import (
     HITLStatus,
 )
 from reviewer_app.domain.records import NewRequest, RunRecord
 from reviewer_app.domain.runs import RunState, RunStateConflict, check_transition
-from reviewer_app.persistence.store.base import Reader, Statements
-from reviewer_app.persistence.store.records import now_ms
-from reviewer_app.persistence.tables import (
+from reviewer_app.persistence.core_tables import (
     events_t,
     invocations_t,
     requests_t,
     sessions_t,
 )
+from reviewer_app.persistence.store.base import Reader, Statements
+from reviewer_app.persistence.store.records import now_ms
 
 _SELECT_RUN_STATE = select(invocations_t.c.state).where(invocations_t.c.id == bindparam("match_id"))
 
@@ -327,7 +327,7 @@ class RunReads:
         ids: Sequence[str] | None = None,
     ) -> list[RunRecord]:
         """Runs, newest first (only those of ``ids`` when given)."""
-        conditions = []
+        conditions: list[ColumnElement[bool]] = []
         if states:
             conditions.append(invocations_t.c.state.in_(list(states)))
         if ids is not None:

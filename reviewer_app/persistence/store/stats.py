@@ -28,8 +28,8 @@ from reviewer_app.domain.stats import (
     bucket_seconds,
     named_by,
 )
+from reviewer_app.persistence.core_tables import requests_t, stats_created_t, stats_decided_t
 from reviewer_app.persistence.store.base import Reader
-from reviewer_app.persistence.tables import requests_t, stats_created_t, stats_decided_t
 
 TOP_N = 15
 """Rows kept per breakdown (agents, tools, reviewers, rules): the busiest ones."""

@@ -14,12 +14,12 @@ from sqlalchemy import Connection, func, insert, select
 
 from reviewer_app.domain.timeline import BlockEvent
 from reviewer_app.persistence.blobs import externalize, internalize, ref_digests, small_json
+from reviewer_app.persistence.core_tables import (
+    events_t,
+)
 from reviewer_app.persistence.store.base import Reader, Statements
 from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import row_to_event
-from reviewer_app.persistence.tables import (
-    events_t,
-)
 
 _INSERT_EVENT = insert(events_t)
 _INSERT_EVENT_SEQ = _INSERT_EVENT.returning(events_t.c.seq)

@@ -16,9 +16,9 @@ from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.rule_outcome import waiver_decision
 from reviewer_app.domain.waivers import SessionRule
+from reviewer_app.persistence.core_tables import rules_t
 from reviewer_app.persistence.store.base import RowSource, Statements
 from reviewer_app.persistence.store.requests import RequestWrites
-from reviewer_app.persistence.tables import rules_t
 
 _SELECT_SESSION_RULES = select(rules_t.c.id, rules_t.c.tool_name, rules_t.c.scope).where(
     rules_t.c.session_id == bindparam("match_id")
