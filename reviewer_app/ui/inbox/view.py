@@ -99,15 +99,18 @@ class CommandListView(QTreeView):
 
 
 class SummaryElision(QStyledItemDelegate):
-    """A request's summary loses its middle (the end of a command, ``| sh``, is what matters); a session's or a
-    run's title is a prompt, read from its start, and an agent's name are cut at their end."""
+    """The summary column's cut: a request's summary loses its middle (the end of a command, ``| sh``, is what
+    matters); a session's or a run's title is a prompt, read from its start, and loses its end.
+
+    Set on that column alone: every other cell keeps Qt's own delegate, so a repaint (a filter keystroke) calls no
+    Python per cell for them."""
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
-        column, model = index.column(), index.model()
-        if column == COL_AGENT or (
-            column == COL_SUMMARY and isinstance(model, InboxModel) and not model.is_request(index)
-        ):
+        model = index.model()
+        if isinstance(model, InboxModel) and model.is_request(index):
+            option.textElideMode = Qt.TextElideMode.ElideMiddle
+        else:
             option.textElideMode = Qt.TextElideMode.ElideRight
 
 
@@ -124,8 +127,7 @@ class InboxView(CommandListView):
         self.setAnimated(False)
         self.setExpandsOnDoubleClick(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the end of a command (`| sh`) is what matters
-        self.setItemDelegate(SummaryElision(self))
+        self.setItemDelegateForColumn(COL_SUMMARY, SummaryElision(self))  # keeps a command's end (`| sh`)
 
     def use_inbox_columns(self) -> None:
         """The summary says what a call does: the other columns stay narrow so it keeps the room."""
