@@ -57,6 +57,11 @@ def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> 
         [lifecycle] = ours(settings, event)
         assert lifecycle["command"].endswith(f"--event {event}") and f"--db {db}" in lifecycle["command"]
     assert [g.get("matcher") for g in settings["hooks"]["PostToolUse"]] == ["*"]
+    # A prompt's record runs in the background: Claude Code does not wait for it before sending the prompt. The
+    # rest is waited for (a tool result's order, a session end Claude Code would not wait for in the background).
+    assert [hook.get("async") for hook in ours(settings, "UserPromptSubmit")] == [True]
+    for event in ("PermissionRequest", "PostToolUse", "Stop", "SessionEnd"):
+        assert all("async" not in hook for hook in ours(settings, event)), event
     backups = list(settings_path.parent.glob("settings.json.reviewer-backup-*"))
     assert len(backups) == 1 and json.loads(backups[0].read_text()) == EXISTING
 

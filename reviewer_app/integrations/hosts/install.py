@@ -52,6 +52,10 @@ def settings_path(host: str, scope: str, project: Path, home: Path | None = None
 
 LIFECYCLE_TIMEOUT_S = 30
 """Recording a tool result or a session end takes well under a second; the host waits at most this long."""
+CLAUDE_BACKGROUND_EVENTS = frozenset({"UserPromptSubmit"})
+"""Claude Code events whose record runs in the background (``"async": true``): Claude Code would otherwise wait
+for the hook process (~0.5 s) before sending each prompt. Tool results stay in order, and a session end is waited
+for (Claude Code does not wait for a background hook when it exits)."""
 
 
 def _lifecycle(host: str) -> list[str]:
@@ -99,7 +103,7 @@ def install_with_sessions(
         (name, matcher if "Tool" in name else None, with_event(command, name), LIFECYCLE_TIMEOUT_S)
         for name in _lifecycle("claude-code")
     ]
-    return _install_nested(path, groups, command)
+    return _install_nested(path, groups, command, background=CLAUDE_BACKGROUND_EVENTS)
 
 
 def uninstall_host(host: str, path: Path) -> InstallResult:
@@ -113,15 +117,25 @@ def uninstall_host(host: str, path: Path) -> InstallResult:
     return _uninstall_flat(path)
 
 
-def _install_nested(path: Path, groups: list[tuple[str, str | None, str, int]], command: str) -> InstallResult:
-    """Claude-format files: ``hooks.<event>`` lists of ``{matcher, hooks: [{type, command, timeout}]}``."""
+def _install_nested(
+    path: Path,
+    groups: list[tuple[str, str | None, str, int]],
+    command: str,
+    *,
+    background: frozenset[str] = frozenset(),
+) -> InstallResult:
+    """Claude-format files: ``hooks.<event>`` lists of ``{matcher, hooks: [{type, command, timeout}]}``; the events
+    in ``background`` with ``"async": true``."""
     original = path.read_text(encoding="utf-8") if path.exists() else None
     settings = load_settings(path)
     hooks = hooks_of(settings, path)
     drop_our_groups(hooks, path)  # Reviewer's earlier entries go, wherever they were; everything else stays
     for name, matcher, entry_command, timeout in groups:
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-        group["hooks"] = [{"type": "command", "command": entry_command, "timeout": timeout}]
+        hook: dict[str, Any] = {"type": "command", "command": entry_command, "timeout": timeout}
+        if name in background:
+            hook["async"] = True
+        group["hooks"] = [hook]
         hooks.setdefault(name, []).append(group)
     changed, backup = write_settings(path, settings, original)
     return InstallResult(path, changed, backup, command)
