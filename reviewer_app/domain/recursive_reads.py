@@ -17,6 +17,8 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from reviewer_app.domain.tar_words import read_tar
+
 
 @dataclass(frozen=True, slots=True)
 class RecursiveRead:
@@ -46,9 +48,6 @@ _RG_VALUES = ("efgtTmABCjMErd", ("--regexp", "--file", "--glob", "--iglob", "--t
                                  "--type-add", "--sort", "--sortr", "--max-filesize", "--path-separator"))  # fmt: skip
 _AG_VALUES = ("ABCGgm", ("--after", "--before", "--context", "--file-search-regex", "--max-count", "--ignore",
                          "--depth", "--pager"))  # fmt: skip
-_TAR_VALUES = ("fCTXbLVNgK", ("--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--newer",
-                              "--blocking-factor", "--listed-incremental", "--label", "--transform",
-                              "--add-file"))  # fmt: skip
 _CP_VALUES = ("tS", ("--target-directory", "--suffix"))
 _SCP_VALUES = ("iFPocJlS", ())
 _RSYNC_VALUES = ("eBfT", ("--rsh", "--exclude", "--include", "--filter", "--exclude-from", "--include-from",
@@ -83,7 +82,6 @@ _RESTIC_VALUES = ("rpoeH", ("--repo", "--repository-file", "--password-file", "-
                             "--key-hint", "--stdin-filename", "--compression", "--pack-size",
                             "--cacert", "--tls-client-cert"))  # fmt: skip
 _LISTS = {  # per program: the options (short letters, long names) by which it reads the files a list names
-    "tar": {"T", "--files-from"},
     "zip": {"@", "--names-stdin"},
     "rsync": {"--files-from"},
     "rclone": {"--files-from", "--files-from-raw"},
@@ -163,8 +161,8 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
             follows_links=follows,
             filters=filters if program == "rg" else (),
         )
-    if program in ("tar", "bsdtar", "gtar"):
-        return _tar(args)
+    if program in ("tar", "bsdtar", "gtar", "gnutar"):
+        return _tar(program, args)
     if program in ("cp", "scp", "rsync", "diff", "zip"):
         table = {"cp": _CP_VALUES, "scp": _SCP_VALUES, "rsync": _RSYNC_VALUES, "diff": _DIFF_VALUES}
         operands, seen, given = split_options(args, table.get(program, _ZIP_VALUES))
@@ -199,22 +197,18 @@ def ripgrep_configured() -> bool:
     return bool(os.environ.get("RIPGREP_CONFIG_PATH"))
 
 
-def _tar(args: tuple[str, ...]) -> RecursiveRead | None:
-    """``tar c``: its operands, each also as found after ``-C DIR`` (which moves where tar opens the operands
-    after it); extracting into ``-C DIR``: that directory (a write)."""
-    # The first word may hold the mode letters without a dash (``tar czf out.tgz dir``).
-    words = args if not args or args[0].startswith("-") else ("-" + args[0], *args[1:])
-    operands, seen, given = split_options(words, _TAR_VALUES)
-    creates = bool({"c", "r", "u", "--create", "--append", "--update"} & set(seen))
-    directories = [*given.get("C", []), *given.get("--directory", [])]
-    if not creates:
-        return RecursiveRead(tuple(directories)) if directories else None
-    operands += given.get("--add-file", [])  # a file or directory named by an option
-    moved = [f"{directory.rstrip('/')}/{operand}" for directory in directories for operand in operands]
+def _tar(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
+    """``tar c``: what it archives, each where the ``-C`` before it leads (:mod:`.tar_words`, which the preview
+    reads too); extracting in ``-C DIR``: that directory (a write); comparing (``tar d``): the files there."""
+    words = read_tar(args, program)
+    if not words.creates:
+        judged = words.extracts or "d" in words.modes
+        return RecursiveRead(words.directories) if judged and words.directories else None
+    lists = " ".join(f"-T {listed.word}" for listed in words.lists)
     return RecursiveRead(
-        (*operands, *moved) if operands else tuple(directories),
-        follows_links=bool({"h", "--dereference"} & set(seen)),
-        listed=_listed("tar", seen),
+        tuple(path.placed for path in words.reads),
+        follows_links=words.follows_links,
+        listed=lists or None,
     )
 
 

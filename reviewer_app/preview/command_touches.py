@@ -26,10 +26,10 @@ from reviewer_app.domain.shell import (
     inline_scripts,
     parse_command,
 )
+from reviewer_app.domain.tar_words import read_tar
 from reviewer_app.domain.working_directory import Places, placed
 from reviewer_app.preview.facts import Budget, count_tree, find_repository, path_facts, read_workspace_text, resolve
 from reviewer_app.preview.git_push import push_effects, url_host
-from reviewer_app.preview.tar_words import read_tar
 
 KINDS = ("writes", "deletes", "reads", "network", "executes")
 _READERS = frozenset({"cat", "head", "tail", "less", "more", "wc", "sort", "uniq", "cut", "diff", "file", "stat",
@@ -374,27 +374,33 @@ class EffectCollector:
     _scp = _rsync = _ssh
 
     def _tar(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
-        command = read_tar(args)
-        if command.mode in ("x", "t"):
-            if command.archive:
-                self.path("reads", command.archive, text)
-            if command.mode == "x":
-                self.path("writes", command.directory or ".", text,
-                          how=f"files extracted from {command.archive or 'standard input'}")  # fmt: skip
+        words = read_tar(args, program)  # the reading the risk engine judges (``domain.tar_words``)
+        for runs in words.programs:
+            self.execute(f"tar runs {runs}", text)
+        if not words.creates:
+            for archive in _files(words.archive_names):
+                self.path("reads", archive, text)
+            for into in words.extracts_into if words.extracts else ():
+                self.path("writes", into, text, how=f"files extracted from {_archives(words.archive_names)}")
+            for compared in words.directories if "d" in words.modes else ():
+                self.path("reads", compared, text, how="files compared with the archive")
             return
-        if command.mode is None:
-            return
-        if command.archive:
-            self.path("writes", command.archive, text, how="the archive")
-        for operand, directory in command.operands:  # each read where the `-C` before it leads
+        for archive in _files(words.archive_names):
+            self.path("writes", archive, text, how="the archive")
+        for read in words.reads:  # each read where the `-C` before it leads
             saved = self.here
-            self.here = placed(directory, self.here or self.cwd) if directory else saved
+            self.here = placed(read.directory, self.here or self.cwd) if read.directory else saved
             try:
-                self.path("reads", operand, text, recursive=True)
+                self.path("reads", read.word, text, recursive=True)
             finally:
                 self.here = saved
-        for listed in command.lists:
-            self.path("reads", listed, text, how="the list of files to archive")
+        for listed in words.lists:
+            if listed.word == "-":
+                self.note(f"{program} -T -: it also archives the files a list on its input names, not known in advance")
+            else:
+                self.path("reads", listed.word, text, how="the list of files to archive")
+
+    _gtar = _bsdtar = _gnutar = _tar
 
     def _unzip(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
         operands = _operands(program, args)
@@ -557,6 +563,17 @@ class EffectCollector:
 
 _HANDLED = frozenset({
     "rm", "rmdir", "unlink", "shred", "cp", "mv", "ln", "install", "touch", "mkdir", "truncate", "tee", "chmod",
-    "chown", "chgrp", "sed", "dd", "curl", "wget", "ssh", "scp", "rsync", "tar", "unzip", "zip", "git", "docker",
+    "chown", "chgrp", "sed", "dd", "curl", "wget", "ssh", "scp", "rsync", "tar", "gtar", "bsdtar", "gnutar", "unzip",
+    "zip", "git", "docker",
     "podman", "kubectl", "npm", "pnpm", "yarn", "make", "xargs",
 })  # fmt: skip
+
+
+def _files(names: tuple[str, ...]) -> list[str]:
+    """The archives that are files ("-" is standard input or output)."""
+    return [name for name in names if name != "-"]
+
+
+def _archives(names: tuple[str, ...]) -> str:
+    """The archives an extract reads, in words (none named: its input or tar's default device)."""
+    return ", ".join(names) or "standard input"
