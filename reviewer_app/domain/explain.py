@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from reviewer_app.domain.recursive_reads import recursive_read
 from reviewer_app.domain.shell import (
     EXEC_WRAPPERS,
     MAX_SCRIPT_DEPTH,
@@ -35,6 +36,7 @@ from reviewer_app.domain.shell import (
     inline_scripts,
     parse_command,
 )
+from reviewer_app.domain.tar_words import read_tar
 
 UNKNOWN_PROGRAM = "not in Reviewer's command table: what it does is not known"
 _CONNECTOR = re.compile(r"\|\||&&|\|&|\||;|&|\n")
@@ -97,6 +99,8 @@ class Segment:
     wrappers: tuple[Wrapper, ...] = ()
     redirections: tuple[str, ...] = ()
     assignments: tuple[str, ...] = ()
+    whole: frozenset[str] = frozenset()
+    """The operands the program reads whole (``tar c``, ``grep -r``): the explanation says every file under them."""
 
     @property
     def explanation(self) -> str:
@@ -115,9 +119,18 @@ class Segment:
         parts.extend(f"{flag.render()}." for flag in self.flags)
         if self.operands:
             label = f"Operands ({self.operands_are})" if self.operands_are else "Operands"
-            parts.append(f"{label}: " + " ".join(self.operands) + ".")
+            parts.append(f"{label}: " + " ".join(map(self._operand, self.operands)) + ".")
         parts.extend(f"{redirection}." for redirection in self.redirections)
         return " ".join(parts)
+
+    def _operand(self, word: str) -> str:
+        if word not in self.whole:
+            return word
+        if word in ("~", "~/", "$HOME", "${HOME}"):
+            return f"{word} (the home directory: every file under it)"
+        if word.rstrip("/") == "":
+            return f"{word} (the whole file system: every file on it)"
+        return f"{word} (every file under it)"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -144,15 +157,29 @@ class _Entry:
     operands: str
     flags: dict[str, tuple[str, str]]  # flag → (the name of its value, "" for none; meaning)
     subs: dict[str, _Entry]
+    letters: dict[str, tuple[str, str]]
+    """Option letters the first word may bundle without a dash (``tar czf``, ``ps aux``), as ``flags``."""
+    settings: dict[str, str]
+    """Operands written ``NAME=VALUE`` that are settings (``dd if=…``): NAME → meaning (``VALUE`` replaced)."""
 
 
 def _entry(raw: dict[str, Any]) -> _Entry:
-    flags: dict[str, tuple[str, str]] = {}
-    for key, meaning in (raw.get("flags") or {}).items():
-        name, _, value = str(key).partition(" ")
-        flags[name] = (value, str(meaning))
+    flags = _flag_table(raw.get("flags") or {})
+    letters = _flag_table(raw.get("letters") or {})
+    if raw.get("bundled_first"):  # the first word may be the short flags' letters without their dash
+        letters = {name[1:]: meaning for name, meaning in flags.items() if len(name) == 2} | letters
     subs = {str(name): _entry(sub) for name, sub in (raw.get("sub") or {}).items()}
-    return _Entry(str(raw.get("summary", "")), str(raw.get("operands", "")), flags, subs)
+    settings = {str(name): str(meaning) for name, meaning in (raw.get("settings") or {}).items()}
+    return _Entry(str(raw.get("summary", "")), str(raw.get("operands", "")), flags, subs, letters, settings)
+
+
+def _flag_table(raw: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """``{"-f ARCHIVE": "the archive file"}`` → ``{"-f": ("ARCHIVE", "the archive file")}``."""
+    table: dict[str, tuple[str, str]] = {}
+    for key, meaning in raw.items():
+        name, _, value = str(key).partition(" ")
+        table[name] = (value, str(meaning))
+    return table
 
 
 @functools.cache
@@ -232,8 +259,15 @@ def _read_argv(argv: tuple[str, ...], entry: _Entry) -> tuple[list[str], list[Fl
     flags: list[FlagMeaning] = []
     operands: list[str] = []
     index = 1
+    if len(argv) > 1 and entry.letters and argv[1] and all(letter in entry.letters for letter in argv[1]):
+        flags, index = _bundled_letters(entry, argv)
     while index < len(argv):
         word = argv[index]
+        setting, equals, value = word.partition("=")
+        if equals and setting in chain[-1].settings:
+            flags.append(FlagMeaning(word, None, _meaning("VALUE", chain[-1].settings[setting], value)))
+            index += 1
+            continue
         if word == "--":
             operands.extend(argv[index + 1 :])
             break
@@ -258,6 +292,29 @@ def _read_argv(argv: tuple[str, ...], entry: _Entry) -> tuple[list[str], list[Fl
             operands.append(word)
         index += 1
     return subs, flags, operands, chain[-1]
+
+
+def _bundled_letters(entry: _Entry, argv: tuple[str, ...]) -> tuple[list[FlagMeaning], int]:
+    """``tar czf x.tgz dir``: each letter of the first word is an option; those that take a value take the next
+    words in the letters' order. Returns the options and the index of the first word after their values."""
+    flags: list[FlagMeaning] = []
+    index = 2
+    for letter in argv[1]:
+        placeholder, meaning = entry.letters[letter]
+        value = None
+        if placeholder and index < len(argv):
+            value, index = argv[index], index + 1
+        flags.append(FlagMeaning(letter, value, _meaning(placeholder, meaning, value)))
+    return flags, index
+
+
+def _read_whole(program: str, args: tuple[str, ...]) -> frozenset[str]:
+    """The operands ``program`` reads whole, as written (tar's as placed by ``-C`` are matched by their word)."""
+    if program in ("tar", "gtar", "bsdtar", "gnutar"):
+        words = read_tar(args, program)
+        return frozenset(path.word for path in words.reads) if words.creates else frozenset()
+    found = recursive_read(program, args)
+    return frozenset(found.operands) if found is not None else frozenset()
 
 
 def _wrappers(prefix: tuple[str, ...]) -> tuple[Wrapper, ...]:
@@ -327,7 +384,7 @@ def _segment(simple: SimpleCommand, text: str, context: str, connector: str = ""
     operands_are = last.operands if subs else entry.operands
     return Segment(
         text, program, " ".join(subs) or None, summary, tuple(flags), tuple(operands), operands_are, True,
-        connector, context, wrappers, redirections, simple.assignments,
+        connector, context, wrappers, redirections, simple.assignments, _read_whole(program, tuple(real[1:])),
     )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from reviewer_app.domain.tar_words import read_tar
+from reviewer_app.domain.working_directory import placed
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +176,8 @@ def recursive_read(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         local = [word for word in operands if not remote_path(word)] if flags & set(seen) else []
         targets = (value for name in ("t", "--target-directory") for value in given.get(name, []))
         return RecursiveRead((*local, *targets), follows_links=_follows_links(program, set(seen)), listed=listed)
+    if program == "jar":
+        return _jar(args)
     if program in ("7z", "7za", "7zr", "7zz"):
         return _seven_zip(args)
     if program == "unzip":
@@ -210,6 +213,44 @@ def _tar(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
         follows_links=words.follows_links,
         listed=lists or None,
     )
+
+
+_JAR_VALUES = ("fmeCp", ("--file", "--manifest", "--main-class", "--module-version", "--module-path", "--release",
+                        "--date", "--hash-modules"))  # fmt: skip
+
+
+def _jar(args: tuple[str, ...]) -> RecursiveRead | None:
+    """``jar c|u``: reads its operands whole, the operand after ``-C DIR`` in that directory; the first word may
+    bundle the letters (``jar cvf x.jar dir``, whose ``f``, ``m`` and ``e`` take the next words in order)."""
+    letters: list[str] = []
+    words = list(args)
+    if words and not words[0].startswith("-"):
+        first = words.pop(0)
+        letters = list(first)
+        words = words[sum(letter in "fme" for letter in first) :]
+    paths: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "-C" and index + 1 < len(words):
+            paths.append(placed(words[index + 1], words[index]))
+            index += 2
+        elif word.startswith("--"):
+            name, equals, _ = word.partition("=")
+            letters.append(name)
+            index += 1 if not equals and name in _JAR_VALUES[1] else 0
+        elif word.startswith("-") and len(word) > 1:
+            for position, letter in enumerate(word[1:], start=1):
+                letters.append(letter)
+                if letter in _JAR_VALUES[0]:
+                    index += 1 if position == len(word) - 1 else 0  # its value: the next word
+                    break
+        else:
+            paths.append(word)
+    if not {"c", "u", "--create", "--update"} & set(letters):
+        return None
+    return RecursiveRead(tuple(paths))
 
 
 _SEVEN_ZIP_INCLUDE = re.compile(r"-i(?:r[-0]?)?([!@])(.*)")

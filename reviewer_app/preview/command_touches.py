@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from reviewer_app.domain.file_reach import glob_matches, has_wildcard
+from reviewer_app.domain.recursive_reads import recursive_read
 from reviewer_app.domain.risk import NETWORK_PROGRAMS
 from reviewer_app.domain.shell import (
     INTERPRETERS,
@@ -402,6 +403,11 @@ class EffectCollector:
 
     _gtar = _bsdtar = _gnutar = _tar
 
+    def _jar(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
+        judged = recursive_read(program, args)  # what the risk engine judged it reads whole
+        for read in judged.operands if judged is not None else ():
+            self.path("reads", read, text, recursive=True)
+
     def _unzip(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
         operands = _operands(program, args)
         if operands:
@@ -563,9 +569,8 @@ class EffectCollector:
 
 _HANDLED = frozenset({
     "rm", "rmdir", "unlink", "shred", "cp", "mv", "ln", "install", "touch", "mkdir", "truncate", "tee", "chmod",
-    "chown", "chgrp", "sed", "dd", "curl", "wget", "ssh", "scp", "rsync", "tar", "gtar", "bsdtar", "gnutar", "unzip",
-    "zip", "git", "docker",
-    "podman", "kubectl", "npm", "pnpm", "yarn", "make", "xargs",
+    "chown", "chgrp", "sed", "dd", "curl", "wget", "ssh", "scp", "rsync", "tar", "gtar", "bsdtar", "gnutar", "jar",
+    "unzip", "zip", "git", "docker", "podman", "kubectl", "npm", "pnpm", "yarn", "make", "xargs",
 })  # fmt: skip
 
 

@@ -62,6 +62,8 @@ CORPUS = [
     "tar -czf /tmp/x.tgz --files=list.txt",
     "tar -c -I list.txt -f /tmp/x.tar",
     "tar -xf /tmp/x.tar -C src",
+    "jar cf /tmp/x.jar src",
+    "jar cvf /tmp/x.jar -C src .",
 ]
 
 
@@ -106,3 +108,23 @@ HIDDEN_FROM_THE_ENGINE = [
 @pytest.mark.parametrize("line", HIDDEN_FROM_THE_ENGINE)
 def test_tar_lines_that_read_keys_through_options_are_judged_high(home: Path, line: str) -> None:
     assert judged_high("Bash", {"command": line}, home / "ws"), line
+
+
+OTHER_ARCHIVERS_THAT_READ_A_TREE = [
+    "jar cf /tmp/x.jar ~",
+    "jar cf /tmp/x.jar ../keys",
+    "jar cvf /tmp/x.jar -C ~ .",
+    "jar -c -f /tmp/x.jar -C ../keys .",
+    "jar --create --file=/tmp/x.jar ../keys",
+    "jar uf /tmp/x.jar ../envs",
+]
+
+
+@pytest.mark.parametrize("line", OTHER_ARCHIVERS_THAT_READ_A_TREE)
+def test_jar_reads_its_operands_whole_as_tar_does(home: Path, line: str) -> None:
+    assert judged_high("Bash", {"command": line}, home / "ws"), line
+
+
+@pytest.mark.parametrize("line", ["jar cf /tmp/app.jar -C src .", "jar tf app.jar", "jar xf app.jar"])
+def test_ordinary_jar_lines_stay_below_high(home: Path, line: str) -> None:
+    assert not judged_high("Bash", {"command": line}, home / "ws"), line
