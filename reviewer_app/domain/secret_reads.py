@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from reviewer_app.domain.tool_args import METADATA_HINTS
+from reviewer_app.domain.tool_args import METADATA_NAME_HINTS, WILDCARD_DNS
 
 # (program, words that must follow it in order among its non-option words, options of which one must be given or
 # () for none, what it prints)
@@ -132,7 +132,8 @@ def host_variables(texts: list[str], own: set[str]) -> list[str]:
     return sorted(set(found))
 
 
-_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata", "metadata.azure.com"})
+_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata", "metadata.azure.com",
+                             "instance-data", "instance-data.ec2.internal"})  # fmt: skip
 _METADATA_ADDRESSES = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fd00:ec2::254/128"),
                        ipaddress.ip_network("100.100.100.200/32"), ipaddress.ip_network("fe80::/10"))  # fmt: skip
 
@@ -148,18 +149,35 @@ def reaches_instance_metadata(word: str) -> bool:
     host = host_of(word if "://" in word else "http://" + word)
     if host is None:
         return False
-    if host.rstrip(".") in _METADATA_HOSTS or any(hint in host for hint in METADATA_HINTS):
+    host = host.rstrip(".").casefold()
+    if host in _METADATA_HOSTS or any(hint in host for hint in METADATA_NAME_HINTS):
         return True
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return any(
-        (mapped or address) in network
-        for network in _METADATA_ADDRESSES
-        if network.version == (mapped or address).version
-    )
+    for address in _addresses_named(host):
+        mapped = getattr(address, "ipv4_mapped", None) or address
+        if any(mapped in network for network in _METADATA_ADDRESSES if network.version == mapped.version):
+            return True
+    return False
+
+
+def _addresses_named(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The address ``host`` is, or that a wildcard DNS service's name (``app.10.0.0.1.nip.io``,
+    ``app-10-0-0-1.nip.io``, ``app-0a000001.nip.io``, ``fd00-ec2--254.sslip.io``) resolves to: read from the name, as
+    the service does."""
+    candidates = [host.strip("[]")]
+    service = next((name for name in WILDCARD_DNS if host.endswith("." + name)), None)
+    if service is not None:
+        labels = host.removesuffix("." + service).split(".")
+        dashed = labels[-1].split("-")
+        candidates += [".".join(labels[-4:]), ".".join(dashed[-4:]), labels[-1].replace("-", ":")]
+        if re.fullmatch(r"[0-9a-f]{8}", dashed[-1]):
+            candidates.append(str(ipaddress.IPv4Address(int(dashed[-1], 16))))
+    found = []
+    for candidate in candidates:
+        try:
+            found.append(ipaddress.ip_address(candidate))
+        except ValueError:
+            continue
+    return found
 
 
 __all__ = ["credential_printed", "environment_dumped", "host_variables", "reaches_instance_metadata"]

@@ -78,9 +78,14 @@ _PATH_KEY_PARTS = ("path", "file", "dir", "folder", "source", "destination", "ta
 
 
 _COMMAND_KEYS = frozenset({"command", "cmd", "script", "shellcommand", "commandline", "bash", "shell"})
-METADATA_HINTS = ("169.254.", "169-254-", "a9fea9fe", "metadata")
-"""Parts of a host name that point at a cloud's metadata service, also through a DNS name that embeds the address
-(``169.254.169.254.nip.io``): such a URL is judged as reaching it."""
+METADATA_NAME_HINTS = ("169.254.", "169-254-", "a9fea9fe", "metadata", "instance-data")
+"""Parts of a host name that point at a cloud's metadata service (``instance-data`` is AWS's name for it), also
+through a DNS name that embeds the address (``169.254.169.254.nip.io``): such a URL is judged as reaching it."""
+WILDCARD_DNS = ("nip.io", "sslip.io", "xip.io", "traefik.me", "nip.direct")
+"""DNS services whose names resolve to the address written in them (``10-0-0-1.nip.io``, ``fd00-ec2--254.sslip.io``):
+the risk module reads the address out of the name."""
+METADATA_HINTS = (*METADATA_NAME_HINTS, *WILDCARD_DNS)
+"""A host with any of these may be the metadata service: no quick path settles a fetch of it."""
 MAX_ARGUMENT_STRINGS = 256
 """How many strings of a call's arguments are judged (nested objects and lists included)."""
 
