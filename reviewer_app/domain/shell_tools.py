@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from reviewer_app.domain.tar_words import read_tar
+
 Reasons = tuple[list[str], list[str]]
 
 PAGERS = frozenset({"less", "more", "most", "pg", "man"})
@@ -129,8 +131,8 @@ def tool_reasons(program: str, args: tuple[str, ...], stdin_texts: tuple[str, ..
         _awk(program, args, hidden, visible)
     elif program == "git":
         _git(args, hidden, visible)
-    elif program in ("tar", "gtar", "bsdtar"):
-        _tar(args, visible)
+    elif program in ("tar", "gtar", "bsdtar", "gnutar"):
+        _tar(program, args, visible)
     elif program == "rsync":
         if _option_values(args, "e", ("--rsh", "--rsync-path"), "eBfMT") or any(_long(w, "--rsync-path") for w in args):
             visible.append("rsync -e/--rsh/--rsync-path runs a program of the command's choosing")
@@ -522,16 +524,13 @@ def _git_setting(setting: str, visible: list[str]) -> None:
         visible.append(f"git -c {key} can make git run commands")
 
 
-def _tar(args: tuple[str, ...], visible: list[str]) -> None:
-    dangerous = ("--to-command", "--checkpoint-action", "--use-compress-program", "--info-script",
-                 "--new-volume-script", "--rsh-command", "--rmt-command")  # fmt: skip
-    letters = [letter for letter, _ in _short_options(args, "bCfFgHIKLNTVX")]
-    if args and not args[0].startswith("-"):
-        letters += list(args[0])  # old-style `tar xIf …`
-    if any(_long(word, *dangerous) for word in args) or "I" in letters or "F" in letters:
+def _tar(program: str, args: tuple[str, ...], visible: list[str]) -> None:
+    """The programs tar runs and an extract to absolute paths, as :mod:`.tar_words` reads the line (``-I`` runs one
+    for GNU tar; plain ``tar`` may be GNU's)."""
+    words = read_tar(args, program)
+    if words.programs:
         visible.append("tar runs a program of the command's choosing (--to-command, -I, --checkpoint-action)")
-    extracts = "x" in letters or any(_long(word, "--extract", "--get") for word in args)
-    if extracts and ("P" in letters or any(_long(word, "--absolute-names") for word in args)):
+    if words.extracts and words.absolute_names:
         visible.append("tar -P extracts to the absolute paths the archive names (anywhere, start-up files included)")
 
 
