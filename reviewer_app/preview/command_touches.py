@@ -235,6 +235,7 @@ class EffectCollector:
             self._runs_script(program, args, text)
         if program == "npx" or (program in _REGISTRIES and args and args[0] in _INSTALLS):
             self._package_manager(program, args, text)
+        self._judged_reads(program, args, text)
         if program in _CLOUD_CLIENTS:
             self.host(_CLOUD_CLIENTS[program], text, note="uses this machine's stored credentials for it")
         if program == "find":
@@ -403,10 +404,21 @@ class EffectCollector:
 
     _gtar = _bsdtar = _gnutar = _tar
 
-    def _jar(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
-        judged = recursive_read(program, args)  # what the risk engine judged it reads whole
-        for read in judged.operands if judged is not None else ():
-            self.path("reads", read, text, recursive=True)
+    def _judged_reads(self, program: str, args: tuple[str, ...], text: str) -> None:
+        """What the risk engine judged the program reads whole (``7z a``, ``rclone copy``, ``jar cf``), where the
+        program's own reading above did not show it, and the files a list names (``cpio -o``, ``zip -@``)."""
+        extracts = program.startswith("7z") and args[:1] in (("x",), ("e",))  # into -oDIR: a write, as unzip -d
+        judged = recursive_read(program, args) if program != "ln" and not extracts else None  # ln: no read
+        if judged is None:
+            return
+        items = (*self.items["reads"], *self.items["writes"])
+        shown = {item.get("resolved") for item in items}
+        for read in judged.operands:
+            if self.unplaced is not None or resolve(placed(read, self.here), self.cwd) not in shown:
+                self.path("reads", read, text, recursive=True, how="read whole")
+        told = " ".join([*self.notes, *(str(item.get("how", "")) for item in items)])
+        if judged.listed is not None and "list" not in told:
+            self.note(f"{program} also reads the files a list names ({judged.listed}), not known in advance")
 
     def _unzip(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
         operands = _operands(program, args)
@@ -569,7 +581,7 @@ class EffectCollector:
 
 _HANDLED = frozenset({
     "rm", "rmdir", "unlink", "shred", "cp", "mv", "ln", "install", "touch", "mkdir", "truncate", "tee", "chmod",
-    "chown", "chgrp", "sed", "dd", "curl", "wget", "ssh", "scp", "rsync", "tar", "gtar", "bsdtar", "gnutar", "jar",
+    "chown", "chgrp", "sed", "dd", "curl", "wget", "ssh", "scp", "rsync", "tar", "gtar", "bsdtar", "gnutar",
     "unzip", "zip", "git", "docker", "podman", "kubectl", "npm", "pnpm", "yarn", "make", "xargs",
 })  # fmt: skip
 

@@ -1,5 +1,6 @@
-"""One reading of tar for the risk engine and the preview: what "What it will touch" shows for a tar line is never
-less than what the engine judged, and the lines that hid a key from the engine's own reading are judged high.
+"""One reading of tar for the risk engine and the preview: what "What it will touch" shows for a tar line (and for
+the other programs judged by the trees they read whole) is never less than what the engine judged, and the lines
+that hid a key from the engine's own reading are judged high.
 
 Why: the engine and the preview each read tar's words their own way (``tar cfC out.tar dir file``, ``-C a -C b``,
 ``--dir=~``, ``bsdtar``); where they disagreed the operator was shown something other than what was judged.
@@ -8,6 +9,7 @@ Why: the engine and the preview each read tar's words their own way (``tar cfC o
 from __future__ import annotations
 
 import os
+import posixpath
 import shlex
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewer_app.domain.recursive_reads import recursive_read
+from reviewer_app.domain.shell import effective_argv, parse_command
 from reviewer_app.domain.toolcall import ToolCall
 from reviewer_app.preview.effects import compute_effects
 from tests.trust.test_wildcards_and_recursive_reads import home, judged_high
@@ -31,17 +34,19 @@ def _resolved(path: str, cwd: Path) -> str:
 def _shown_less(line: str, cwd: Path) -> list[str]:
     """What the engine judged that the preview does not show: each directory read whole, and the files a list
     names."""
-    program, *args = shlex.split(line)
-    judged = recursive_read(program, tuple(args))
-    if judged is None:
-        return []
     effects: dict[str, Any] = compute_effects(ToolCall("Bash", {"command": line}, cwd=str(cwd)), budget_s=5).to_dict()
     items = [*effects["reads"], *effects["writes"]]  # the engine judges where an extract writes as it does a read
     shown = {os.path.realpath(str(item["resolved"])) for item in items if "resolved" in item}
-    missing = [operand for operand in judged.operands if _resolved(operand, cwd) not in shown]
     told = " ".join([*effects["notes"], *(str(item.get("how", "")) for item in effects["reads"])])
-    if judged.listed is not None and "list" not in told:
-        missing.append(f"the files a list names ({judged.listed})")
+    missing: list[str] = []
+    for simple in parse_command(line).commands:
+        argv = effective_argv(simple.argv)
+        judged = recursive_read(posixpath.basename(argv[0]), tuple(argv[1:])) if argv else None
+        if judged is None:
+            continue
+        missing += [operand for operand in judged.operands if _resolved(operand, cwd) not in shown]
+        if judged.listed is not None and "list" not in told:
+            missing.append(f"the files a list names ({judged.listed})")
     return missing
 
 
@@ -67,7 +72,23 @@ CORPUS = [
 ]
 
 
-@pytest.mark.parametrize("line", CORPUS)
+OTHER_READERS = [  # other programs the engine judges by the trees they read whole or the lists they read
+    "find . | cpio -o > /tmp/x.cpio",
+    "find . | zip -@ /tmp/x.zip",
+    "7z a /tmp/x.7z src",
+    "git grep --no-index TODO src",
+    "rclone copy src remote:x",
+    "aws s3 sync src s3://bucket",
+    "pax -w -f /tmp/x.pax src",
+    "python3 -m http.server -d src",
+    "restic -r /tmp/repo backup src",
+    "borg create /tmp/repo::x src",
+    "zip -r /tmp/x.zip src",
+    "grep -r TODO src",
+]
+
+
+@pytest.mark.parametrize("line", [*CORPUS, *OTHER_READERS])
 def test_the_preview_shows_every_tree_the_engine_judged(home: Path, line: str) -> None:
     assert _shown_less(line, home / "ws") == [], line
 
