@@ -65,7 +65,7 @@ DIFF_TOOLS = frozenset({"Write", "write_file", "create", "Create", "write", "Edi
 """``diffs.WRITE_TOOLS | diffs.EDIT_TOOLS``: a waiting request of these carries a diff, made by the full path."""
 _FLAGS = frozenset({"--no-transcript", "--no-watchdog"})
 _PATTERN = RULE_COLUMNS.index("pattern")
-_VALUED = frozenset({"--db", "--timeout", "--on-error", "--on-timeout", "--allow-tools", "--state-dir"})
+_VALUED = frozenset({"--db", "--timeout", "--on-error", "--on-timeout", "--allow-tools", "--state-dir", "--event"})
 
 
 # -- the lean path ---------------------------------------------------------------------------------------------
@@ -128,8 +128,8 @@ class Handover:
 
 def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, bytes | None]:
     """The hook's answer when the lean path settles the call (its decision committed), a :class:`Handover` when it
-    created the call's waiting request, else None; with the stdin bytes read so far (None: stdin untouched) for
-    the full command. Never raises."""
+    created the call's waiting request, ``""`` when it recorded a session event (``--event``), else None; with the
+    stdin bytes read so far (None: stdin untouched) for the full command. Never raises."""
     options = hook_options(argv)
     database = (options or {}).get("--db") or os.environ.get("REVIEWER_DB")
     if options is None or not database:
@@ -141,6 +141,10 @@ def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, byt
     if len(payload) > MAX_STDIN_BYTES:  # the full path refuses it for its size, and says so
         return None, payload
     try:
+        if "--event" in options:  # a session event: recorded here ("": print nothing), or left to the full path
+            from reviewer_app.integrations.hosts.lean_session import record
+
+            return ("" if record(options, database, payload) else None), payload
         outcome = _settle(options, database, payload)
     except BaseException:  # anything at all: the full path decides, from the same bytes
         outcome = None
@@ -539,8 +543,9 @@ def run(argv: list[str]) -> tuple[bytes | None, Handover | None]:
         gc.enable()  # the full path may wait for minutes
         return payload, text
     try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        if text:  # a recorded session event answers nothing
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
     except (BrokenPipeError, OSError):  # the host stopped listening: nothing left to tell it
         pass
     os._exit(0)  # answered and flushed: skip interpreter teardown (and the WAL checkpoint on close)

@@ -186,14 +186,16 @@ class LeanStore:
             (session_id, agent, workspace, now, now),
         )
 
-    def ensure_invocation(self, invocation_id: str, session_id: str, agent: str, prompt: str | None) -> None:
+    def ensure_invocation(self, invocation_id: str, session_id: str, agent: str, prompt: str | None) -> bool:
+        """The run unless it exists (``RunWrites.ensure``, external); True when it was created."""
         ms = _now_ms()
-        self.connection.execute(
+        cursor = self.connection.execute(
             "INSERT INTO invocations (id, session_id, agent, prompt, state, parent_id, external, owner, error, "
             "created_at, started_at, finished_at, updated_at_ms, active_ms) "
             "VALUES (?, ?, ?, ?, 'running', NULL, 1, NULL, NULL, ?, ?, NULL, ?, 0) ON CONFLICT (id) DO NOTHING",
             (invocation_id, session_id, agent, prompt, ms // 1000, ms // 1000, ms),
         )
+        return cursor.rowcount > 0
 
     def create_request(self, row: dict[str, Any]) -> bool:
         """Insert a pending request (``row``: :func:`request_row`'s keys); False when its id exists already."""

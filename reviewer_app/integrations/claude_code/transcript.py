@@ -8,41 +8,50 @@ does not change. Each user prompt is a run (its ``promptId``); the first prompt 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from reviewer_app.domain.sha import new as new_hash
+
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path copies the transcript with this module
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 """At most this much of the transcript per hook call; the rest is read by the next call."""
 MAX_TEXT_CHARS = 20_000
 
 
-@dataclass(frozen=True, slots=True)
 class TimelineBlock:
-    """One block to append: which run, which block (stable id), what kind, and how to apply it."""
+    """One block to append: which run, which block (stable id), what kind, and how to apply it.
 
-    invocation_id: str
-    block_id: str
-    kind: str
-    op: str
-    data: dict[str, Any]
+    A plain class, not a dataclass: the hook's lean path reads the transcript, and ``dataclasses`` costs it ~10 ms."""
+
+    __slots__ = ("block_id", "data", "invocation_id", "kind", "op")
+
+    def __init__(self, invocation_id: str, block_id: str, kind: str, op: str, data: dict[str, Any]) -> None:
+        self.invocation_id = invocation_id
+        self.block_id = block_id
+        self.kind = kind
+        self.op = op
+        self.data = data
 
 
-@dataclass(slots=True)
 class TranscriptChunk:
     """What one read found: blocks in order, and each new run's first prompt (its title)."""
 
-    blocks: list[TimelineBlock] = field(default_factory=list)
-    run_titles: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("blocks", "run_titles")
+
+    def __init__(self) -> None:
+        self.blocks: list[TimelineBlock] = []
+        self.run_titles: dict[str, str] = {}
 
 
 def _block_id(*parts: str) -> str:
-    return "cc_" + hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:24]
+    return "cc_" + str(new_hash("sha256", "\x1f".join(parts).encode("utf-8")).hexdigest())[:24]
 
 
 def tool_block_id(session_id: str, call_id: str) -> str:
@@ -157,7 +166,7 @@ class TranscriptParser:
 
 
 def cursor_path(state_dir: Path, transcript: Path) -> Path:
-    digest = hashlib.sha256(str(transcript).encode("utf-8")).hexdigest()[:32]
+    digest = str(new_hash("sha256", str(transcript).encode("utf-8")).hexdigest())[:32]
     return state_dir / f"{digest}.cursor"
 
 
