@@ -132,6 +132,18 @@ def test_claude_code_session_events_write_the_full_paths_rows(tmp_path: Path, mi
     }
 
 
+def test_a_transcript_line_nested_too_deep_is_skipped_not_fatal(tmp_path: Path, migrated_sqlite: Path) -> None:
+    """A line json cannot read for its nesting (RecursionError) is skipped like any unreadable line: it must not
+    stop every later event of the session from copying the transcript (the cursor would never move past it)."""
+    transcript = tmp_path / "session.jsonl"
+    deep = b'{"type": "user", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    said = {"type": "user", "promptId": "p-1", "uuid": "u-1", "message": {"role": "user", "content": "Tidy up"}}
+    transcript.write_bytes(deep + json.dumps(said).encode() + b"\n")
+    steps: list[Step] = [("claude-code", "Stop", _claude("Stop", transcript), True)]
+    _run(tmp_path, migrated_sqlite, steps)
+    assert [row["prompt"] for row in rows(tmp_path / "lean.db")["invocations"]] == ["Tidy up"]
+
+
 def test_the_captured_prompt_event_writes_the_full_paths_rows(tmp_path: Path, migrated_sqlite: Path) -> None:
     submit = fixture("userpromptsubmit.json")  # its transcript path does not exist here: nothing to copy
     steps: list[Step] = [

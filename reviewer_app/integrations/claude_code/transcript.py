@@ -81,8 +81,8 @@ class TranscriptParser:
     def feed(self, line: bytes, chunk: TranscriptChunk) -> None:
         try:
             entry = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return  # a line Claude is still writing, or not ours to understand: skip it
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            return  # a line Claude is still writing, or not ours to understand (nested too deep): skip it
         if not isinstance(entry, dict) or entry.get("isSidechain"):
             return
         kind = entry.get("type")

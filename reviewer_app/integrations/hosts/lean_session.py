@@ -63,11 +63,14 @@ def record(options: dict[str, Any], database: str, payload: bytes) -> bool:
                 store.transaction(lambda: writes.write(chunk))  # raises (the cursor stays) unless committed
         else:
             store.transaction(lambda: writes.write(None))
-        store.committed()
     except Exception:  # _LeaveIt, a busy database, an unreadable transcript…: the full path's
-        return False
-    finally:
         store.close(checkpoint=False)
+        return False
+    try:
+        store.committed()
+    except Exception:  # recorded all the same: an open window shows it at its next poll instead
+        pass
+    store.close(checkpoint=False)
     return True
 
 
