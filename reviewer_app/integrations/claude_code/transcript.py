@@ -8,11 +8,11 @@ does not change. Each user prompt is a run (its ``promptId``); the first prompt 
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from reviewer_app.domain.lean_json import dumps, loads
 from reviewer_app.domain.sha import new as new_hash
 
 TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path copies the transcript with this module
@@ -68,7 +68,17 @@ def _result_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
+    return "" if content is None else dumps(content, ensure_ascii=False)
+
+
+def _json_line(line: bytes) -> Any:
+    """``json.loads(line)``, without importing ``json`` for a UTF-8 line (which json decodes so, surrogates passed):
+    the hook's lean path copies the transcript."""
+    if line.startswith(b"\xef\xbb\xbf") or b"\x00" in line[:4]:  # a BOM, UTF-16 or UTF-32: json tells which
+        import json
+
+        return json.loads(line)
+    return loads(line.decode("utf-8", "surrogatepass"))
 
 
 class TranscriptParser:
@@ -80,9 +90,9 @@ class TranscriptParser:
 
     def feed(self, line: bytes, chunk: TranscriptChunk) -> None:
         try:
-            entry = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            return  # a line Claude is still writing, or not ours to understand (nested too deep): skip it
+            entry = _json_line(line)
+        except (ValueError, RecursionError):  # json's errors, undecodable bytes, a number or nesting json refuses
+            return  # a line Claude is still writing, or not ours to understand: skip it
         if not isinstance(entry, dict) or entry.get("isSidechain"):
             return
         kind = entry.get("type")
@@ -193,8 +203,10 @@ def read_new(transcript: Path, session_id: str, state_dir: Path) -> Iterator[Tra
     with _locked(cursor_path(state_dir, transcript)) as cursor:
         cursor.seek(0)
         try:
-            state = json.loads(cursor.read() or "{}")
-        except json.JSONDecodeError:
+            state = loads(cursor.read() or "{}")
+        except ValueError:
+            state = {}
+        if not isinstance(state, dict):
             state = {}
         offset = int(state.get("offset") or 0)
         try:
@@ -217,7 +229,7 @@ def read_new(transcript: Path, session_id: str, state_dir: Path) -> Iterator[Tra
         yield chunk
         cursor.seek(0)
         cursor.truncate()
-        cursor.write(json.dumps({"offset": offset + end, "run": parser.current_run, "path": str(transcript)}))
+        cursor.write(dumps({"offset": offset + end, "run": parser.current_run, "path": str(transcript)}))
         cursor.flush()
         with suppress(OSError):
             os.fsync(cursor.fileno())
