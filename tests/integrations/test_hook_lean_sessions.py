@@ -120,6 +120,9 @@ def test_claude_code_session_events_write_the_full_paths_rows(tmp_path: Path, mi
                                                 tool_use_id="toolu_late", tool_response="ok", **call), True),
         ("claude-code", "PostToolUse", _claude("PostToolUse", transcript, tool_use_id="toolu_no_prompt",
                                                 tool_response={"stdout": "x"}, **call), True),
+        ("claude-code", "PostToolUse", _claude("PostToolUse", transcript, prompt_id=CLAUDE_PROMPT,
+                                                tool_use_id="toolu_big", tool_response={"stdout": "é\x01" * 15_000},
+                                                tool_name="Write", tool_input={"content": "z" * 9_000}), True),
         ("claude-code", "Stop", _claude("Stop", transcript, stop_hook_active=False), True),
         ("claude-code", "SessionEnd", _claude("SessionEnd", transcript, reason="exit"), True),
     ]  # fmt: skip
@@ -169,15 +172,26 @@ def test_each_hosts_tool_result_and_end_write_the_full_paths_rows(
     _run(tmp_path, migrated_sqlite, steps)
 
 
+def test_large_results_and_arguments_are_stored_as_the_stores_blobs(tmp_path: Path, migrated_sqlite: Path) -> None:
+    """A field the store keeps as a blob (4 KiB of JSON or more) is one here too, once however often it is sent."""
+    event, payload, _ = TOOL_RESULTS["gemini"]
+    big = {**payload, "tool_input": {"command": "echo " + "y" * 10_000}, "tool_response": "r" * 30_000}
+    large_list = {**payload, "tool_input": {"paths": [f"/p/{i}" for i in range(2_000)]}, "tool_response": [1] * 3_000}
+    steps: list[Step] = [("gemini", event, big, True), ("gemini", event, large_list, True)]
+    steps += [("copilot", "postToolUse", {**TOOL_RESULTS["copilot"][1], "toolArgs": {"a": "b" * 5_000}}, True)] * 2
+    _run(tmp_path, migrated_sqlite, steps)
+    written = rows(tmp_path / "lean.db")
+    naming_blobs = [row for row in written["block_events"] if row["blob_refs"] not in (None, "null")]
+    assert len(written["blobs"]) == 5 and len(naming_blobs) == 5
+
+
 def test_what_the_lean_path_cannot_write_for_certain_goes_to_the_full_path(
     tmp_path: Path, migrated_sqlite: Path
 ) -> None:
-    """Large arguments (stored as a blob), a run in a state only the backend moves on, an event it does not follow,
-    a session id with a NUL: the full path's, with the same rows (or the same refusal) in the end."""
+    """A run in a state only the backend moves on, an event it does not follow, a session id with a NUL, JSON it
+    cannot read: the full path's, with the same rows (or the same refusal) in the end."""
     event, payload, _ = TOOL_RESULTS["gemini"]
-    big = {**payload, "tool_input": {"command": "echo " + "y" * 10_000}}
     steps: list[Step] = [
-        ("gemini", event, big, False),
         ("gemini", event, {**payload, "session_id": "s\x00x"}, False),
         ("gemini", "Nope", payload, False),
         ("gemini", event, b"{", False),

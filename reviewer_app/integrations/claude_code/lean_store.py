@@ -351,12 +351,18 @@ class LeanStore:
             SMALL_VALUE_BYTES
         ):
             return None  # encode_value's None for it, told without loading the blob code
-        from reviewer_app.persistence.blobs import digest, encode_value, pack
+        from reviewer_app.persistence.blobs import encode_value
 
         encoded = encode_value(value)
         if encoded is None:
             return None
         kind, raw = encoded
+        return f"{kind}:{self.put_blob(raw)}"
+
+    def put_blob(self, raw: bytes) -> str:
+        """``BlobWrites.put``: the blob stored unless it is (packed as the store packs it); its SHA-256."""
+        from reviewer_app.persistence.blobs import digest, pack
+
         sha = digest(raw)
         if self.connection.execute("SELECT 1 FROM blobs WHERE sha256 = ?", (sha,)).fetchone() is None:
             codec, data = pack(raw)
@@ -364,7 +370,7 @@ class LeanStore:
                 "INSERT INTO blobs (sha256, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
                 (sha, codec, len(raw), data),
             )
-        return f"{kind}:{sha}"
+        return str(sha)
 
     def _chain_meta(self) -> dict[str, str]:
         from reviewer_app.domain.audit_chain import CHAIN_META_KEYS

@@ -4,11 +4,11 @@ Why: a host runs its session hooks after every tool call (Claude Code's ``PostTo
 and waits for them; the full path (:mod:`.session`) loads SQLAlchemy and the backend for each (~0.35 s of CPU)
 to write a few rows. This module writes the same rows with ``sqlite3`` alone, in one transaction, through the
 same reader (:mod:`.lifecycle_wire`) and Claude's transcript copier (:mod:`reviewer_app.integrations.claude_code.
-transcript`, its cursor moved only once the rows are committed). Whatever it cannot write *for certain* is the
-full path's, with nothing written here: a database that is not SQLite at the bundled revision, an event the
-reader refuses (the full path says why on stderr), a block too large to store inline (the store keeps it as a
-blob), a run in a state only the backend's state machine moves on (interrupted, failed), a write lock held longer
-than :data:`LOCK_WAIT_MS`, any error. Tests compare the rows of the two paths.
+transcript`, its cursor moved only once the rows are committed; a large field stored once as a blob, as the store
+stores it). Whatever it cannot write *for certain* is the full path's, with nothing written here: a database that
+is not SQLite at the bundled revision, an event the reader refuses (the full path says why on stderr), a run in a
+state only the backend's state machine moves on (interrupted, failed), a write lock held longer than
+:data:`LOCK_WAIT_MS`, any error. Tests compare the rows of the two paths.
 
 Standard library only at import, no dataclasses, enums or ``typing``.
 """
@@ -148,14 +148,18 @@ class SessionWrites:
                 )
 
     def append(self, run: str, block_id: str, kind: str, op: str, data: dict[str, Any]) -> None:
-        """One timeline event (``TimelineWrites.append``), when its data is small enough to be stored inline."""
-        text = dumps(data)
-        if len(text) >= SMALL_VALUE_BYTES:  # blobs.small_json's None: the store may keep part of it as a blob
-            raise _LeaveIt(f"block {block_id} is large")
+        """One timeline event (``TimelineWrites.append``): its large top-level fields stored once as blobs and named
+        in ``blob_refs``, as the store's ``externalize`` does."""
+        text, refs = dumps(data), "null"
+        if len(text) >= SMALL_VALUE_BYTES:  # blobs.small_json's None: large fields become blobs
+            from reviewer_app.persistence.blobs import externalize
+
+            rest, named = externalize(data, self.store.put_blob)
+            text, refs = dumps(rest), (dumps(named) if named else "null")
         self.connection.execute(
             "INSERT INTO block_events (block_id, parent_id, kind, op, data, ts_ms, session_id, invocation_id, "
-            "blob_refs) VALUES (?, NULL, ?, ?, ?, ?, ?, ?, 'null')",
-            (block_id, kind, op, text, _now_ms(), self.event["session_id"], run),
+            "blob_refs) VALUES (?, NULL, ?, ?, ?, ?, ?, ?, ?)",
+            (block_id, kind, op, text, _now_ms(), self.event["session_id"], run, refs),
         )
 
     def has_block(self, run: str, block_id: str, op: str) -> bool:
