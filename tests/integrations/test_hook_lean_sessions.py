@@ -157,13 +157,13 @@ def test_the_captured_prompt_event_writes_the_full_paths_rows(tmp_path: Path, mi
     _run(tmp_path, migrated_sqlite, steps)
 
 
-@pytest.mark.parametrize("host", list(TOOL_RESULTS))
+@pytest.mark.parametrize("host", [*TOOL_RESULTS, "factory"])
 def test_each_hosts_tool_result_and_end_write_the_full_paths_rows(
     tmp_path: Path, migrated_sqlite: Path, host: str
 ) -> None:
-    event, payload, _ = TOOL_RESULTS[host]
+    event, payload, _ = TOOL_RESULTS["qwen" if host == "factory" else host]  # Factory sends Qwen's shape
     steps: list[Step] = [(host, event, payload, True), (host, event, payload, True)]  # the same result twice
-    if host == "qwen":
+    if host in ("qwen", "factory"):
         steps.append((host, "Stop", {"session_id": SESSION, "prompt_id": payload["prompt_id"]}, True))
         steps.append((host, "Stop", {"session_id": SESSION, "prompt_id": "never-seen"}, True))
     if host in ENDS:
