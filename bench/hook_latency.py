@@ -11,6 +11,8 @@ is printed with the figures.
   the call): the lean path reads the rules and settles the plain command itself (``domain/lean_rules.py``), without
   the rules engine or the shell parser. Printed beside it, no goal: ``parsed``, the same rule settling
   ``'echo' rules``, which only the parser (bashlex) can read, so the lean path hands it to the full path.
+- session event: ``hook claude-code --event PostToolUse`` recording a tool's result (after every tool call, and
+  Claude Code waits for it), its transcript one line longer each time (the new line copied in): sqlite3 only.
 - request visible: from starting the hook on a call that must wait to the pending request being readable by
   another process (what an open window's poll sees), p50 over several hooks.
 - every other host (Gemini CLI, Copilot CLI, Qwen Code, Factory, Cursor, OpenCode): ``hook <host>`` answering
@@ -83,6 +85,19 @@ HOST_CALLS: dict[str, tuple[str, dict[str, object]]] = {
         {"hook_event_name": "tool.execute.before", "session_id": SESSION, "tool": "bash", "cwd": "/tmp"},
     ),
 }
+
+
+def tool_result(index: int, transcript: Path) -> bytes:
+    """A PostToolUse of call ``index``, its call appended to ``transcript`` first (as Claude Code writes it)."""
+    call_id = f"toolu_result_{index}"
+    line = {"type": "assistant", "uuid": f"u-{index}", "message": {"role": "assistant", "content": [{"type": "tool_use",
+            "id": call_id, "name": "Bash", "input": {"command": f"echo {index}"}}]}}  # fmt: skip
+    with transcript.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+    event = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": "/tmp", "prompt_id": "bench-prompt"}
+    event.update(hook_event_name="PostToolUse", tool_name="Bash", tool_input={"command": f"echo {index}"})
+    event.update(tool_use_id=call_id, tool_response={"stdout": str(index), "stderr": "", "interrupted": False})
+    return json.dumps(event).encode()
 
 
 def host_payload(host: str, index: int, command: str = "echo bench") -> bytes:
@@ -255,7 +270,10 @@ def main() -> None:
         asyncio.run(seed_persistent_rules(rules_db))
         hook = [env_python, "-m", "reviewer_app", "hook", "claude-code", "--db", str(db), "--no-transcript"]
         ruled = [env_python, "-m", "reviewer_app", "hook", "claude-code", "--db", str(rules_db), "--no-transcript"]
-        sides: dict[str, list[float]] = {"hook": [], "rules": [], "parsed": [], "script": [], "python": [], "true": []}
+        session = [env_python, "-m", "reviewer_app", "hook", "claude-code", "--db", str(db), "--event", "PostToolUse"]
+        transcript = Path(tmp) / "transcript.jsonl"
+        sides: dict[str, list[float]] = {"hook": [], "rules": [], "parsed": [], "session": [], "script": []}
+        sides.update(python=[], true=[])
         for index in range(options.calls):
             took, out = timed(hook, payload(index))
             answer = json.loads(out)["hookSpecificOutput"]
@@ -269,10 +287,19 @@ def main() -> None:
             answer = json.loads(out)["hookSpecificOutput"]
             assert answer["permissionDecision"] == "allow" and "by rule" in answer["permissionDecisionReason"], answer
             sides["parsed"].append(took)
+            took, out = timed(session, tool_result(index, transcript))
+            assert out == b"", out
+            sides["session"].append(took)
             if script.exists():
                 sides["script"].append(timed([str(script), *hook[3:]], payload(10_000 + index))[0])
             sides["python"].append(timed([env_python, "-c", "pass"], b"")[0])
             sides["true"].append(timed(["/bin/sh", "-c", "true"], payload(index))[0])
+        check = sqlite3.connect(db)  # every tool result is on the run's timeline
+        try:
+            results = check.execute("SELECT count(*) FROM block_events WHERE kind = 'tool_use' AND op = 'patch'")
+            assert results.fetchone()[0] == options.calls
+        finally:
+            check.close()
         stats = {name: describe_ms(values) for name, values in sides.items() if values}
         for name, figures in stats.items():
             print(
@@ -306,6 +333,7 @@ def main() -> None:
         Goal("hook_rule_settled_vs_python", stats["hook"]["p50_ms"] / floor, 1.5, "x", at_least=False),
         Goal("hook_persistent_rules_vs_python", stats["rules"]["p50_ms"] / floor, 1.5, "x", at_least=False),
         Goal("hook_request_visible_vs_python", shown["p50_ms"] / floor, 2.0, "x", at_least=False),
+        Goal("hook_session_event_vs_python", stats["session"]["p50_ms"] / floor, 1.5, "x", at_least=False),
     ]
     goals += [
         Goal(f"hook_{host}_rule_settled_vs_python", figures["p50_ms"] / hosts["python"]["p50_ms"], 1.5, "x", False)

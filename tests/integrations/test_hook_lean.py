@@ -241,7 +241,7 @@ def lean_event(payload: dict[str, Any], host: str) -> dict[str, Any]:
         (["claude-code", "--db", "x.db", "--timeout", "0"], {"timeout": lean.DEFAULT_TIMEOUT_S}),
         (["gemini", "--db", "x.db"], {"host": "gemini"}),  # every host, in its own format
         (["aider", "--db", "x.db"], None),  # no such host: the full parser says so
-        (["claude-code", "--db", "x.db", "--event", "PostToolUse"], None),
+        (["claude-code", "--db", "x.db", "--event", "PostToolUse"], {"--event": "PostToolUse"}),  # a session event
         (["claude-code", "--db", "x.db", "--no-trans"], None),  # argparse's abbreviations: the full parser's
         (["claude-code", "--db", "x.db", "--on-error", "allow"], None),  # refused by the full parser
         (["claude-code", "-h"], None),

@@ -19,6 +19,9 @@ certainly nothing settles (an ask rule sends it to a person; or no rule applies,
 it is not in ``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
 :func:`.hook.answer_fast` writes it; the full path then waits for its decision (:class:`Handover`).
 
+A session event (``--event``: a tool's result, a prompt, a turn's or session's end) is recorded here too, by
+:mod:`reviewer_app.integrations.hosts.lean_session`, which writes the full path's rows or leaves the event to it.
+
 What it writes is what :mod:`.fast` writes, through the same statements (:mod:`.lean_store`), the same audit step
 (:mod:`reviewer_app.domain.audit_chain`) and the same limits (``limits.check_request``); tests compare the rows
 and answers of the two paths.
@@ -34,7 +37,6 @@ import sys
 import time
 from pathlib import Path
 
-from reviewer_app.domain.lean_settlement import RULE_COLUMNS, UNSURE, may_concern, settle_by_stored_waivers
 from reviewer_app.integrations.claude_code.lean_store import LeanStore
 from reviewer_app.integrations.claude_code.wire import (
     ALL_DECISIONS,
@@ -64,8 +66,7 @@ EXPIRY_GRACE_S = 3
 DIFF_TOOLS = frozenset({"Write", "write_file", "create", "Create", "write", "Edit", "MultiEdit", "replace", "edit"})
 """``diffs.WRITE_TOOLS | diffs.EDIT_TOOLS``: a waiting request of these carries a diff, made by the full path."""
 _FLAGS = frozenset({"--no-transcript", "--no-watchdog"})
-_PATTERN = RULE_COLUMNS.index("pattern")
-_VALUED = frozenset({"--db", "--timeout", "--on-error", "--on-timeout", "--allow-tools", "--state-dir"})
+_VALUED = frozenset({"--db", "--timeout", "--on-error", "--on-timeout", "--allow-tools", "--state-dir", "--event"})
 
 
 # -- the lean path ---------------------------------------------------------------------------------------------
@@ -128,8 +129,8 @@ class Handover:
 
 def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, bytes | None]:
     """The hook's answer when the lean path settles the call (its decision committed), a :class:`Handover` when it
-    created the call's waiting request, else None; with the stdin bytes read so far (None: stdin untouched) for
-    the full command. Never raises."""
+    created the call's waiting request, ``""`` when it recorded a session event (``--event``), else None; with the
+    stdin bytes read so far (None: stdin untouched) for the full command. Never raises."""
     options = hook_options(argv)
     database = (options or {}).get("--db") or os.environ.get("REVIEWER_DB")
     if options is None or not database:
@@ -141,6 +142,10 @@ def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, byt
     if len(payload) > MAX_STDIN_BYTES:  # the full path refuses it for its size, and says so
         return None, payload
     try:
+        if "--event" in options:  # a session event: recorded here ("": print nothing), or left to the full path
+            from reviewer_app.integrations.hosts.lean_session import record
+
+            return ("" if record(options, database, payload) else None), payload
         outcome = _settle(options, database, payload)
     except BaseException:  # anything at all: the full path decides, from the same bytes
         outcome = None
@@ -150,6 +155,8 @@ def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, byt
 def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Handover | None:
     """The answer's text once a rule's, ``--allow-tools``' or the waiver's decision is committed, the handover of a
     created waiting request, or None when the full path must decide."""
+    from reviewer_app.domain.lean_settlement import RULE_COLUMNS, UNSURE, settle_by_stored_waivers
+
     host = options["host"]
     try:
         event = event_fields(host, load_object(payload))
@@ -201,7 +208,9 @@ def _settle(options: dict[str, Any], database: str, payload: bytes) -> str | Han
 
 def _concerns(row: tuple[Any, ...], tool_name: str) -> bool:
     """Whether a stored rule (``RULE_COLUMNS``) could match a call of this tool (:func:`may_concern`)."""
-    pattern = row[_PATTERN]
+    from reviewer_app.domain.lean_settlement import RULE_COLUMNS, may_concern
+
+    pattern = row[RULE_COLUMNS.index("pattern")]
     return isinstance(pattern, str) and may_concern(pattern, tool_name)
 
 
@@ -539,8 +548,9 @@ def run(argv: list[str]) -> tuple[bytes | None, Handover | None]:
         gc.enable()  # the full path may wait for minutes
         return payload, text
     try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        if text:  # a recorded session event answers nothing
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
     except (BrokenPipeError, OSError):  # the host stopped listening: nothing left to tell it
         pass
     os._exit(0)  # answered and flushed: skip interpreter teardown (and the WAL checkpoint on close)

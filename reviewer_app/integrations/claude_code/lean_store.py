@@ -186,14 +186,16 @@ class LeanStore:
             (session_id, agent, workspace, now, now),
         )
 
-    def ensure_invocation(self, invocation_id: str, session_id: str, agent: str, prompt: str | None) -> None:
+    def ensure_invocation(self, invocation_id: str, session_id: str, agent: str, prompt: str | None) -> bool:
+        """The run unless it exists (``RunWrites.ensure``, external); True when it was created."""
         ms = _now_ms()
-        self.connection.execute(
+        cursor = self.connection.execute(
             "INSERT INTO invocations (id, session_id, agent, prompt, state, parent_id, external, owner, error, "
             "created_at, started_at, finished_at, updated_at_ms, active_ms) "
             "VALUES (?, ?, ?, ?, 'running', NULL, 1, NULL, NULL, ?, ?, NULL, ?, 0) ON CONFLICT (id) DO NOTHING",
             (invocation_id, session_id, agent, prompt, ms // 1000, ms // 1000, ms),
         )
+        return cursor.rowcount > 0
 
     def create_request(self, row: dict[str, Any]) -> bool:
         """Insert a pending request (``row``: :func:`request_row`'s keys); False when its id exists already."""
@@ -349,12 +351,18 @@ class LeanStore:
             SMALL_VALUE_BYTES
         ):
             return None  # encode_value's None for it, told without loading the blob code
-        from reviewer_app.persistence.blobs import digest, encode_value, pack
+        from reviewer_app.persistence.blobs import encode_value
 
         encoded = encode_value(value)
         if encoded is None:
             return None
         kind, raw = encoded
+        return f"{kind}:{self.put_blob(raw)}"
+
+    def put_blob(self, raw: bytes) -> str:
+        """``BlobWrites.put``: the blob stored unless it is (packed as the store packs it); its SHA-256."""
+        from reviewer_app.persistence.blobs import digest, pack
+
         sha = digest(raw)
         if self.connection.execute("SELECT 1 FROM blobs WHERE sha256 = ?", (sha,)).fetchone() is None:
             codec, data = pack(raw)
@@ -362,7 +370,7 @@ class LeanStore:
                 "INSERT INTO blobs (sha256, codec, size, data) VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
                 (sha, codec, len(raw), data),
             )
-        return f"{kind}:{sha}"
+        return str(sha)
 
     def _chain_meta(self) -> dict[str, str]:
         from reviewer_app.domain.audit_chain import CHAIN_META_KEYS

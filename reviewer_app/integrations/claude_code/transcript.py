@@ -8,41 +8,50 @@ does not change. Each user prompt is a run (its ``promptId``); the first prompt 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from reviewer_app.domain.lean_json import dumps, loads
+from reviewer_app.domain.sha import new as new_hash
+
+TYPE_CHECKING = False  # no ``typing`` at run time: the hook's lean path copies the transcript with this module
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 """At most this much of the transcript per hook call; the rest is read by the next call."""
 MAX_TEXT_CHARS = 20_000
 
 
-@dataclass(frozen=True, slots=True)
 class TimelineBlock:
-    """One block to append: which run, which block (stable id), what kind, and how to apply it."""
+    """One block to append: which run, which block (stable id), what kind, and how to apply it.
 
-    invocation_id: str
-    block_id: str
-    kind: str
-    op: str
-    data: dict[str, Any]
+    A plain class, not a dataclass: the hook's lean path reads the transcript, and ``dataclasses`` costs it ~10 ms."""
+
+    __slots__ = ("block_id", "data", "invocation_id", "kind", "op")
+
+    def __init__(self, invocation_id: str, block_id: str, kind: str, op: str, data: dict[str, Any]) -> None:
+        self.invocation_id = invocation_id
+        self.block_id = block_id
+        self.kind = kind
+        self.op = op
+        self.data = data
 
 
-@dataclass(slots=True)
 class TranscriptChunk:
     """What one read found: blocks in order, and each new run's first prompt (its title)."""
 
-    blocks: list[TimelineBlock] = field(default_factory=list)
-    run_titles: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("blocks", "run_titles")
+
+    def __init__(self) -> None:
+        self.blocks: list[TimelineBlock] = []
+        self.run_titles: dict[str, str] = {}
 
 
 def _block_id(*parts: str) -> str:
-    return "cc_" + hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:24]
+    return "cc_" + str(new_hash("sha256", "\x1f".join(parts).encode("utf-8")).hexdigest())[:24]
 
 
 def tool_block_id(session_id: str, call_id: str) -> str:
@@ -59,7 +68,17 @@ def _result_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
+    return "" if content is None else dumps(content, ensure_ascii=False)
+
+
+def _json_line(line: bytes) -> Any:
+    """``json.loads(line)``, without importing ``json`` for a UTF-8 line (which json decodes so, surrogates passed):
+    the hook's lean path copies the transcript."""
+    if line.startswith(b"\xef\xbb\xbf") or b"\x00" in line[:4]:  # a BOM, UTF-16 or UTF-32: json tells which
+        import json
+
+        return json.loads(line)
+    return loads(line.decode("utf-8", "surrogatepass"))
 
 
 class TranscriptParser:
@@ -71,8 +90,8 @@ class TranscriptParser:
 
     def feed(self, line: bytes, chunk: TranscriptChunk) -> None:
         try:
-            entry = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            entry = _json_line(line)
+        except (ValueError, RecursionError):  # json's errors, undecodable bytes, a number or nesting json refuses
             return  # a line Claude is still writing, or not ours to understand: skip it
         if not isinstance(entry, dict) or entry.get("isSidechain"):
             return
@@ -157,7 +176,7 @@ class TranscriptParser:
 
 
 def cursor_path(state_dir: Path, transcript: Path) -> Path:
-    digest = hashlib.sha256(str(transcript).encode("utf-8")).hexdigest()[:32]
+    digest = str(new_hash("sha256", str(transcript).encode("utf-8")).hexdigest())[:32]
     return state_dir / f"{digest}.cursor"
 
 
@@ -184,8 +203,10 @@ def read_new(transcript: Path, session_id: str, state_dir: Path) -> Iterator[Tra
     with _locked(cursor_path(state_dir, transcript)) as cursor:
         cursor.seek(0)
         try:
-            state = json.loads(cursor.read() or "{}")
-        except json.JSONDecodeError:
+            state = loads(cursor.read() or "{}")
+        except ValueError:
+            state = {}
+        if not isinstance(state, dict):
             state = {}
         offset = int(state.get("offset") or 0)
         try:
@@ -208,7 +229,7 @@ def read_new(transcript: Path, session_id: str, state_dir: Path) -> Iterator[Tra
         yield chunk
         cursor.seek(0)
         cursor.truncate()
-        cursor.write(json.dumps({"offset": offset + end, "run": parser.current_run, "path": str(transcript)}))
+        cursor.write(dumps({"offset": offset + end, "run": parser.current_run, "path": str(transcript)}))
         cursor.flush()
         with suppress(OSError):
             os.fsync(cursor.fileno())

@@ -11,40 +11,24 @@ prints nothing, always exits 0, and a failure is one line on stderr.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from reviewer_app.integrations.claude_code.events import HookInputError, Host, load_object, text_field
+from reviewer_app.integrations.claude_code.events import Host
+from reviewer_app.integrations.hosts.lifecycle_wire import (
+    LIFECYCLE_EVENT_KINDS,
+    PROMPT,
+    RUN_END,
+    TOOL_RESULT,
+    lifecycle_fields,
+)
 
 if TYPE_CHECKING:
     from reviewer_app.hitl import SQLHITLBackend
 
-TOOL_RESULT = "tool_result"
-RUN_END = "run_end"
-PROMPT = "prompt"
-SESSION_END = "session_end"
-MAX_RESULT_CHARS = 20_000
-MAX_PROMPT_CHARS = 500
-"""As much of a prompt as a run's title keeps (the transcript's first prompt is cut the same)."""
-
-LIFECYCLE_EVENTS: dict[Host, dict[str, str]] = {
-    # Claude's Stop ends the turn: every prompt run of the session. Its transcript is copied at each event too.
-    Host.CLAUDE_CODE: {
-        "UserPromptSubmit": PROMPT,
-        "PostToolUse": TOOL_RESULT,
-        "Stop": SESSION_END,
-        "SessionEnd": SESSION_END,
-    },
-    Host.GEMINI: {"AfterTool": TOOL_RESULT, "SessionEnd": SESSION_END},
-    Host.QWEN: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
-    Host.FACTORY: {"PostToolUse": TOOL_RESULT, "Stop": RUN_END, "SessionEnd": SESSION_END},
-    Host.COPILOT: {"postToolUse": TOOL_RESULT, "sessionEnd": SESSION_END},
-    Host.OPENCODE: {"tool.execute.after": TOOL_RESULT},
-}
+LIFECYCLE_EVENTS: dict[Host, dict[str, str]] = {Host(host): kinds for host, kinds in LIFECYCLE_EVENT_KINDS.items()}
 """Per host, the lifecycle events Reviewer follows and what each means."""
 
 
@@ -63,79 +47,9 @@ class Lifecycle:
     prompt: str | None = None
 
 
-def _result_text(value: Any) -> str:
-    if isinstance(value, str):
-        text = value
-    elif isinstance(value, dict):  # Gemini {llmContent, returnDisplay, error}; Copilot {resultType, textResultForLlm}
-        for key in ("textResultForLlm", "llmContent", "output", "returnDisplay", "stdout"):
-            if isinstance(value.get(key), str):
-                return _result_text(value[key])
-        text = json.dumps(value, ensure_ascii=False)
-    else:
-        text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "\n… (cut)"
-
-
-def _failed(value: Any) -> bool:
-    if not isinstance(value, dict):
-        return False
-    return bool(value.get("error")) or value.get("resultType") in ("failure", "denied", "error")
-
-
 def parse_lifecycle(host: Host, name: str, payload: bytes) -> Lifecycle:
     """Read one lifecycle event of ``host``; :class:`HookInputError` when it is not one Reviewer follows."""
-    kind = LIFECYCLE_EVENTS.get(host, {}).get(name)
-    if kind is None:
-        raise HookInputError(f"the {host.value} hook does not follow {name!r}")
-    raw = load_object(payload)
-    session = (
-        text_field(raw, "session_id", required=False)
-        or text_field(raw, "sessionId", required=False)
-        or (f"copilot:{raw.get('cwd') or '?'}" if host is Host.COPILOT else None)
-    )
-    if session is None:
-        raise HookInputError("the event names no session")
-    run = text_field(raw, "prompt_id", required=False) if host in (Host.QWEN, Host.FACTORY) else session
-    transcript = text_field(raw, "transcript_path", required=False) if host is Host.CLAUDE_CODE else None
-    cwd = text_field(raw, "cwd", required=False, limit=4096)
-    if host is Host.CLAUDE_CODE:  # the gating hook's run: the prompt, else the session
-        run = text_field(raw, "prompt_id", required=False) or (None if kind == PROMPT else session)
-    if kind == PROMPT:
-        prompt = (text_field(raw, "prompt", required=False, limit=None) or "")[:MAX_PROMPT_CHARS] or None
-        return Lifecycle(kind, session, run, transcript_path=transcript, cwd=cwd, prompt=prompt)
-    if kind != TOOL_RESULT:
-        return Lifecycle(kind, session, run, transcript_path=transcript, cwd=cwd)
-    if host is Host.COPILOT:
-        tool, arguments, response = raw.get("toolName"), raw.get("toolArgs"), raw.get("toolResult")
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments)
-            except json.JSONDecodeError:
-                pass
-    elif host is Host.OPENCODE:
-        tool, arguments, response = raw.get("tool"), raw.get("args"), raw.get("output")
-    else:
-        tool, arguments, response = raw.get("tool_name"), raw.get("tool_input"), raw.get("tool_response")
-    call_id = (
-        text_field(raw, "tool_use_id", required=False)
-        or text_field(raw, "call_id", required=False)
-        or text_field(raw, "toolCallId", required=False)
-    )
-    if call_id is None:  # Gemini and Copilot name no call: the call's content and time do
-        seed = json.dumps([tool, arguments, raw.get("timestamp")], sort_keys=True, default=str)
-        call_id = "call_" + hashlib.sha256(seed.encode()).hexdigest()[:16]
-    return Lifecycle(
-        kind,
-        session,
-        run,
-        tool_name=tool if isinstance(tool, str) else None,
-        call_id=call_id,
-        arguments=arguments,
-        result=_result_text(response),
-        ok=not _failed(response),
-        transcript_path=transcript,
-        cwd=cwd,
-    )
+    return Lifecycle(**lifecycle_fields(host.value, name, payload))
 
 
 async def _claude_result(backend: SQLHITLBackend, event: Lifecycle, state_dir: Path | None) -> None:
