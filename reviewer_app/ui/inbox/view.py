@@ -128,6 +128,7 @@ class InboxView(CommandListView):
         self.setExpandsOnDoubleClick(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setItemDelegateForColumn(COL_SUMMARY, SummaryElision(self))  # keeps a command's end (`| sh`)
+        self.verticalScrollBar().valueChanged.connect(self._expose_more_near_the_end)
 
     def use_inbox_columns(self) -> None:
         """The summary says what a call does: the other columns stay narrow so it keeps the room."""
@@ -165,6 +166,13 @@ class InboxView(CommandListView):
             model.modelReset.connect(self.expand_default)
             model.rowsInserted.connect(self._expand_inserted)
 
+    def _expose_more_near_the_end(self, value: int) -> None:
+        """Scrolled to the last screen of the session rows the view has: the model gives it the next ones."""
+        model = self.model()
+        bar = self.verticalScrollBar()
+        if isinstance(model, InboxModel) and value >= bar.maximum() - bar.pageStep() and model.more_sessions:
+            model.expose_more()
+
     def _expand_group(self, session: QModelIndex) -> None:
         model = self.model()
         self.expand(session)
@@ -177,7 +185,7 @@ class InboxView(CommandListView):
         if not isinstance(model, InboxModel):
             return
         sessions = model.rowCount()
-        small = sessions <= EXPAND_ALL_GROUPS and model.group_count <= EXPAND_ALL_GROUPS
+        small = model.session_count <= EXPAND_ALL_GROUPS and model.group_count <= EXPAND_ALL_GROUPS
         limit = sessions if small else min(sessions, EXPAND_FIRST_SESSIONS)
         for row in range(limit):
             self._expand_group(model.index(row, 0))
@@ -186,7 +194,7 @@ class InboxView(CommandListView):
         """New sessions open like at the start: all of them in a small inbox, only the first ones in a huge one."""
         model = self.model()
         if not parent.isValid():
-            if model.rowCount() > EXPAND_ALL_GROUPS:
+            if not isinstance(model, InboxModel) or model.session_count > EXPAND_ALL_GROUPS:
                 last = min(last, EXPAND_FIRST_SESSIONS - 1)
             for row in range(first, last + 1):
                 self._expand_group(model.index(row, 0))
