@@ -232,9 +232,16 @@ class InboxModel(VisibleTree):
             inv = invocations[next_inv]
             row = 0 if forward else len(self._kids(inv)) - 1
 
-    def next_after_removal(self, hitl_id: str) -> str | None:
-        """What to select once ``hitl_id`` is decided: the next request, else the previous one."""
-        return self.neighbour(hitl_id, 1) or self.neighbour(hitl_id, -1)
+    def next_after_removal(self, hitl_id: str, leaving: Iterable[str] = ()) -> str | None:
+        """What to select once ``hitl_id`` is decided (with ``leaving``, a bulk decision's others): the next request
+        that stays, else the previous one."""
+        gone = {hitl_id, *leaving}
+        for step in (1, -1):
+            current: str | None = hitl_id
+            while (current := self.neighbour(current, step)) is not None:
+                if current not in gone:
+                    return current
+        return None
 
     # -- Qt model ------------------------------------------------------------------------
     def _summary_of(self, group: Group) -> tuple[int, int]:
