@@ -237,10 +237,11 @@ class InboxModel(VisibleTree):
         that stays, else the previous one."""
         gone = {hitl_id, *leaving}
         for step in (1, -1):
-            current: str | None = hitl_id
-            while (current := self.neighbour(current, step)) is not None:
-                if current not in gone:
-                    return current
+            current = self.neighbour(hitl_id, step)
+            while current is not None and current in gone:
+                current = self.neighbour(current, step)
+            if current is not None:
+                return current
         return None
 
     # -- Qt model ------------------------------------------------------------------------
