@@ -85,3 +85,23 @@ def test_a_bulk_decision_leaves_out_a_request_decided_here_a_moment_ago(
     window.triage.undo.flush()
     qtbot.waitUntil(lambda: status(qtbot, qt_backend, runs["b"][1])[:2] == ("completed", "approve"), timeout=10_000)
     assert status(qtbot, qt_backend, runs["b"][0])[:2] == ("completed", "reject")
+
+
+def test_the_undo_countdown_leaves_room_for_the_status_message(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen at 1024 px: a held decision on a long command filled the status bar, and the message beside it (the
+    previous decision, committed) was cut to "Answere"."""
+    command = "python scripts/migrate.py --from-snapshot " + "very/long/path/segment/" * 8 + "end.json"
+    first = shell(qtbot, qt_backend, "h1", command)
+    shell(qtbot, qt_backend, "h2", "git status")
+    window.resize(1024, 640)
+    show(qtbot, window, first)
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_A)
+    bar = window.triage.undo_bar
+    assert bar.isVisible()
+    text = bar.label.text()
+    assert text.startswith("Approved: ") and text.endswith("commits in 30 s"), text
+    assert bar.sizeHint().width() <= window.width() // 2
+    assert bar.label.toolTip().startswith("Approved: Bash") and len(bar.label.toolTip()) > len(text)  # all of it
