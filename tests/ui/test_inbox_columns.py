@@ -1,5 +1,5 @@
-"""The inbox's columns at a small window: the summary (what a call does) keeps the room, the request column still
-shows a request's tool name whole."""
+"""The inbox's columns at a small window: the summary (what a call does) keeps the room and spends none of it on
+what the request column says, and the request column still shows a request's tool name whole."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QStyle
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, COL_SUMMARY
-from tests.ui.conftest import OpenMainWindow, run_async
+from reviewer_app.ui.inbox.model import InboxModel
+from tests.ui.conftest import OpenMainWindow, make_summary, run_async
 
 
 @pytest.mark.parametrize("size", [(1024, 640), (1366, 768)])
@@ -49,3 +50,14 @@ def test_the_summary_column_takes_the_room_and_the_tool_name_stays_whole(
     icon = view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, view) + 8  # and the cell's margins
     assert cell.right() <= header.sectionViewportPosition(COL_REQUEST) + widths[COL_REQUEST]
     assert cell.width() >= view.fontMetrics().horizontalAdvance("write_file") + icon, (cell, widths)
+
+
+def test_a_questions_summary_starts_with_the_question() -> None:
+    """The request column already says "question": its summary cell repeated "question: " and, cut in the middle
+    at a small window, kept little of the question ("question: Whi…nge 2 go to?")."""
+    model = InboxModel()
+    asked = make_summary(0, hitl_type="ask_user", tool=None, summary="question: Which branch should change 2 go to?")
+    model.set_requests([asked, make_summary(1, summary="question: keep this one, a command's summary")])
+    assert model.index_for(asked.hitl_id, COL_REQUEST).data() == "question"
+    assert model.index_for(asked.hitl_id, COL_SUMMARY).data() == "Which branch should change 2 go to?"
+    assert model.index_for("h000001", COL_SUMMARY).data() == "question: keep this one, a command's summary"

@@ -55,6 +55,7 @@ _EXTERNAL = int(EXTERNAL_ROLE)
 _PENDING = HITLStatus.PENDING.value
 _ASK = HITLType.ASK_USER.value
 _NOTHING = (None, None, None, None)
+_QUESTION_PREFIX = "question: "  # how a stored question's summary begins (its arguments summarised)
 # The roles QStyledItemDelegate asks for in one multiData call, in its order.
 _DELEGATE_ROLES = (
     _FONT,
@@ -182,7 +183,10 @@ class InboxCells:
                 what = "question" if s.hitl_type == _ASK else tool_label(s.tool_name) or s.hitl_type
                 return (what, icon, None, None)
             if column == COL_SUMMARY:
-                return (s.summary, self._chip(self._risk(s)), None, None)
+                text = s.summary
+                if s.hitl_type == _ASK and text.startswith(_QUESTION_PREFIX):  # the request column says "question"
+                    text = text[len(_QUESTION_PREFIX) :]
+                return (text, self._chip(self._risk(s)), None, None)
             if column == COL_AGENT:
                 return (s.agent or "", theme.icon("external") if s.external else None, self._colors.muted, None)
             if column == COL_AGE:
