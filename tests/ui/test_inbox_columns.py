@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QStyle
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, COL_SUMMARY
 from reviewer_app.ui.inbox.model import InboxModel
+from reviewer_app.ui.inbox.queue import request_text
 from tests.ui.conftest import OpenMainWindow, make_summary, run_async
 
 
@@ -61,3 +62,4 @@ def test_a_questions_summary_starts_with_the_question() -> None:
     assert model.index_for(asked.hitl_id, COL_REQUEST).data() == "question"
     assert model.index_for(asked.hitl_id, COL_SUMMARY).data() == "Which branch should change 2 go to?"
     assert model.index_for("h000001", COL_SUMMARY).data() == "question: keep this one, a command's summary"
+    assert request_text(asked) == "question · Which branch should change 2 go to?"  # the flat queue's row

@@ -69,6 +69,14 @@ _DELEGATE_ROLES = (
 _BLANK = ("", None, None, None)
 
 
+def shown_summary(s: RequestSummary) -> str:
+    """The summary as a row shows it: a question's without "question: " (the row says it is a question already)."""
+    text = s.summary
+    if s.hitl_type == _ASK and text.startswith(_QUESTION_PREFIX):
+        return text[len(_QUESTION_PREFIX) :]
+    return text
+
+
 class InboxCells:
     """Answers the view's questions about one cell of a request row or a group row.
 
@@ -183,10 +191,7 @@ class InboxCells:
                 what = "question" if s.hitl_type == _ASK else tool_label(s.tool_name) or s.hitl_type
                 return (what, icon, None, None)
             if column == COL_SUMMARY:
-                text = s.summary
-                if s.hitl_type == _ASK and text.startswith(_QUESTION_PREFIX):  # the request column says "question"
-                    text = text[len(_QUESTION_PREFIX) :]
-                return (text, self._chip(self._risk(s)), None, None)
+                return (shown_summary(s), self._chip(self._risk(s)), None, None)
             if column == COL_AGENT:
                 return (s.agent or "", theme.icon("external") if s.external else None, self._colors.muted, None)
             if column == COL_AGE:
