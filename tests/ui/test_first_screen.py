@@ -265,3 +265,13 @@ def test_the_app_paints_the_first_screen_before_the_backend_then_hands_over(
     assert result["main"]["first_visible"] is False  # one window at a time
     code, said = result["second"]
     assert code == 0 and "already open" in said  # a second launch meanwhile found this one and opened no window
+
+
+def test_the_first_screen_fits_the_screen_it_opens_on(qtbot: Any, ui_settings: QSettings) -> None:
+    """Seen at 1024 x 640: the first screen opened at 1,320 x 820 and the main window took its place, so the window
+    ran off the screen (its detail cut at the right, its status line below the bottom)."""
+    first = FirstScreenWindow(ui_settings)
+    qtbot.addWidget(first)
+    available = first.screen().availableGeometry()  # the offscreen screen: 800 x 600
+    assert first.width() <= available.width() and first.height() <= available.height()
+    assert available.contains(first.frameGeometry().topLeft())

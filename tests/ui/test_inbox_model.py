@@ -247,7 +247,7 @@ def test_removed_requests_leave_no_trace_in_searches_after_compaction(qtmodeltes
     assert model.visible_count == 0 and model.rowCount() == 0
     model.set_filter(InboxFilter(text="write"))
     assert model.visible_count == 20
-    assert len(model._g.f_hay) == 20
+    assert len(model._g.f_text) == 20
 
 
 def test_ages_ask_for_a_repaint_only_when_their_text_changes() -> None:

@@ -11,6 +11,7 @@ from PySide6.QtCore import QModelIndex, QObject, Qt
 
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.records import RunRecord
+from reviewer_app.domain.runs import RunState
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.ui.detail.json_view import JsonPanel, JsonView, fold_ranges, format_json
 from reviewer_app.ui.detail.prepared import prepare_request, write_file_diff
@@ -24,7 +25,7 @@ from reviewer_app.ui.detail.timeline import (
     TimelineView,
 )
 from reviewer_app.ui.inbox.model import InboxModel
-from reviewer_app.ui.runs.model import GROUP_ORDER, RUN_ID_ROLE, RunsModel
+from reviewer_app.ui.runs.model import GROUP_ORDER, GROUP_TITLES, RUN_ID_ROLE, RunsModel
 
 
 def event(seq: int, block_id: str, kind: BlockKind, op: BlockOp, data: dict[str, Any], ts: int, parent=None):
@@ -164,6 +165,15 @@ def test_runs_model_moves_runs_between_state_groups(qtmodeltester: Any) -> None:
     assert model.index_for("inv_2").parent().row() == GROUP_ORDER.index("done")
     model.apply_changes([run(1, "running", 3)])
     assert model.index_for("inv_1", 2).data() == "3"
+
+
+def test_every_run_state_the_store_writes_has_its_own_group_on_the_board() -> None:
+    """No "Idle" group: a run neither running, waiting for review nor finished is queued or interrupted, and each
+    has its group (a state without one would be listed under Failed)."""
+    unfinished = {state for state in RunState if not state.finished} - {RunState.RUNNING, RunState.WAITING}
+    assert unfinished == {RunState.QUEUED, RunState.INTERRUPTED}
+    for state in RunState:
+        assert state.value in GROUP_ORDER and state.value in GROUP_TITLES
 
 
 def test_format_json_cuts_huge_payloads_and_show_all_splits_lines() -> None:

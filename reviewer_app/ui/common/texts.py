@@ -60,3 +60,8 @@ def tool_label(tool_name: str | None) -> str:
         return tool_name
     server, tool = parts
     return f"{tool} · {server}"
+
+
+def count_text(count: int, noun: str) -> str:
+    """ "1 request", "4 requests" (an operator reads "4 request(s)" as a program talking)."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

@@ -55,6 +55,7 @@ _EXTERNAL = int(EXTERNAL_ROLE)
 _PENDING = HITLStatus.PENDING.value
 _ASK = HITLType.ASK_USER.value
 _NOTHING = (None, None, None, None)
+_QUESTION_PREFIX = "question: "  # how a stored question's summary begins (its arguments summarised)
 # The roles QStyledItemDelegate asks for in one multiData call, in its order.
 _DELEGATE_ROLES = (
     _FONT,
@@ -66,6 +67,14 @@ _DELEGATE_ROLES = (
     _BACKGROUND,
 )
 _BLANK = ("", None, None, None)
+
+
+def shown_summary(s: RequestSummary) -> str:
+    """The summary as a row shows it: a question's without "question: " (the row says it is a question already)."""
+    text = s.summary
+    if s.hitl_type == _ASK and text.startswith(_QUESTION_PREFIX):
+        return text[len(_QUESTION_PREFIX) :]
+    return text
 
 
 class InboxCells:
@@ -182,7 +191,7 @@ class InboxCells:
                 what = "question" if s.hitl_type == _ASK else tool_label(s.tool_name) or s.hitl_type
                 return (what, icon, None, None)
             if column == COL_SUMMARY:
-                return (s.summary, self._chip(self._risk(s)), None, None)
+                return (shown_summary(s), self._chip(self._risk(s)), None, None)
             if column == COL_AGENT:
                 return (s.agent or "", theme.icon("external") if s.external else None, self._colors.muted, None)
             if column == COL_AGE:

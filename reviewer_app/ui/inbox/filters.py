@@ -93,12 +93,6 @@ def label_text(s: RequestSummary) -> str:
     return (s.tool_name or s.hitl_type).lower()
 
 
-def summary_hay(s: RequestSummary) -> str:
-    """The lower-cased summary, sharing the summary's string when it already is lower case."""
-    low = s.summary.lower()
-    return s.summary if low == s.summary else low
-
-
 def group_hay(s: RequestSummary) -> str:
     return f"{s.session_id}\n{s.agent or ''}\n{s.invocation_id}".lower()
 

@@ -1,10 +1,10 @@
 """The inbox's search engine: everything in scope, grouped, with flat columns a filter reads in C-level loops.
 
 Sessions hold invocations hold requests, in arrival order. Next to the grouping, one entry per
-request ("slot") in flat per-request columns: the lower-cased summary (the summary itself when
-it already is lower case), its invocation's text (session, agent, run id) with the request's
-kind (one string shared by the invocation's requests of that kind), and the fields the filter
-combos compare. A filter is evaluated over those columns with ``map`` loops into one mask (True:
+request ("slot") in flat per-request columns: the text the search matches, lower-cased once (the
+summary, its invocation's session, agent and run id, and the request's kind, in one string, so a
+search term costs one substring test per request), and the fields the filter combos compare. A
+filter is evaluated over those columns with ``map`` loops into one mask (True:
 the slot passes); the last few masks are kept (erasing a search brings a cached one back), and a
 search that only narrows a known one (typing on: "wr" after "w") reads only the slots that passed it.
 Removed requests leave tombstones in the columns until enough pile up to rebuild them.
@@ -21,12 +21,12 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import and_, attrgetter, contains, eq, or_
+from operator import and_, attrgetter, contains, eq
 from typing import Any
 
 from reviewer_app.domain.hitl import HITLStatus
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.ui.inbox.filters import InboxFilter, Key, group_hay, haystack, label_text, sort_key, summary_hay
+from reviewer_app.ui.inbox.filters import InboxFilter, Key, group_hay, haystack, label_text, sort_key
 
 LEVEL_SESSION, LEVEL_INVOCATION, LEVEL_REQUEST = 0, 1, 2
 MASKS_KEPT = 6  # masks of recent searches kept for erasing (0.8 MB each at 100,000 requests)
@@ -110,14 +110,12 @@ class Grouping:
         self.by_uid: dict[int, Group] = {}
         self._next_uid = 1
         # Flat columns the search reads, one entry per slot; removed requests leave tombstones.
-        self.f_hay: list[str] = []
-        self.f_ghay: list[str] = []  # the invocation's text and the request's kind, shared by such requests
+        self.f_text: list[str] = []  # what the search matches: summary, session, agent, run id and kind, lower case
         self.f_type: list[str | None] = []
         self.f_tool: list[str | None] = []
         self.f_agent: list[str | None] = []
         self.f_inv: list[Group | None] = []
         self.f_session: list[Group | None] = []
-        self._ghays: dict[tuple[int, str], str] = {}
         self.dead = 0
         self.version = 0
         self._masks: OrderedDict[tuple[Any, ...], tuple[list[bool], int]] = OrderedDict()
@@ -172,7 +170,7 @@ class Grouping:
             *((k, m, n) for k, (m, n) in reversed(self._masks.items())),
         ]
         for key, mask, passed in known:
-            if key is None or mask is None or len(mask) != len(self.f_hay) or tuple(key[1:]) != fields:
+            if key is None or mask is None or len(mask) != len(self.f_text) or tuple(key[1:]) != fields:
                 continue
             if passed > NARROW_BELOW * len(mask):
                 continue
@@ -184,12 +182,7 @@ class Grouping:
         """:meth:`evaluate` of ``f`` over the slots ``base`` lets through (the others cannot pass ``f``)."""
         passed = list(compress(range(len(base)), base))
         for term in f.terms:
-            found = map(
-                or_,
-                map(contains, map(self.f_hay.__getitem__, passed), repeat(term)),
-                map(contains, map(self.f_ghay.__getitem__, passed), repeat(term)),
-            )
-            passed = list(compress(passed, found))
+            passed = list(compress(passed, map(contains, map(self.f_text.__getitem__, passed), repeat(term))))
         mask = [False] * len(base)
         for slot in passed:
             mask[slot] = True
@@ -197,7 +190,7 @@ class Grouping:
 
     def extend(self, rows: list[RequestSummary]) -> list[bool]:
         """Add new requests (not in the grouping yet) and extend the mask; which of them pass the filter."""
-        start = len(self.f_hay)
+        start = len(self.f_text)
         self.append(rows)
         wanted = self.evaluate(self.filter, start)
         if wanted is None:
@@ -219,20 +212,17 @@ class Grouping:
         return group
 
     def _clear_columns(self) -> None:
-        for column in (self.f_hay, self.f_ghay, self.f_type, self.f_tool, self.f_agent):
+        for column in (self.f_text, self.f_type, self.f_tool, self.f_agent):
             column.clear()
-        self.f_inv, self.f_session, self._ghays = [], [], {}
+        self.f_inv, self.f_session = [], []
         self.dead = 0
         self._mask_key = None  # slots are renumbered: no mask holds any more
 
-    def _ghay(self, inv: Group, s: RequestSummary) -> str:
-        """The text a search matches for ``s`` besides its summary: its invocation's text and its kind."""
-        label = self._label(s)
-        key = (inv.uid, label)
-        text = self._ghays.get(key)
-        if text is None:
-            text = self._ghays[key] = f"{inv.hay}\n{label}"
-        return text
+    def _text(self, inv: Group, s: RequestSummary) -> str:
+        """What a search matches for ``s`` (as :func:`filters.haystack`, with its invocation's text shared):
+        the search splits at whitespace, so no term spans two of the parts."""
+        label = self._labels.get((s.tool_name, s.hitl_type)) or self._label(s)
+        return f"{s.summary.lower()}\n{inv.hay}\n{label}"
 
     def _label(self, s: RequestSummary) -> str:
         label_key = (s.tool_name, s.hitl_type)
@@ -268,11 +258,10 @@ class Grouping:
 
     def append(self, rows: list[RequestSummary]) -> None:
         """Add new requests (sorted by key, not yet in the grouping) to the grouping and the flat columns."""
-        f_ghay, f_inv = self.f_ghay, self.f_inv
-        ghays, label_of = self._ghays, self._labels
+        f_text, f_inv, text_of = self.f_text, self.f_inv, self._text
         inv_by_id = self.inv_by_id
-        slot = len(self.f_hay)
-        for s in rows:  # the one per-row Python loop: the grouping and the shared search text
+        start = slot = len(f_text)
+        for s in rows:  # the one per-row Python loop: the grouping and the search text
             key = (s.created_at, s.updated_at_ms if s.status == _PENDING else 0, s.hitl_id)
             inv = inv_by_id.get(s.invocation_id) or self._invocation_for(s, key)
             tail = inv.tail
@@ -284,14 +273,10 @@ class Grouping:
                 pos = bisect_left(inv.items, key, key=sort_key)
                 inv.items.insert(pos, s)
                 inv.slots.insert(pos, slot)
-            label = label_of.get((s.tool_name, s.hitl_type))
-            ghay = None if label is None else ghays.get((inv.uid, label))
-            f_ghay.append(ghay if ghay is not None else self._ghay(inv, s))
+            f_text.append(text_of(inv, s))
             f_inv.append(inv)
             slot += 1
         # The other columns in C-level loops.
-        start = len(self.f_hay)
-        self.f_hay.extend(map(summary_hay, rows))
         self.f_type.extend(map(_hitl_type, rows))
         self.f_tool.extend(map(_tool_name, rows))
         self.f_agent.extend(map(_agent, rows))
@@ -307,13 +292,12 @@ class Grouping:
     def _set_slot(self, slot: int, s: RequestSummary | None, inv: Group | None) -> None:
         """Write (or, with None, tombstone) one request's flat columns."""
         if s is None:
-            self.f_hay[slot] = self.f_ghay[slot] = ""  # contains no search term
+            self.f_text[slot] = ""  # contains no search term
             self.f_type[slot] = self.f_tool[slot] = self.f_agent[slot] = None
             self.f_inv[slot] = self.f_session[slot] = None
             return
         assert inv is not None
-        self.f_hay[slot] = summary_hay(s)
-        self.f_ghay[slot] = self._ghay(inv, s)
+        self.f_text[slot] = self._text(inv, s)
         self.f_type[slot] = s.hitl_type
         self.f_tool[slot] = s.tool_name
         self.f_agent[slot] = s.agent
@@ -370,16 +354,15 @@ class Grouping:
         self._clear_columns()
         for session in self.sessions:
             for inv in session.items:
-                inv.slots = list(range(len(self.f_hay), len(self.f_hay) + len(inv.items)))
+                inv.slots = list(range(len(self.f_text), len(self.f_text) + len(inv.items)))
                 for s in inv.items:
-                    self.f_hay.append(summary_hay(s))
-                    self.f_ghay.append(self._ghay(inv, s))
+                    self.f_text.append(self._text(inv, s))
                     self.f_type.append(s.hitl_type)
                     self.f_tool.append(s.tool_name)
                     self.f_agent.append(s.agent)
                     self.f_inv.append(inv)
                     self.f_session.append(session)
-        assert len(self.f_hay) == len(self.source)
+        assert len(self.f_text) == len(self.source)
         self.mask = None
         self._touch()
 
@@ -398,9 +381,7 @@ class Grouping:
 
         mask: Iterator[bool] | None = None
         for term in terms:
-            found: Iterator[bool] = map(
-                or_, map(contains, part(self.f_hay), repeat(term)), map(contains, part(self.f_ghay), repeat(term))
-            )
+            found: Iterator[bool] = map(contains, part(self.f_text), repeat(term))
             mask = found if mask is None else map(and_, mask, found)
         for column, wanted in ((self.f_type, f.hitl_type), (self.f_tool, f.tool), (self.f_agent, f.agent)):
             if wanted is not None:

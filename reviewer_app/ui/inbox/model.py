@@ -1,41 +1,31 @@
 """The inbox model: the visible tree session → invocation → request over the grouping, for Qt views.
 
-Kept cheap for 100,000 requests:
-
-* The grouping and its search (:mod:`ui.inbox.grouping`) decide which requests pass the filter;
-  this model decides only which sessions are visible. Which invocations and requests of a
-  session are visible is worked out when the view first asks for them (it asks for what it
-  expands), and a collapsed row's count and age without them, so a keystroke costs the search
-  plus what is on screen, not a Python step per group.
-* Live changes and the pages of a progressive load update the grouping and the visible tree with
-  ``beginInsertRows``/``beginRemoveRows``; model indexes carry their parent group's id in
-  ``internalId`` (0: a session row).
-* What a cell shows is :mod:`ui.inbox.cells` (one :meth:`multiData` call per painted cell).
+Kept cheap for 100,000 requests: which rows are visible, and the signals of their changes, is
+:mod:`ui.inbox.visible_tree`; model indexes carry their parent group's id in ``internalId`` (0: a
+session row); a collapsed row's count and age come without computing its rows; what a cell shows is
+:mod:`ui.inbox.cells` (one :meth:`multiData` call per painted cell).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from itertools import compress
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.ui.inbox.cells import COL_AGE, COL_SUMMARY, HEADERS, InboxCells
-from reviewer_app.ui.inbox.filters import InboxFilter, Scope, sort_key
+from reviewer_app.ui.inbox.cells import HEADERS, InboxCells
+from reviewer_app.ui.inbox.filters import InboxFilter, Scope
 from reviewer_app.ui.inbox.grouping import (
     LEVEL_INVOCATION,
     LEVEL_REQUEST,
     LEVEL_SESSION,
     Group,
-    Grouping,
     gc_paused,
 )
-from reviewer_app.ui.models.tree_model import TreeItemModel
+from reviewer_app.ui.inbox.visible_tree import VisibleTree
 
 if TYPE_CHECKING:  # the domain's risk module (shell parsing) loads after the first screen
     from reviewer_app.domain.risk import Risk
@@ -45,30 +35,12 @@ ModelIndex = QModelIndex | QPersistentModelIndex
 # Above this many changes at once a reset is cheaper than row-by-row signals.
 BULK_CHANGE_THRESHOLD = 500
 
-_group_key = attrgetter("key")
 
-
-class InboxModel(TreeItemModel):
-    """Tree of pending (or decided) requests grouped by session and invocation.
-
-    Signals:
-        filterApplied(int): the number of requests visible after a rebuild.
-        countsChanged(): rows were added or removed (titles and badges refresh on it).
-    """
-
-    filterApplied = Signal(int)
-    countsChanged = Signal()
+class InboxModel(VisibleTree):
+    """Tree of pending (or decided) requests grouped by session and invocation (signals: :class:`VisibleTree`)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        # Everything in scope, grouped, with the search's flat columns and the filter's mask.
-        self._g = Grouping()
-        self._by_uid = self._g.by_uid  # the same dict, read on every index() and parent() call
-        # The visible tree: the sessions with at least one request passing the filter.
-        self._gen = 0
-        self._sessions: list[Group] = []
-        self._visible = 0
-        self._group_count: int | None = None
         self._group_count_version = -1
         self._cells = InboxCells(self._g, self._summary_of)
 
@@ -126,7 +98,7 @@ class InboxModel(TreeItemModel):
     def repaint_requests(self, hitl_ids: Iterable[str]) -> None:
         """These requests' rows show something new (their risk arrived, a mark changed)."""
         for hitl_id in hitl_ids:
-            first = self.index_for(hitl_id, 0)
+            first = self.index_for(hitl_id, 0, expose=False)
             if first.isValid():
                 self.dataChanged.emit(first, first.siblingAtColumn(len(HEADERS) - 1))
 
@@ -203,11 +175,19 @@ class InboxModel(TreeItemModel):
             self._apply_one(s)
         self.countsChanged.emit()
 
-    def index_for(self, hitl_id: str, column: int = 0) -> QModelIndex:
+    def index_for(self, hitl_id: str, column: int = 0, *, expose: bool = True) -> QModelIndex:
+        """The request's index; a request the filter shows in a session row the view has not been given yet gets
+        its row given (``expose``) or an invalid index."""
         found = self._visible_place(hitl_id)
         if found is None:
             return QModelIndex()
         inv, row = found
+        session = inv.parent
+        assert session is not None
+        if session.row >= self._exposed:
+            if not expose:
+                return QModelIndex()
+            self._expose(session.row + 1)
         return self.createIndex(row, column, inv.uid)
 
     def request_at(self, index: ModelIndex) -> RequestSummary | None:
@@ -252,35 +232,19 @@ class InboxModel(TreeItemModel):
             inv = invocations[next_inv]
             row = 0 if forward else len(self._kids(inv)) - 1
 
-    def next_after_removal(self, hitl_id: str) -> str | None:
-        """What to select once ``hitl_id`` is decided: the next request, else the previous one."""
-        return self.neighbour(hitl_id, 1) or self.neighbour(hitl_id, -1)
+    def next_after_removal(self, hitl_id: str, leaving: Iterable[str] = ()) -> str | None:
+        """What to select once ``hitl_id`` is decided (with ``leaving``, a bulk decision's others): the next request
+        that stays, else the previous one."""
+        gone = {hitl_id, *leaving}
+        for step in (1, -1):
+            current = self.neighbour(hitl_id, step)
+            while current is not None and current in gone:
+                current = self.neighbour(current, step)
+            if current is not None:
+                return current
+        return None
 
     # -- Qt model ------------------------------------------------------------------------
-    def _kids(self, group: Group) -> list[Any]:
-        """The visible children of ``group`` under the current filter (computed on first use)."""
-        if group.gen == self._gen:
-            return group.children
-        if group.level == LEVEL_INVOCATION:
-            mask = self._g.mask
-            if mask is None:
-                children = group.items[:]
-            else:
-                children = list(compress(group.items, map(mask.__getitem__, group.slots)))
-            group.count = len(children)
-        else:
-            children = []
-            total = 0
-            for inv in group.items:
-                if self._kids(inv):
-                    inv.row = len(children)
-                    children.append(inv)
-                    total += inv.count
-            group.count = total
-        group.children = children
-        group.gen = self._gen
-        return children
-
     def _summary_of(self, group: Group) -> tuple[int, int]:
         """(visible requests, oldest visible creation time) of a group, without computing its rows."""
         gen = self._gen
@@ -324,7 +288,7 @@ class InboxModel(TreeItemModel):
         uid = index.internalId()
         row = index.row()
         if uid == 0:
-            return (LEVEL_SESSION, self._sessions[row]) if row < len(self._sessions) else (-1, None)
+            return (LEVEL_SESSION, self._sessions[row]) if row < self._exposed else (-1, None)
         group = self._by_uid.get(uid)
         if group is None:
             return (-1, None)
@@ -336,7 +300,7 @@ class InboxModel(TreeItemModel):
     def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
         # Called for every session row at each layout: the top level first, in few steps.
         if not parent.isValid():
-            if 0 <= row < len(self._sessions) and 0 <= column < 6:
+            if 0 <= row < self._exposed and 0 <= column < 6:
                 return self.createIndex(row, column, 0)
             return QModelIndex()
         if row < 0 or not 0 <= column < 6 or parent.column() != 0:
@@ -346,7 +310,7 @@ class InboxModel(TreeItemModel):
         puid = parent.internalId()
         prow = parent.row()
         if puid == 0:
-            if prow >= len(self._sessions):
+            if prow >= self._exposed:
                 return QModelIndex()
             group = self._sessions[prow]
         else:
@@ -375,7 +339,7 @@ class InboxModel(TreeItemModel):
 
     def rowCount(self, parent: ModelIndex = QModelIndex()) -> int:  # noqa: B008
         if not parent.isValid():
-            return len(self._sessions)
+            return self._exposed
         if parent.column() != 0:
             return 0
         level, node = self._node(parent)
@@ -390,8 +354,8 @@ class InboxModel(TreeItemModel):
         uid = parent.internalId()
         if uid == 0:
             if not parent.isValid():
-                return bool(self._sessions)
-            return parent.column() == 0 and parent.row() < len(self._sessions)
+                return self._exposed > 0
+            return parent.column() == 0 and parent.row() < self._exposed
         group = self._by_uid.get(uid)  # the row's parent: a session holds invocations, an invocation requests
         if group is None or group.level != LEVEL_SESSION or parent.column() != 0:
             return False
@@ -416,231 +380,3 @@ class InboxModel(TreeItemModel):
         if node is None:
             return None
         return self._cells.value(level, node, index.column(), int(role))
-
-    # -- the visible tree ----------------------------------------------------------------------
-    def _rebuild(self) -> None:
-        """Apply the filter to everything: a reset, then the view asks for what it shows."""
-        self.beginResetModel()
-        g = self._g
-        visible = g.apply_filter()
-        mask = g.mask
-        self._gen += 1
-        for session in self._sessions:
-            session.visible = False
-        if mask is None:
-            sessions = g.sessions[:]
-        else:
-            shown = set(compress(g.f_session, mask))
-            sessions = [session for session in g.sessions if session in shown]
-        self._group_count = None
-        for row, session in enumerate(sessions):
-            session.row = row
-            session.visible = True
-        self._sessions = sessions
-        self._visible = visible
-        self.endResetModel()
-        self.filterApplied.emit(self._visible)
-        self.countsChanged.emit()
-
-    def _visible_place(self, hitl_id: str) -> tuple[Group, int] | None:
-        """The visible invocation row holding ``hitl_id`` and the request's row in it, or None."""
-        s = self._g.source.get(hitl_id)
-        if s is None:
-            return None
-        inv = self._g.inv_by_id.get(s.invocation_id)
-        if inv is None or inv.parent is None or not inv.parent.visible:
-            return None
-        self._kids(inv.parent)
-        children = self._kids(inv)
-        row = bisect_left(children, sort_key(s), key=sort_key)
-        return (inv, row) if row < len(children) and children[row].hitl_id == hitl_id else None
-
-    def _renumber(self, groups: list[Group], start: int) -> None:
-        for row in range(start, len(groups)):
-            groups[row].row = row
-
-    def _apply_one(self, s: RequestSummary) -> None:
-        """One live change: the grouping, the mask and the visible rows (with their signals)."""
-        old = self._g.source.get(s.hitl_id)
-        in_scope = self._g.filter.scope.includes(s.status)
-        wanted = in_scope and self._g.accepts(s)
-        if old is not None:
-            place = self._visible_place(old.hitl_id)  # also computes its session's rows before the change
-            same = in_scope and sort_key(old) == sort_key(s) and old.invocation_id == s.invocation_id
-            if same and place is not None and wanted:
-                self._g.merge(s)
-                inv, row = place
-                inv.children[row] = s
-                self.dataChanged.emit(self.createIndex(row, 0, inv.uid), self.createIndex(row, 5, inv.uid))
-                return
-            if place is not None:
-                self._remove_row(*place)
-            self._g.merge(s)
-            if same:
-                inv, pos = self._g.locate(s)
-                if self._g.mask is not None:
-                    self._g.mask[inv.slots[pos]] = wanted
-        else:
-            if not in_scope:
-                return
-            session = self._g.session_by_id.get(s.session_id)
-            if session is not None and session.visible:
-                self._kids(session)  # the rows the view may know, before the change
-            self._g.merge(s)
-        if wanted:
-            self._insert_row(s)
-
-    def _remove_row(self, inv: Group, row: int) -> None:
-        """Remove one visible request row (its session's rows are computed)."""
-        session = inv.parent
-        assert session is not None
-        if len(inv.children) > 1:
-            self.beginRemoveRows(self.createIndex(inv.row, 0, session.uid), row, row)
-            del inv.children[row]
-            inv.count -= 1
-            session.count -= 1
-            self.endRemoveRows()
-            self._group_counts_changed(inv)
-        elif len(session.children) > 1:
-            self.beginRemoveRows(self.createIndex(session.row, 0, 0), inv.row, inv.row)
-            del session.children[inv.row]
-            self._renumber(session.children, inv.row)
-            inv.children, inv.count = [], 0
-            session.count -= 1
-            self.endRemoveRows()
-            self._group_counts_changed(session)
-        else:
-            self.beginRemoveRows(QModelIndex(), session.row, session.row)
-            del self._sessions[session.row]
-            self._renumber(self._sessions, session.row)
-            inv.children, inv.count = [], 0
-            session.children, session.count, session.visible = [], 0, False
-            self.endRemoveRows()
-        self._visible -= 1
-        self._group_count = None
-
-    def _insert_row(self, s: RequestSummary) -> None:
-        """Show one request that passes the filter (already in the grouping and the mask)."""
-        inv = self._g.inv_by_id[s.invocation_id]
-        session = inv.parent
-        assert session is not None
-        gen = self._gen
-        if session.visible and session.gen == gen:
-            if inv.gen == gen and inv.children:
-                row = bisect_left(inv.children, sort_key(s), key=sort_key)
-                self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), row, row)
-                inv.children.insert(row, s)
-                inv.count += 1
-                session.count += 1
-                self.endInsertRows()
-                self._group_counts_changed(inv)
-            else:
-                row = bisect_left(session.children, inv.key, key=_group_key)
-                self.beginInsertRows(self.createIndex(session.row, 0, 0), row, row)
-                inv.children, inv.count, inv.gen = [s], 1, gen
-                session.children.insert(row, inv)
-                self._renumber(session.children, row)
-                session.count += 1
-                self.endInsertRows()
-                self._group_counts_changed(session)
-        elif session.visible:
-            # The view has not asked for this session's rows: they are computed when it does.
-            self._invalidate(session)
-            self._group_counts_changed(session)
-        else:
-            row = bisect_left(self._sessions, session.key, key=_group_key)
-            self.beginInsertRows(QModelIndex(), row, row)
-            self._invalidate(session)
-            session.visible = True
-            self._sessions.insert(row, session)
-            self._renumber(self._sessions, row)
-            self.endInsertRows()
-        self._visible += 1
-        self._group_count = None
-
-    def _invalidate(self, session: Group) -> None:
-        """Forget a session's computed rows and counts (recomputed from the grouping and mask on use)."""
-        session.gen = session.cgen = -1
-        for inv in session.items:
-            inv.gen = inv.cgen = -1
-
-    def _show_appended(self, rows: list[RequestSummary], wanted: list[bool]) -> None:
-        """The visible-tree side of :meth:`append_page`: signals only for rows the view knows."""
-        gen = self._gen
-        known: dict[Group, list[RequestSummary]] = {}  # invocation -> its new visible rows
-        appearing: dict[Group, None] = {}  # sessions that become visible, in key order
-        for s, ok in zip(rows, wanted, strict=True):
-            inv = self._g.inv_by_id[s.invocation_id]
-            session = inv.parent
-            assert session is not None
-            if session.visible and session.gen == gen:
-                if ok:
-                    known.setdefault(inv, []).append(s)
-            else:
-                self._invalidate(session)
-                if ok and not session.visible:
-                    appearing[session] = None
-        for inv, new in known.items():
-            session = inv.parent
-            assert session is not None
-            if inv.gen == gen and inv.children:
-                children = inv.children
-                if sort_key(children[-1]) < sort_key(new[0]):
-                    first = len(children)
-                    self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), first, first + len(new) - 1)
-                    children.extend(new)
-                    self.endInsertRows()
-                else:
-                    for s in new:
-                        row = bisect_left(children, sort_key(s), key=sort_key)
-                        self.beginInsertRows(self.createIndex(inv.row, 0, session.uid), row, row)
-                        children.insert(row, s)
-                        self.endInsertRows()
-                inv.count = len(children)
-                session.count += len(new)
-                self._group_counts_changed(inv)
-            else:
-                row = bisect_left(session.children, inv.key, key=_group_key)
-                self.beginInsertRows(self.createIndex(session.row, 0, 0), row, row)
-                inv.children, inv.count, inv.gen = new, len(new), gen
-                session.children.insert(row, inv)
-                self._renumber(session.children, row)
-                session.count += len(new)
-                self.endInsertRows()
-                self._group_counts_changed(session)
-        if appearing:
-            sessions = self._sessions
-            tail = [s for s in appearing if not sessions or sessions[-1].key < s.key]
-            for session in appearing:  # the rare ones that sort among the shown sessions
-                if session in tail:
-                    continue
-                row = bisect_left(sessions, session.key, key=_group_key)
-                self.beginInsertRows(QModelIndex(), row, row)
-                session.visible = True
-                sessions.insert(row, session)
-                self._renumber(sessions, row)
-                self.endInsertRows()
-            tail.sort(key=_group_key)
-            if tail:
-                first = len(sessions)
-                self.beginInsertRows(QModelIndex(), first, first + len(tail) - 1)
-                for row, session in enumerate(tail, start=first):
-                    session.visible, session.row = True, row
-                sessions.extend(tail)
-                self.endInsertRows()
-        self._visible += sum(wanted)
-        self._group_count = None
-        if self._sessions:  # the counts and ages of sessions whose rows the view has not asked for
-            last = len(self._sessions) - 1
-            self.dataChanged.emit(self.createIndex(0, COL_SUMMARY, 0), self.createIndex(last, COL_AGE, 0))
-
-    def _group_counts_changed(self, group: Group | None) -> None:
-        """The count and age cells of a group (and its session) changed."""
-        while group is not None:
-            if group.level == LEVEL_SESSION and not group.visible:
-                return
-            parent_uid = group.parent.uid if group.parent is not None else 0
-            self.dataChanged.emit(
-                self.createIndex(group.row, COL_SUMMARY, parent_uid), self.createIndex(group.row, COL_AGE, parent_uid)
-            )
-            group = group.parent

@@ -21,6 +21,7 @@ from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
+from reviewer_app.ui.inbox.cells import shown_summary
 from reviewer_app.ui.inbox.view import CommandListView
 from reviewer_app.ui.inbox.why_tips import WORKING, HoverWhy, WhyTips
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
@@ -44,7 +45,7 @@ def urgency(summary: RequestSummary, risk: Risk | None) -> tuple[bool, int, bool
 def request_text(summary: RequestSummary) -> str:
     """A row's request: the tool by its own name and what it does (the summary), on one line."""
     if summary.hitl_type == HITLType.ASK_USER.value:
-        return f"question · {summary.summary}"
+        return f"question · {shown_summary(summary)}"
     tool = tool_label(summary.tool_name) or summary.hitl_type
     return f"{tool}  {summary.summary}".replace("\n", " ⏎ ")
 

@@ -9,6 +9,7 @@ from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPaintEvent, QRegion
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTreeView,
@@ -31,6 +32,7 @@ from reviewer_app.ui.inbox.model import InboxModel
 
 EXPAND_ALL_GROUPS = 1_500  # above this many session + invocation rows only the first sessions open
 NO_PENDING_TEXT = "No pending requests. New ones appear here as agents ask."  # the empty pending inbox says
+REQUEST_INDENT = 14  # px per tree level (Qt's 20 took a third of the request column at a request's depth)
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
 
 
@@ -128,14 +130,21 @@ class InboxView(CommandListView):
         self.setExpandsOnDoubleClick(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setItemDelegateForColumn(COL_SUMMARY, SummaryElision(self))  # keeps a command's end (`| sh`)
+        self.verticalScrollBar().valueChanged.connect(self._expose_more_near_the_end)
 
     def use_inbox_columns(self) -> None:
-        """The summary says what a call does: the other columns stay narrow so it keeps the room."""
+        """The summary says what a call does: the other columns stay narrow so it keeps the room.
+
+        The request column fits a request's tool name (``write_file``) two levels down, with its icon: at a
+        1024 px window it was 165 px, most of it indentation, and left the summary ~38% of the list."""
         header = self.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(36)
-        for column, width in ((COL_REQUEST, 165), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
+        self.setIndentation(REQUEST_INDENT)
+        icon = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, self)  # the view's default
+        request = 3 * REQUEST_INDENT + icon + 12 + self.fontMetrics().horizontalAdvance("write_file ")
+        for column, width in ((COL_REQUEST, request), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
             header.resizeSection(column, width)
         self.setColumnHidden(COL_DECIDED, True)
 
@@ -165,6 +174,13 @@ class InboxView(CommandListView):
             model.modelReset.connect(self.expand_default)
             model.rowsInserted.connect(self._expand_inserted)
 
+    def _expose_more_near_the_end(self, value: int) -> None:
+        """Scrolled to the last screen of the session rows the view has: the model gives it the next ones."""
+        model = self.model()
+        bar = self.verticalScrollBar()
+        if isinstance(model, InboxModel) and value >= bar.maximum() - bar.pageStep() and model.more_sessions:
+            model.expose_more()
+
     def _expand_group(self, session: QModelIndex) -> None:
         model = self.model()
         self.expand(session)
@@ -177,7 +193,7 @@ class InboxView(CommandListView):
         if not isinstance(model, InboxModel):
             return
         sessions = model.rowCount()
-        small = sessions <= EXPAND_ALL_GROUPS and model.group_count <= EXPAND_ALL_GROUPS
+        small = model.session_count <= EXPAND_ALL_GROUPS and model.group_count <= EXPAND_ALL_GROUPS
         limit = sessions if small else min(sessions, EXPAND_FIRST_SESSIONS)
         for row in range(limit):
             self._expand_group(model.index(row, 0))
@@ -186,7 +202,7 @@ class InboxView(CommandListView):
         """New sessions open like at the start: all of them in a small inbox, only the first ones in a huge one."""
         model = self.model()
         if not parent.isValid():
-            if model.rowCount() > EXPAND_ALL_GROUPS:
+            if not isinstance(model, InboxModel) or model.session_count > EXPAND_ALL_GROUPS:
                 last = min(last, EXPAND_FIRST_SESSIONS - 1)
             for row in range(first, last + 1):
                 self._expand_group(model.index(row, 0))

@@ -20,6 +20,7 @@ from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from reviewer_app.hitl.first_screen import FirstScreen, first_screen, has_first_screen
+from reviewer_app.ui.common.screen_fit import fit_to_screen
 from reviewer_app.ui.inbox.filters import FILTER_KEYS, FLAT_QUEUE_KEY, UNFILTERED_TEXTS, Scope
 from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.view import NO_PENDING_TEXT, InboxView
@@ -103,6 +104,7 @@ class FirstScreenWindow(QMainWindow):
         self.statusBar().showMessage(STARTING_TEXT)
         self.resize(1320, 820)
         self._restore(settings)
+        fit_to_screen(self)  # the main window takes this geometry: on a small screen it must fit there too
         self.shortcuts = [QShortcut(QKeySequence(keys), self.view) for keys in DECISION_KEYS]
         for shortcut in self.shortcuts:
             shortcut.activated.connect(lambda: self.statusBar().showMessage(WAIT_TEXT))

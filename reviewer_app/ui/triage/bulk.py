@@ -42,6 +42,7 @@ from reviewer_app.domain.shell_scopes import CommandScope
 from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import PATH_ARGUMENTS, command_of, is_file_tool, is_shell_tool, path_of
 from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.texts import count_text
 from reviewer_app.ui.inbox.cells import COL_REQUEST, LEVEL_ROLE
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST
 from reviewer_app.ui.models.request_list import RequestListModel, describe_call, request_list_view
@@ -346,13 +347,14 @@ class BulkController(QObject):
         dialog.reject_button.setEnabled(False)
 
         async def fill() -> None:
-            records = await load()
+            held = window.triage.undo.held_ids  # decided here a moment ago, in their undo countdown: not again
+            records = [r for r in await load() if str(r["hitl_id"]) not in held]
             risks = await window.backend.assess_requests([str(r["hitl_id"]) for r in records])
             if not shiboken6.isValid(dialog) or not dialog.isVisible():
                 return  # closed while loading
             high = sum(1 for risk in risks.values() if risk.high)
             warning = f" {high} of them HIGH RISK (see the Risk column)." if high else ""
-            dialog.explanation.setText(f"{explanation} {len(records)} request(s).{warning}")
+            dialog.explanation.setText(f"{explanation} {count_text(len(records), 'request')}.{warning}")
             dialog.set_records(records, risks)
 
         window.tasks.spawn(fill())
@@ -371,7 +373,7 @@ class BulkController(QObject):
         ids = [str(r["hitl_id"]) for r in records]
         for hitl_id in ids:
             self.marked.pop(hitl_id, None)
-        label = f"{'Approved' if kind == 'approve' else 'Rejected'} {len(ids)} request(s)"
+        label = f"{'Approved' if kind == 'approve' else 'Rejected'} {count_text(len(ids), 'request')}"
         decisions = {
             str(r["hitl_id"]): Decision(
                 DecisionKind.APPROVE if kind == "approve" else DecisionKind.REJECT,

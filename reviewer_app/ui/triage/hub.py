@@ -225,9 +225,11 @@ class Triage(QObject):
         held = self.undo.grace_s > 0
         if held:
             shown = window.detail.hitl_id
+            # Looked up before they leave: the request after them, where the operator was (not the inbox's top).
+            after = window.inbox.model.next_after_removal(shown, ids) if shown in ids else None
             window.inbox.hold(ids)
             if shown in ids:
-                window.decisions.show_next(shown, None)
+                window.decisions.show_next(shown, after)
 
         async def run() -> None:
             done: set[str] = set()

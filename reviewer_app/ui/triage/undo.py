@@ -21,7 +21,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from reviewer_app.ui.window.settings import DEFAULT_UNDO_GRACE_S
@@ -183,5 +183,10 @@ class UndoBar(QWidget):
         newest = held[-1]
         left = math.ceil(newest.seconds_left(self.queue.clock()))
         more = f" (+{len(held) - 1} more)" if len(held) > 1 else ""
-        self.label.setText(f"{newest.label}{more} · commits in {left} s")
+        text = f"{newest.label}{more} · commits in {left} s"
+        # At most half the window, cut in the middle (the verb and the countdown stay): the status message beside
+        # it (the decision before, committed) was cut to a fragment ("Answere") by a long command's countdown.
+        room = max(160, self.window().width() // 2 - self.button.sizeHint().width() - 8)
+        self.label.setText(self.label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, room))
+        self.label.setToolTip(text)
         self.show()

@@ -1,0 +1,107 @@
+"""Triaging a queue top to bottom by keyboard (seen in the real window, 45 requests): a bulk decision leaves the
+selection where the operator was, and a request decided a moment ago is not decided again by a bulk one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.triage.bulk import BulkDialog
+from reviewer_app.ui.window.main_window import MainWindow
+from tests.ui.conftest import OpenMainWindow
+from tests.ui.triage_helpers import dialog_of, shell, show, status, triage_models
+
+
+@pytest.fixture
+def window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> Iterator[MainWindow]:
+    win = open_main_window(checked=triage_models)
+    win.triage.set_grace(30)  # decisions wait out their grace period (approvals too), as held ones do
+    win.triage.set_hold_approvals(True)
+    yield win
+    win.close()
+
+
+def three_runs(qtbot: Any, backend: SQLHITLBackend, window: MainWindow) -> dict[str, list[str]]:
+    runs = {
+        run: [shell(qtbot, backend, f"{run}{n}", f"echo {run}{n}", invocation=run) for n in range(2)] for run in "abc"
+    }
+    every = [hitl_id for ids in runs.values() for hitl_id in ids]
+    qtbot.waitUntil(lambda: all(window.inbox.model.index_for(h).isValid() for h in every), timeout=10_000)
+    return runs
+
+
+def test_after_deciding_a_whole_run_the_next_run_is_shown(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """The selection jumped back to the top of the inbox: the shown request had left with the run before the next
+    one was looked up."""
+    runs = three_runs(qtbot, qt_backend, window)
+    show(qtbot, window, runs["b"][1])
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_W, Qt.KeyboardModifier.ShiftModifier)
+    dialog = dialog_of(qtbot, window, BulkDialog)
+    qtbot.waitUntil(dialog.approve_button.isEnabled, timeout=10_000)
+    dialog.approve_button.click()
+    assert window.triage.undo.held_ids == set(runs["b"])
+    assert window.detail.hitl_id == runs["c"][0]
+    # The last run: the request before it.
+    qtbot.waitUntil(lambda: not window.dialogs.open_dialogs)
+    qtbot.waitUntil(lambda: window.detail.summary is not None and window.detail.summary.hitl_id == runs["c"][0])
+    last = window.triage.bulk.decide_run()
+    assert last is not None
+    qtbot.waitUntil(last.approve_button.isEnabled, timeout=10_000)
+    last.approve_button.click()
+    assert window.detail.hitl_id == runs["a"][1]
+
+
+def test_a_bulk_decision_leaves_out_a_request_decided_here_a_moment_ago(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen: a request just steered (its decision in its undo countdown) was listed again in the whole run's
+    preview and approved with it; the approval then failed as "decided elsewhere"."""
+    runs = three_runs(qtbot, qt_backend, window)
+    show(qtbot, window, runs["b"][0])
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_R)
+    qtbot.waitUntil(lambda: bool(window.dialogs.open_dialogs))
+    reject = window.dialogs.open_dialogs[0]
+    reject.editor.setPlainText("not this one")
+    reject.try_submit()
+    assert window.triage.undo.held_ids == {runs["b"][0]}
+    assert window.detail.hitl_id == runs["b"][1]
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_W, Qt.KeyboardModifier.ShiftModifier)
+    dialog = dialog_of(qtbot, window, BulkDialog)
+    qtbot.waitUntil(dialog.approve_button.isEnabled, timeout=10_000)
+    assert dialog.model.hitl_ids() == [runs["b"][1]]
+    assert "1 request." in dialog.explanation.text()
+    dialog.approve_button.click()
+    assert window.triage.undo.held_ids == set(runs["b"])
+    window.triage.undo.flush()
+    qtbot.waitUntil(lambda: status(qtbot, qt_backend, runs["b"][1])[:2] == ("completed", "approve"), timeout=10_000)
+    assert status(qtbot, qt_backend, runs["b"][0])[:2] == ("completed", "reject")
+
+
+def test_the_undo_countdown_leaves_room_for_the_status_message(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen at 1024 px: a held decision on a long command filled the status bar, and the message beside it (the
+    previous decision, committed) was cut to "Answere"."""
+    command = "python scripts/migrate.py --from-snapshot " + "very/long/path/segment/" * 8 + "end.json"
+    first = shell(qtbot, qt_backend, "h1", command)
+    shell(qtbot, qt_backend, "h2", "git status")
+    window.resize(1024, 640)
+    show(qtbot, window, first)
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_A)
+    bar = window.triage.undo_bar
+    assert bar.isVisible()
+    text = bar.label.text()
+    assert text.startswith("Approved: ") and text.endswith("commits in 30 s"), text
+    assert bar.sizeHint().width() <= window.width() // 2
+    assert bar.label.toolTip().startswith("Approved: Bash") and len(bar.label.toolTip()) > len(text)  # all of it
