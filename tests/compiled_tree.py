@@ -22,6 +22,7 @@ import compileall
 import contextlib
 import os
 import types
+import warnings
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,11 @@ def write_hypothesis_unicode_tables() -> None:
     Built from every code point of the UTF-8 codec, ~1.3 s of CPU, in each worker whose tests draw text when the
     checkout has no ``.hypothesis`` folder yet (a fresh clone, as in CI); written once here, each worker reads it."""
     from hypothesis import strategies
+    from hypothesis.errors import HypothesisSideeffectWarning
 
-    strategies.text().validate()
+    with warnings.catch_warnings():  # its warning that this is slow work for a plugin's start: it is the point
+        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
+        strategies.text().validate()
 
 
 def pytest_configure(config: pytest.Config) -> None:
