@@ -37,25 +37,31 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 
 
 class FrozenHeap:
-    """Whether the worker's older objects are frozen (``gc.freeze``) for the UI tests of the running module."""
+    """The module whose UI tests run with the worker's older objects frozen (``gc.freeze``), if any."""
 
-    frozen = False
+    module: Path | None = None
+
+    @classmethod
+    def thaw(cls) -> None:
+        """Every object collectable again, and collected (on this, the GUI thread)."""
+        if cls.module is not None:
+            cls.module = None
+            gc.unfreeze()
+            gc.collect()
 
 
 @pytest.fixture(autouse=True)
-def gui_thread_gc() -> Iterator[None]:
+def gui_thread_gc(request: pytest.FixtureRequest) -> Iterator[None]:
     """Collect cycles on this (the GUI) thread only, as the app does (see reviewer_app.ui.startup.gc_guard).
 
     Each collection walks only the objects made since the one before: the worker's older heap (the whole
-    collected suite, ~200,000 objects, ~0.15 s a walk) stays frozen while a module's UI tests run. Before the
-    test, what the previous test left is collected (its fixtures' values are released after this teardown);
-    after it, what the test made. ``pytest_runtest_protocol`` unfreezes and collects everything after a
-    module's last test."""
+    collected suite, ~200,000 objects, ~0.15 s a walk) stays frozen while a module's UI tests run
+    (``pytest_runtest_protocol`` collects what a test leaves once its fixtures' values are released, and thaws
+    the heap after the module)."""
     was_enabled = gc.isenabled()
     gc.disable()
-    gc.collect()
     gc.freeze()
-    FrozenHeap.frozen = True
+    FrozenHeap.module = request.node.path
     yield
     gc.collect()
     if was_enabled:
@@ -64,15 +70,18 @@ def gui_thread_gc() -> Iterator[None]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
-    """After the last test of a module of UI tests (or of the worker), every object is collectable again and
-    collected here, on the GUI thread, so nothing is left frozen for other tests or for another thread's
-    collection."""
+    """After a UI test, once pytest has released its fixtures' values, what it left is collected here, on the GUI
+    thread, before the next test starts. The heap is thawed and collected whole after the last test of a module of
+    UI tests (or of the worker), and before any test of another module (a worker's next test may have been given to
+    another worker meanwhile), so no other test runs with it frozen."""
+    if item.path != FrozenHeap.module:
+        FrozenHeap.thaw()
     try:
         return (yield)
     finally:
-        if FrozenHeap.frozen and (nextitem is None or nextitem.path != item.path):
-            gc.unfreeze()
-            FrozenHeap.frozen = False
+        if nextitem is None or nextitem.path != item.path:
+            FrozenHeap.thaw()
+        elif FrozenHeap.module is not None:
             gc.collect()
 
 
