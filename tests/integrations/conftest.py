@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
 from tests.conftest import REPO_ROOT, at_schema_head
 from tests.helpers.shared_cache import installing
+from tests.integrations import mcp_server_forks
 from tests.integrations.agent_run import HostE2E
 from tests.runtime.test_runner_support import approval, eventually
 
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 NAME = "notes"
 NOTES_SERVER = Path(__file__).with_name("mcp_test_server.py")
 HOST_SCRIPT = Path(__file__).with_name("mcp_host_script.py")
+SERVER_FORKS = Path(mcp_server_forks.__file__)
 FILESYSTEM_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
 NODE_DIR = REPO_ROOT / ".cache" / "mcp-node"
 
@@ -50,7 +53,36 @@ def proxy_command(db_path: Path, upstream: list[str], *options: str, name: str =
 
 
 def notes_upstream() -> list[str]:
+    """The notes server's command: forked from a process with the MCP SDK imported where that works
+    (``mcp_server_forks.py``), else the script itself."""
+    if mcp_server_forks.SUPPORTED:
+        return [sys.executable, "-I", "-S", str(SERVER_FORKS), "run", str(NOTES_SERVER)]
     return [sys.executable, str(NOTES_SERVER)]
+
+
+@pytest.fixture(scope="session")
+def forking_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """This worker's forking server for ``notes_upstream()``, as the environment variable that names it."""
+    if not mcp_server_forks.SUPPORTED:
+        yield {}
+        return
+    path = tmp_path_factory.mktemp("forks") / "socket"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    server = subprocess.Popen(
+        [sys.executable, str(SERVER_FORKS), "serve", str(path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    assert server.stdout is not None
+    try:
+        assert server.stdout.readline() == b"ready\n"
+        server.stdout.close()
+        yield {mcp_server_forks.SOCKET_VARIABLE: str(path)}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 @pytest.fixture
@@ -74,8 +106,8 @@ def db_at_schema_head(db_path: Path, migrated_sqlite: Path) -> Path:
 
 
 @pytest.fixture
-def env(subprocess_env: dict[str, str], notes_file: Path) -> dict[str, str]:
-    return {**subprocess_env, "NOTES_FILE": str(notes_file)}
+def env(subprocess_env: dict[str, str], notes_file: Path, forking_server: dict[str, str]) -> dict[str, str]:
+    return {**subprocess_env, "NOTES_FILE": str(notes_file), **forking_server}
 
 
 @asynccontextmanager

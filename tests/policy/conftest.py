@@ -1,3 +1,3 @@
 """The integration fixtures (a hook environment, the notes MCP upstream) for the policy tests."""
 
-from tests.integrations.conftest import env, notes_file  # noqa: F401
+from tests.integrations.conftest import env, forking_server, notes_file  # noqa: F401

@@ -36,15 +36,53 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             item.add_marker(pytest.mark.qt_log_ignore(OFFSCREEN_NOISE))
 
 
+class FrozenHeap:
+    """The module whose UI tests run with the worker's older objects frozen (``gc.freeze``), if any."""
+
+    module: Path | None = None
+
+    @classmethod
+    def thaw(cls) -> None:
+        """Every object collectable again, and collected (on this, the GUI thread)."""
+        if cls.module is not None:
+            cls.module = None
+            gc.unfreeze()
+            gc.collect()
+
+
 @pytest.fixture(autouse=True)
-def gui_thread_gc() -> Iterator[None]:
-    """Collect cycles on this (the GUI) thread only, as the app does (see reviewer_app.ui.startup.gc_guard)."""
+def gui_thread_gc(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Collect cycles on this (the GUI) thread only, as the app does (see reviewer_app.ui.startup.gc_guard).
+
+    Each collection walks only the objects made since the one before: the worker's older heap (the whole
+    collected suite, ~200,000 objects, ~0.15 s a walk) stays frozen while a module's UI tests run
+    (``pytest_runtest_protocol`` collects what a test leaves once its fixtures' values are released, and thaws
+    the heap after the module)."""
     was_enabled = gc.isenabled()
     gc.disable()
+    gc.freeze()
+    FrozenHeap.module = request.node.path
     yield
     gc.collect()
     if was_enabled:
         gc.enable()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """After a UI test, once pytest has released its fixtures' values, what it left is collected here, on the GUI
+    thread, before the next test starts. The heap is thawed and collected whole after the last test of a module of
+    UI tests (or of the worker), and before any test of another module (a worker's next test may have been given to
+    another worker meanwhile), so no other test runs with it frozen."""
+    if item.path != FrozenHeap.module:
+        FrozenHeap.thaw()
+    try:
+        return (yield)
+    finally:
+        if nextitem is None or nextitem.path != item.path:
+            FrozenHeap.thaw()
+        elif FrozenHeap.module is not None:
+            gc.collect()
 
 
 @contextmanager
