@@ -55,7 +55,9 @@ pids+=("$run_pid")
 opened=""
 # Wait for the window itself: `setsid` may fork, so the job's pid ending says nothing about the app.
 for _ in $(seq 240); do
-  if xwininfo -root -tree 2>/dev/null | grep -q '"Reviewer'; then opened=yes; break; fi
+  # The tree is read whole before it is searched: `xwininfo | grep -q` under pipefail fails when grep stops at the
+  # first match and xwininfo dies of SIGPIPE writing the rest, reporting an open window as missing.
+  if [[ "$(xwininfo -root -tree 2>/dev/null || true)" == *'"Reviewer'* ]]; then opened=yes; break; fi
   sleep 0.5
 done
 cat "$tmp/run.log"

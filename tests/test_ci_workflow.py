@@ -79,3 +79,23 @@ def test_the_workflows_match_githubs_schema() -> None:
         [tool, "--builtin-schema", "vendor.github-workflows", *files], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_fresh_machine_check_sees_a_window_listed_before_a_long_tree(tmp_path: Path) -> None:
+    """The check's window probe, run as the script runs it (``set -euo pipefail``), against an X server whose
+    window tree is long: ``xwininfo … | grep -q`` failed there whenever grep stopped reading at the first match
+    and the writer died of SIGPIPE, so a window that was open was reported missing (a flaky CI stage)."""
+    script = (REPO / "packaging" / "fresh_machine_check.sh").read_text(encoding="utf-8")
+    (probe,) = [line.strip() for line in script.splitlines() if "opened=yes" in line]
+    fake = tmp_path / "xwininfo"
+    fake.write_text(
+        "#!/bin/sh\necho '     0x400009 \"Reviewer\": ()  1x1+0+0  +0+0'\n"
+        'i=0; while [ $i -lt 4000 ]; do echo "     0x2002$i (has no name): ()  1x1+0+0  +0+0"; i=$((i+1)); done\n',
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    shell = f'set -euo pipefail\nopened=""\n{probe.replace("; break", "")}\necho "opened=$opened"\n'
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    for _ in range(5):
+        result = subprocess.run(["bash", "-c", shell], env=env, capture_output=True, text=True, check=True)
+        assert result.stdout.strip() == "opened=yes"
