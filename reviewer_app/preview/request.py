@@ -16,7 +16,7 @@ from typing import Any
 
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.explain import Segment, explain_command
-from reviewer_app.domain.hitl import shown_arguments
+from reviewer_app.domain.hitl import HITLType, shown_arguments
 from reviewer_app.domain.risk import Risk, assess, with_secrets
 from reviewer_app.domain.rule_outcome import call_of_record
 from reviewer_app.domain.toolcall import ToolCall, command_of, is_shell_tool
@@ -40,6 +40,8 @@ class RequestPreview:
     description: str | None = None
     workspace: str | None = None
     computed_at: float = field(default_factory=time.time)
+    question: bool = False
+    """A question (``ask_user``): a person's answer goes back to the agent as text; no tool runs on it."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +102,7 @@ def preview_inputs(
         description=description if isinstance(description, str) else None,
         workspace=call.cwd if call is not None else inputs.workspace,
         computed_at=now,
+        question=record.get("hitl_type") == HITLType.ASK_USER.value,
     )
 
 

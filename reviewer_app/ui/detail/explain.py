@@ -76,7 +76,12 @@ def body_html(preview: RequestPreview, stale: list[str]) -> str:
     for item in effects.executes:
         code = f" <code>{_text(item['code'][:400])}</code>" if item.get("code") else ""
         rows.append(f"<li><b style='color:{danger}'>executes</b> {_text(item['what'])}{code}</li>")
-    parts.append(f"<ul style='margin-top:0'>{''.join(rows)}</ul>" if rows else "<p>Nothing Reviewer can name.</p>")
+    if rows:
+        parts.append(f"<ul style='margin-top:0'>{''.join(rows)}</ul>")
+    elif preview.question:
+        parts.append("<p>Nothing: a question runs no tool. Your answer goes back to the agent as text.</p>")
+    else:
+        parts.append("<p>Nothing Reviewer can name.</p>")
     if effects.notes:
         notes = "".join(f"<li>{_text(note)}</li>" for note in effects.notes)
         parts.append(f"<p style='color:{muted}'>Not computed:</p><ul>{notes}</ul>")
