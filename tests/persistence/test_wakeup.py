@@ -36,7 +36,19 @@ from reviewer_app.persistence.changes import SQLiteChangeFeed
 async def main(db, hitl_id, interval):
     feed = SQLiteChangeFeed(Path(db), interval=interval)
     backend = SQLHITLBackend(db, feed=feed)
+    # Ready once the wait's own first look-up (made as it starts) has read the request: a decision committed
+    # before that look-up is found by it, not by the channel, and would prove nothing about the hint.
+    looked = asyncio.Event()
+    signed_decided_among = backend.signed_decided_among
+
+    async def observed(ids):
+        found = await signed_decided_among(ids)
+        looked.set()
+        return found
+
+    backend.signed_decided_among = observed
     waiting = asyncio.create_task(backend.wait_for_response(hitl_id))
+    await asyncio.wait_for(looked.wait(), 60)
     while feed._thread is None:  # the watcher starts (and binds its socket) with the first wait
         await asyncio.sleep(0.01)
     print(json.dumps({"ready": True, "listening": feed.listening}), flush=True)
