@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 HOUR = 3600.0
 
 WAITER = """
-import asyncio, json, sys
+import asyncio, json, sys, threading
 from pathlib import Path
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.persistence.changes import SQLiteChangeFeed
@@ -36,21 +36,32 @@ from reviewer_app.persistence.changes import SQLiteChangeFeed
 async def main(db, hitl_id, interval):
     feed = SQLiteChangeFeed(Path(db), interval=interval)
     backend = SQLHITLBackend(db, feed=feed)
-    # Ready once the wait's own first look-up (made as it starts) has read the request: a decision committed
-    # before that look-up is found by it, not by the channel, and would prove nothing about the hint.
+    # Ready once a look-up that began after the watcher's first probe has read the request. Until then a decision
+    # could be found by the wait's own first look-up, or by the one the watcher's first probe asks for (that probe
+    # reads whatever committed before it, and runs after the socket is bound), not by the hint, and would prove
+    # nothing about the channel; seen in CI when the watcher thread got the CPU late. After it only a hint (or
+    # the poll interval) makes the waiter look again.
+    probed = threading.Event()
+    remote_change = feed._remote_change
+
+    def observed_change(*args, **kwargs):
+        probed.set()
+        remote_change(*args, **kwargs)
+
+    feed._remote_change = observed_change
     looked = asyncio.Event()
     signed_decided_among = backend.signed_decided_among
 
     async def observed(ids):
+        after_probe = probed.is_set()
         found = await signed_decided_among(ids)
-        looked.set()
+        if after_probe:
+            looked.set()
         return found
 
     backend.signed_decided_among = observed
     waiting = asyncio.create_task(backend.wait_for_response(hitl_id))
     await asyncio.wait_for(looked.wait(), 60)
-    while feed._thread is None:  # the watcher starts (and binds its socket) with the first wait
-        await asyncio.sleep(0.01)
     print(json.dumps({"ready": True, "listening": feed.listening}), flush=True)
     record = await waiting
     decision = record["user_response"]["decision"]
