@@ -252,7 +252,12 @@ class RunsPanel(QWidget):
         self.update_buttons()
 
     def move_selection(self, step: int) -> None:
-        """j/k on the board: the next or previous row, as the arrow keys would."""
+        """j/k on the board: the next or previous row, as the arrow keys would.
+
+        The board is tidied first if a change is waiting for it: a run that has just moved into an empty group sits
+        in a hidden row until then, and the arrow keys pass hidden rows by (the key would be lost)."""
+        if self._tidy_pending:
+            self._tidy_groups()
         key = Qt.Key.Key_Down if step > 0 else Qt.Key.Key_Up
         for _ in range(self.model.rowCount() + 1):  # group rows are passed over: j/k go from run to run
             before = self.view.currentIndex()
