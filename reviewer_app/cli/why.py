@@ -53,8 +53,8 @@ def print_preview(preview: dict[str, Any], out: Printer) -> None:
     for item in effects["executes"]:
         code = f": {item['code']}" if item.get("code") else ""
         out(f"  executes {item['what']}{code}  by {item.get('by')}")
-    if not any(effects[kind] for kind in ("writes", "deletes", "reads", "network", "executes")):
-        out("  nothing Reviewer can name")
+    if preview.get("touches"):
+        out(f"  {preview['touches']}")
     for note in effects.get("notes") or ():
         out(f"  not computed: {note}")
     stamp = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(preview["computed_at"]))

@@ -25,6 +25,8 @@ from reviewer_app.persistence.preview_inputs import read_inputs
 from reviewer_app.preview.effects import DEFAULT_BUDGET_S, Effects, compute_effects
 
 AGENT_WORDS = "the agent's own words (not checked)"
+QUESTION_TOUCHES = "Nothing: a question runs no tool. Your answer goes back to the agent as text."
+NOTHING_NAMED = "Nothing Reviewer can name."
 
 
 @dataclass
@@ -43,6 +45,12 @@ class RequestPreview:
     question: bool = False
     """A question (``ask_user``): a person's answer goes back to the agent as text; no tool runs on it."""
 
+    def touches(self) -> str | None:
+        """What it will touch in words when nothing is listed: the detail pane's sentence and ``why``'s alike."""
+        if not self.effects.empty():
+            return None
+        return QUESTION_TOUCHES if self.question else NOTHING_NAMED
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "hitl_id": self.hitl_id,
@@ -51,6 +59,8 @@ class RequestPreview:
             "segments": [segment.to_dict() for segment in self.segments],
             "description": {"text": self.description, "label": AGENT_WORDS} if self.description else None,
             "effects": self.effects.to_dict(),
+            "question": self.question,
+            "touches": self.touches(),
             "workspace": self.workspace,
             "computed_at": self.computed_at,
         }

@@ -182,6 +182,34 @@ def test_the_why_command_through_a_real_process(tmp_path: Path) -> None:
     assert missing.returncode == 4 and "no HITL request" in missing.stderr
 
 
+def test_why_says_what_the_detail_pane_says_a_question_will_touch(tmp_path: Path) -> None:
+    """A question runs no tool: the JSON says so as the detail pane does, and the text does not say "nothing
+    Reviewer can name" (which reads as if Reviewer failed to work something out)."""
+    db = tmp_path / "r.db"
+    store = Store.open(db)
+    try:
+        with store.transaction() as tx:
+            question = NewRequest(
+                hitl_id="q-db",
+                hitl_type="ask_user",
+                session_id="s1",
+                invocation_id="i1",
+                data={"question": "Which database should the tests use?"},
+                metadata={"agent": "demo"},
+            )
+            tx.requests.create(question)
+            tx.requests.create(new_request("h-true", {"command": "true"}, tmp_path))
+    finally:
+        store.close()
+    data = json.loads(_cli("why", "q-db", "--json", "--db", str(db)).stdout)
+    assert data["question"] is True
+    assert data["touches"] == "Nothing: a question runs no tool. Your answer goes back to the agent as text."
+    text = _cli("why", "q-db", "--db", str(db)).stdout
+    assert "a question runs no tool" in text and "nothing reviewer can name" not in text.lower()
+    plain = json.loads(_cli("why", "h-true", "--json", "--db", str(db)).stdout)
+    assert plain["question"] is False and plain["touches"] == "Nothing Reviewer can name."
+
+
 def test_the_preview_is_bound_to_the_arguments_hash(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     _seed(db, tmp_path)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QV
 from reviewer_app.domain.sanitize import terminal_safe
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.preview.describe import item_facts, network_text
-from reviewer_app.preview.request import RequestPreview, preview_inputs
+from reviewer_app.preview.request import NOTHING_NAMED, RequestPreview, preview_inputs
 from reviewer_app.ui.common import theme
 
 STALE_CHECK_MS = 3000
@@ -78,10 +78,8 @@ def body_html(preview: RequestPreview, stale: list[str]) -> str:
         rows.append(f"<li><b style='color:{danger}'>executes</b> {_text(item['what'])}{code}</li>")
     if rows:
         parts.append(f"<ul style='margin-top:0'>{''.join(rows)}</ul>")
-    elif preview.question:
-        parts.append("<p>Nothing: a question runs no tool. Your answer goes back to the agent as text.</p>")
     else:
-        parts.append("<p>Nothing Reviewer can name.</p>")
+        parts.append(f"<p>{_text(preview.touches() or NOTHING_NAMED)}</p>")
     if effects.notes:
         notes = "".join(f"<li>{_text(note)}</li>" for note in effects.notes)
         parts.append(f"<p style='color:{muted}'>Not computed:</p><ul>{notes}</ul>")
