@@ -13,6 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
+from reviewer_app.ui.common.screen_fit import fit_to_screen
+
 NATIVE = QKeySequence.SequenceFormat.NativeText
 
 # Keys handled by widgets themselves rather than by shortcuts: said here, once.
@@ -103,3 +105,4 @@ class KeymapDialog(QDialog):
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
         wanted = self.label.sizeHint()
         self.resize(min(760, wanted.width() + 60), min(680, wanted.height() + 90))
+        fit_to_screen(self)  # seen at 1024x640: 680 px left the last keys and the Close button off the screen

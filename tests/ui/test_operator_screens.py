@@ -1,0 +1,60 @@
+"""What an operator met triaging a few hundred requests by keyboard in the real window at 1024×640 and 1920×1080.
+
+Each test is a defect seen on the screen (screenshots of the whole X screen), reproduced here. A small screen is
+the offscreen platform given a 1024×640 screen in a child process (the tests' own screen is 800×800).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+OPEN_THE_KEYMAP = """
+import json
+import tempfile
+from pathlib import Path
+import qasync
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.window.main_window import MainWindow
+
+app = QApplication([])
+loop = qasync.QEventLoop(app)
+tmp = Path(tempfile.mkdtemp())
+backend = SQLHITLBackend(tmp / "r.db", reviewer="t")
+window = MainWindow(backend, None, settings=QSettings(str(tmp / "s.ini"), QSettings.Format.IniFormat), tray=False)
+window.show_keymap()
+dialog = window.keymap_dialog
+frame, screen = dialog.frameGeometry(), dialog.screen().availableGeometry()
+inside = screen.contains(frame)
+print(json.dumps({"inside": inside, "frame": frame.getRect(), "screen": screen.getRect()}), flush=True)
+window.close()
+backend.close()
+"""
+
+
+def on_a_small_screen(tmp_path: Path, code: str, size: tuple[int, int] = (1024, 640)) -> dict[str, Any]:
+    """Run ``code`` in a child process whose only screen is ``size`` (offscreen); the JSON it printed last."""
+    config = tmp_path / "screen.json"
+    screen = {"name": "small", "x": 0, "y": 0, "width": size[0], "height": size[1], "logicalDpi": 96, "dpr": 1}
+    config.write_text(json.dumps({"screens": [screen]}))
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), QT_QPA_PLATFORM=f"offscreen:configfile={config}")
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path
+    )
+    assert result.stdout, result.stderr
+    found: dict[str, Any] = json.loads(result.stdout.splitlines()[-1])
+    return found
+
+
+def test_the_keymap_fits_a_small_screen_with_its_close_button(tmp_path: Path) -> None:
+    """Seen at 1024×640: `?` opened a keymap 680 px tall; its last rows and its Close button were off the screen."""
+    seen = on_a_small_screen(tmp_path, OPEN_THE_KEYMAP)
+    assert seen["inside"], seen
