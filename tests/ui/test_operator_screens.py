@@ -10,8 +10,15 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from reviewer_app.domain.runs import RunState
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.common.keepers import TaskKeeper
+from reviewer_app.ui.detail.pane import DetailPane
+from tests.ui.test_runs_board_keys import FIRST
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,3 +65,19 @@ def test_the_keymap_fits_a_small_screen_with_its_close_button(tmp_path: Path) ->
     """Seen at 1024×640: `?` opened a keymap 680 px tall; its last rows and its Close button were off the screen."""
     seen = on_a_small_screen(tmp_path, OPEN_THE_KEYMAP)
     assert seen["inside"], seen
+
+
+def test_an_outside_runs_header_says_it_waits_for_review_as_the_board_does(
+    qtbot: Any, qt_backend: SQLHITLBackend
+) -> None:
+    """Seen on the Runs tab: a Claude Code run listed under "Waiting for review (19)" with 8 pending requests, and
+    its header above the timeline said "claude-code run · running"."""
+    pane = DetailPane(qt_backend, TaskKeeper(lambda message: None).spawn)
+    qtbot.addWidget(pane)
+    outside = replace(
+        FIRST, agent="claude-code", state=RunState.RUNNING.value, external=True, pending=8, prompt="work offline"
+    )
+    pane.show_run(outside)
+    assert "run · running, waiting for review" in pane.header.text()
+    pane.update_run(replace(outside, pending=0))  # its hook was answered: running again, as on the board
+    assert "run · running<" in pane.header.text() and "waiting" not in pane.header.text()

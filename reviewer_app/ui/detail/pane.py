@@ -56,6 +56,7 @@ from reviewer_app.ui.detail.risk_chip import CHECKING, RiskChip
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
 from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, TimelineModel, TimelineView, active_known, active_text
+from reviewer_app.ui.runs.model import state_words
 
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 DIFF_PENDING = "# Working out the diff…"
@@ -477,8 +478,8 @@ class DetailPane(QWidget):
         self.run_record = run
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.created_at))
         parts = [
-            f"<span style='font-size:13pt'><b>{html.escape(run.agent or 'agent')}</b> run · {html.escape(run.state)}"
-            "</span>",
+            f"<span style='font-size:13pt'><b>{html.escape(run.agent or 'agent')}</b> run · "
+            f"{html.escape(state_words(run))}</span>",
             f"run {html.escape(run.id)} · session {html.escape(run.session_id)}",
             f"started {started} · active {active_text(run)}"
             + ("" if active_known(run) else f" ({html.escape(ACTIVE_NOT_KNOWN_TIP.removeprefix('active time '))})")

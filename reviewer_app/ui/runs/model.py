@@ -73,6 +73,12 @@ def board_state(run: RunRecord) -> str:
     return run.state
 
 
+def state_words(run: RunRecord) -> str:
+    """The run's state with the group the board lists it under when they differ ("running, waiting for review")."""
+    shown = board_state(run)
+    return run.state if shown == run.state else f"{run.state}, {GROUP_TITLES[shown].lower()}"
+
+
 def run_label(run: RunRecord) -> str:
     """The Run column: an outside agent's run by its project (the word that tells its runs apart from another
     session's; the icon says it is external, the tooltip names the agent), the window's own runs by agent and id
@@ -252,10 +258,8 @@ class RunsModel(TreeItemModel):
         if role == Qt.ItemDataRole.DecorationRole and column == COL_RUN:
             return theme.icon("external" if run.external else "run")
         if role == Qt.ItemDataRole.ToolTipRole:
-            shown = board_state(run)
-            state = run.state if shown == run.state else f"{run.state}, {GROUP_TITLES[shown].lower()}"
             lines = [
-                f"{run.agent or 'agent'} run {run.id} ({state})",
+                f"{run.agent or 'agent'} run {run.id} ({state_words(run)})",
                 f"session {run.session_id}",
                 f"prompt: {run.prompt or ''}",
             ]
