@@ -14,11 +14,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+from PySide6.QtCore import Qt
+
 from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common.keepers import TaskKeeper
 from reviewer_app.ui.detail.pane import DetailPane
+from tests.ui.conftest import OpenMainWindow
 from tests.ui.test_runs_board_keys import FIRST
+from tests.ui.triage_helpers import shell, show, status
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,3 +86,26 @@ def test_an_outside_runs_header_says_it_waits_for_review_as_the_board_does(
     assert "run · running, waiting for review" in pane.header.text()
     pane.update_run(replace(outside, pending=0))  # its hook was answered: running again, as on the board
     assert "run · running<" in pane.header.text() and "waiting" not in pane.header.text()
+
+
+@pytest.mark.parametrize(
+    ("command", "keys"),
+    [
+        ("npm run test -- --reporter=verbose --coverage", Qt.KeyboardModifier.ShiftModifier),  # the waiver said
+        ("rm -rf build dist node_modules && git push --force origin main", Qt.KeyboardModifier.NoModifier),
+    ],
+)
+def test_the_key_to_press_again_is_said_first_where_a_small_status_bar_shows_it(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, command: str, keys: Any
+) -> None:
+    """Seen at 1024×640: the status bar cut the Shift+A message after "…press Shift+A again within 4 s to gra"
+    (the database's name takes its right end): the key to press came last, after the waiver or the risks."""
+    window = open_main_window()
+    hitl_id = shell(qtbot, qt_backend, "h1", command)
+    show(qtbot, window, hitl_id)
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_A, keys)
+    said = window.statusBar().currentMessage()
+    key = "Shift+A" if keys == Qt.KeyboardModifier.ShiftModifier else "a"
+    assert f"press {key} again within 4 s" in said[:60], said  # about 110 characters show at 1,024 px
+    assert status(qtbot, qt_backend, hitl_id)[0] == "pending"

@@ -73,10 +73,15 @@ class HighRiskConfirm(QObject):
             if unchecked:
                 parts.append("Still checking the arguments for secrets")
             if waiver:
-                parts.append(f"Approve for the session waives: {self._grant()}")
-            verb = "grant it" if waiver else ("approve" if high or not unchecked else "approve without waiting")
+                parts.append(f"it waives: {self._grant()}")
+            verb = (
+                "approve for the session"
+                if waiver
+                else ("approve" if high or not unchecked else "approve without waiting")
+            )
+            # The key to press comes first: a status bar at 1,024 px cut the end of a long waiver or risk list.
             self.message.emit(
-                f"{' · '.join(parts)} — press {key} again within {CONFIRM_WINDOW_S:.0f} s to {verb}",
+                f"To {verb}, press {key} again within {CONFIRM_WINDOW_S:.0f} s — {' · '.join(parts)}",
                 int(CONFIRM_WINDOW_S * 1000),
             )
             return
