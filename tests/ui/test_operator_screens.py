@@ -21,7 +21,7 @@ from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common.keepers import TaskKeeper
 from reviewer_app.ui.detail.pane import DetailPane
-from tests.ui.conftest import OpenMainWindow
+from tests.ui.conftest import OpenMainWindow, run_async
 from tests.ui.test_runs_board_keys import FIRST
 from tests.ui.triage_helpers import shell, show, status
 
@@ -109,3 +109,32 @@ def test_the_key_to_press_again_is_said_first_where_a_small_status_bar_shows_it(
     key = "Shift+A" if keys == Qt.KeyboardModifier.ShiftModifier else "a"
     assert f"press {key} again within 4 s" in said[:60], said  # about 110 characters show at 1,024 px
     assert status(qtbot, qt_backend, hitl_id)[0] == "pending"
+
+
+def test_deciding_a_whole_run_says_why_approve_counts_fewer(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen deciding a whole run (Shift+W) of 17 requests: "Approve 13" beside "Reject 17", and nothing said why.
+    The 4 left out were the run's questions, which an approval cannot answer."""
+    window = open_main_window()
+    first = shell(qtbot, qt_backend, "h1", "ls", invocation="ia")
+    shell(qtbot, qt_backend, "h2", "git status", invocation="ia")
+    run_async(
+        qtbot,
+        qt_backend.create(
+            hitl_id="q1",
+            hitl_type="ask_user",
+            session_id="s1",
+            invocation_id="ia",
+            data={"question": "Which database?"},
+        ),
+    )
+    show(qtbot, window, first)
+    qtbot.waitUntil(lambda: window.inbox.model.index_for("q1").isValid(), timeout=10_000)
+    dialog = window.triage.bulk.decide_run()
+    assert dialog is not None
+    qtbot.waitUntil(dialog.approve_button.isEnabled, timeout=10_000)
+    assert dialog.approve_button.text() == "Approve 2" and dialog.reject_button.text() == "Reject 3"
+    said = dialog.explanation.text()
+    assert "Approve leaves out 1 question" in said and "answer" in said, said
+    dialog.reject()

@@ -53,6 +53,11 @@ if TYPE_CHECKING:  # the window builds the controller: no import at run time
 BULK_LIMIT = 2_000
 
 
+def approvable(records: Sequence[HITLRecord]) -> list[HITLRecord]:
+    """The requests a bulk approval decides: a question needs an answer, which an approval does not give."""
+    return [r for r in records if r.get("hitl_type") != HITLType.ASK_USER.value]
+
+
 def _agent(record: HITLRecord) -> str | None:
     call = call_of_record(record)
     return call.agent if call is not None else None
@@ -169,14 +174,14 @@ class BulkDialog(QDialog):
 
     def set_records(self, records: Sequence[HITLRecord], risks: dict[str, Any]) -> None:
         self.model.set_records(records, risks)
-        approvable = [r for r in records if r.get("hitl_type") != HITLType.ASK_USER.value]
+        approved = approvable(records)
         self.high_risk = [
-            (r, risk) for r in approvable if (risk := risks.get(str(r["hitl_id"]))) is not None and risk.high
+            (r, risk) for r in approved if (risk := risks.get(str(r["hitl_id"]))) is not None and risk.high
         ]
         self.confirming = False
         self.confirm_label.hide()
-        self.approve_button.setText(f"Approve {len(approvable)}")
-        self.approve_button.setEnabled(bool(approvable))
+        self.approve_button.setText(f"Approve {len(approved)}")
+        self.approve_button.setEnabled(bool(approved))
         self.reject_button.setText(f"Reject {len(records)}")
         self.reject_button.setEnabled(bool(records))
 
@@ -354,6 +359,9 @@ class BulkController(QObject):
                 return  # closed while loading
             high = sum(1 for risk in risks.values() if risk.high)
             warning = f" {high} of them HIGH RISK (see the Risk column)." if high else ""
+            questions = len(records) - len(approvable(records))  # seen: "Approve 13" beside "Reject 17", unsaid
+            if questions:
+                warning += f" Approve leaves out {count_text(questions, 'question')}: each needs an answer (n)."
             dialog.explanation.setText(f"{explanation} {count_text(len(records), 'request')}.{warning}")
             dialog.set_records(records, risks)
 
@@ -366,7 +374,7 @@ class BulkController(QObject):
     def commit(self, kind: str, records: Sequence[HITLRecord], reason: str = "") -> None:
         """Decide ``records`` (after the undo grace period): approve (questions skipped) or reject each."""
         if kind == "approve":
-            records = [r for r in records if r.get("hitl_type") != HITLType.ASK_USER.value]
+            records = approvable(records)
         if not records:
             return
         window = self.window
