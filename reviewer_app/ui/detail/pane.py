@@ -158,7 +158,7 @@ class DetailPane(QWidget):
         header_row.setContentsMargins(0, 0, 0, 0)
         header_row.addWidget(self.header, 1)
         self.risk_chip = RiskChip()
-        header_row.addWidget(self.risk_chip, 0, Qt.AlignmentFlag.AlignTop)
+        header_row.addWidget(self.risk_chip, 1, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.header_box)

@@ -9,12 +9,15 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QWidget
 
 from reviewer_app.domain.risk import Risk
 from reviewer_app.ui.common import theme
 
 MAX_REASONS_SHOWN = 2
+CHIP_MAX_PX = 380
+CHIP_PADDING_PX = 8  # left and right, in the style sheet
 CHECKING = "checking for secrets…"
 CHECKING_TIP = (
     "The arguments are still being scanned for secret-looking values. Until the scan ends, approving with the "
@@ -30,7 +33,7 @@ class RiskChip(QLabel):
         self.setObjectName("riskChip")
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setWordWrap(True)
-        self.setMaximumWidth(380)
+        self.setMaximumWidth(CHIP_MAX_PX)
         self.risk: Risk | None = None
         self.pending: str | None = None
         self._style = ""
@@ -62,11 +65,24 @@ class RiskChip(QLabel):
             text += (" · " if text else "") + f"<i>{html.escape(pending)}</i>"
             tip += ("\n\n" if tip else "") + CHECKING_TIP
             accessible += ("; " if accessible else "") + pending
-        style = f"#riskChip {{ background: {color.name()}; color: white; border-radius: 6px; padding: 2px 8px; }}"
+        style = (
+            f"#riskChip {{ background: {color.name()}; color: white; border-radius: 6px; "
+            f"padding: 2px {CHIP_PADDING_PX}px; }}"
+        )
         if style != self._style:  # re-polishing costs a few ms: only when the colour changes
             self._style = style
             self.setStyleSheet(style)
         self.setText(text)
+        self.setMaximumWidth(min(CHIP_MAX_PX, self._one_line_width()))  # it grows with the room, to its text's end
         self.setToolTip(tip)
         self.setAccessibleName(accessible)
         self.show()
+
+    def _one_line_width(self) -> int:
+        """The chip's width with its text on one line (padding included)."""
+        document = QTextDocument()
+        document.setDefaultFont(self.font())
+        document.setDocumentMargin(0)
+        document.setHtml(self.text())
+        margins = self.contentsMargins()
+        return int(document.idealWidth()) + margins.left() + margins.right() + 2 * CHIP_PADDING_PX + 4
