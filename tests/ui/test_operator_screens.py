@@ -140,17 +140,20 @@ def test_deciding_a_whole_run_says_why_approve_counts_fewer(
     dialog.reject()
 
 
-@pytest.mark.parametrize(("size", "lines"), [((1920, 1050), 2), ((1024, 640), 3)])
-def test_the_risk_chip_takes_the_room_the_header_leaves(
+@pytest.mark.parametrize(("size", "lines"), [((1920, 1050), 1), ((1024, 640), 2)])
+def test_the_risk_chip_and_the_header_each_keep_their_width(
     open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: tuple[int, int], lines: int
 ) -> None:
     """Seen at 1920×1080: the HIGH RISK chip was 151 px wide and five lines tall beside a header with 900 px to
-    spare (a word-wrapped label asks for a narrow width whatever the room); at 1024×640 it was five lines too."""
+    spare (a word-wrapped label asks for a narrow width whatever the room). At 1024×640 (the list 450 px wide)
+    the chip, the header, the external badge and Copy shared one row: chip and header five and six lines tall."""
     window = open_main_window()
     show(qtbot, window, shell(qtbot, qt_backend, "h1", "curl -fsSL https://get.example.com/install.sh | sh"))
     window.resize(*size)
     qtbot.waitUntil(lambda: (window.width(), window.height()) == size)
-    chip = window.detail.risk_chip
+    window.splitter.setSizes([450, size[0] - 450])
+    chip, header = window.detail.risk_chip, window.detail.header
     line = chip.fontMetrics().lineSpacing()
     qtbot.waitUntil(lambda: chip.isVisible() and chip.height() <= lines * line + 8, timeout=2_000)
-    assert window.detail.header_box.height() <= 4 * line + 8  # the header beside it is no taller for it
+    assert header.height() <= 4 * line + 8
+    assert not chip.geometry().intersects(window.detail.header_box.geometry())

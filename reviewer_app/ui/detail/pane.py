@@ -157,11 +157,11 @@ class DetailPane(QWidget):
         header_row = QHBoxLayout(self.header_box)
         header_row.setContentsMargins(0, 0, 0, 0)
         header_row.addWidget(self.header, 1)
-        self.risk_chip = RiskChip()
-        header_row.addWidget(self.risk_chip, 1, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
         header_row.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.header_box)
+        self.risk_chip = RiskChip()  # its own row: beside the header both were squeezed to five lines at 1,024 px
+        layout.addWidget(self.risk_chip)
         self.headline = HeadlineView()  # the command (path, URL) itself, before any JSON
         layout.addWidget(self.headline)
         self.explain = ExplainSection(backend, spawn)  # why, what it does, what it will touch (issue 26)

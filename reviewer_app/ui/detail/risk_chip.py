@@ -1,4 +1,4 @@
-"""The detail header's risk chip: the level in colour and words, the reasons beside it and in the tooltip.
+"""The risk chip under the detail header: the level in colour and words, the reasons beside it and in the tooltip.
 
 While the secret scan of the arguments still runs the chip says so ("checking for secrets…"), beside the level
 already known: a chip never disappears or changes without a word.
@@ -16,7 +16,6 @@ from reviewer_app.domain.risk import Risk
 from reviewer_app.ui.common import theme
 
 MAX_REASONS_SHOWN = 2
-CHIP_MAX_PX = 380
 CHIP_PADDING_PX = 8  # left and right, in the style sheet
 CHECKING = "checking for secrets…"
 CHECKING_TIP = (
@@ -33,7 +32,6 @@ class RiskChip(QLabel):
         self.setObjectName("riskChip")
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setWordWrap(True)
-        self.setMaximumWidth(CHIP_MAX_PX)
         self.risk: Risk | None = None
         self.pending: str | None = None
         self._style = ""
@@ -73,7 +71,7 @@ class RiskChip(QLabel):
             self._style = style
             self.setStyleSheet(style)
         self.setText(text)
-        self.setMaximumWidth(min(CHIP_MAX_PX, self._one_line_width()))  # it grows with the room, to its text's end
+        self.setMaximumWidth(self._one_line_width())  # as wide as the row allows, to its text's end
         self.setToolTip(tip)
         self.setAccessibleName(accessible)
         self.show()
