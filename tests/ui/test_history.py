@@ -296,3 +296,18 @@ def test_a_search_that_leaves_the_shown_decision_out_clears_the_detail(window: M
     # the detail never shows a decision the list no longer holds (issue 25 triage)
     assert history.detail.prepared is None
     assert "Select a decision" in history.detail.header.text()
+
+
+def test_j_and_k_move_through_the_decisions_as_on_the_other_tabs(window: MainWindow, qtbot: Any) -> None:
+    """Seen triaging by keyboard: after Ctrl+3, j did nothing on the History tab (j/k move on every other list)."""
+    open_history(qtbot, window)
+    history = window.history
+    focused = QApplication.focusWidget()
+    assert focused is history.view, focused  # Ctrl+3 leaves the keys with the decisions, as Ctrl+1/2 do
+    qtbot.keyClick(focused, Qt.Key.Key_J)
+    assert history.view.currentIndex().row() == 0
+    qtbot.waitUntil(lambda: history.detail.prepared is not None)
+    qtbot.keyClick(focused, Qt.Key.Key_J)
+    assert history.view.currentIndex().row() == 1
+    qtbot.keyClick(focused, Qt.Key.Key_K)
+    assert history.view.currentIndex().row() == 0

@@ -144,6 +144,22 @@ def header_html(entry: HistoryEntry) -> str:
     return "<br>".join(lines)
 
 
+JK_ARROWS = {Qt.Key.Key_J: Qt.Key.Key_Down, Qt.Key.Key_K: Qt.Key.Key_Up}
+
+
+class HistoryView(QTreeView):
+    """The decided requests: j/k move to the next or previous one, as the arrows do (and as j/k do on every other
+    tab; seen: after Ctrl+3, j did nothing here)."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        plain = event.modifiers() in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
+        arrow = JK_ARROWS.get(Qt.Key(event.key())) if plain else None
+        if arrow is not None:
+            super().keyPressEvent(QKeyEvent(QEvent.Type.KeyPress, arrow, Qt.KeyboardModifier.NoModifier))
+            return
+        super().keyPressEvent(event)
+
+
 class HistoryPanel(QWidget):
     """Search box, filters, the paged list of decisions and the selected decision's detail.
 
@@ -185,7 +201,7 @@ class HistoryPanel(QWidget):
         layout.addLayout(filters)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setChildrenCollapsible(False)
-        self.view = QTreeView()
+        self.view = HistoryView()
         self.view.setObjectName("historyView")
         self.view.setAccessibleName("Decided requests")
         self.view.setRootIsDecorated(False)

@@ -225,8 +225,8 @@ class MainWindow(QMainWindow):
             ("R", "reject (optional reason)", lambda: decide("reject")),
             ("S", "steer: send guidance instead", lambda: decide("steer")),
             ("N", "answer a question", lambda: decide("answer")),
-            ("J", "next request (next run on the runs board)", lambda: self.move_request(1)),
-            ("K", "previous request (previous run)", lambda: self.move_request(-1)),
+            ("J", "next request (next run on the runs board, decision in the history)", lambda: self.move_request(1)),
+            ("K", "previous request (previous run, decision)", lambda: self.move_request(-1)),
             ("Ctrl+C", "copy the id, command or arguments", self.open_copy_menu),
         )
         reading: tuple[QWidget, ...] = (self.inbox.view, self.inbox.queue.view, self.detail)
