@@ -157,3 +157,18 @@ def test_the_risk_chip_and_the_header_each_keep_their_width(
     qtbot.waitUntil(lambda: chip.isVisible() and chip.height() <= lines * line + 8, timeout=2_000)
     assert header.height() <= 4 * line + 8
     assert not chip.geometry().intersects(window.detail.header_box.geometry())
+
+
+def test_a_questions_header_calls_it_a_question(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen: the inbox lists a question as "question", and its header above the answer said "ask_user question",
+    the program's name for the kind twice over."""
+    window = open_main_window()
+    create = qt_backend.create(
+        hitl_id="q1", hitl_type="ask_user", session_id="s1", invocation_id="ia", data={"question": "Which database?"}
+    )
+    run_async(qtbot, create)
+    qtbot.waitUntil(lambda: window.detail.hitl_id == "q1", timeout=10_000)
+    header = window.detail.header.text()
+    assert "<b>Question</b>" in header and "ask_user" not in header and "question" not in header, header

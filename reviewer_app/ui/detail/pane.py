@@ -497,8 +497,9 @@ class DetailPane(QWidget):
             return
         created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created_at))
         now = self.now()
-        kind = "question" if s.hitl_type == HITLType.ASK_USER.value else s.hitl_type.replace("_", " ")
-        what = "ask_user" if s.hitl_type == HITLType.ASK_USER.value else (tool_label(s.tool_name) or s.hitl_type)
+        question = s.hitl_type == HITLType.ASK_USER.value  # seen: "ask_user question", as the inbox says "question"
+        kind = "" if question else f"{s.hitl_type.replace('_', ' ')} · "
+        what = "Question" if question else (tool_label(s.tool_name) or s.hitl_type)
         expires = ""
         if s.expires_at is not None and s.status == HITLStatus.PENDING.value:
             countdown = html.escape(f"expires {format_countdown(s.expires_at, now)}")
@@ -507,7 +508,7 @@ class DetailPane(QWidget):
         lines = [
             f"<span style='font-size:14pt'><b>{html.escape(what)}</b></span>"
             f"  <span style='color:{theme.current().muted.name()}'>{html.escape(kind)}"
-            f" · agent {html.escape(s.agent or '?')}</span>",
+            f"agent {html.escape(s.agent or '?')}</span>",
             f"session <code>{html.escape(s.session_id)}</code> · run <code>{html.escape(s.invocation_id)}</code>",
             f"created {created} ({format_age(now - s.created_at)} ago){expires}",
         ]
