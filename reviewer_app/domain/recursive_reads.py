@@ -314,6 +314,12 @@ _BACKUP_OR_CLOUD_COPY = {  # program: (its values table, the subcommands that re
 }
 
 
+def copy_option_values(program: str) -> tuple[str, tuple[str, ...]]:
+    """The options of a backup or cloud-copy program (``aws``, ``gsutil``, ``rclone``…) that take a value, as
+    :func:`split_options` reads them."""
+    return _BACKUP_OR_CLOUD_COPY[program][0]
+
+
 def _backup_or_cloud_copy(program: str, args: tuple[str, ...]) -> RecursiveRead | None:
     """``rclone copy``, ``aws s3 sync`` (``cp``/``mv`` with ``--recursive``), ``gsutil cp -r``, ``borg create``,
     ``restic backup``: the local directories they upload or store, read whole."""
@@ -395,4 +401,11 @@ def remote_path(word: str) -> bool:
     return bool(colon) and "/" not in head and bool(head)
 
 
-__all__ = ["RecursiveRead", "recursive_read", "remote_path", "ripgrep_configured", "split_options"]
+__all__ = [
+    "RecursiveRead",
+    "copy_option_values",
+    "recursive_read",
+    "remote_path",
+    "ripgrep_configured",
+    "split_options",
+]

@@ -31,6 +31,7 @@ from reviewer_app.domain.tar_words import read_tar
 from reviewer_app.domain.working_directory import Places, placed
 from reviewer_app.preview.facts import Budget, count_tree, find_repository, path_facts, read_workspace_text, resolve
 from reviewer_app.preview.git_push import push_effects, url_host
+from reviewer_app.preview.remote_touches import bucket_touches, terraform_touches
 
 KINDS = ("writes", "deletes", "reads", "network", "executes")
 _READERS = frozenset({"cat", "head", "tail", "less", "more", "wc", "sort", "uniq", "cut", "diff", "file", "stat",
@@ -42,6 +43,7 @@ _REGISTRIES = {
     "go": "proxy.golang.org", "gem": "rubygems.org",
 }  # fmt: skip
 _CLOUD_CLIENTS = {"gh": "api.github.com", "aws": "the AWS APIs", "gcloud": "the Google Cloud APIs",
+                  "gsutil": "the Google Cloud APIs",
                   "az": "the Azure APIs", "heroku": "api.heroku.com", "vercel": "api.vercel.com"}  # fmt: skip
 _INSTALLS = frozenset({"install", "i", "add", "ci", "update", "sync", "get", "build", "dlx", "exec", "run", "lock"})
 _INLINE_CODE = {"python": "-c", "python3": "-c", "python2": "-c", "pypy3": "-c", "node": "-e", "nodejs": "-e",
@@ -238,6 +240,10 @@ class EffectCollector:
         self._judged_reads(program, args, text)
         if program in _CLOUD_CLIENTS:
             self.host(_CLOUD_CLIENTS[program], text, note="uses this machine's stored credentials for it")
+        if program in ("aws", "gsutil"):
+            bucket_touches(self, program, args, text)
+        elif program == "terraform":
+            terraform_touches(self, args, text)
         if program == "find":
             self._find(args, text)
         if depth < MAX_SCRIPT_DEPTH:

@@ -1,0 +1,87 @@
+"""What a command that acts on remote things (infrastructure, buckets, clusters) does and will touch.
+
+Seen triaging: "What it will touch" for ``terraform apply`` said "Nothing Reviewer can name." and ``aws s3 sync
+--delete`` read "--delete: not in the table". Each says now what the engine can establish, and no more: the
+remote side is named, never counted or listed (Reviewer reads no cloud state).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewer_app.domain.explain import explain_command
+from reviewer_app.domain.toolcall import ToolCall
+from reviewer_app.preview.effects import compute_effects
+
+
+def _touches(command: str, cwd: Path) -> dict[str, list[dict[str, object]]]:
+    return compute_effects(ToolCall("Bash", {"command": command}, cwd=str(cwd))).to_dict()
+
+
+def _explained(command: str) -> str:
+    return " ".join(segment.explanation for segment in explain_command(command))
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("terraform apply", "changes the infrastructure the configuration in the working directory describes"),
+        ("terraform apply -auto-approve", "-auto-approve: do not ask before applying"),
+        ("terraform destroy", "destroys every resource the configuration in the working directory manages"),
+        ("aws s3 sync --delete ./build s3://site", "--delete: deletes files at the destination that the source lacks"),
+        ("aws s3 sync ./build s3://site", "aws s3 sync: copies new and changed files from the source to the"),
+        ("aws s3 rm --recursive s3://site/old", "--recursive: every object under the prefix"),
+        ("gsutil -m rsync -d -r ./a gs://b/c", "-d: deletes files at the destination that the source lacks"),
+        ("rsync -a --delete src/ dst/", "--delete: delete files in the destination that the source does not have"),
+        ("kubectl delete -f x.yaml", "kubectl delete: delete resources"),
+    ],
+)
+def test_what_it_does_names_the_remote_action(command: str, says: str) -> None:
+    explained = _explained(command)
+    assert says in explained
+    assert "not in the table" not in explained and "not in Reviewer's command table" not in explained
+
+
+def test_terraform_apply_touches_the_infrastructure_its_configuration_describes(tmp_path: Path) -> None:
+    touches = _touches("terraform apply -auto-approve", tmp_path)
+    (network,) = touches["network"]
+    assert network["host"] == "the infrastructure the configuration in the working directory describes"
+    assert "creates, changes or destroys" in str(network["note"]) and "not worked out here" in str(network["note"])
+    assert touches["reads"][0]["path"] == "."  # the configuration it reads
+
+    placed = _touches("terraform -chdir=infra apply plan.out", tmp_path)
+    assert placed["network"][0]["host"] == "the infrastructure the configuration in infra describes"
+    assert "the changes saved in plan.out" in str(placed["network"][0]["note"])
+
+
+def test_terraform_destroy_and_apply_destroy_say_every_resource(tmp_path: Path) -> None:
+    for command in ("terraform destroy", "terraform apply -destroy"):
+        (network,) = _touches(command, tmp_path)["network"]
+        assert "destroys every resource it manages" in str(network["note"]), command
+    assert _touches("terraform plan", tmp_path)["network"] == []  # read-only: nothing changes
+
+
+def test_a_sync_with_delete_deletes_at_the_destination_that_the_source_lacks(tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    touches = _touches("aws s3 sync --delete ./build s3://site/www", tmp_path)
+    (deleted,) = touches["deletes"]
+    assert deleted["path"] == "s3://site/www" and deleted["how"] == "files the source lacks"
+    assert "remote" in str(deleted["note"])
+    assert touches["writes"][0]["path"] == "s3://site/www"
+    assert touches["reads"][0]["path"] == "./build"
+
+    down = _touches("aws s3 sync s3://site/www ./mirror --delete", tmp_path)
+    assert down["deletes"][0]["path"] == "./mirror" and down["deletes"][0]["inside_workspace"] is True
+    assert _touches("aws s3 sync ./build s3://site/www", tmp_path)["deletes"] == []
+
+    gsutil = _touches("gsutil -m rsync -d -r ./build gs://b/c", tmp_path)
+    assert gsutil["deletes"][0]["path"] == "gs://b/c" and gsutil["deletes"][0]["how"] == "files the source lacks"
+    assert gsutil["network"][0]["host"] == "the Google Cloud APIs"
+    assert _touches("gsutil rsync -r ./build gs://b/c", tmp_path)["deletes"] == []
+
+
+def test_aws_s3_rm_deletes_the_remote_objects_it_names(tmp_path: Path) -> None:
+    (deleted,) = _touches("aws s3 rm --recursive s3://site/old", tmp_path)["deletes"]
+    assert deleted["path"] == "s3://site/old" and deleted["how"] == "every object under it"
