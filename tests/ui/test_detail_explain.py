@@ -33,6 +33,25 @@ def create(backend: SQLHITLBackend, qtbot: Any, hitl_id: str, command: str, work
     )
 
 
+def write_notes(
+    window: MainWindow, qtbot: Any, hitl_id: str, tool: str, target: dict[str, str], workspace: Path
+) -> None:
+    """A request to write "- tidied" over the workspace's NOTES.md ("- started"), by ``tool`` naming ``target``."""
+    arguments = {**target, "content": "# Notes\n\n- tidied\n"}
+    run_async(
+        qtbot,
+        window.backend.create(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id="ext-session",
+            invocation_id="ext-run",
+            tool_name=tool,
+            data={"arguments": arguments, "cwd": str(workspace)},
+            metadata={"agent": "claude-code", "external": True},
+        ),
+    )
+
+
 def shown(window: MainWindow, qtbot: Any, hitl_id: str) -> Any:
     explain = window.detail.explain
     qtbot.waitUntil(
@@ -112,22 +131,22 @@ def test_what_it_will_touch_shows_a_writes_diff_line_by_line(window: MainWindow,
     workspace = tmp_path / "project"
     workspace.mkdir()
     (workspace / "NOTES.md").write_text("# Notes\n\n- started\n")
-    run_async(
-        qtbot,
-        window.backend.create(
-            hitl_id="write-notes",
-            hitl_type="tool_approval",
-            session_id="ext-session",
-            invocation_id="ext-run",
-            tool_name="Write",
-            data={
-                "arguments": {"file_path": str(workspace / "NOTES.md"), "content": "# Notes\n\n- tidied\n"},
-                "cwd": str(workspace),
-            },
-            metadata={"agent": "claude-code", "external": True},
-        ),
-    )
+    write_notes(window, qtbot, "write-notes", "Write", {"file_path": str(workspace / "NOTES.md")}, workspace)
     explain = shown(window, qtbot, "write-notes")
     body = explain.view.toPlainText()
     assert "-- started\n+- tidied" in body  # the diff reads as lines, not one line of \x0a escapes
     assert "\\x0a" not in body
+
+
+def test_a_write_files_diff_is_shown_once_on_its_diff_tab(window: MainWindow, qtbot: Any, tmp_path: Path) -> None:
+    """Seen: a write_file's diff stood on the Diff tab and again under "What it will touch". The Diff tab keeps
+    it (monospace, coloured, scrolls, comes forward when ready); the section names the write and points there."""
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    (workspace / "NOTES.md").write_text("# Notes\n\n- started\n")
+    write_notes(window, qtbot, "write-file-notes", "write_file", {"path": "NOTES.md"}, workspace)
+    explain = shown(window, qtbot, "write-file-notes")
+    assert window.detail.tabs.isTabVisible(window.detail.diff_tab)
+    body = explain.view.toPlainText()
+    assert "writes NOTES.md" in body and "the diff is on the Diff tab" in body
+    assert "+- tidied" not in body

@@ -38,8 +38,11 @@ def why_html(preview: RequestPreview) -> str:
     return f"<b>Why you are asked</b><ul style='margin-top:0; margin-bottom:0'>{reasons}</ul>"
 
 
-def body_html(preview: RequestPreview, stale: list[str]) -> str:
-    """What it does (segment by segment) and what it will touch, stamped with when it was computed."""
+def body_html(preview: RequestPreview, stale: list[str], *, diff_on_tab: bool = False) -> str:
+    """What it does (segment by segment) and what it will touch, stamped with when it was computed.
+
+    ``diff_on_tab``: the pane shows the write's diff on its Diff tab (write_file), so it is not repeated here: at
+    1,024 x 640 this section has a few lines, the tab the whole pane, a monospace, coloured, scrolling view."""
     muted = theme.current().muted.name()
     danger = theme.current().danger.name()
     parts: list[str] = []
@@ -68,7 +71,9 @@ def body_html(preview: RequestPreview, stale: list[str]) -> str:
                 f"<li><b{style}>{kind}</b> <code>{_text(item['path'])}</code> "
                 f"<span style='color:{muted}'>{_text(item_facts(item))}</span></li>"
             )
-            if item.get("diff"):
+            if item.get("diff") and diff_on_tab:
+                rows.append(f"<li style='list-style:none; color:{muted}'>the diff is on the Diff tab</li>")
+            elif item.get("diff"):
                 diff = terminal_safe(str(item["diff"][:4000]), keep_newlines=True)  # lines stay lines
                 rows.append(f"<pre>{html.escape(diff)}</pre>")
     for item in effects.network:
@@ -110,6 +115,7 @@ class ExplainSection(QWidget):
         self._key: tuple[str, str] | None = None
         self._secrets: tuple[str, ...] | None = None
         self._checking = False
+        self._diff_on_tab = False
         self.preview: RequestPreview | None = None
         self.stale: list[str] = []
         self.why_label = QLabel()
@@ -155,11 +161,15 @@ class ExplainSection(QWidget):
         if self._key is None or self._key[0] != hitl_id:
             self.clear()
 
-    def show_request(self, hitl_id: str, digest: str, secrets: tuple[str, ...] | None = None) -> None:
+    def show_request(
+        self, hitl_id: str, digest: str, secrets: tuple[str, ...] | None = None, *, diff_on_tab: bool = False
+    ) -> None:
         """Show the preview of ``hitl_id`` for the arguments hashing to ``digest``; computed again only when the
-        request or the hash changed. ``secrets``: the secret scan of these arguments, when the pane has it."""
+        request or the hash changed. ``secrets``: the secret scan of these arguments, when the pane has it;
+        ``diff_on_tab``: the pane shows a write's diff on its own tab (not repeated here)."""
         if self._key == (hitl_id, digest):
             return
+        self._diff_on_tab = diff_on_tab
         self._key = (hitl_id, digest)
         self._secrets = secrets
         self._start(hitl_id)
@@ -200,7 +210,7 @@ class ExplainSection(QWidget):
             return
         self.why_label.setText(why_html(preview))
         self.why_label.show()
-        self.view.setHtml(body_html(preview, self.stale))
+        self.view.setHtml(body_html(preview, self.stale, diff_on_tab=self._diff_on_tab))
         self.recompute_button.setVisible(bool(self.stale))
 
     def _check_stale(self) -> None:

@@ -588,7 +588,7 @@ class DetailPane(QWidget):
         except Exception as exc:  # the request stays "not checked": approving by key still takes two presses
             if generation == self._generation:
                 self.risk_chip.set_risk(prepared.risk, pending=f"secret scan failed: {exc}")
-                self.explain.show_request(str(record["hitl_id"]), prepared.digest)
+                self.explain.show_request(str(record["hitl_id"]), prepared.digest, diff_on_tab=self._diff_on_tab())
                 if needs_diff(prepared):
                     self.diff_view.setPlainText(f"# Could not work out the diff: {exc}")
             return
@@ -604,7 +604,9 @@ class DetailPane(QWidget):
         time while the request is painted), and given the secret scan's result."""
         self.risk_chip.set_risk(prepared.risk, pending=None if prepared.checked else CHECKING)
         if prepared.checked:
-            self.explain.show_request(str(prepared.record["hitl_id"]), prepared.digest, prepared.secrets)
+            self.explain.show_request(
+                str(prepared.record["hitl_id"]), prepared.digest, prepared.secrets, diff_on_tab=self._diff_on_tab()
+            )
         if prepared.diff_ready and self.tabs.isTabVisible(self.diff_tab):
             if prepared.diff is not None:
                 self.diff_view.setPlainText(f"# {prepared.diff_note}\n{prepared.diff}")
@@ -612,6 +614,10 @@ class DetailPane(QWidget):
                     self.tabs.setCurrentIndex(self.diff_tab)
             else:
                 self.diff_view.setPlainText(f"# {prepared.diff_note}")
+
+    def _diff_on_tab(self) -> bool:
+        """The shown request's diff has the Diff tab (write_file): "What it will touch" points there."""
+        return self.tabs.isTabVisible(self.diff_tab)
 
     def _announce_checked(self, prepared: PreparedRequest) -> None:
         if prepared.checked and not needs_diff(prepared):
