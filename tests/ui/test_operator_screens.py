@@ -172,3 +172,23 @@ def test_a_questions_header_calls_it_a_question(
     qtbot.waitUntil(lambda: window.detail.hitl_id == "q1", timeout=10_000)
     header = window.detail.header.text()
     assert "<b>Question</b>" in header and "ask_user" not in header and "question" not in header, header
+
+
+def test_long_session_and_run_ids_keep_the_header_on_its_three_lines(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen at 1024 px: a Claude Code run id wrapped the request header's ids line onto two lines. The ids are cut
+    in the middle (their start says what they are, their end tells them apart); the tooltip has them whole."""
+    session, run = "5c2a7e1e-9d8b-4c3f-a1b2-3e4f5a6b7c8d", "claude-code-5c2a7e1e-9d8b-4c3f-a1b2-3e4f5a6b7c8d-turn-0001"
+    window = open_main_window()
+    show(qtbot, window, shell(qtbot, qt_backend, "h1", "ls", session=session, invocation=run))
+    window.resize(1024, 640)
+    qtbot.waitUntil(lambda: (window.width(), window.height()) == (1024, 640))
+    window.splitter.setSizes([450, 1024 - 450])
+    header = window.detail.header
+    line = header.fontMetrics().lineSpacing()
+    qtbot.waitUntil(
+        lambda: header.height() < 4 * line, timeout=2_000
+    )  # the first line is 14 pt, the others one line each
+    assert session in header.toolTip() and run in header.toolTip()
+    assert run.endswith(header.text().split("run <code>")[1].split("</code>")[0].split("…")[-1])

@@ -45,7 +45,7 @@ from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.flow_layout import FlowLayout
 from reviewer_app.ui.common.screen_fit import scrolling_column
-from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
+from reviewer_app.ui.common.texts import format_age, format_countdown, short_id, tool_label
 from reviewer_app.ui.detail.checks import RequestChecker
 from reviewer_app.ui.detail.diff_highlighter import DiffHighlighter
 from reviewer_app.ui.detail.explain import ExplainSection
@@ -63,6 +63,9 @@ DIFF_PENDING = "# Working out the diff…"
 HOLD_PAINT_MS = 100
 """At most how long the pane keeps its last picture while the selected request is read (see ``_hold_paint``)."""
 COMMAND_KEYS = ("command", "cmd")
+IDS_SHOWN = 20
+"""How many characters of the session and run ids the request header shows (cut in the middle; whole on hover):
+a Claude Code run id wrapped the header at 1,024 px."""
 
 
 def countdown_color(expires_at: int, now: float) -> str | None:
@@ -509,12 +512,14 @@ class DetailPane(QWidget):
             f"<span style='font-size:14pt'><b>{html.escape(what)}</b></span>"
             f"  <span style='color:{theme.current().muted.name()}'>{html.escape(kind)}"
             f"agent {html.escape(s.agent or '?')}</span>",
-            f"session <code>{html.escape(s.session_id)}</code> · run <code>{html.escape(s.invocation_id)}</code>",
+            f"session <code>{html.escape(short_id(s.session_id, IDS_SHOWN))}</code> · "
+            f"run <code>{html.escape(short_id(s.invocation_id, IDS_SHOWN))}</code>",
             f"created {created} ({format_age(now - s.created_at)} ago){expires}",
         ]
         text = "<br>".join(lines)
         if text != self.header.text():  # a new text costs a layout: only when the age or countdown changed
             self.header.setText(text)
+            self.header.setToolTip(f"session {s.session_id}\nrun {s.invocation_id}")
         self._show_external(s.external)
         if s.status != HITLStatus.PENDING.value:
             self.state_label.setText(f"This request {settled_phrase(s, now)}; nothing to decide.")
