@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.detail.pane import countdown_color
+from reviewer_app.ui.detail.header import countdown_color
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
 from reviewer_app.ui.dialogs.submit import TextDialog

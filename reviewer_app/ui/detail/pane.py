@@ -25,14 +25,11 @@ from PySide6.QtGui import (
     QKeySequence,
 )
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QLabel,
-    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -45,33 +42,22 @@ from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.buttons import named_button
 from reviewer_app.ui.common.flow_layout import FlowLayout
 from reviewer_app.ui.common.screen_fit import scrolling_column
-from reviewer_app.ui.common.texts import format_age, format_countdown, short_id, tool_label
 from reviewer_app.ui.detail.checks import RequestChecker
 from reviewer_app.ui.detail.diff_highlighter import DiffHighlighter
 from reviewer_app.ui.detail.explain import ExplainSection
+from reviewer_app.ui.detail.header import DetailHeader
 from reviewer_app.ui.detail.headline import HeadlineView, headline_of
 from reviewer_app.ui.detail.json_view import JsonPanel, format_json, monospace_font
 from reviewer_app.ui.detail.prepared import WRITE_TOOLS, PreparedRequest, needs_diff, prepare_request
 from reviewer_app.ui.detail.risk_chip import CHECKING, RiskChip
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.detail.strip import TimelineStrip
-from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, TimelineModel, TimelineView, active_known, active_text
-from reviewer_app.ui.runs.model import state_words
+from reviewer_app.ui.detail.timeline import TimelineModel, TimelineView
 
-EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 DIFF_PENDING = "# Working out the diff…"
 HOLD_PAINT_MS = 100
 """At most how long the pane keeps its last picture while the selected request is read (see ``_hold_paint``)."""
 COMMAND_KEYS = ("command", "cmd")
-IDS_SHOWN = 20
-"""How many characters of the session and run ids the request header shows (cut in the middle; whole on hover):
-a Claude Code run id wrapped the header at 1,024 px."""
-
-
-def countdown_color(expires_at: int, now: float) -> str | None:
-    """The colour of an expiry countdown as it nears zero (None while there is time), as a name."""
-    color = theme.countdown_qcolor(expires_at, now)
-    return color.name() if color is not None else None
 
 
 def command_of(arguments: Any) -> str | None:
@@ -130,38 +116,15 @@ class DetailPane(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        self.header = QLabel()
-        self.header.setObjectName("detailHeader")
-        self.header.setTextFormat(Qt.TextFormat.RichText)
-        self.header.setWordWrap(True)
-        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.state_label = QLabel()
         self.state_label.setObjectName("detailState")
         self.state_label.setWordWrap(True)
         self.state_label.hide()
-        self.external_badge = QLabel("external")
-        self.external_badge.setObjectName("externalBadge")
-        self.external_badge.setAccessibleName("External agent")
-        self.external_badge.setToolTip(EXTERNAL_BADGE_TIP)
-        self.external_badge.setAlignment(Qt.AlignmentFlag.AlignTop)
-        self.external_badge.hide()
         self._build_copy_actions()
-        self.copy_button = QToolButton()
-        self.copy_button.setObjectName("copyButton")
-        self.copy_button.setText("Copy")
-        self.copy_button.setAccessibleName("Copy to the clipboard")
-        self.copy_button.setToolTip("Copy the id, the command or the arguments")
-        self.copy_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.copy_button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-        copy_menu = QMenu(self.copy_button)
-        copy_menu.addActions(self.copy_actions)
-        self.copy_button.setMenu(copy_menu)
-        self.header_box = QWidget()
-        header_row = QHBoxLayout(self.header_box)
-        header_row.setContentsMargins(0, 0, 0, 0)
-        header_row.addWidget(self.header, 1)
-        header_row.addWidget(self.external_badge, 0, Qt.AlignmentFlag.AlignTop)
-        header_row.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.header_box = DetailHeader(self.copy_actions)
+        self.header = self.header_box.label
+        self.external_badge = self.header_box.external_badge
+        self.copy_button = self.header_box.copy_button
         layout.addWidget(self.header_box)
         self.risk_chip = RiskChip()  # its own row: beside the header both were squeezed to five lines at 1,024 px
         layout.addWidget(self.risk_chip)
@@ -290,8 +253,6 @@ class DetailPane(QWidget):
         self.copy_command_action = action("Copy &command", "Ctrl+Shift+C", "copyCommandAction", self.copy_command)
         self.copy_args_action = action("Copy &arguments (JSON)", "Ctrl+Shift+J", "copyArgsAction", self.copy_arguments)
         self.copy_actions = [self.copy_id_action, self.copy_command_action, self.copy_args_action]
-        self.header.addActions(self.copy_actions)
-        self.header.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
 
     # -- the clipboard ---------------------------------------------------------------------------
     def shown_id(self) -> str | None:
@@ -380,7 +341,7 @@ class DetailPane(QWidget):
         self.tabs.setTabVisible(self.diff_tab, False)
         self.tabs.setTabVisible(self.question_tab, False)
         self.digest_label.clear()
-        self._show_external(False)
+        self.header_box.show_external(False)
         self.risk_chip.set_risk(None)
         self._refresh_buttons()
 
@@ -391,18 +352,6 @@ class DetailPane(QWidget):
         self.tabs.setVisible(tabs)
         self.explain.setVisible(tabs)
         self.decision_bar.setVisible(tabs)
-
-    def _show_external(self, external: bool, what: str = "request") -> None:
-        """The "external" badge next to the header: this request (or run) comes from another process."""
-        if external:
-            style = (
-                f"#externalBadge {{ background: {theme.current().json_literal.name()}; color: white;"
-                " border-radius: 6px; padding: 1px 7px; font-weight: bold; }"
-            )
-            if self.external_badge.styleSheet() != style:  # re-polishing on every selection costs a few ms
-                self.external_badge.setStyleSheet(style)
-            self.external_badge.setToolTip(f"External {what}: {EXTERNAL_BADGE_TIP}")
-        self.external_badge.setVisible(external)
 
     def _hold_paint(self) -> None:
         """Qt does not paint the pane until the selected request is read (at most ``hold_paint_ms``): a "Loading…"
@@ -479,48 +428,14 @@ class DetailPane(QWidget):
         if self.run_record is None or run.id != self.run_record.id:
             return
         self.run_record = run
-        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.created_at))
-        parts = [
-            f"<span style='font-size:13pt'><b>{html.escape(run.agent or 'agent')}</b> run · "
-            f"{html.escape(state_words(run))}</span>",
-            f"run {html.escape(run.id)} · session {html.escape(run.session_id)}",
-            f"started {started} · active {active_text(run)}"
-            + ("" if active_known(run) else f" ({html.escape(ACTIVE_NOT_KNOWN_TIP.removeprefix('active time '))})")
-            + (f" · {run.pending} pending" if run.pending else ""),
-            f"<i>{html.escape((run.prompt or '')[:400])}</i>",
-        ]
-        if run.error:
-            parts.append(f"<span style='color:{theme.current().danger.name()}'>{html.escape(run.error[:400])}</span>")
-        self.header.setText("<br>".join(parts))
-        self._show_external(run.external, "run")
+        self.header_box.show_run(run)
 
     def _render_header(self) -> None:
         s = self.summary
         if s is None:
             return
-        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created_at))
         now = self.now()
-        question = s.hitl_type == HITLType.ASK_USER.value  # seen: "ask_user question", as the inbox says "question"
-        kind = "" if question else f"{s.hitl_type.replace('_', ' ')} · "
-        what = "Question" if question else (tool_label(s.tool_name) or s.hitl_type)
-        expires = ""
-        if s.expires_at is not None and s.status == HITLStatus.PENDING.value:
-            countdown = html.escape(f"expires {format_countdown(s.expires_at, now)}")
-            color = countdown_color(s.expires_at, now)
-            expires = f" · <b style='color:{color}'>{countdown}</b>" if color else f" · {countdown}"
-        lines = [
-            f"<span style='font-size:14pt'><b>{html.escape(what)}</b></span>"
-            f"  <span style='color:{theme.current().muted.name()}'>{html.escape(kind)}"
-            f"agent {html.escape(s.agent or '?')}</span>",
-            f"session <code>{html.escape(short_id(s.session_id, IDS_SHOWN))}</code> · "
-            f"run <code>{html.escape(short_id(s.invocation_id, IDS_SHOWN))}</code>",
-            f"created {created} ({format_age(now - s.created_at)} ago){expires}",
-        ]
-        text = "<br>".join(lines)
-        if text != self.header.text():  # a new text costs a layout: only when the age or countdown changed
-            self.header.setText(text)
-            self.header.setToolTip(f"session {s.session_id}\nrun {s.invocation_id}")
-        self._show_external(s.external)
+        self.header_box.show_request(s, now)
         if s.status != HITLStatus.PENDING.value:
             self.state_label.setText(f"This request {settled_phrase(s, now)}; nothing to decide.")
             style = f"color: {theme.current().muted.name()}; font-weight: bold;"
