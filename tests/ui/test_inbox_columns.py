@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QStyle
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, COL_SUMMARY
 from reviewer_app.ui.inbox.model import InboxModel
-from reviewer_app.ui.inbox.queue import request_text
+from reviewer_app.ui.inbox.queue import COL_WHO, request_text
 from tests.ui.conftest import OpenMainWindow, make_summary, run_async
 
 
@@ -63,3 +63,79 @@ def test_a_questions_summary_starts_with_the_question() -> None:
     assert model.index_for(asked.hitl_id, COL_SUMMARY).data() == "Which branch should change 2 go to?"
     assert model.index_for("h000001", COL_SUMMARY).data() == "question: keep this one, a command's summary"
     assert request_text(asked) == "question · Which branch should change 2 go to?"  # the flat queue's row
+
+
+AGENTS = (("h-cc", "claude-code", True), ("h-py", "external-python-agent", False))
+SESSION = "5c2a7e1e-9d8b-4c3f-a1b2-3e4f5a6b7c8d"
+
+
+def _two_agents(open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any) -> Any:
+    window = open_main_window()
+    for hitl_id, agent, external in AGENTS:
+        create = qt_backend.create(
+            hitl_id=hitl_id,
+            hitl_type="tool_approval",
+            session_id=f"{SESSION}-{agent}",
+            invocation_id=f"i-{agent}",
+            data={"arguments": {"command": "ls"}},
+            metadata={"agent": agent, "external": external},
+            tool_name="Bash",
+        )
+        run_async(qtbot, create)
+    qtbot.waitUntil(lambda: window.inbox.model.index_for("h-py").isValid())
+    window.resize(*size)
+    qtbot.waitUntil(lambda: (window.width(), window.height()) == size)
+    qtbot.wait(50)
+    return window
+
+
+def _drawn(view: Any, index: Any) -> str:
+    """The text the view paints in the cell at ``index`` (elided as its delegate and the view's mode say)."""
+    option = QStyleOptionViewItem()
+    view.initViewItemOption(option)
+    view.itemDelegateForIndex(index).initStyleOption(option, index)
+    margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
+    room = (
+        view.visualRect(index).width()
+        - 2 * margin
+        - (option.decorationSize.width() + 4 if not option.icon.isNull() else 0)
+    )
+    return view.fontMetrics().elidedText(option.text, option.textElideMode, room)
+
+
+@pytest.mark.parametrize("size", [(1920, 1050), (1024, 640)])
+def test_the_agent_column_shows_the_agents_names(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any
+) -> None:
+    """Seen: the inbox's Agent column showed an icon and "cla…" even at 1920 px (64 px whatever the names). It is
+    as wide as the names now, up to a sixth of the list (the summary keeps the room); the tooltip has the agent."""
+    window = _two_agents(open_main_window, qt_backend, qtbot, size)
+    view, model = window.inbox.view, window.inbox.model
+    for hitl_id, agent, _external in AGENTS:  # the whole name where it fits, else its start (Qt's own cut)
+        drawn = _drawn(view, model.index_for(hitl_id, COL_AGENT))
+        fits = size[0] >= 1920 and agent == "claude-code"
+        assert drawn == agent if fits else (drawn[:3] == agent[:3] and drawn.endswith("…"))
+    assert "agent external-python-agent" in model.index_for("h-py", COL_AGENT).data(Qt.ItemDataRole.ToolTipRole)
+    widths = [view.header().sectionSize(c) for c in range(view.header().count()) if not view.isColumnHidden(c)]
+    assert view.header().sectionSize(COL_SUMMARY) == max(widths)  # the summary keeps the room
+
+
+@pytest.mark.parametrize("size", [(1920, 1050), (1024, 640)])
+def test_the_queues_agent_and_session_keep_the_agent_whole_and_the_titles_start(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any
+) -> None:
+    """Seen: the flat queue's "Agent · session" cut in the middle ("claude-…changes"): neither the agent nor the
+    session could be read. The agent stays whole and the session (its title, a prompt, or its id) keeps its start."""
+    window = _two_agents(open_main_window, qt_backend, qtbot, size)
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_Q)
+    queue = window.inbox.queue
+    qtbot.waitUntil(lambda: queue.model.rowCount() == 2, timeout=10_000)
+    qtbot.wait(50)
+    for row in range(2):
+        index = queue.model.index(row, COL_WHO)
+        agent = queue.model.rows[row].agent
+        drawn = _drawn(queue.view, index)
+        whole = size[0] >= 1920 or agent == "claude-code"  # else wider than a third of the list: its start stays
+        assert drawn.startswith(f"{agent} · {SESSION[:4]}" if whole else agent[:15]), drawn
+        assert f"{SESSION}-{agent}" in index.data(Qt.ItemDataRole.ToolTipRole)

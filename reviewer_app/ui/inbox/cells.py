@@ -261,6 +261,7 @@ class InboxCells:
             lines = [
                 f"{s.tool_name or s.hitl_type}: {s.summary}",
                 f"request {s.hitl_id}",
+                f"agent {s.agent or '?'}",
                 f"session {s.session_id} · run {s.invocation_id}",
             ]
             if s.external:

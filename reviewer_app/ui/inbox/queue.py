@@ -14,15 +14,16 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QWidget
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common import theme
 from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
 from reviewer_app.ui.inbox.cells import shown_summary
-from reviewer_app.ui.inbox.view import CommandListView
+from reviewer_app.ui.inbox.view import CommandListView, fit_column
 from reviewer_app.ui.inbox.why_tips import WORKING, HoverWhy, WhyTips
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
@@ -33,6 +34,9 @@ if TYPE_CHECKING:  # the domain's risk module (shell parsing) loads after the fi
 COL_WHAT, COL_WHO, COL_WAITING = range(3)
 HEADERS = ("Request", "Agent · session", "Waiting")
 HITL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+WHO_COLUMN_MIN = 120  # px
+WHO_COLUMN_SHARE = 3  # "agent · session" takes at most a third of the list: the command keeps the room
+WHO_SESSION_CHARS = 12  # how much of the session's title the column makes room for beside the agent
 
 
 def urgency(summary: RequestSummary, risk: Risk | None) -> tuple[bool, int, bool, int, str]:
@@ -140,8 +144,30 @@ class QueueView(CommandListView):
         header.setSectionResizeMode(COL_WHAT, QHeaderView.ResizeMode.Stretch)
         # The command keeps the room; the waiting time fits an hour's countdown whole ("in 59:08", never "in…08").
         waiting = max(52, self.fontMetrics().horizontalAdvance("in 59:59") + 16)
-        for column, width in ((COL_WHO, 120), (COL_WAITING, waiting)):
+        for column, width in ((COL_WHO, WHO_COLUMN_MIN), (COL_WAITING, waiting)):
             header.resizeSection(column, width)
+        # "agent · session": cut at its end, the agent stays whole and the session's title (a prompt) keeps its start.
+        self.setItemDelegateForColumn(COL_WHO, EndElision(self))
+        model.modelReset.connect(self.fit_who_column)
+
+    def fit_who_column(self) -> None:
+        """ "Agent · session" as wide as the longest agent and the start of a session, up to a third of the list."""
+        model = self.model()
+        if isinstance(model, QueueModel):
+            agents = {f"{s.agent or '?'} · {'x' * WHO_SESSION_CHARS}" for s in model.rows}
+            fit_column(self, COL_WHO, agents, least=WHO_COLUMN_MIN, share=WHO_COLUMN_SHARE, icon=False)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_who_column()
+
+
+class EndElision(QStyledItemDelegate):
+    """A column cut at its end (the queue's "agent · session", the view elides every other in the middle)."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideRight
 
 
 class FlatQueue(QObject):

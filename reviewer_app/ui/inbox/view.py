@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
-from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPaintEvent, QRegion
+from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPaintEvent, QRegion, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -34,6 +34,20 @@ EXPAND_ALL_GROUPS = 1_500  # above this many session + invocation rows only the 
 NO_PENDING_TEXT = "No pending requests. New ones appear here as agents ask."  # the empty pending inbox says
 REQUEST_INDENT = 14  # px per tree level (Qt's 20 took a third of the request column at a request's depth)
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
+AGENT_COLUMN_MIN = 64  # px: the Agent column never narrower (it was this wide whatever the names)
+AGENT_COLUMN_SHARE = 6  # the Agent column takes at most a sixth of the list: the summary keeps the room
+
+
+def fit_column(view: QTreeView, column: int, texts: Iterable[str], *, least: int, share: int, icon: bool) -> None:
+    """``column`` as wide as its longest text (and an icon), no narrower than ``least`` and no wider than 1/``share``
+    of the view: a fixed width cut every agent's name ("cla…") even with room to spare."""
+    metrics = view.fontMetrics()
+    margins = 2 * (view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1) + 8
+    icon_room = view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, view) + 4 if icon else 0
+    wanted = max((metrics.horizontalAdvance(text) for text in texts), default=0) + margins + icon_room
+    width = max(least, min(wanted, view.viewport().width() // share))
+    if view.header().sectionSize(column) != width:
+        view.header().resizeSection(column, width)
 
 
 class CommandListView(QTreeView):
@@ -144,7 +158,7 @@ class InboxView(CommandListView):
         self.setIndentation(REQUEST_INDENT)
         icon = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, self)  # the view's default
         request = 3 * REQUEST_INDENT + icon + 12 + self.fontMetrics().horizontalAdvance("write_file ")
-        for column, width in ((COL_REQUEST, request), (COL_AGENT, 64), (COL_AGE, 48), (COL_EXPIRES, 62)):
+        for column, width in ((COL_REQUEST, request), (COL_AGENT, AGENT_COLUMN_MIN), (COL_AGE, 48), (COL_EXPIRES, 62)):
             header.resizeSection(column, width)
         self.setColumnHidden(COL_DECIDED, True)
 
@@ -158,6 +172,7 @@ class InboxView(CommandListView):
         if not isinstance(model, InboxModel):
             return
         self.setColumnHidden(COL_AGENT, len(model.agents) < 2)
+        self.fit_agent_column()
         if scope is Scope.HISTORY:
             self.setColumnHidden(COL_EXPIRES, True)
             return
@@ -167,6 +182,16 @@ class InboxView(CommandListView):
             return
         no_expiry = all(s.expires_at is None for s in model.requests_in_scope())
         self.setColumnHidden(COL_EXPIRES, no_expiry)
+
+    def fit_agent_column(self) -> None:
+        """The Agent column fits the agents' names (with the external icon), up to a sixth of the list."""
+        model = self.model()
+        if isinstance(model, InboxModel) and not self.isColumnHidden(COL_AGENT):
+            fit_column(self, COL_AGENT, model.agents, least=AGENT_COLUMN_MIN, share=AGENT_COLUMN_SHARE, icon=True)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_agent_column()
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)
