@@ -192,3 +192,18 @@ def test_long_session_and_run_ids_keep_the_header_on_its_three_lines(
     )  # the first line is 14 pt, the others one line each
     assert session in header.toolTip() and run in header.toolTip()
     assert run.endswith(header.text().split("run <code>")[1].split("</code>")[0].split("…")[-1])
+
+
+def test_runs_whose_process_died_are_listed_whole_in_the_message(open_main_window: OpenMainWindow, qtbot: Any) -> None:
+    """Seen at start-up: the list of runs whose process died went to the status bar only, cut after the first
+    run at 1024 px and gone after 10 s. The message banner lists every run, one a line, until it is dismissed."""
+    window = open_main_window()
+    window.resize(1024, 640)
+    runs = [f"claude-code-5c2a7e1e-9d8b-4c3f-a1b2-3e4f5a6b7c8{n}" for n in range(3)]
+    texts = [f"Run {run}: its process died inside a tool call: re-run or abort it" for run in runs]
+    window.live.runsNeedAction.emit(texts)
+    banner = window.banner
+    assert banner.isVisible() and not banner.expires  # the runs need action: it stays
+    assert all(text in banner.label.text() for text in texts), banner.label.text()
+    assert "Runs tab (Ctrl+2)" in banner.label.text()
+    assert runs[0] in window.statusBar().currentMessage()

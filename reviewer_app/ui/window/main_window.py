@@ -288,7 +288,7 @@ class MainWindow(QMainWindow):
         self.decisions.message.connect(lambda text, ms: self.statusBar().showMessage(text, ms))
         self.runs.failed.connect(self.show_error)
         self.runs.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
-        live.runsNeedAction.connect(lambda texts: self.statusBar().showMessage("; ".join(texts), 10_000))
+        live.runsNeedAction.connect(self._runs_need_action)
         live.databaseStatus.connect(lambda text: self.statusBar().showMessage(text, 0 if text else 1))
         live.databaseStatus.connect(lambda text: self._condition("database-status", text))
         live.feedStatus.connect(
@@ -436,6 +436,13 @@ class MainWindow(QMainWindow):
     def _on_refreshed(self) -> None:
         if not self.live.refresh_failed:  # the database answers again: its error is over
             self.banner.clear("database")
+
+    def _runs_need_action(self, texts: list[str]) -> None:
+        """Runs whose process died: every one in the banner, a line each, until dismissed (the status bar cut the
+        list after the first run at 1,024 px and cleared it after 10 s); the status bar keeps the short news."""
+        lines = "\n".join(f"• {text}" for text in texts)
+        self.banner.show_message(f"{lines}\nThe Runs tab (Ctrl+2) lists them.", error=False)
+        self.statusBar().showMessage("; ".join(texts), 10_000)
 
     def _condition(self, key: str, text: str) -> None:
         """A problem that says when it is over (empty text): the banner shows it while it lasts."""
