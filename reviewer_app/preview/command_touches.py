@@ -31,7 +31,7 @@ from reviewer_app.domain.tar_words import read_tar
 from reviewer_app.domain.working_directory import Places, placed
 from reviewer_app.preview.facts import Budget, count_tree, find_repository, path_facts, read_workspace_text, resolve
 from reviewer_app.preview.git_push import push_effects, url_host
-from reviewer_app.preview.remote_touches import bucket_touches, terraform_touches
+from reviewer_app.preview.remote_touches import bucket_touches, kubectl_does, terraform_touches
 
 KINDS = ("writes", "deletes", "reads", "network", "executes")
 _READERS = frozenset({"cat", "head", "tail", "less", "more", "wc", "sort", "uniq", "cut", "diff", "file", "stat",
@@ -507,8 +507,10 @@ class EffectCollector:
 
     def _kubectl(self, program: str, args: tuple[str, ...], text: str, depth: int) -> None:
         context = _option(args, ("--context",))
+        does = kubectl_does(args)
+        note = (f"{does}; " if does else "") + "the kubeconfig is not read (it holds credentials)"
         self.host(f"the cluster of kube context {context}" if context else "the cluster of the current kube context",
-                  text, note="the kubeconfig is not read (it holds credentials)")  # fmt: skip
+                  text, note=note)  # fmt: skip
         manifest = _option(args, ("-f", "--filename"))
         if manifest and "://" not in manifest:
             self.path("reads", manifest, text, recursive=True)

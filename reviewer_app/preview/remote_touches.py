@@ -1,5 +1,6 @@
-"""What commands that act on remote things will touch: infrastructure (``terraform apply``/``destroy``) and
-cloud storage (``aws s3 sync|cp|mv|rm|rb``, ``gsutil rsync|cp|mv|rm``).
+"""What commands that act on remote things will touch: infrastructure (``terraform apply``/``destroy``), a cluster
+(what ``kubectl delete``/``apply`` do to it) and cloud storage (``aws s3 sync|cp|mv|rm|rb``, ``gsutil
+rsync|cp|mv|rm``).
 
 Reviewer reads no cloud state: the remote side is named as written (``s3://bucket/www``, "the infrastructure
 the configuration in infra describes") with what the command does to it, never counted or listed. Local paths on
@@ -20,6 +21,9 @@ SOURCE_LACKS = "files the source lacks"
 _TERRAFORM_VALUES = frozenset({"-var", "-var-file", "-target", "-replace", "-parallelism", "-lock-timeout", "-state",
                                "-state-out", "-backup"})  # fmt: skip
 _BUCKET_SCHEMES = {"aws": "s3://", "gsutil": "gs://"}
+_KUBECTL_VALUES = frozenset({"-n", "--namespace", "--context", "-f", "--filename", "-o", "--output", "-l", "--selector",
+                             "--kubeconfig", "--cluster", "--user", "-k", "--kustomize", "--grace-period"})  # fmt: skip
+_KUBECTL_CHANGES = {"delete": "deletes", "apply": "creates or updates", "create": "creates", "replace": "replaces"}
 
 
 def terraform_touches(collector: EffectCollector, args: tuple[str, ...], text: str) -> None:
@@ -62,6 +66,35 @@ def _terraform_words(args: tuple[str, ...]) -> tuple[list[str], set[str]]:
         operands.append(args[index])
         index += 1
     return operands, flags
+
+
+def kubectl_does(args: tuple[str, ...]) -> str | None:
+    """What ``kubectl delete|apply|create|replace`` does to the cluster, in words (None for the other subcommands):
+    the resources named, or those a manifest (``-f``) or a kustomization (``-k``) describes, and the namespace."""
+    operands: list[str] = []
+    given: dict[str, str] = {}
+    index = 0
+    while index < len(args):
+        name, equals, value = args[index].partition("=")
+        if name.startswith("-") and len(name) > 1:
+            if not equals and name in _KUBECTL_VALUES and index + 1 < len(args):
+                value, index = args[index + 1], index + 1
+            given[name] = value
+        else:
+            operands.append(args[index])
+        index += 1
+    if not operands or operands[0] not in _KUBECTL_CHANGES:
+        return None
+    verb, named = _KUBECTL_CHANGES[operands[0]], operands[1:]
+    source = given.get("-f") or given.get("--filename") or given.get("-k") or given.get("--kustomize")
+    if source:
+        what = f"the resources {source} describes"
+    elif "--all" in given and named:
+        what = f"every resource of type {named[0]}"
+    else:
+        what = " ".join(named) or "the resources named"
+    namespace = given.get("-n") or given.get("--namespace")
+    return f"{verb} {what}" + (f" (namespace {namespace})" if namespace else "")
 
 
 def bucket_touches(collector: EffectCollector, program: str, args: tuple[str, ...], text: str) -> None:

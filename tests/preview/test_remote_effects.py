@@ -85,3 +85,23 @@ def test_a_sync_with_delete_deletes_at_the_destination_that_the_source_lacks(tmp
 def test_aws_s3_rm_deletes_the_remote_objects_it_names(tmp_path: Path) -> None:
     (deleted,) = _touches("aws s3 rm --recursive s3://site/old", tmp_path)["deletes"]
     assert deleted["path"] == "s3://site/old" and deleted["how"] == "every object under it"
+
+
+@pytest.mark.parametrize(
+    ("command", "does"),
+    [
+        ("kubectl delete -f x.yaml", "deletes the resources x.yaml describes"),
+        ("kubectl -n prod delete namespace prod", "deletes namespace prod (namespace prod)"),
+        ("kubectl apply -f k8s/", "creates or updates the resources k8s/ describes"),
+        ("kubectl delete pods --all -n dev", "deletes every resource of type pods (namespace dev)"),
+    ],
+)
+def test_kubectl_says_what_it_does_to_the_cluster(command: str, does: str, tmp_path: Path) -> None:
+    (network,) = _touches(command, tmp_path)["network"]
+    assert network["host"] == "the cluster of the current kube context"
+    assert str(network["note"]).startswith(does), network["note"]
+
+
+def test_kubectl_reading_the_cluster_says_nothing_more(tmp_path: Path) -> None:
+    (network,) = _touches("kubectl get pods -n dev", tmp_path)["network"]
+    assert network["note"] == "the kubeconfig is not read (it holds credentials)"
