@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +17,7 @@ from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from tests.conftest import REPO_ROOT, at_schema_head
+from tests.conftest import REPO_ROOT
 from tests.helpers.shared_cache import installing
 from tests.integrations import mcp_server_forks
 from tests.integrations.agent_run import HostE2E
@@ -88,21 +88,6 @@ def forking_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
 @pytest.fixture
 def notes_file(tmp_path: Path) -> Path:
     return tmp_path / "notes.txt"
-
-
-@pytest.fixture
-def fresh_db(tmp_path: Path, migrated_sqlite: Path) -> Callable[[str], Path]:
-    """A new database file in ``tmp_path`` at the schema head: a copy of the migrated template, what opening a new
-    file makes, for tests that make several databases (without running the migrations again for each)."""
-    return lambda name: at_schema_head(tmp_path / name, migrated_sqlite)
-
-
-@pytest.fixture
-def db_at_schema_head(db_path: Path, migrated_sqlite: Path) -> Path:
-    """``db_path`` made before the test as a copy of the migrated template, for tests of an adapter whose first
-    use would otherwise create and migrate it (creating a database is tested where it is the point: the
-    migrations' and the concurrency tests)."""
-    return at_schema_head(db_path, migrated_sqlite)
 
 
 @pytest.fixture
