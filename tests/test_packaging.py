@@ -9,10 +9,11 @@ import ast
 import shutil
 import struct
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.statements import statements
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGING = REPO / "packaging"
@@ -31,22 +32,6 @@ def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == PNG_SIGNATURE
     width, height = struct.unpack(">II", data[16:24])
     return width, height
-
-
-def statements(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every statement in ``tree`` (an ``import`` is one), nested ones too, without the expressions ``ast.walk``
-    would visit as well (most of a module's nodes: walking them was most of these tests' CPU)."""
-    pending = [tree]
-    while pending:
-        node = pending.pop()
-        yield node
-        for value in vars(node).values():
-            if isinstance(value, list):
-                pending.extend(item for item in value if isinstance(item, STATEMENT_NODES))
-
-
-STATEMENT_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
-"""What a statement list may hold: statements, and the ``except`` clauses and ``case`` blocks that hold more."""
 
 
 def qt_modules_imported_by_app() -> set[str]:
