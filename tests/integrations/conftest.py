@@ -21,6 +21,7 @@ from tests.conftest import REPO_ROOT
 from tests.helpers.shared_cache import installing
 from tests.integrations import mcp_server_forks
 from tests.integrations.agent_run import HostE2E
+from tests.integrations.npm_cli import cache_root
 from tests.runtime.test_runner_support import approval, eventually
 
 if TYPE_CHECKING:
@@ -30,8 +31,10 @@ NAME = "notes"
 NOTES_SERVER = Path(__file__).with_name("mcp_test_server.py")
 HOST_SCRIPT = Path(__file__).with_name("mcp_host_script.py")
 SERVER_FORKS = Path(mcp_server_forks.__file__)
-FILESYSTEM_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
-NODE_DIR = REPO_ROOT / ".cache" / "mcp-node"
+FILESYSTEM_VERSION = "2026.8.31"
+FILESYSTEM_PACKAGE = f"@modelcontextprotocol/server-filesystem@{FILESYSTEM_VERSION}"
+NODE_DIR = cache_root() / f"mcp-server-filesystem-{FILESYSTEM_VERSION}"
+"""With the agent CLIs' cache, outside the checkout: a fresh clone (as in CI) does not install it again."""
 
 
 def proxy_command(db_path: Path, upstream: list[str], *options: str, name: str = NAME) -> list[str]:
@@ -129,7 +132,7 @@ async def decide_first(backend: SQLHITLBackend, kind: DecisionKind, **extra: Any
 
 @pytest.fixture(scope="session")
 def filesystem_server() -> list[str]:
-    """The reference filesystem MCP server from npm, installed once into .cache/mcp-node."""
+    """The reference filesystem MCP server from npm, installed once into the tests' npm cache."""
     binary = NODE_DIR / "node_modules" / ".bin" / "mcp-server-filesystem"
     if not binary.exists():
         with installing(NODE_DIR):
