@@ -6,7 +6,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -46,6 +46,21 @@ def at_schema_head(db_path: Path, migrated: Path) -> Path:
     if not db_path.exists():
         shutil.copyfile(migrated, db_path)
     return db_path
+
+
+@pytest.fixture
+def fresh_db(tmp_path: Path, migrated_sqlite: Path) -> Callable[[str], Path]:
+    """A new database file in ``tmp_path`` at the schema head: a copy of the migrated template, what opening a new
+    file makes, for tests that make several databases (without running the migrations again for each)."""
+    return lambda name: at_schema_head(tmp_path / name, migrated_sqlite)
+
+
+@pytest.fixture
+def db_at_schema_head(db_path: Path, migrated_sqlite: Path) -> Path:
+    """``db_path`` made before the test as a copy of the migrated template, for tests of an adapter whose first
+    use would otherwise create and migrate it (creating a database is tested where it is the point: the
+    migrations' and the concurrency tests)."""
+    return at_schema_head(db_path, migrated_sqlite)
 
 
 @pytest.fixture

@@ -104,13 +104,13 @@ async def test_external_agent_writes_the_file_when_approved(
 
 @pytest.mark.asyncio
 async def test_external_agent_writes_what_the_reviewer_edited(
-    db_path: Path, tmp_path: Path, subprocess_env: dict[str, str]
+    db_at_schema_head: Path, tmp_path: Path, subprocess_env: dict[str, str]
 ) -> None:
     def edit(record: dict[str, object]) -> Decision:
         edited = {"path": "edited.txt", "content": "the reviewer's words\n"}
         return Decision(DecisionKind.EDIT, edited_args=edited, args_sha256=args_digest(shown_arguments(record)))
 
-    code, output, reviewer = await _run_example(str(db_path), tmp_path / "work", subprocess_env, edit)
+    code, output, reviewer = await _run_example(str(db_at_schema_head), tmp_path / "work", subprocess_env, edit)
     await reviewer.aclose()
     assert code == 0, output
     assert not (tmp_path / "work" / "notes.txt").exists()
@@ -120,12 +120,12 @@ async def test_external_agent_writes_what_the_reviewer_edited(
 
 @pytest.mark.asyncio
 async def test_external_agent_does_not_act_when_rejected(
-    db_path: Path, tmp_path: Path, subprocess_env: dict[str, str]
+    db_at_schema_head: Path, tmp_path: Path, subprocess_env: dict[str, str]
 ) -> None:
     def reject(_record: dict[str, object]) -> Decision:
         return Decision(DecisionKind.REJECT, message="not in this folder")
 
-    code, output, reviewer = await _run_example(str(db_path), tmp_path / "work", subprocess_env, reject)
+    code, output, reviewer = await _run_example(str(db_at_schema_head), tmp_path / "work", subprocess_env, reject)
     try:
         assert code == 0, output
         assert not (tmp_path / "work").exists()

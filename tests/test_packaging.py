@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.statements import statements
+
 REPO = Path(__file__).resolve().parent.parent
 PACKAGING = REPO / "packaging"
 # The directory is named like the PyPI `packaging` library, so its scripts are imported as top-level modules.
@@ -36,7 +38,7 @@ def qt_modules_imported_by_app() -> set[str]:
     """``Widgets`` etc. for every ``PySide6.QtWidgets`` the app's source imports."""
     modules = set()
     for path in (REPO / "reviewer_app").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in statements(ast.parse(path.read_text(encoding="utf-8"))):
             names = []
             if isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
@@ -139,13 +141,13 @@ LIBRARY_ONLY_ADAPTERS = (
 def _optional_imports(tree: ast.AST) -> set[int]:
     """Imports inside ``try: … except ImportError``: the app works without them, so the bundle may drop them."""
     optional: set[int] = set()
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if not isinstance(node, ast.Try):
             continue
         caught = {getattr(h.type, "id", None) for h in node.handlers}
         if caught & {"ImportError", "ModuleNotFoundError"}:
             for statement in node.body:
-                optional.update(id(inner) for inner in ast.walk(statement))
+                optional.update(id(inner) for inner in statements(statement))
     return optional
 
 
@@ -160,7 +162,7 @@ def test_the_spec_excludes_no_module_the_app_imports() -> None:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         optional = _optional_imports(tree)
-        for node in ast.walk(tree):
+        for node in statements(tree):
             if id(node) in optional:
                 continue
             if isinstance(node, ast.Import):

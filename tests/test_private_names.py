@@ -11,6 +11,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.helpers.statements import statements
+
 REPO = Path(__file__).resolve().parent.parent
 ROOTS = ("reviewer_app", "tests", "bench", "examples", "packaging")
 
@@ -70,7 +72,7 @@ def imported_module(path: Path, node: ast.ImportFrom, root: Path) -> str:
 def private_imports(path: Path, root: Path = REPO) -> Iterator[tuple[str, str, str]]:
     """``(file, module, name)`` for each private name ``path`` imports from another of the project's modules."""
     own = module_of(path, root)
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in statements(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.ImportFrom):
             source = imported_module(path, node, root)
             names = [alias.name for alias in node.names]

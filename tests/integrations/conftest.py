@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,10 +17,11 @@ from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord
 from reviewer_app.domain.records import RequestQuery
 from reviewer_app.hitl import SQLHITLBackend
-from tests.conftest import REPO_ROOT, at_schema_head
+from tests.conftest import REPO_ROOT
 from tests.helpers.shared_cache import installing
 from tests.integrations import mcp_server_forks
 from tests.integrations.agent_run import HostE2E
+from tests.integrations.npm_cli import cache_root
 from tests.runtime.test_runner_support import approval, eventually
 
 if TYPE_CHECKING:
@@ -30,8 +31,10 @@ NAME = "notes"
 NOTES_SERVER = Path(__file__).with_name("mcp_test_server.py")
 HOST_SCRIPT = Path(__file__).with_name("mcp_host_script.py")
 SERVER_FORKS = Path(mcp_server_forks.__file__)
-FILESYSTEM_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
-NODE_DIR = REPO_ROOT / ".cache" / "mcp-node"
+FILESYSTEM_VERSION = "2026.8.31"
+FILESYSTEM_PACKAGE = f"@modelcontextprotocol/server-filesystem@{FILESYSTEM_VERSION}"
+NODE_DIR = cache_root() / f"mcp-server-filesystem-{FILESYSTEM_VERSION}"
+"""With the agent CLIs' cache, outside the checkout: a fresh clone (as in CI) does not install it again."""
 
 
 def proxy_command(db_path: Path, upstream: list[str], *options: str, name: str = NAME) -> list[str]:
@@ -91,21 +94,6 @@ def notes_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def fresh_db(tmp_path: Path, migrated_sqlite: Path) -> Callable[[str], Path]:
-    """A new database file in ``tmp_path`` at the schema head: a copy of the migrated template, what opening a new
-    file makes, for tests that make several databases (without running the migrations again for each)."""
-    return lambda name: at_schema_head(tmp_path / name, migrated_sqlite)
-
-
-@pytest.fixture
-def db_at_schema_head(db_path: Path, migrated_sqlite: Path) -> Path:
-    """``db_path`` made before the test as a copy of the migrated template, for tests of an adapter whose first
-    use would otherwise create and migrate it (creating a database is tested where it is the point: the
-    migrations' and the concurrency tests)."""
-    return at_schema_head(db_path, migrated_sqlite)
-
-
-@pytest.fixture
 def env(subprocess_env: dict[str, str], notes_file: Path, forking_server: dict[str, str]) -> dict[str, str]:
     return {**subprocess_env, "NOTES_FILE": str(notes_file), **forking_server}
 
@@ -144,7 +132,7 @@ async def decide_first(backend: SQLHITLBackend, kind: DecisionKind, **extra: Any
 
 @pytest.fixture(scope="session")
 def filesystem_server() -> list[str]:
-    """The reference filesystem MCP server from npm, installed once into .cache/mcp-node."""
+    """The reference filesystem MCP server from npm, installed once into the tests' npm cache."""
     binary = NODE_DIR / "node_modules" / ".bin" / "mcp-server-filesystem"
     if not binary.exists():
         with installing(NODE_DIR):

@@ -36,12 +36,12 @@ def ours(settings: dict, event: str) -> list[dict]:
     return [h for g in settings["hooks"].get(event, []) for h in g["hooks"] if " hook claude-code " in h["command"]]
 
 
-def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path) -> None:
+def test_install_merges_is_idempotent_and_uninstall_restores(tmp_path: Path, db_at_schema_head: Path) -> None:
     project = tmp_path / "project"
     settings_path = project / ".claude" / "settings.json"
     settings_path.parent.mkdir(parents=True)
     settings_path.write_text(json.dumps(EXISTING, indent=2))
-    db = tmp_path / "reviews.db"
+    db = db_at_schema_head
 
     first = cli(tmp_path, "install", "claude-code", "--project", str(project), "--db", str(db))
     assert first.returncode == 0, first.stderr
@@ -135,7 +135,9 @@ def test_codex_install_into_hooks_json(tmp_path: Path) -> None:
     assert json.loads(hooks_path.read_text()) == existing
 
 
-def test_the_installed_hook_imports_nothing_from_the_project_it_runs_in(tmp_path: Path) -> None:
+def test_the_installed_hook_imports_nothing_from_the_project_it_runs_in(
+    tmp_path: Path, db_at_schema_head: Path
+) -> None:
     """The host runs the hook in the project, where the agent writes files: ``python -m`` would put that
     directory first on the module path, so a ``json.py`` (or a ``reviewer_app`` package) the agent wrote there
     would run as the hook and answer every later call. The installed command (and the watchdog's) keeps the
@@ -149,7 +151,7 @@ def test_the_installed_hook_imports_nothing_from_the_project_it_runs_in(tmp_path
     (project / "reviewer_app").mkdir()
     (project / "reviewer_app" / "__init__.py").write_text(plant)
     (project / "reviewer_app" / "__main__.py").write_text(plant + 'print(\'{"decision": "allow"}\')\n')
-    db = tmp_path / "reviews.db"
+    db = db_at_schema_head
     installed = cli(tmp_path, "install", "claude-code", "--project", str(project), "--db", str(db))
     assert installed.returncode == 0, installed.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())

@@ -238,9 +238,11 @@ async def test_a_rule_settles_on_the_fast_path(
     assert record["metadata"]["agent"] == case.host and record["user_response"]["reviewer"] == "rule:allow-tools"
 
 
-async def test_allow_tools_never_settles_a_high_risk_call(tmp_path: Path, db_path: Path) -> None:
+async def test_allow_tools_never_settles_a_high_risk_call(tmp_path: Path, db_at_schema_head: Path) -> None:
     """``--allow-tools`` is a wildcard: a force push through Cursor's shell event still waits for a person."""
     payload = {**CURSOR.payload, "command": "git push --force"}
-    process = start_hook(tmp_path, db_path, payload, "--allow-tools", "Shell", "--timeout", "2", host="cursor")
+    process = start_hook(
+        tmp_path, db_at_schema_head, payload, "--allow-tools", "Shell", "--timeout", "2", host="cursor"
+    )
     code, answer, _ = finish(process)
     assert code == 0 and answer is not None and answer["permission"] == "ask"

@@ -4,6 +4,7 @@ idempotent, and undone by uninstall."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,14 +50,16 @@ def _commands(hooks: dict[str, Any], event: str) -> list[str]:
 
 
 @pytest.mark.parametrize("host", list(EXISTING))
-def test_install_merges_keeps_everything_else_and_uninstall_undoes_it(tmp_path: Path, host: str) -> None:
+def test_install_merges_keeps_everything_else_and_uninstall_undoes_it(
+    tmp_path: Path, fresh_db: Callable[[str], Path], host: str
+) -> None:
     relative, before, events = EXISTING[host]
     home = tmp_path / "home"
     path = home / relative
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(before, indent=2))
     env = agent_env(home)
-    db = str(tmp_path / "r.db")
+    db = str(fresh_db("r.db"))
 
     first = reviewer(env, "hook", "install", host, "--db", db)
     assert first.returncode == 0, first.stderr
@@ -98,11 +101,11 @@ def test_a_broken_settings_file_is_never_overwritten(tmp_path: Path, host: str) 
     assert path.read_text() == "{ not json"
 
 
-def test_opencode_gets_a_plugin_file_that_runs_the_hook(tmp_path: Path) -> None:
+def test_opencode_gets_a_plugin_file_that_runs_the_hook(tmp_path: Path, fresh_db: Callable[[str], Path]) -> None:
     home = tmp_path / "home"
     env = agent_env(home)
     env.pop("XDG_CONFIG_HOME", None)
-    db = str(tmp_path / "r.db")
+    db = str(fresh_db("r.db"))
     first = reviewer(env, "hook", "install", "opencode", "--db", db)
     assert first.returncode == 0, first.stderr
     plugin = home / ".config" / "opencode" / "plugin" / "reviewer.js"

@@ -45,11 +45,13 @@ async def all_requests(backend: SQLHITLBackend) -> list[dict[str, Any]]:
 
 
 @asyncio_test
-async def test_tools_list_through_the_proxy_equals_a_direct_connection(db_path: Path, env: dict[str, str]) -> None:
+async def test_tools_list_through_the_proxy_equals_a_direct_connection(
+    db_at_schema_head: Path, env: dict[str, str]
+) -> None:
     async with connect(notes_upstream(), env) as direct:
         direct_tools = (await direct.list_tools()).model_dump(by_alias=True)
         direct_init = direct.initialize_result
-    async with connect(proxy_command(db_path, notes_upstream()), env) as proxied:
+    async with connect(proxy_command(db_at_schema_head, notes_upstream()), env) as proxied:
         proxied_tools = (await proxied.list_tools()).model_dump(by_alias=True)
         proxied_init = proxied.initialize_result
     assert proxied_tools == direct_tools
@@ -98,15 +100,17 @@ INIT = json.dumps(
 INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
-def test_the_upstreams_bytes_reach_the_host_verbatim(db_path: Path, env: dict[str, str]) -> None:
+def test_the_upstreams_bytes_reach_the_host_verbatim(db_at_schema_head: Path, env: dict[str, str]) -> None:
     lines = [INIT, INITIALIZED, json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})]
     direct = _exchange(notes_upstream(), env, lines, 2)
-    proxied = _exchange(proxy_command(db_path, notes_upstream()), env, lines, 2)
+    proxied = _exchange(proxy_command(db_at_schema_head, notes_upstream()), env, lines, 2)
     assert proxied == direct
     assert b'"readOnlyHint":true' in proxied[1]
 
 
-def test_the_upstream_runs_exactly_what_the_gate_checked(db_path: Path, env: dict[str, str], notes_file: Path) -> None:
+def test_the_upstream_runs_exactly_what_the_gate_checked(
+    db_at_schema_head: Path, env: dict[str, str], notes_file: Path
+) -> None:
     """Hostile framing: a tools/call without an id, and duplicate keys that two JSON parsers might read apart."""
     notes_file.write_text("[misc] keep me\n")
     no_id = json.dumps({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "wipe_notes", "arguments": {}}})
@@ -114,16 +118,18 @@ def test_the_upstream_runs_exactly_what_the_gate_checked(db_path: Path, env: dic
         '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wipe_notes","arguments":{}},'
         '"params":{"name":"read_notes","arguments":{}}}'
     )
-    answers = _exchange(proxy_command(db_path, notes_upstream()), env, [INIT, INITIALIZED, no_id, duplicate], 2)
+    answers = _exchange(
+        proxy_command(db_at_schema_head, notes_upstream()), env, [INIT, INITIALIZED, no_id, duplicate], 2
+    )
     result = json.loads(answers[1])
     assert result["id"] == 3
     assert result["result"]["content"][0]["text"] == "[misc] keep me\n"
     assert notes_file.read_text() == "[misc] keep me\n"
 
 
-def test_invalid_json_from_the_host_gets_a_parse_error(db_path: Path, env: dict[str, str]) -> None:
+def test_invalid_json_from_the_host_gets_a_parse_error(db_at_schema_head: Path, env: dict[str, str]) -> None:
     process = subprocess.run(
-        proxy_command(db_path, notes_upstream()),
+        proxy_command(db_at_schema_head, notes_upstream()),
         input=b'{"jsonrpc": "2.0", "id": 1, "method": \n',
         capture_output=True,
         env=env,
@@ -293,13 +299,13 @@ async def test_progress_notifications_reach_a_waiting_host(
 
 
 @asyncio_test
-async def test_upstream_progress_passes_through(db_path: Path, env: dict[str, str]) -> None:
+async def test_upstream_progress_passes_through(db_at_schema_head: Path, env: dict[str, str]) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total, message))
 
-    async with connect(proxy_command(db_path, notes_upstream()), env) as session:
+    async with connect(proxy_command(db_at_schema_head, notes_upstream()), env) as session:
         result = await session.call_tool("slow_count", {"steps": 2}, progress_callback=on_progress)
     assert text_of(result) == "counted to 2"
     assert seen == [(1, 2, "step 1"), (2, 2, "step 2")]
@@ -459,7 +465,7 @@ async def test_sigterm_ends_the_session_and_takes_the_request_back(
     assert not notes_file.exists()
 
 
-def test_stdin_that_is_a_file_is_read_by_a_thread(db_path: Path, env: dict[str, str], tmp_path: Path) -> None:
+def test_stdin_that_is_a_file_is_read_by_a_thread(db_at_schema_head: Path, env: dict[str, str], tmp_path: Path) -> None:
     """Where the loop cannot watch stdin (a regular file here, Windows' proactor there), threads carry the bytes.
 
     The upstream is an echo, so every line the proxy forwards comes back to the host; it exits at end of input
@@ -471,7 +477,7 @@ def test_stdin_that_is_a_file_is_read_by_a_thread(db_path: Path, env: dict[str, 
     echo = [sys.executable, "-c", "import sys\nfor line in sys.stdin: sys.stdout.write(line); sys.stdout.flush()"]
     with script.open("rb") as stdin:
         done = subprocess.run(
-            proxy_command(db_path, echo),
+            proxy_command(db_at_schema_head, echo),
             stdin=stdin,
             capture_output=True,
             env=env,
@@ -487,7 +493,9 @@ def test_stdin_that_is_a_file_is_read_by_a_thread(db_path: Path, env: dict[str, 
 
 
 @asyncio_test
-async def test_server_requests_and_logging_pass_through_to_the_host(db_path: Path, env: dict[str, str]) -> None:
+async def test_server_requests_and_logging_pass_through_to_the_host(
+    db_at_schema_head: Path, env: dict[str, str]
+) -> None:
     from mcp.types import ListRootsResult, Root
 
     logs: list[Any] = []
@@ -498,7 +506,7 @@ async def test_server_requests_and_logging_pass_through_to_the_host(db_path: Pat
     async def on_log(params: Any) -> None:
         logs.append(params.data)
 
-    command = proxy_command(db_path, notes_upstream())
+    command = proxy_command(db_at_schema_head, notes_upstream())
     async with connect(command, env, list_roots_callback=roots, logging_callback=on_log) as session:
         result = await session.call_tool("show_roots", {})
     assert text_of(result) == "file:///work/project"

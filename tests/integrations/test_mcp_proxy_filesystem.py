@@ -30,12 +30,12 @@ def root(tmp_path: Path) -> Path:
 
 
 async def test_tools_list_equals_a_direct_connection(
-    filesystem_server: list[str], root: Path, db_path: Path, subprocess_env: dict[str, str]
+    filesystem_server: list[str], root: Path, db_at_schema_head: Path, subprocess_env: dict[str, str]
 ) -> None:
     upstream = [*filesystem_server, str(root)]
     async with connect(upstream, subprocess_env) as direct:
         direct_tools = (await direct.list_tools()).model_dump(by_alias=True)
-    async with connect(proxy_command(db_path, upstream, name="fs"), subprocess_env) as proxied:
+    async with connect(proxy_command(db_at_schema_head, upstream, name="fs"), subprocess_env) as proxied:
         proxied_tools = (await proxied.list_tools()).model_dump(by_alias=True)
     assert proxied_tools == direct_tools
     assert len(proxied_tools["tools"]) > 5

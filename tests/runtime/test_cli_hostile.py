@@ -227,9 +227,11 @@ def test_pending_with_large_arguments_lists_the_summary_and_streams_the_full_jso
     assert listed[1]["metadata"] == {"agent": "bulk"}
 
 
-def test_run_refuses_a_script_that_cannot_be_stored(tmp_path: Path, subprocess_env: dict[str, str]) -> None:
+def test_run_refuses_a_script_that_cannot_be_stored(
+    tmp_path: Path, db_at_schema_head: Path, subprocess_env: dict[str, str]
+) -> None:
     script = tmp_path / "s.json"
     script.write_text('[{"text": "bad \\ud800 text"}]')  # valid JSON text, a lone surrogate once decoded
-    result = cli(subprocess_env, "run", "demo", "x", "--script", str(script), "--db", str(tmp_path / "r.db"))
+    result = cli(subprocess_env, "run", "demo", "x", "--script", str(script), "--db", str(db_at_schema_head))
     line = one_clear_line(result)
     assert result.returncode == 2 and "surrogate" in line

@@ -81,19 +81,20 @@ def test_a_symlink_inside_the_workspace_to_inside_the_pattern_is_fine(tree: Path
 NAMES = ["a", "b", "src", "out"]
 
 
+DIRECTORIES = st.lists(st.sampled_from(["src", "src/a", "src/b", "a", "a/b", "out"]), max_size=4)
+LINKS = st.lists(
+    st.tuples(
+        st.sampled_from(["src/l", "src/a/l", "a/l", "l", "src/b"]),
+        st.sampled_from(["..", "../..", "../../outside", "src", "/", "a", "l", "../outside/a"]),
+    ),
+    max_size=3,
+)
+
+
 @st.composite
 def trees(draw: st.DrawFn) -> tuple[list[str], list[tuple[str, str]]]:
-    directories = draw(st.lists(st.sampled_from(["src", "src/a", "src/b", "a", "a/b", "out"]), max_size=4))
-    links = draw(
-        st.lists(
-            st.tuples(
-                st.sampled_from(["src/l", "src/a/l", "a/l", "l", "src/b"]),
-                st.sampled_from(["..", "../..", "../../outside", "src", "/", "a", "l", "../outside/a"]),
-            ),
-            max_size=3,
-        )
-    )
-    return directories, links
+    """Strategies built once, outside the draw (built in each draw, validating them again was most of the test)."""
+    return draw(DIRECTORIES), draw(LINKS)
 
 
 def _build(root: Path, directories: list[str], links: list[tuple[str, str]]) -> None:

@@ -110,11 +110,15 @@ PIECES = [
 ]  # fmt: skip
 
 
+# Built once: a composite that builds its strategies in each draw spends most of the test validating them again.
+SCHEMES = st.sampled_from(["https://", "http://", "https:", "https:/", "https:\\\\", "HTTPS://", "ftp://", ""])
+BODIES = st.lists(st.sampled_from(PIECES), min_size=1, max_size=7)
+ENDINGS = st.sampled_from(["", "/", "/x", "?q", "#f"])
+
+
 @st.composite
 def tricky_urls(draw: st.DrawFn) -> str:
-    scheme = draw(st.sampled_from(["https://", "http://", "https:", "https:/", "https:\\\\", "HTTPS://", "ftp://", ""]))
-    body = "".join(draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=7)))
-    return scheme + body + draw(st.sampled_from(["", "/", "/x", "?q", "#f"]))
+    return draw(SCHEMES) + "".join(draw(BODIES)) + draw(ENDINGS)
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
