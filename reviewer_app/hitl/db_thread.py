@@ -35,8 +35,9 @@ class _Doorbell:
 
     ``call_soon_threadsafe`` makes a handle per result and wakes the loop through its self-pipe, a socket pair
     (a ``send`` here, two ``recv`` there, the second to learn it is empty); the bell is one ``eventfd`` write,
-    one read, and no handle, and a write is skipped while the loop has not yet answered the previous one. Made and
-    closed on the loop's thread; :meth:`ring` is the database thread's.
+    one read, and no handle, and a write is skipped while the loop has not yet answered the previous one. Made on the
+    loop's thread and closed there, or by the database thread once the loop is closed; :meth:`ring` is the database
+    thread's.
     """
 
     __slots__ = ("_done", "_fd", "_rung", "loop")
@@ -73,6 +74,8 @@ class _Doorbell:
     def close(self) -> None:
         """Close the descriptor; on the loop's thread while it is open (its outcomes still queued are resolved
         first), or anywhere once it is closed (whoever waited for them is gone)."""
+        if self._fd < 0:
+            return
         if not self.loop.is_closed():
             self.loop.remove_reader(self._fd)
             self._answer()
@@ -122,12 +125,14 @@ class DatabaseThread:
     def _bell_for(self, loop: asyncio.AbstractEventLoop) -> _Doorbell | None:
         """The running ``loop``'s bell: made for the first loop that can have one, or for a later one once the loop
         it was made for is closed (the old one is closed by the database thread after the jobs queued before)."""
-        bell = self._bell
-        if not _rings(loop) or (bell is not None and not bell.loop.is_closed()):
+        if not _rings(loop):
             return None
-        with self._lock:
+        with self._lock:  # two loops' threads may ask at once: one of them replaces (and closes) the old bell
             if self._closed:
                 raise RuntimeError("the HITL backend is closed")
+            bell = self._bell
+            if bell is not None and not bell.loop.is_closed():
+                return bell if bell.loop is loop else None
             if bell is not None:
                 self._jobs.put((None, bell.close, None))
             self._bell = bell = _Doorbell(loop)

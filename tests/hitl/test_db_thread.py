@@ -179,3 +179,29 @@ def test_a_loop_on_another_thread_gets_its_results_while_the_first_loop_runs(db_
         return here, there
 
     assert _run(asyncio.new_event_loop, main()) == ("here", "elsewhere")
+
+
+def test_loops_on_two_threads_that_start_at_once_after_the_first_closed_both_get_their_results() -> None:
+    before = _open_fds()
+    thread = DatabaseThread("test-db")
+
+    async def ask(value: str) -> str:
+        return await thread.submit(lambda: value)
+
+    assert _run(asyncio.new_event_loop, ask("first")) == "first"  # its loop is closed now
+    for _ in range(20):
+        start = threading.Barrier(2)
+        answers: list[str] = []
+
+        def side(name: str, start: threading.Barrier = start, answers: list[str] = answers) -> None:
+            start.wait(5)
+            answers.append(_run(asyncio.new_event_loop, ask(name)))
+
+        sides = [threading.Thread(target=side, args=(name,)) for name in ("a", "b")]
+        for each in sides:
+            each.start()
+        for each in sides:
+            each.join(10)
+        assert sorted(answers) == ["a", "b"]
+    thread.shutdown()
+    assert _open_fds() <= before
