@@ -338,6 +338,11 @@ LABELS = {
 }
 
 
+def _database_thread_clock(backend: SQLHITLBackend) -> int:
+    """The CPU clock of the backend's database thread."""
+    return time.pthread_getcpuclockid(backend._db_thread._thread.ident or 0)
+
+
 async def measure(
     paths: dict[str, Path],
     items: list[dict[str, Any]],
@@ -345,11 +350,13 @@ async def measure(
     sides: tuple[str, ...],
     mode: str = "thread",
     counts: dict[str, int] | None = None,
+    on_database_thread: dict[str, float] | None = None,
 ) -> tuple[dict[str, list[float]], dict[str, float]]:
     """Alternate chunks of pairs between the sides so all of them meet the same machine load; returns each
     side's chunk durations and the CPU time the process spent on it (every thread). ``mode`` ``loop``: our
     backend is made with ``writes_on_loop`` (write transactions on the loop's own thread); ``counts`` is told how
-    many of its write transactions committed there."""
+    many of its write transactions committed there; ``on_database_thread``, the CPU time of the sides that hop
+    spent on their backend's database thread."""
     backend = SQLHITLBackend(paths["ours"], reviewer="bench", writes_on_loop=mode == "loop")
     raw, raw_chain = raw_connect(paths["raw"]), RawChain(paths["raw"])
     helper = SQLHITLBackend(paths["raw_via_db_thread"], reviewer="bench") if "raw_via_db_thread" in sides else None
@@ -375,15 +382,24 @@ async def measure(
             await run(side, warmup)
         seconds: dict[str, list[float]] = {side: [] for side in sides}
         cpu: dict[str, float] = dict.fromkeys(sides, 0.0)
+        clocks = {"ours": _database_thread_clock(backend)}
+        if helper is not None:
+            clocks["raw_via_db_thread"] = _database_thread_clock(helper)
+        threaded = on_database_thread if on_database_thread is not None else {}
+        threaded.update(dict.fromkeys(clocks, 0.0))
         for index, start in enumerate(range(0, len(items), chunk)):
             part = items[start : start + chunk]
             settle()
             order = sides if index % 2 == 0 else tuple(reversed(sides))
             for side in order:
+                side_clock = clocks.get(side)
+                began_thread = time.clock_gettime(side_clock) if side_clock is not None else 0.0
                 began, began_cpu = clock(), time.process_time()
                 await run(side, part)
                 seconds[side].append(clock() - began)
                 cpu[side] += time.process_time() - began_cpu
+                if side_clock is not None:
+                    threaded[side] += time.clock_gettime(side_clock) - began_thread
         if counts is not None:
             counts["writes"] = 2 * (len(items) + len(warmup))
             counts["committed_on_loop"] = backend.writes_committed_on_loop or 0
@@ -418,7 +434,8 @@ def main() -> None:
         os.environ.setdefault("REVIEWER_AUDIT_ANCHOR_DIR", str(Path(tmp) / "anchors"))
         paths = {side: new_database(Path(tmp) / f"{side}.db") for side in SIDES + DIAGNOSTIC_SIDES}
         counts: dict[str, int] = {}
-        seconds, cpu = asyncio.run(measure(paths, items, args.chunk, sides, args.mode, counts))
+        threaded: dict[str, float] = {}
+        seconds, cpu = asyncio.run(measure(paths, items, args.chunk, sides, args.mode, counts, threaded))
         for side in sides:
             if side != "raw":
                 check_same_rows(paths[side], paths["raw"])
@@ -453,6 +470,15 @@ def main() -> None:
         f" median of chunk ratios {details['chunk_ratio_median']:.2f}, CPU {details['cpu_ratio']:.2f}"
         f" (load average {load_before:.2f} before)"
     )
+    split = "; ".join(
+        f"{LABELS[side].partition(' (')[0].removeprefix('diagnostic: ')} {threaded[side] / args.pairs * 1e6:.0f} us"
+        f" of {cpu[side] / args.pairs * 1e6:.0f}"
+        for side in sides
+        if side in threaded
+    )
+    print(f"  CPU per pair on the database thread (the rest: the loop's and the checkpoints' threads): {split}")
+    for side, seconds_there in threaded.items():
+        details[f"{side}_database_thread_cpu_us_per_pair"] = seconds_there / args.pairs * 1e6
     if args.mode == "loop":
         details["writes_committed_on_loop"] = counts["committed_on_loop"]
         print(
