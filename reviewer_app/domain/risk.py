@@ -19,7 +19,7 @@ Public API:
 - ``with_secrets(risk, kinds) -> Risk``: a risk assessed without the scan, completed with its result
 
 Signals: destructive shell commands (``rm -r``, ``git push --force``, ``git reset --hard``, ``dd``, ``mkfs``,
-``chmod -R``, ``curl … | sh``, ``DROP TABLE``, ``kubectl delete``, ``terraform destroy``, ``sudo``, fork
+``chmod -R``, ``curl … | sh``, ``DROP TABLE``, ``kubectl delete``, ``terraform destroy``/``apply``, ``sudo``, fork
 bombs…, read with ``reviewer_app.domain.shell``; a command that cannot be parsed is at least medium, and one
 that does more than its text shows is high: ``reviewer_app.domain.shell_effects``), writes
 outside the workspace or to dotfiles and credentials (``.env``, ``id_rsa``, ``*.pem``, ``.aws/``, ``.ssh/``,

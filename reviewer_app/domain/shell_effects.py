@@ -348,7 +348,7 @@ def deny_forms(argv: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
     seen: set[tuple[str, ...]] = set()
     for start in starts:
         base = (posixpath.basename(argv[start]), *argv[start + 1 :])
-        for form in (base, *_without_global_options(base)):
+        for form in (base, *without_global_options(base)):
             if form not in seen:
                 seen.add(form)
                 yield form
@@ -363,7 +363,7 @@ def readings(command: str) -> tuple[tuple[str, ...], ...]:
     return tuple(seen)
 
 
-def _without_global_options(argv: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+def without_global_options(argv: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
     """``prog [-opt [value]]… sub …`` as ``prog sub …``, for each place the subcommand may start."""
     index = 1
     while index < len(argv) and argv[index].startswith("-") and argv[index] != "-":

@@ -43,7 +43,7 @@ from reviewer_app.domain.shell import (
     parse_command,
     runs_interpreter,
 )
-from reviewer_app.domain.shell_effects import command_effects
+from reviewer_app.domain.shell_effects import command_effects, without_global_options
 from reviewer_app.domain.shell_variables import CommandVariables, command_variables, substituted
 from reviewer_app.domain.working_directory import Places, placed
 
@@ -106,6 +106,15 @@ def expanded_words(word: str, cwd: str | None, findings: Findings) -> list[str]:
     return [word, *matches]
 
 
+def possible_subcommands(program: str, args: list[str] | tuple[str, ...]) -> set[str]:
+    """Every word that may be ``program``'s subcommand: its first argument and, past leading global options that
+    may or may not take the next word as their value, each word that could start it (``terraform -chdir=x
+    destroy``, ``kubectl --context prod delete``, ``docker -H host run``): a check of the subcommand reads them all."""
+    found = {args[0]} if args else set()
+    found.update(form[1] for form in without_global_options((program, *args)) if len(form) > 1)
+    return found
+
+
 def _shell_command_risk(
     simple: SimpleCommand, findings: Findings, cwd: str | None, depth: int = 0, here: str | None = None
 ) -> None:
@@ -129,6 +138,7 @@ def _shell_command_risk(
     names.add(program)
     args = real[1:]
     first = args[0] if args else ""
+    subcommands = possible_subcommands(program, args)
     printed = credential_printed(program, args)
     if printed is not None:
         findings.add("high", f"prints {printed} ({program} {' '.join(args[:3])})")
@@ -156,16 +166,13 @@ def _shell_command_risk(
             findings.add("medium", "makes files writable by everyone (chmod 777)")
     elif program in ("shutdown", "reboot", "halt", "poweroff") or (program == "init" and first in ("0", "6")):
         findings.add("high", f"stops the machine ({program})")
-    elif program == "kubectl" and args and any(word in ("delete", "drain", "replace") for word in args[:3]):
+    elif program == "kubectl" and subcommands & {"delete", "drain", "replace"}:
         findings.add("high", "deletes Kubernetes resources (kubectl delete)")
-    elif (
-        program == "terraform"
-        and args
-        and args[0] in ("destroy", "apply")
-        and (args[0] == "destroy" or "-destroy" in args)
-    ):
+    elif program == "terraform" and ("destroy" in subcommands or ("apply" in subcommands and "-destroy" in args)):
         findings.add("high", "destroys infrastructure (terraform destroy)")
-    elif program == "helm" and first in ("uninstall", "delete"):
+    elif program == "terraform" and "apply" in subcommands:
+        findings.add("high", "changes real infrastructure as its plan says, destroying included (terraform apply)")
+    elif program == "helm" and subcommands & {"uninstall", "delete"}:
         findings.add("high", "uninstalls a Helm release")
     elif program in ("aws", "gcloud", "az") and re.search(r"\b(delete|rm|remove|destroy|terminate)[\w-]*\b", text):
         if program != "aws" or "--dryrun" not in args:
@@ -180,19 +187,21 @@ def _shell_command_risk(
         findings.add("medium", f"kills processes ({program})")
     elif (
         program in ("docker", "podman")
-        and first in ("run", "create", "exec")
+        and subcommands & {"run", "create", "exec"}
         and ("--privileged" in args or any(re.match(r"^(/|/etc|/root|/home)(:|$)", word) for word in args))
     ):
-        findings.add("high", f"{program} {first} with host root access (--privileged or a mount of /)")
-    elif program in ("docker", "podman") and first in ("rm", "rmi", "system", "volume"):
+        started = "/".join(sorted(subcommands & {"run", "create", "exec"}))
+        findings.add("high", f"{program} {started} with host root access (--privileged or a mount of /)")
+    elif program in ("docker", "podman") and subcommands & {"rm", "rmi", "system", "volume"}:
         if "prune" in args or "rm" in args or "-f" in args:
             findings.add("medium", f"removes containers, images or volumes ({program})")
     elif program in ("crontab", "systemctl", "launchctl", "iptables", "ufw", "mount", "umount"):
         findings.add("medium", f"changes system services or configuration ({program})")
     elif program in ("npm", "pnpm", "yarn", "pip", "pip3", "uv", "cargo", "gem", "apt", "apt-get", "brew") and (
-        first in ("install", "add", "i", "publish")
+        subcommands & {"install", "add", "i", "publish"}
     ):
-        findings.add("medium", f"{program} {args[0]}: fetches packages and runs their install scripts")
+        fetched = "/".join(sorted(subcommands & {"install", "add", "i", "publish"}))
+        findings.add("medium", f"{program} {fetched}: fetches packages and runs their install scripts")
 
     for script in inline_scripts(program, args, simple.stdin_texts):
         if depth >= MAX_SCRIPT_DEPTH:
