@@ -25,7 +25,9 @@ RELEASES = ["0.0.23", "0.0.13"]  # the newest, and the release the reference des
 
 @pytest.fixture(scope="session", params=RELEASES)
 def aury_python(request: pytest.FixtureRequest) -> str:
-    return framework_python("aury", [f"aury-agent=={request.param}"], minor="3.13")
+    return framework_python(
+        "aury", [f"aury-agent=={request.param}"], minor="3.13", example=REPO_ROOT / "examples" / "aury_agent.py"
+    )
 
 
 @pytest.mark.slow

@@ -32,7 +32,9 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 @pytest.fixture(scope="session", params=RELEASES)
 def harness_python(request: pytest.FixtureRequest) -> str:
-    return framework_python("react-agent-harness", [f"react-agent-harness=={request.param}"], minor="3.11")
+    return framework_python(
+        "react-agent-harness", [f"react-agent-harness=={request.param}"], minor="3.11", example=EXAMPLE
+    )
 
 
 async def start(python: str, db: Path, tmp: Path, env: dict[str, str], *mode: str) -> asyncio.subprocess.Process:
