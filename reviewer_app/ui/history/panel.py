@@ -134,7 +134,7 @@ def header_html(entry: HistoryEntry) -> str:
         lines.append(f"{html.escape(what)}: {html.escape(entry.summary[:500])}")
     if entry.reason:
         label = "Reason" if entry.decision in ("reject", "cancel", "expire") else "Message"
-        lines.append(f"{label}: <i>{html.escape(entry.reason[:2000])}</i>")
+        lines.append(f"{label}: <i>{html.escape(entry.reason_words[:2000])}</i>")
     if entry.rule_id is not None:
         pattern = f" <code>{html.escape(entry.rule_pattern)}</code>" if entry.rule_pattern else " (rule not found)"
         effect = f" ({html.escape(entry.rule_effect)})" if entry.rule_effect else ""
