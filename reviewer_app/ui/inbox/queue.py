@@ -21,8 +21,9 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegat
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common import theme
+from reviewer_app.ui.common.column_fit import column_wants, fit_column
 from reviewer_app.ui.common.texts import format_age, format_countdown, shown_summary, tool_label
-from reviewer_app.ui.inbox.view import CommandListView, column_wants, fit_column
+from reviewer_app.ui.inbox.view import CommandListView
 from reviewer_app.ui.inbox.why_tips import WORKING, HoverWhy, WhyTips
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 

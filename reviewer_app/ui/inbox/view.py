@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPaintEvent, QRegion, QResizeEvent
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from reviewer_app.domain.records import RequestSummary
+from reviewer_app.ui.common.column_fit import column_wants, fit_column
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
     COL_AGENT,
@@ -39,21 +40,6 @@ AGENT_COLUMN_MIN = 64  # px: the Agent column never narrower (it was this wide w
 SUMMARY_FLOOR = 0.44  # the share of the list the summary keeps whatever the Agent column wants
 AGE_COLUMN, EXPIRES_COLUMN = 48, 62  # px
 AGENT_ROOM_CHARS = 12  # the list asks room for this much of an agent's name (claude-code); longer ones may be cut
-
-
-def column_wants(view: QTreeView, texts: Iterable[str], *, icon: bool) -> int:
-    """The width that shows the longest of ``texts`` whole (and an icon) in a cell of ``view``."""
-    margins = 2 * (view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1) + 8
-    icon_room = view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, view) + 4 if icon else 0
-    return max((view.fontMetrics().horizontalAdvance(text) for text in texts), default=0) + margins + icon_room
-
-
-def fit_column(view: QTreeView, column: int, wanted: int, *, least: int, most: int) -> None:
-    """``column`` as wide as its texts want, no narrower than ``least`` and no wider than ``most``: a fixed width
-    cut every agent's name ("cla…") even with room to spare."""
-    width = max(least, min(wanted, most))
-    if view.header().sectionSize(column) != width:
-        view.header().resizeSection(column, width)
 
 
 class CommandListView(QTreeView):
