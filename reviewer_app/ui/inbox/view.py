@@ -136,6 +136,7 @@ class InboxView(CommandListView):
         self.setExpandsOnDoubleClick(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setItemDelegateForColumn(COL_SUMMARY, SummaryElision(self))  # keeps a command's end (`| sh`)
+        self._asked_width = 0  # the minimum width last asked of the layout
         self.verticalScrollBar().valueChanged.connect(self._expose_more_near_the_end)
 
     def use_inbox_columns(self) -> None:
@@ -171,7 +172,9 @@ class InboxView(CommandListView):
         self.setColumnHidden(COL_AGENT, len(model.agents) < 2)
         self._show_expiries(scope, model, added)
         self.fit_agent_column()
-        self.updateGeometry()  # the agents' names are part of the width the list asks for
+        if self.minimumSizeHint().width() != self._asked_width:  # the agents' names are part of the width asked
+            self._asked_width = self.minimumSizeHint().width()
+            self.updateGeometry()  # only then: a layout request on every refresh cost each filter keystroke
 
     def _show_expiries(self, scope: Scope, model: InboxModel, added: list[RequestSummary] | None) -> None:
         if scope is Scope.HISTORY:
