@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reviewer_app.domain.history import decided_by_words, decision_words
+from reviewer_app.domain.history import EXPIRY_CLOCK, decided_by_words, decision_words
 from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.records import AuditEntry
 from reviewer_app.domain.tool_args import elide_middle
@@ -28,7 +28,7 @@ RULE_EVENT_WORDS = {
     RULE_REVOKED: "Rule revoked",
     RULE_EXPIRED: "Rule expired",
 }
-EXPIRY_REVIEWER = "system:expiry"
+EXPIRY_REVIEWER = EXPIRY_CLOCK
 WHAT_CHARS = 120
 
 
@@ -81,7 +81,7 @@ def audit_decision_words(entry: AuditEntry) -> str:
     """The decision as a person says it (``Approved with edited arguments``, ``Rule revoked``)."""
     if is_rule_event(entry.decision):
         return RULE_EVENT_WORDS[entry.decision]
-    return decision_words(entry.decision, edited=entry.edited_args is not None)
+    return decision_words(entry.decision, edited=entry.edited_args is not None, reviewer=entry.reviewer)
 
 
 def audit_by_words(entry: AuditEntry) -> str:

@@ -36,6 +36,7 @@ from reviewer_app.domain.shell import (
     inline_scripts,
     parse_command,
 )
+from reviewer_app.domain.shell_effects import without_global_options
 from reviewer_app.domain.tar_words import read_tar
 
 UNKNOWN_PROGRAM = "not in Reviewer's command table: what it does is not known"
@@ -219,7 +220,9 @@ def _meaning(placeholder: str, meaning: str, value: str | None) -> str:
 def _read_flag(chain: list[_Entry], argv: tuple[str, ...], index: int) -> tuple[list[FlagMeaning], int]:
     """The flag(s) at ``argv[index]`` and the index after them (a value in the next word is consumed)."""
     word = argv[index]
-    name, equals, inline = word.partition("=") if word.startswith("--") else (word, "", "")
+    name, equals, inline = word.partition("=")
+    if not word.startswith("--") and _lookup(chain, name) is None:  # `-chdir=DIR` (terraform, go) is one word
+        name, equals, inline = word, "", ""
     found = _lookup(chain, name)
     if found is not None:
         placeholder, meaning = found
@@ -292,6 +295,35 @@ def _read_argv(argv: tuple[str, ...], entry: _Entry) -> tuple[list[str], list[Fl
             operands.append(word)
         index += 1
     return subs, flags, operands, chain[-1]
+
+
+def _past_global_options(
+    argv: tuple[str, ...], entry: _Entry
+) -> tuple[list[str], list[FlagMeaning], list[str], _Entry] | None:
+    """``prog -opt [value]… sub …`` with options the table does not know, any of which may take the next word: the
+    subcommand found where the risk engine finds it (:func:`without_global_options`), the options before it each
+    with the word it may take (``-chdir envs/prod``). None when no reading starts with a known subcommand."""
+    for form in without_global_options(argv):
+        if len(form) > 1 and form[1] in entry.subs:
+            leading = argv[1 : len(argv) - len(form) + 1]
+            subs, flags, operands, last = _read_argv(form, entry)
+            return subs, _leading_options(entry, leading) + flags, operands, last
+    return None
+
+
+def _leading_options(entry: _Entry, words: tuple[str, ...]) -> list[FlagMeaning]:
+    """The global options before a subcommand: as the table reads them, an unknown one with the word after it."""
+    options: list[FlagMeaning] = []
+    index = 0
+    while index < len(words):
+        found, after = _read_flag([entry], words, index)
+        if found[0].meaning or after > index + 1 or index + 1 >= len(words) or words[index + 1].startswith("-"):
+            options.extend(found)
+            index = after
+        else:
+            options.append(FlagMeaning(words[index], words[index + 1], ""))
+            index += 2
+    return options
 
 
 def _bundled_letters(entry: _Entry, argv: tuple[str, ...]) -> tuple[list[FlagMeaning], int]:
@@ -380,6 +412,8 @@ def _segment(simple: SimpleCommand, text: str, context: str, connector: str = ""
         return Segment(text, program, None, UNKNOWN_PROGRAM, (), tuple(real[1:]), "", False, connector, context,
                        wrappers, redirections, simple.assignments)  # fmt: skip
     subs, flags, operands, last = _read_argv(real, entry)
+    if entry.subs and not subs and (past := _past_global_options(real, entry)) is not None:
+        subs, flags, operands, last = past
     summary = last.summary or entry.summary
     operands_are = last.operands if subs else entry.operands
     return Segment(

@@ -8,6 +8,7 @@ syntax error, whatever quotes, operators, NUL characters or megabytes it holds.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +92,12 @@ class HistoryEntry:
 
     @property
     def decision_words(self) -> str:
-        return decision_words(self.decision, edited=self.edited)
+        return decision_words(self.decision, edited=self.edited, reviewer=self.reviewer)
+
+    @property
+    def reason_words(self) -> str:
+        """The reason with its times as a person reads them (an expiry's "at unix time 1795829109")."""
+        return human_times(self.reason or "")
 
     @property
     def decided_by_words(self) -> str:
@@ -106,6 +112,15 @@ class HistoryPage:
     next_cursor: HistoryCursor | None = None
 
 
+EXPIRY_CLOCK = "system:expiry"  # the reviewer the expiry sweep records
+_UNIX_TIME = re.compile(r"\bat unix time (\d{1,12})\b")
+
+
+def human_times(text: str) -> str:
+    """``text`` with each "at unix time N" (how the expiry sweep and conflicts say when) as a local date and time."""
+    return _UNIX_TIME.sub(lambda found: "at " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(found[1]))), text)
+
+
 _DECISION_WORDS = {
     DecisionKind.APPROVE.value: "Approved",
     DecisionKind.APPROVE_FOR_SESSION.value: "Approved for the rest of the session",
@@ -118,8 +133,12 @@ _DECISION_WORDS = {
 }
 
 
-def decision_words(decision: str, *, edited: bool = False) -> str:
-    """A decision as a person says it ("Approved with edited arguments"), never the stored kind name."""
+def decision_words(decision: str, *, edited: bool = False, reviewer: str = "") -> str:
+    """A decision as a person says it ("Approved with edited arguments"), never the stored kind name; one the
+    expiry clock made says so ("Expired without a decision (so rejected)", not "Rejected")."""
+    if _automatic_label(reviewer) == EXPIRY_CLOCK and decision != DecisionKind.EXPIRE.value:
+        settled = decision_words(decision).lower()
+        return f"{_DECISION_WORDS[DecisionKind.EXPIRE.value]} (so {settled})"
     words = _DECISION_WORDS.get(decision)
     if words is None:
         return decision.replace("_", " ").capitalize() or "Decided"
@@ -146,6 +165,6 @@ def decided_by_words(reviewer: str, rule_pattern: str | None = None) -> str:
         return f"{label} ({rule_pattern})" if rule_pattern else label
     if label.startswith("session-rule:"):
         return f"the session's standing approval ({label})"
-    if label == "system:expiry":
+    if label == EXPIRY_CLOCK:
         return "the expiry clock"
     return reviewer

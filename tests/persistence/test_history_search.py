@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
-from reviewer_app.domain.history import HistoryCursor, HistoryQuery, decided_by_words, decision_words, search_terms
+from reviewer_app.domain.history import (
+    HistoryCursor,
+    HistoryEntry,
+    HistoryQuery,
+    decided_by_words,
+    decision_words,
+    search_terms,
+)
 from reviewer_app.domain.records import NewRequest
 from reviewer_app.domain.rules import Rule
 from reviewer_app.domain.toolcall import ToolCall
@@ -257,6 +264,22 @@ def test_decisions_read_as_words_not_kind_names() -> None:
     assert decided_by_words("rule:r1", "Bash(ls:*)") == "rule:r1 (Bash(ls:*))"
     assert decided_by_words("bob/rule:r1", "Read") == "rule:r1 (Read)"
     assert decided_by_words("session-rule:7").startswith("the session's standing approval")
+
+
+def test_an_expiry_reads_as_one_in_words_and_human_time() -> None:
+    """Seen in History: an expired request read "Rejected" by "the expiry clock", its reason "expired without a
+    decision at unix time 1795829109"."""
+    assert decision_words("reject", reviewer="system:expiry") == "Expired without a decision (so rejected)"
+    assert decision_words("approve", reviewer="bob/system:expiry") == "Expired without a decision (so approved)"
+    assert decision_words("reject", reviewer="alice") == "Rejected"
+    when = 1795829109
+    entry = HistoryEntry(
+        1, when * 1000, "h1", "reject", "system:expiry", f"expired without a decision at unix time {when}", False
+    )
+    assert entry.decision_words == "Expired without a decision (so rejected)"
+    clock = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+    assert entry.reason_words == f"expired without a decision at {clock}", entry.reason_words
+    assert HistoryEntry(2, 0, "h2", "reject", "alice", None, False).reason_words == ""
 
 
 def test_the_index_trigger_is_present_at_head(db_path: Path) -> None:

@@ -36,12 +36,37 @@ def _explained(command: str) -> str:
         ("gsutil -m rsync -d -r ./a gs://b/c", "-d: deletes files at the destination that the source lacks"),
         ("rsync -a --delete src/ dst/", "--delete: delete files in the destination that the source does not have"),
         ("kubectl delete -f x.yaml", "kubectl delete: delete resources"),
+        # Seen triaging: "-chdir=envs/prod: not in the table", while "What it will touch" named envs/prod.
+        ("terraform -chdir=envs/prod apply", "-chdir envs/prod: runs in envs/prod: the configuration is the one there"),
+        ("terraform -chdir=x plan -out=tfplan", "-out tfplan: saves the plan to tfplan"),
+        ("terraform -chdir=envs/prod apply", "terraform apply: changes the infrastructure"),
+        ("terraform -chdir=x destroy -auto-approve", "terraform destroy: destroys every resource"),
     ],
 )
 def test_what_it_does_names_the_remote_action(command: str, says: str) -> None:
     explained = _explained(command)
     assert says in explained
     assert "not in the table" not in explained and "not in Reviewer's command table" not in explained
+
+
+@pytest.mark.parametrize(
+    ("command", "program", "subcommand", "option", "operands"),
+    [
+        ("terraform -chdir envs/prod apply", "terraform", "apply", "-chdir envs/prod", ()),
+        ("terraform -no-color apply", "terraform", "apply", "-no-color", ()),
+        ("terraform -weird value destroy", "terraform", "destroy", "-weird value", ()),
+        ("kubectl --as admin delete pod web", "kubectl", "delete", "--as admin", ("pod", "web")),
+    ],
+)
+def test_what_it_does_finds_the_subcommand_past_global_options_the_table_lacks(
+    command: str, program: str, subcommand: str, option: str, operands: tuple[str, ...]
+) -> None:
+    """An option before the subcommand that the table does not know may take the next word as its value: the
+    subcommand is found where the risk engine finds it (``without_global_options``), not read as operands
+    ("terraform: infrastructure as code. Operands: envs/prod apply")."""
+    (segment,) = explain_command(command)
+    assert (segment.program, segment.subcommand) == (program, subcommand), segment.explanation
+    assert option in segment.explanation and segment.operands == operands, segment.explanation
 
 
 def test_terraform_apply_touches_the_infrastructure_its_configuration_describes(tmp_path: Path) -> None:

@@ -611,6 +611,9 @@ def test_settled_requests_are_said_in_sentences_with_human_time() -> None:
     assert describe_request(rejected) == "run_shell “make deploy”"
     long = dataclasses.replace(rejected, summary="cd /p && git clean -fdx && git reset --hard origin/main && rm -rf /")
     assert describe_request(long).endswith("&& rm -rf /”")  # what was decided keeps its dangerous end
+    # Seen triaging: "Answered: question “question: …QL 16 or 15?”": "question: " twice, the question cut.
+    asked = make_summary(2, hitl_type="ask_user", tool=None, summary="question: Use PostgreSQL 16 or 15?")
+    assert describe_request(asked) == "question “Use PostgreSQL 16 or 15?”"
     expired = dataclasses.replace(rejected, status="expired", decided_by="system:expiry")
     assert settled_phrase(expired, now).startswith("expired at ")
     assert "(so it was rejected)" in settled_phrase(expired, now)

@@ -28,15 +28,24 @@ SHOWN = {"path": "notes.txt", "content": "line one\nline two\n"}
 EDITED = {"path": "notes.txt", "content": "line one\nline two, reviewed\n"}
 
 
-async def _ask(backend: SQLHITLBackend, hitl_id: str, tool: str, arguments: dict[str, Any]) -> None:
+async def _ask(
+    backend: SQLHITLBackend,
+    hitl_id: str,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    agent: str = "coder",
+    expires_at: int | None = None,
+) -> None:
     await backend.create(
         hitl_id=hitl_id,
         hitl_type="tool_approval",
         session_id="s1",
         invocation_id="i1",
         data={"arguments": arguments},
-        metadata={"agent": "coder"},
+        metadata={"agent": agent},
         tool_name=tool,
+        expires_at=expires_at,
     )
 
 
@@ -311,3 +320,32 @@ def test_j_and_k_move_through_the_decisions_as_on_the_other_tabs(window: MainWin
     assert history.view.currentIndex().row() == 1
     qtbot.keyClick(focused, Qt.Key.Key_K)
     assert history.view.currentIndex().row() == 0
+
+
+def test_the_agent_and_decision_columns_fit_their_words_on_a_wide_window(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> None:
+    """Seen at 1,920 px: History's Agent column read "external-p…" and an expiry's decision would be cut, with
+    the summary and reason wide and mostly empty. The short columns fit their words (up to a share of the view)."""
+    from reviewer_app.ui.history.model import COL_AGENT
+    from tests.ui.test_inbox_columns import drawn_text
+
+    async def seed() -> None:
+        for hitl_id, expires in (("h-late", int(time.time()) - 1), ("h-now", None)):
+            agent = "external-python-agent"
+            await _ask(qt_backend, hitl_id, "Bash", {"command": "ls"}, agent=agent, expires_at=expires)
+        await qt_backend.expire_due()
+        await qt_backend.decide("h-now", Decision(DecisionKind.REJECT, message="no"))
+
+    run_async(qtbot, seed())
+    win = open_main_window(checked=history_model)
+    win.resize(1920, 1050)
+    qtbot.waitUntil(lambda: (win.width(), win.height()) == (1920, 1050))
+    open_history(qtbot, win)
+    qtbot.waitUntil(lambda: win.history.model.rowCount() == 2)
+    qtbot.wait(50)
+    view, model = win.history.view, win.history.model
+    late = row_of(win, "h-late")
+    assert drawn_text(view, model.index(late, COL_AGENT)) == "external-python-agent"
+    assert drawn_text(view, model.index(late, COL_DECISION)) == "Expired without a decision (so rejected)"
+    win.close()

@@ -89,7 +89,7 @@ def _two_agents(open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qt
     return window
 
 
-def _drawn(view: Any, index: Any) -> str:
+def drawn_text(view: Any, index: Any) -> str:
     """The text the view paints in the cell at ``index`` (elided as its delegate and the view's mode say)."""
     option = QStyleOptionViewItem()
     view.initViewItemOption(option)
@@ -107,17 +107,19 @@ def _drawn(view: Any, index: Any) -> str:
 def test_the_agent_column_shows_the_agents_names(
     open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any
 ) -> None:
-    """Seen: the inbox's Agent column showed an icon and "cla…" even at 1920 px (64 px whatever the names). It is
-    as wide as the names now, up to a sixth of the list (the summary keeps the room); the tooltip has the agent."""
+    """Seen: the inbox's Agent column showed an icon and "cla…" even at 1920 px (64 px whatever the names), then
+    still "claud…" at 1,024 px. It is as wide as the names while the summary keeps the room (the largest column, at
+    least 42% of the list), and the list has the room for both at 1,024 px; the tooltip has the agent."""
     window = _two_agents(open_main_window, qt_backend, qtbot, size)
     view, model = window.inbox.view, window.inbox.model
     for hitl_id, agent, _external in AGENTS:  # the whole name where it fits, else its start (Qt's own cut)
-        drawn = _drawn(view, model.index_for(hitl_id, COL_AGENT))
-        fits = size[0] >= 1920 and agent == "claude-code"
-        assert drawn == agent if fits else (drawn[:3] == agent[:3] and drawn.endswith("…"))
+        drawn = drawn_text(view, model.index_for(hitl_id, COL_AGENT))
+        cut = drawn[:3] == agent[:3] and drawn.endswith("…")
+        assert drawn == agent if agent == "claude-code" else drawn == agent or cut, drawn
     assert "agent external-python-agent" in model.index_for("h-py", COL_AGENT).data(Qt.ItemDataRole.ToolTipRole)
     widths = [view.header().sectionSize(c) for c in range(view.header().count()) if not view.isColumnHidden(c)]
     assert view.header().sectionSize(COL_SUMMARY) == max(widths)  # the summary keeps the room
+    assert view.header().sectionSize(COL_SUMMARY) >= 0.42 * view.viewport().width(), widths
 
 
 @pytest.mark.parametrize("size", [(1920, 1050), (1024, 640)])
@@ -135,7 +137,7 @@ def test_the_queues_agent_and_session_keep_the_agent_whole_and_the_titles_start(
     for row in range(2):
         index = queue.model.index(row, COL_WHO)
         agent = queue.model.rows[row].agent
-        drawn = _drawn(queue.view, index)
+        drawn = drawn_text(queue.view, index)
         whole = size[0] >= 1920 or agent == "claude-code"  # else wider than a third of the list: its start stays
         assert drawn.startswith(f"{agent} · {SESSION[:4]}" if whole else agent[:15]), drawn
         assert f"{SESSION}-{agent}" in index.data(Qt.ItemDataRole.ToolTipRole)

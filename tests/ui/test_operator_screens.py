@@ -207,3 +207,30 @@ def test_runs_whose_process_died_are_listed_whole_in_the_message(open_main_windo
     assert all(text in banner.label.text() for text in texts), banner.label.text()
     assert "Runs tab (Ctrl+2)" in banner.label.text()
     assert runs[0] in window.statusBar().currentMessage()
+
+
+def test_a_later_message_stacks_under_the_dead_runs_instead_of_replacing_them(
+    open_main_window: OpenMainWindow, qtbot: Any
+) -> None:
+    """Seen: the list of runs whose process died was replaced by the next message (a decision's news), so the runs
+    that need action were no longer said anywhere but the Runs tab. Both stay, each going as it goes: the news by
+    itself, the runs when dismissed; a condition's message is replaced by its own next state, never repeated."""
+    window = open_main_window()
+    window.resize(1024, 640)
+    dead = "Run claude-code-5c2a7e1e: its process died inside a tool call: re-run or abort it"
+    window.live.runsNeedAction.emit([dead])
+    window.decisions.failed.emit("Someone else decided first: was approved by alice; yours was not recorded.")
+    banner = window.banner
+    assert dead in banner.label.text() and "alice" in banner.label.text(), banner.label.text()
+    assert not banner.expires  # the runs stay: the whole banner does not go by itself
+    banner.show_message("Your rejection was not sent: it expired.", timeout_ms=50)
+    qtbot.waitUntil(lambda: "expired" not in banner.label.text(), timeout=2_000)  # news goes by itself, alone
+    assert banner.isVisible() and dead in banner.label.text() and "alice" in banner.label.text()
+    window.live.databaseStatus.emit("database busy — retrying")
+    window.live.databaseStatus.emit("database busy — retrying (2)")
+    assert banner.label.text().count("database busy") == 1 and dead in banner.label.text()
+    window.live.databaseStatus.emit("")
+    assert "database busy" not in banner.label.text() and dead in banner.label.text()
+    window.inbox.view.setFocus()
+    qtbot.keyClick(window.inbox.view, Qt.Key.Key_Escape)  # Esc closes the message, all of it
+    assert not banner.isVisible()

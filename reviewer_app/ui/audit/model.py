@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from reviewer_app.domain.audit_words import audit_by_words, audit_decision_words, audit_what, is_rule_event
+from reviewer_app.domain.history import human_times
 from reviewer_app.domain.records import AuditEntry
 from reviewer_app.domain.sanitize import redact_data, redact_secrets
 from reviewer_app.ui.common import theme
@@ -37,7 +38,7 @@ def _cell(entry: AuditEntry, column: int) -> str:
     if column == 5:
         return audit_by_words(entry)
     if column == 6:
-        return redact_secrets(entry.message or "").replace("\n", " ")
+        return human_times(redact_secrets(entry.message or "")).replace("\n", " ")
     if column == 7:
         return entry.hitl_id
     return entry.row_hash[:16] + "…"

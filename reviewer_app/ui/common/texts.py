@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from reviewer_app.domain.hitl import HITLType
+from reviewer_app.domain.records import RequestSummary
 from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import mcp_parts
+
+QUESTION_PREFIX = "question: "  # how a stored question's summary begins (its arguments summarised)
 
 
 def short_id(value: str, keep: int = 10) -> str:
     """``value`` elided in the middle to about ``keep`` characters: the prefix says what it is, the tail tells apart."""
     return elide_middle(value, keep + 1)
+
+
+def shown_summary(s: RequestSummary) -> str:
+    """A request's summary as the views say it: a question's without "question: " (they say it is a question)."""
+    text = s.summary
+    if s.hitl_type == HITLType.ASK_USER.value and text.startswith(QUESTION_PREFIX):
+        return text[len(QUESTION_PREFIX) :]
+    return text
 
 
 def one_line(text: str | None, limit: int = 200) -> str:

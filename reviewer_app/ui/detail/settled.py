@@ -13,7 +13,7 @@ from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import command_of, path_of
-from reviewer_app.ui.common.texts import format_age
+from reviewer_app.ui.common.texts import format_age, shown_summary
 
 DECISION_PAST = {
     "approve": "approved",
@@ -38,7 +38,7 @@ def human_time(when_s: float, now: float) -> str:
 def describe_request(summary: RequestSummary) -> str:
     """What the request asked, short: ``run_shell "make deploy"``."""
     what = summary.tool_name or ("question" if summary.hitl_type == "ask_user" else summary.hitl_type)
-    text = elide_middle(" ".join(summary.summary.split()), WHAT_CHARS)  # the end (`&& rm -rf /`) stays
+    text = elide_middle(" ".join(shown_summary(summary).split()), WHAT_CHARS)  # the end (`&& rm -rf /`) stays
     return f"{what} “{text}”" if text else what
 
 

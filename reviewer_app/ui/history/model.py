@@ -205,7 +205,7 @@ class HistoryModel(FlatTableModel):
             if column == COL_BY:
                 return entry.decided_by_words
             if column == COL_REASON and entry.reason:
-                return entry.reason
+                return entry.reason_words
             if column == COL_WHEN:
                 return datetime.fromtimestamp(entry.decided_at_ms / 1000).isoformat(sep=" ", timespec="seconds")
             return entry.summary if column == COL_SUMMARY else None
@@ -231,7 +231,7 @@ class HistoryModel(FlatTableModel):
         if column == COL_AGENT:
             return entry.agent or ""
         if column == COL_REASON:
-            return (entry.reason or "").replace("\n", " ")[:300]
+            return entry.reason_words.replace("\n", " ")[:300]
         return ""
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -33,6 +33,7 @@ from reviewer_app.domain.audit_words import call_words
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.ui.common.column_fit import column_wants, fit_column
 from reviewer_app.ui.common.filter_bar import filter_combo, search_box
 from reviewer_app.ui.detail.diff_highlighter import DiffHighlighter
 from reviewer_app.ui.detail.json_view import JsonView, monospace_font
@@ -51,6 +52,7 @@ from reviewer_app.ui.history.prepared import PreparedDecision, prepare_decision
 from reviewer_app.ui.models.list_model import elide_calls_in_the_middle
 
 AGES_REFRESH_MS = 20_000
+AGENT_COLUMN_MIN, DECISION_COLUMN_MIN = 80, 175  # px: a small window keeps the summary and the reason
 DECISION_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("All decisions", ()),
     ("Approved", ("approve", "approve_for_session")),
@@ -134,7 +136,7 @@ def header_html(entry: HistoryEntry) -> str:
         lines.append(f"{html.escape(what)}: {html.escape(entry.summary[:500])}")
     if entry.reason:
         label = "Reason" if entry.decision in ("reject", "cancel", "expire") else "Message"
-        lines.append(f"{label}: <i>{html.escape(entry.reason[:2000])}</i>")
+        lines.append(f"{label}: <i>{html.escape(entry.reason_words[:2000])}</i>")
     if entry.rule_id is not None:
         pattern = f" <code>{html.escape(entry.rule_pattern)}</code>" if entry.rule_pattern else " (rule not found)"
         effect = f" ({html.escape(entry.rule_effect)})" if entry.rule_effect else ""
@@ -219,10 +221,10 @@ class HistoryPanel(QWidget):
         header.setSectionResizeMode(COL_REASON, QHeaderView.ResizeMode.Stretch)
         for column, width in (
             (COL_WHEN, 130),
-            (COL_DECISION, 175),
+            (COL_DECISION, DECISION_COLUMN_MIN),
             (COL_BY, 110),
             (COL_TOOL, 90),
-            (COL_AGENT, 80),
+            (COL_AGENT, AGENT_COLUMN_MIN),
         ):
             header.resizeSection(column, width)
         self.splitter.addWidget(self.view)
@@ -333,6 +335,22 @@ class HistoryPanel(QWidget):
     def _after_rows(self) -> None:
         self._remember_choices()
         self._update_status()
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """The Agent and Decision columns fit the words of the decisions loaded, up to a share of the view: at
+        1,920 px "external-python-agent" read "external-p…" beside a wide, mostly empty summary."""
+        entries = self.model.entries
+        room = self.view.viewport().width()
+        for column, words, least, share in (
+            (COL_AGENT, {entry.agent or "" for entry in entries}, AGENT_COLUMN_MIN, 8),
+            (COL_DECISION, {entry.decision_words for entry in entries}, DECISION_COLUMN_MIN, 5),
+        ):
+            fit_column(self.view, column, column_wants(self.view, words, icon=False), least=least, most=room // share)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_columns()
 
     def _remember_choices(self) -> None:
         """Offer the tools and agents seen so far in the filters (the list grows as pages come in)."""

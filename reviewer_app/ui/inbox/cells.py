@@ -19,7 +19,14 @@ from PySide6.QtGui import QColor, QFont
 from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.common.texts import age_text_lasts, format_age, format_countdown, short_id, tool_label
+from reviewer_app.ui.common.texts import (
+    age_text_lasts,
+    format_age,
+    format_countdown,
+    short_id,
+    shown_summary,
+    tool_label,
+)
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.inbox.grouping import LEVEL_REQUEST, LEVEL_SESSION, Group, Grouping
 from reviewer_app.ui.inbox.risk import chip_icon, risk_text
@@ -55,7 +62,6 @@ _EXTERNAL = int(EXTERNAL_ROLE)
 _PENDING = HITLStatus.PENDING.value
 _ASK = HITLType.ASK_USER.value
 _NOTHING = (None, None, None, None)
-_QUESTION_PREFIX = "question: "  # how a stored question's summary begins (its arguments summarised)
 # The roles QStyledItemDelegate asks for in one multiData call, in its order.
 _DELEGATE_ROLES = (
     _FONT,
@@ -67,14 +73,6 @@ _DELEGATE_ROLES = (
     _BACKGROUND,
 )
 _BLANK = ("", None, None, None)
-
-
-def shown_summary(s: RequestSummary) -> str:
-    """The summary as a row shows it: a question's without "question: " (the row says it is a question already)."""
-    text = s.summary
-    if s.hitl_type == _ASK and text.startswith(_QUESTION_PREFIX):
-        return text[len(_QUESTION_PREFIX) :]
-    return text
 
 
 class InboxCells:

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyledItemDelegat
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.common.texts import format_age, format_countdown, tool_label
-from reviewer_app.ui.inbox.cells import shown_summary
-from reviewer_app.ui.inbox.view import CommandListView, fit_column
+from reviewer_app.ui.common.column_fit import column_wants, fit_column
+from reviewer_app.ui.common.texts import format_age, format_countdown, shown_summary, tool_label
+from reviewer_app.ui.inbox.view import CommandListView
 from reviewer_app.ui.inbox.why_tips import WORKING, HoverWhy, WhyTips
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
@@ -155,7 +155,8 @@ class QueueView(CommandListView):
         model = self.model()
         if isinstance(model, QueueModel):
             agents = {f"{s.agent or '?'} · {'x' * WHO_SESSION_CHARS}" for s in model.rows}
-            fit_column(self, COL_WHO, agents, least=WHO_COLUMN_MIN, share=WHO_COLUMN_SHARE, icon=False)
+            wanted = column_wants(self, agents, icon=False)
+            fit_column(self, COL_WHO, wanted, least=WHO_COLUMN_MIN, most=self.viewport().width() // WHO_COLUMN_SHARE)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Callable
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent, QPainter, QPaintEvent, QRegion, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from reviewer_app.domain.records import RequestSummary
+from reviewer_app.ui.common.column_fit import column_wants, fit_column
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
     COL_AGENT,
@@ -35,19 +37,9 @@ NO_PENDING_TEXT = "No pending requests. New ones appear here as agents ask."  # 
 REQUEST_INDENT = 14  # px per tree level (Qt's 20 took a third of the request column at a request's depth)
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
 AGENT_COLUMN_MIN = 64  # px: the Agent column never narrower (it was this wide whatever the names)
-AGENT_COLUMN_SHARE = 6  # the Agent column takes at most a sixth of the list: the summary keeps the room
-
-
-def fit_column(view: QTreeView, column: int, texts: Iterable[str], *, least: int, share: int, icon: bool) -> None:
-    """``column`` as wide as its longest text (and an icon), no narrower than ``least`` and no wider than 1/``share``
-    of the view: a fixed width cut every agent's name ("cla…") even with room to spare."""
-    metrics = view.fontMetrics()
-    margins = 2 * (view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1) + 8
-    icon_room = view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, view) + 4 if icon else 0
-    wanted = max((metrics.horizontalAdvance(text) for text in texts), default=0) + margins + icon_room
-    width = max(least, min(wanted, view.viewport().width() // share))
-    if view.header().sectionSize(column) != width:
-        view.header().resizeSection(column, width)
+SUMMARY_FLOOR = 0.44  # the share of the list the summary keeps whatever the Agent column wants
+AGE_COLUMN, EXPIRES_COLUMN = 48, 62  # px
+AGENT_ROOM_CHARS = 12  # the list asks room for this much of an agent's name (claude-code); longer ones may be cut
 
 
 class CommandListView(QTreeView):
@@ -144,6 +136,7 @@ class InboxView(CommandListView):
         self.setExpandsOnDoubleClick(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setItemDelegateForColumn(COL_SUMMARY, SummaryElision(self))  # keeps a command's end (`| sh`)
+        self._asked_width = 0  # the minimum width last asked of the layout
         self.verticalScrollBar().valueChanged.connect(self._expose_more_near_the_end)
 
     def use_inbox_columns(self) -> None:
@@ -158,7 +151,12 @@ class InboxView(CommandListView):
         self.setIndentation(REQUEST_INDENT)
         icon = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, self)  # the view's default
         request = 3 * REQUEST_INDENT + icon + 12 + self.fontMetrics().horizontalAdvance("write_file ")
-        for column, width in ((COL_REQUEST, request), (COL_AGENT, AGENT_COLUMN_MIN), (COL_AGE, 48), (COL_EXPIRES, 62)):
+        for column, width in (
+            (COL_REQUEST, request),
+            (COL_AGENT, AGENT_COLUMN_MIN),
+            (COL_AGE, AGE_COLUMN),
+            (COL_EXPIRES, EXPIRES_COLUMN),
+        ):
             header.resizeSection(column, width)
         self.setColumnHidden(COL_DECIDED, True)
 
@@ -172,22 +170,54 @@ class InboxView(CommandListView):
         if not isinstance(model, InboxModel):
             return
         self.setColumnHidden(COL_AGENT, len(model.agents) < 2)
+        self._show_expiries(scope, model, added)
         self.fit_agent_column()
+        if self.minimumSizeHint().width() != self._asked_width:  # the agents' names are part of the width asked
+            self._asked_width = self.minimumSizeHint().width()
+            self.updateGeometry()  # only then: a layout request on every refresh cost each filter keystroke
+
+    def _show_expiries(self, scope: Scope, model: InboxModel, added: list[RequestSummary] | None) -> None:
         if scope is Scope.HISTORY:
             self.setColumnHidden(COL_EXPIRES, True)
-            return
-        if added is not None:
+        elif added is not None:
             if any(s.expires_at is not None for s in added):
                 self.setColumnHidden(COL_EXPIRES, False)
-            return
-        no_expiry = all(s.expires_at is None for s in model.requests_in_scope())
-        self.setColumnHidden(COL_EXPIRES, no_expiry)
+        else:
+            self.setColumnHidden(COL_EXPIRES, all(s.expires_at is None for s in model.requests_in_scope()))
+
+    def _agent_wants(self, *, chars: int | None = None) -> int:
+        """The Agent column's width for the agents' names (their first ``chars`` characters), with the icon."""
+        model = self.model()
+        if not isinstance(model, InboxModel) or self.isColumnHidden(COL_AGENT):
+            return 0
+        return max(AGENT_COLUMN_MIN, column_wants(self, (name[:chars] for name in model.agents), icon=True))
 
     def fit_agent_column(self) -> None:
-        """The Agent column fits the agents' names (with the external icon), up to a sixth of the list."""
-        model = self.model()
-        if isinstance(model, InboxModel) and not self.isColumnHidden(COL_AGENT):
-            fit_column(self, COL_AGENT, model.agents, least=AGENT_COLUMN_MIN, share=AGENT_COLUMN_SHARE, icon=True)
+        """The Agent column fits the agents' names (with the external icon) while the summary keeps
+        :data:`SUMMARY_FLOOR` of the list."""
+        if self.isColumnHidden(COL_AGENT):
+            return
+        header = self.header()
+        others = sum(
+            header.sectionSize(column)
+            for column in range(header.count())
+            if column not in (COL_SUMMARY, COL_AGENT) and not self.isColumnHidden(column)
+        )
+        room = self.viewport().width()
+        most = room - others - math.ceil(SUMMARY_FLOOR * room)
+        fit_column(self, COL_AGENT, self._agent_wants(), least=AGENT_COLUMN_MIN, most=most)
+
+    def minimumSizeHint(self) -> QSize:
+        """At least the room for the request column, the age and the agents' names (up to
+        :data:`AGENT_ROOM_CHARS` of each) with the summary keeping :data:`SUMMARY_FLOOR` of it: at a 1,024 px window
+        the list was at its minimum and cut "claude-code"."""
+        hint = super().minimumSizeHint()
+        header = self.header()
+        agent = self._agent_wants(chars=AGENT_ROOM_CHARS)
+        columns = header.sectionSize(COL_REQUEST) + header.sectionSize(COL_AGE) + agent
+        scroll_bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)  # a long inbox's
+        wanted = math.ceil(columns / (1 - SUMMARY_FLOOR)) + 2 * self.frameWidth() + scroll_bar
+        return QSize(max(hint.width(), wanted), hint.height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -4,15 +4,28 @@ It floats over the bottom of the request lists (an overlay), so showing or hidin
 under the operator's pointer, and it never covers the request being read (its header, risk chip and command
 sit in the detail pane beside it). Esc dismisses it; news about one decision goes by itself (``timeout_ms``).
 A message tied to a condition (``key``: the database could not be read) is cleared by whoever sees the
-condition end (:meth:`Banner.clear`).
+condition end (:meth:`Banner.clear`). Messages stack, oldest first: a later one never replaces one still shown (the
+runs whose process died were lost under the next decision's news); each goes as it goes, Esc closes them all.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from reviewer_app.ui.common import theme
+
+
+@dataclass(eq=False)
+class _Message:
+    """One message on the banner: an error or news; ``timer`` set when it goes by itself."""
+
+    text: str
+    error: bool
+    key: str | None
+    timer: QTimer | None = None
 
 
 class Banner(QFrame):
@@ -41,10 +54,8 @@ class Banner(QFrame):
         close.clicked.connect(self.dismiss)
         layout.addWidget(self.label, 1)
         layout.addWidget(close)
-        self._timer = QTimer(self, singleShot=True)
-        self._timer.timeout.connect(self.dismiss)
         self.history: list[str] = []
-        self.key: str | None = None  # the condition the message shown is about (None: stays until dismissed)
+        self._messages: list[_Message] = []
         self._host: QWidget | None = None
         self._bottom = False
         self.hide()
@@ -77,7 +88,53 @@ class Banner(QFrame):
     def show_message(
         self, text: str, *, error: bool = True, timeout_ms: int | None = None, key: str | None = None
     ) -> None:
+        """Add ``text`` under the messages shown; one with the same ``key`` (or the same text) is replaced."""
+        self.history.append(text)
+        for message in [m for m in self._messages if (key is not None and m.key == key) or m.text == text]:
+            self._drop(message)
+        message = _Message(text, error, key)
+        if timeout_ms:
+            message.timer = QTimer(self, singleShot=True)
+            message.timer.timeout.connect(lambda: self._expire(message))
+            message.timer.start(timeout_ms)
+        self._messages.append(message)
+        self._render()
+
+    @property
+    def key(self) -> str | None:
+        """The condition the newest message is about (None: it stays until dismissed or goes by itself)."""
+        return self._messages[-1].key if self._messages else None
+
+    @property
+    def expires(self) -> bool:
+        """Whether everything shown goes by itself."""
+        return self.isVisible() and all(m.timer is not None and m.timer.isActive() for m in self._messages)
+
+    def clear(self, key: str) -> None:
+        """The condition ``key`` is over: hide its message (a message about something else stays)."""
+        for message in [m for m in self._messages if m.key == key]:
+            self._drop(message)
+        self._render()
+
+    def _expire(self, message: _Message) -> None:
+        if message in self._messages:
+            self._drop(message)
+            self._render()
+
+    def _drop(self, message: _Message) -> None:
+        self._messages.remove(message)
+        if message.timer is not None:
+            message.timer.stop()
+            message.timer.deleteLater()
+
+    def _render(self) -> None:
+        if not self._messages:
+            if self.isVisible():
+                self.hide()
+                self.dismissed.emit()
+            return
         colors = theme.current()
+        error = any(m.error for m in self._messages)
         background = colors.banner_bg if error else colors.info.lighter(170 if not colors.dark else 60)
         foreground = colors.banner_fg
         self.setStyleSheet(
@@ -85,25 +142,9 @@ class Banner(QFrame):
             f" border: 1px solid {foreground.name()}40; }}"
             f" #bannerText {{ color: {foreground.name()}; }}"
         )
-        self.label.setText(text)
-        self.history.append(text)
-        self.key = key
+        self.label.setText("\n".join(m.text for m in self._messages))
         self.show()
         self._place()
-        if timeout_ms:
-            self._timer.start(timeout_ms)
-        else:
-            self._timer.stop()
-
-    @property
-    def expires(self) -> bool:
-        """Whether the message shown goes by itself."""
-        return self.isVisible() and self._timer.isActive()
-
-    def clear(self, key: str) -> None:
-        """The condition ``key`` is over: hide its message (a message about something else stays)."""
-        if self.key == key and self.isVisible():
-            self.dismiss()
 
     def dismiss_if_shown(self) -> bool:
         """Esc: close the message if one is shown; False when there was none (the key means something else)."""
@@ -113,6 +154,8 @@ class Banner(QFrame):
         return True
 
     def dismiss(self) -> None:
-        self.key = None
+        """Close every message shown."""
+        for message in list(self._messages):
+            self._drop(message)
         self.hide()
         self.dismissed.emit()
