@@ -117,8 +117,16 @@ _UNIX_TIME = re.compile(r"\bat unix time (\d{1,12})\b")
 
 
 def human_times(text: str) -> str:
-    """``text`` with each "at unix time N" (how the expiry sweep and conflicts say when) as a local date and time."""
-    return _UNIX_TIME.sub(lambda found: "at " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(found[1]))), text)
+    """``text`` with each "at unix time N" (how the expiry sweep and conflicts say when) as a local date and time;
+    a time the platform cannot show (a reason is any process's text) stays as written."""
+
+    def local(found: re.Match[str]) -> str:
+        try:
+            return "at " + time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(found[1])))
+        except (OverflowError, OSError, ValueError):
+            return found[0]
+
+    return _UNIX_TIME.sub(local, text)
 
 
 _DECISION_WORDS = {
