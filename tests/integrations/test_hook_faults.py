@@ -249,3 +249,49 @@ async def test_a_withdrawal_on_a_signal_rides_out_a_write_lock(
     assert withdrawn is not None and withdrawn["status"] == "cancelled" and withdrawn["user_response"] is None
     [entry] = await backend.audit(record["hitl_id"])
     assert entry.decision == "cancel" and entry.message == ANSWERED_ELSEWHERE and entry.reviewer == "system:claude-code"
+
+
+async def test_a_withdrawal_on_a_signal_rides_out_a_full_disk(tmp_path: Path, waiter: str) -> None:
+    """The disk fills while the hook waits; SIGTERM: the waiter says why it waits, withdraws once space is freed,
+    and answers the fallback."""
+    with small_filesystem(tmp_path / "small", "8m") as small:
+        db = small / "reviews.db"
+        backend = SQLHITLBackend(db, reviewer="tester")
+        try:
+            process = start_hook(tmp_path, db, fixture("pretooluse.json"), "--timeout", "60")
+            [record] = await wait_pending(backend)
+            await _shown(backend, record)
+            filler = fill(small)
+            process.send_signal(signal.SIGTERM)
+            await asyncio.sleep(4)
+            assert process.poll() is None, finish(process)  # riding it out, not answering yet
+            filler.unlink()
+            code, answer, err = finish(process)
+            assert code == 0 and _permission(answer) == "ask", err
+            assert "disk full — retrying" in err
+            withdrawn = await backend.get(record["hitl_id"])
+            assert withdrawn is not None and withdrawn["status"] == "cancelled"
+            [entry] = await backend.audit(record["hitl_id"])
+            assert entry.decision == "cancel" and entry.message == ANSWERED_ELSEWHERE
+        finally:
+            await backend.aclose()
+
+
+async def test_a_signal_while_the_file_is_read_only_never_allows_and_withdraws_the_request(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
+) -> None:
+    """SIGTERM while the file is read-only for new connections (each waiter still writes through a descriptor its
+    process opened before): never an allow, and the request ends withdrawn as answered elsewhere."""
+    process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
+    [record] = await wait_pending(backend)
+    await _shown(backend, record)
+    with immutable(db_path):
+        process.send_signal(signal.SIGTERM)
+        code, answer, err = await asyncio.to_thread(finish, process)
+    assert code == 0 and _permission(answer) == "ask", err
+    deadline = time.monotonic() + 20
+    while await _status(backend, record["hitl_id"]) == "pending":
+        assert time.monotonic() < deadline, "the withdrawal never landed"
+        await asyncio.sleep(0.1)
+    [entry] = await backend.audit(record["hitl_id"])
+    assert entry.decision == "cancel" and entry.message.startswith(ANSWERED_ELSEWHERE)

@@ -19,7 +19,6 @@ wait (:func:`.hook.review_event`), with the same rows:
    elsewhere, then the fallback answer;
 7. locks, a full disk and a read-only database ridden out with the one retry policy
    (:mod:`reviewer_app.persistence.retry`) inside the budget counted from the process's start, said on stderr;
-   each write on a connection of its own, as the backend's pool would open one;
 8. the watchdog stopped only once answered: an error, or a crash of this process, leaves it to withdraw the request.
 
 Whatever it is unsure of before it waits goes to the full path as before (:func:`wait_here` returns None): the
@@ -237,8 +236,9 @@ class LeanWaiter:
             _say(f"reviewer-app hook: {status} (for up to {left:.0f} s more before falling back)")
 
     def _transaction(self, write: Any) -> Any:
-        """``write(store)`` in one ``BEGIN IMMEDIATE`` transaction on a connection of its own, retried; its result.
-        Each try opens the database again, as the backend's pool would: a file that turned read-only is seen so."""
+        """``write(store)`` in one ``BEGIN IMMEDIATE`` transaction on a connection opened for it, retried; its
+        result. (SQLite reuses the process's open descriptor of the file: a file made read-only after this process
+        opened it is written all the same, as by the backend's pooled connections.)"""
 
         def once() -> Any:
             store = LeanStore.open(self.handover.database)
