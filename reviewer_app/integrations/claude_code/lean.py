@@ -17,7 +17,8 @@ error. It never fails open: it answers only after committing the decision of the
 ``--allow-tools`` (allow, or a deny rule's deny); anything else is the full path's to answer. A call that
 certainly nothing settles (an ask rule sends it to a person; or no rule applies, no waiver row could cover it and
 it is not in ``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
-:func:`.hook.answer_fast` writes it; the full path then waits for its decision (:class:`Handover`).
+:func:`.hook.answer_fast` writes it; this process then waits for its decision with ``sqlite3`` alone
+(:mod:`.lean_wait`), or, where that waiter is unsure, the full path waits (:class:`Handover`).
 
 A session event (``--event``: a tool's result, a prompt, a turn's or session's end) is recorded here too, by
 :mod:`reviewer_app.integrations.hosts.lean_session`, which writes the full path's rows or leaves the event to it.
@@ -600,9 +601,12 @@ def run(argv: list[str]) -> tuple[bytes | None, Handover | None]:
     gc.disable()  # a call settled here ends within milliseconds: collecting its few objects is time lost
     text, payload = answer(argv, sys.stdin.buffer)
     if isinstance(text, Handover):  # a waiting request: waited on here unless the lean waiter is unsure
-        from reviewer_app.integrations.claude_code.lean_wait import wait_here
+        try:
+            from reviewer_app.integrations.claude_code.lean_wait import wait_here
 
-        text = wait_here(text)
+            text = wait_here(text)
+        except Exception as exc:  # before it waited (it answers every failure of its own): the full path waits
+            sys.stderr.write(f"reviewer-app hook: lean waiter: {type(exc).__name__}: {exc}\n")
     if not isinstance(text, str):
         gc.enable()  # the full path may wait for minutes
         return payload, text

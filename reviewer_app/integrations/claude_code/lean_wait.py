@@ -71,11 +71,16 @@ def wait_here(handover: Handover) -> str | Handover:
         or handover.row is None
     ):
         return handover
-    store = LeanStore.open(handover.database)
-    if store is None:
+    try:
+        store = LeanStore.open(handover.database)
+        if store is None:
+            return handover
+        waiter = LeanWaiter(handover, store)
+    except Exception as exc:  # nothing written yet: the full path waits
+        _say(f"reviewer-app hook: lean waiter: {type(exc).__name__}: {exc}")
         return handover
     gc.enable()  # it may wait for minutes
-    return LeanWaiter(handover, store).answer()
+    return waiter.answer()
 
 
 def _say(message: str) -> None:
