@@ -10,7 +10,9 @@ which cover the times).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shutil
 import signal
 import sqlite3
@@ -364,3 +366,61 @@ async def test_the_lean_waiter_loads_no_sqlalchemy_or_asyncio(tmp_path: Path, db
     out, err = await asyncio.to_thread(process.communicate, timeout=60)
     assert _verdict(json.loads(out))[0] == "allow", err.decode()
     assert "HEAVY []" in err.decode(), err.decode()
+
+
+_HOST = """
+import subprocess, sys, time
+hook = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE)  # its stdout is this process's: shared with the test
+hook.stdin.write(sys.stdin.buffer.read())
+hook.stdin.close()
+print(hook.pid, flush=True)
+time.sleep(600)
+"""
+
+
+async def test_the_host_dying_withdraws_the_request_in_both(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
+) -> None:
+    """The host process is killed without a word while the hook waits (its stdout stays open: a sibling holds it):
+    the hook notices its parent gone, withdraws the request as answered elsewhere and ends."""
+    command = [sys.executable, "-m", "reviewer_app", "hook", "claude-code", "--db", str(db_path)]
+    host = _start_host(tmp_path, [*command, "--timeout", "60"])
+    assert host.stdout is not None
+    hook_pid = int(await asyncio.to_thread(host.stdout.readline))
+    try:
+        [record] = await wait_pending(backend)
+        await _shown(backend, record)
+        host.kill()
+        await asyncio.to_thread(host.wait)
+        deadline = time.monotonic() + 30
+        while (found := await backend.get(record["hitl_id"])) is not None and found["status"] == "pending":
+            assert time.monotonic() < deadline, "the request was never withdrawn"
+            await asyncio.sleep(0.05)
+        assert found is not None and found["status"] == "cancelled" and found["user_response"] is None
+        events = await backend.events(record["invocation_id"])
+        notes = [
+            e.data["message"] for e in events if e.block_id == f"hitl_{record['hitl_id']}" and e.op.value == "patch"
+        ]
+        assert notes == ["answered elsewhere (the host process exited)"]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(hook_pid, signal.SIGKILL)
+        if host.poll() is None:
+            host.kill()
+        host.communicate()
+
+
+def _start_host(tmp_path: Path, command: list[str]) -> subprocess.Popen[bytes]:
+    """A stand-in agent host that starts the hook with the captured event and prints the hook's pid."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _HOST, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=hook_env(tmp_path),
+    )
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(fixture("pretooluse.json")).encode())
+    process.stdin.close()
+    process.stdin = None
+    return process
