@@ -109,7 +109,6 @@ class LeanWaiter:
         os.set_blocking(self._wake_read, False)
         os.set_blocking(self._wake_write, False)
         self._old_handlers: dict[int, Any] = {}
-        self._old_wakeup_fd: int | None = None
 
     # -- the whole wait ----------------------------------------------------------------------------------------
     def answer(self) -> str:
