@@ -1,8 +1,9 @@
 """``python -m reviewer_app``, the ``reviewer-app`` console script and the frozen launcher: one entry.
 
 An agent's hook (``… hook <host>``) answers every tool call in a new process, so it goes straight to the hook's
-lean path (``integrations/claude_code/lean.py``: a call the session's exact waiver settles, a session event,
-with the standard library alone), then to the hook's own command with the stdin bytes the lean path read;
+lean path (``integrations/claude_code/lean.py``: a call the session's exact waiver settles, a session event, a
+waiting request and its wait (``lean_wait.py``), with the standard library alone), then to the hook's own command
+with the stdin bytes the lean path read;
 everything else is the CLI.
 """
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from reviewer_app.domain.audit_chain import (
@@ -42,6 +42,7 @@ __all__ = [
     "audit_row_hash",
     "canonical_json_bytes",
     "chain_meta_defaults",
+    "decided_audit_problems",
     "key_id",
     "next_chain_step",
     "record_audit_problem",
@@ -192,3 +193,45 @@ def record_audit_problem(record: Mapping[str, Any], rows: Sequence[Mapping[str, 
         f"request {hitl_id}'s decision, edited arguments, message or shown arguments differ from what its audit "
         "row signed (changed in hitl_requests after the decision)"
     )
+
+
+def decided_audit_problems(
+    decided: Sequence[Mapping[str, Any]],
+    audit_rows: Iterable[Mapping[str, Any]],
+    meta: Mapping[str, str],
+    key: bytes | None,
+    position: Callable[[int], int],
+) -> dict[str, str]:
+    """Of the ``decided`` records, the ones their ``audit_rows`` (dicts of ``audit_log``'s columns) do not sign:
+    ``hitl_id`` → why (:func:`record_audit_problem`). Only rows signed under the chain's ``key`` count, where this
+    process has it (``meta``: the chain's ``reviewer_meta`` values; ``position``: an audit row's 1-based place in
+    the log, asked only of a row that may predate keying). The store's readers and the hook's lean waiter check
+    decisions with this one function."""
+    if key is not None and key_id(key) != meta.get(AUDIT_KEY_ID_KEY):
+        key = None  # not the chain's key: the rows' own hashes cannot be checked here
+    rows: dict[str, list[Mapping[str, Any]]] = {}
+    for fields in audit_rows:
+        if key is None or _row_signed(fields, meta, key, position):
+            rows.setdefault(str(fields["hitl_id"]), []).append(fields)
+    problems = {}
+    for record in decided:
+        problem = record_audit_problem(record, rows.get(str(record["hitl_id"]), []))
+        if problem is not None:
+            problems[str(record["hitl_id"])] = problem
+    return problems
+
+
+def _row_signed(row: Mapping[str, Any], meta: Mapping[str, str], key: bytes, position: Callable[[int], int]) -> bool:
+    """Whether this audit row's hash is its HMAC under the chain's ``key`` (plain SHA-256 only for the rows that
+    predate keying): a row rewritten without the key does not count. A process without the key (an agent's
+    machine) compares the fields only; ``audit verify``, run with the key, checks the chain itself."""
+    fields = audit_fields(
+        row["hitl_id"], row["decision"], row["reviewer"], row["at_ms"], row["shown_args_sha256"],
+        row["edited_args"], row["message"],
+    )  # fmt: skip
+    if row_hash_matches(row["prev_hash"], fields, key, row["row_hash"]):
+        return True
+    keyed_from = int(meta.get(AUDIT_KEYED_FROM_KEY) or 0)
+    if keyed_from <= 1:
+        return False
+    return position(int(row["id"])) < keyed_from and row_hash_matches(row["prev_hash"], fields, None, row["row_hash"])

@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.decisions import DecisionKind, args_digest
 from reviewer_app.domain.hitl import (
     DecisionNotOnRecord,
     HITLConflict,
@@ -31,6 +31,7 @@ from reviewer_app.domain.hitl import (
 )
 from reviewer_app.domain.hook_lease import ANSWERED_ELSEWHERE
 from reviewer_app.domain.limits import check_request
+from reviewer_app.domain.outcome import Outcome
 from reviewer_app.domain.runs import InvalidTransition, RunState
 from reviewer_app.domain.timeline import BlockKind, BlockOp
 from reviewer_app.hitl import RequestQuery, SQLHITLBackend
@@ -146,57 +147,6 @@ def rebound_call(call: ExternalCall, existing: HITLRecord) -> ExternalCall | Non
     if existing.get("tool_name") == call.tool_name and args_digest(shown_arguments(existing)) == digest:
         return None
     return dataclasses.replace(call, hitl_id=stable_id(call.hitl_id, digest))
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How a call was settled, read back from the committed record."""
-
-    record: HITLRecord
-    kind: DecisionKind
-    arguments: Any
-    """What runs if :attr:`runs_tool`: the shown arguments, or the reviewer's edit."""
-    message: str | None
-    reviewer: str | None
-
-    @property
-    def runs_tool(self) -> bool:
-        return self.kind.runs_tool
-
-    @property
-    def hitl_id(self) -> str:
-        return str(self.record["hitl_id"])
-
-    def text_for_model(self) -> str:
-        """What the agent's model should read when the call does not run (or the answer, for a question)."""
-        if self.kind is DecisionKind.STEER:
-            return f"Reviewer guidance: {self.message or ''}".strip()
-        if self.kind is DecisionKind.RESPOND:
-            return self.message or ""
-        if self.kind is DecisionKind.REJECT:
-            if (self.reviewer or "").startswith("rule:") and self.message:  # "denied by rule <id>: <pattern>"
-                return self.message
-            return f"rejected by reviewer: {self.message}" if self.message else "rejected by reviewer"
-        if self.kind is DecisionKind.EXPIRE or self.record.get("status") == HITLStatus.EXPIRED.value:
-            return "no reviewer decided in time; the call was not run"
-        if self.kind is DecisionKind.CANCEL:
-            return "the request was cancelled; the call was not run"
-        return ""
-
-    @classmethod
-    def from_record(cls, record: HITLRecord) -> Outcome:
-        status = record.get("status")
-        response = record.get("user_response")
-        if status == HITLStatus.CANCELLED.value or (response is None and status != HITLStatus.PENDING.value):
-            kind = DecisionKind.EXPIRE if status == HITLStatus.EXPIRED.value else DecisionKind.CANCEL
-            return cls(record, kind, None, None, None)
-        decision = Decision.from_user_response(response)
-        kind = decision.kind
-        if status == HITLStatus.EXPIRED.value and kind.runs_tool is False:
-            kind = DecisionKind.REJECT if kind is DecisionKind.REJECT else kind
-        shown = shown_arguments(record)
-        arguments = decision.edited_args if kind is DecisionKind.EDIT and decision.edited_args is not None else shown
-        return cls(record, kind, arguments, decision.message, decision.reviewer)
 
 
 class ReviewClient:

@@ -163,3 +163,14 @@ def host_e2e(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> HostE2E:
     project = tmp_path / "project"
     project.mkdir()
     return HostE2E(backend, db_path, project, tmp_path / "home")
+
+
+@pytest.fixture(params=["lean", "full"])
+def waiter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which waiter a hook whose request the lean path wrote waits with: the lean waiter (the product's default,
+    ``integrations/claude_code/lean_wait.py``) or the full path (``REVIEWER_HOOK_WAITER=full``). The hook
+    processes inherit this process's environment (``hook_env``)."""
+    from reviewer_app.integrations.claude_code.lean_wait import WAITER_ENV
+
+    monkeypatch.setenv(WAITER_ENV, request.param)
+    return str(request.param)

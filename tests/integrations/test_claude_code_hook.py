@@ -46,7 +46,9 @@ async def decide_from_here(backend: SQLHITLBackend, kind: DecisionKind, **kwargs
 
 
 @pytest.mark.parametrize("name", EVENTS)
-async def test_request_fields_and_approve(tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str) -> None:
+async def test_request_fields_and_approve(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str, waiter: str
+) -> None:
     payload = fixture(name)
     process = start_hook(tmp_path, db_path, payload)
     record = await decide_from_here(backend, DecisionKind.APPROVE)
@@ -74,7 +76,7 @@ async def test_request_fields_and_approve(tmp_path: Path, db_path: Path, backend
 
 @pytest.mark.parametrize("name", EVENTS)
 async def test_edit_allows_with_updated_input(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str, waiter: str
 ) -> None:
     payload = fixture(name)
     process = start_hook(tmp_path, db_path, payload)
@@ -107,7 +109,14 @@ async def test_edit_allows_with_updated_input(
     ],
 )
 async def test_reject_and_steer_deny_with_the_text(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str, kind: DecisionKind, message: str, expected: str
+    tmp_path: Path,
+    db_path: Path,
+    backend: SQLHITLBackend,
+    name: str,
+    kind: DecisionKind,
+    message: str,
+    expected: str,
+    waiter: str,
 ) -> None:
     payload = fixture(name)
     process = start_hook(tmp_path, db_path, payload)
@@ -125,7 +134,7 @@ async def test_reject_and_steer_deny_with_the_text(
         assert output["decision"] == {"behavior": "deny", "message": expected}
 
 
-async def test_decided_through_the_cli(tmp_path: Path, db_path: Path, backend: SQLHITLBackend) -> None:
+async def test_decided_through_the_cli(tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str) -> None:
     import subprocess
     import sys
 
@@ -224,7 +233,7 @@ async def test_no_tool_passes_by_a_default_only_by_allow_tools_written_in_the_co
 
 @pytest.mark.parametrize("name", EVENTS)
 async def test_timeout_falls_back_and_is_recorded_like_an_expiry(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, name: str, waiter: str
 ) -> None:
     payload = fixture(name)
     code, answer, _ = run_hook(tmp_path, db_path, payload, "--timeout", "1")
@@ -332,7 +341,7 @@ async def _withdrawal_note(backend: SQLHITLBackend, record: dict) -> str:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
 async def test_a_killed_hook_leaves_the_inbox_answered_elsewhere(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, sig: signal.Signals
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, sig: signal.Signals, waiter: str
 ) -> None:
     process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", str(HOOK_TIMEOUT_S))
     [record] = await wait_pending(backend)
@@ -357,7 +366,7 @@ async def test_a_killed_hook_leaves_the_inbox_answered_elsewhere(
 
 
 async def test_a_host_that_stops_reading_takes_its_request_back(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
 ) -> None:
     process = start_hook(tmp_path, db_path, fixture("permissionrequest.json"), "--timeout", str(HOOK_TIMEOUT_S))
     [record] = await wait_pending(backend)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -37,7 +38,7 @@ def _permission(answer: dict | None) -> str:
 
 @pytest.mark.parametrize("path", ["fast path", "backend path"])
 async def test_a_hook_rides_out_a_write_lock_held_by_another_process(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str, waiter: str
 ) -> None:
     extra = ["--no-fast-path"] if path == "backend path" else []
     with write_lock_held(db_path, 9):  # longer than the 5 s busy timeout: the hook used to answer "ask" at ~6.6 s
@@ -53,7 +54,7 @@ async def test_a_hook_rides_out_a_write_lock_held_by_another_process(
 
 @pytest.mark.parametrize("path", ["fast path", "backend path"])
 async def test_a_lock_past_the_budget_falls_back_on_time(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str, waiter: str
 ) -> None:
     extra = ["--no-fast-path"] if path == "backend path" else []
     with write_lock_held(db_path, 120):
@@ -67,7 +68,7 @@ async def test_a_lock_past_the_budget_falls_back_on_time(
     assert await backend.list_records() == []
 
 
-async def test_a_hook_rides_out_a_full_disk(tmp_path: Path) -> None:
+async def test_a_hook_rides_out_a_full_disk(tmp_path: Path, waiter: str) -> None:
     with small_filesystem(tmp_path / "small", "8m") as small:
         db = small / "reviews.db"
         backend = SQLHITLBackend(db, reviewer="tester")
@@ -86,7 +87,7 @@ async def test_a_hook_rides_out_a_full_disk(tmp_path: Path) -> None:
             await backend.aclose()
 
 
-async def test_a_full_disk_past_the_budget_falls_back_and_stores_nothing(tmp_path: Path) -> None:
+async def test_a_full_disk_past_the_budget_falls_back_and_stores_nothing(tmp_path: Path, waiter: str) -> None:
     with small_filesystem(tmp_path / "small", "8m") as small:
         db = small / "reviews.db"
         backend = SQLHITLBackend(db, reviewer="tester")  # open: its shared-memory file exists before the disk fills
@@ -111,7 +112,7 @@ async def _status(backend: SQLHITLBackend, hitl_id: str) -> str:
 
 
 async def test_a_withdrawal_that_fails_is_retried_until_it_lands(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
 ) -> None:
     process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
     [record] = await wait_pending(backend)
@@ -146,7 +147,7 @@ def _kill_hook_and_watchdog(process: subprocess.Popen[bytes]) -> None:
 
 
 async def test_a_decision_on_a_request_whose_hook_is_gone_is_refused(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
 ) -> None:
     process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
     [record] = await wait_pending(backend)
@@ -165,7 +166,7 @@ async def test_a_decision_on_a_request_whose_hook_is_gone_is_refused(
 
 
 async def test_pending_settles_requests_whose_hook_and_watchdog_were_killed(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
 ) -> None:
     process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
     [record] = await wait_pending(backend)
@@ -179,7 +180,7 @@ async def test_pending_settles_requests_whose_hook_and_watchdog_were_killed(
 
 
 async def test_a_failing_timeline_write_never_decides_the_answer(
-    tmp_path: Path, db_path: Path, backend: SQLHITLBackend
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
 ) -> None:
     process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
     [record] = await wait_pending(backend)
@@ -190,6 +191,107 @@ async def test_a_failing_timeline_write_never_decides_the_answer(
     await backend.decide(record["hitl_id"], _approval(record))
     code, answer, err = finish(process)
     assert code == 0 and _permission(answer) == "allow", err
-    assert "not recorded on the timeline" in err
+    if waiter == "full":  # the lean waiter showed the request within milliseconds, mostly before the file froze
+        assert "not recorded on the timeline" in err
     decided = await backend.get(record["hitl_id"])
     assert decided is not None and decided["status"] == "completed"
+
+
+async def test_a_timeline_the_database_refuses_never_decides_the_answer(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
+) -> None:
+    """Every ``hitl`` block refused by the database itself (a trigger): the request is asked, decided and answered
+    all the same, the failure said on stderr, by either waiter."""
+    connection = sqlite3.connect(db_path)
+    connection.execute(
+        "CREATE TRIGGER refuse_hitl_blocks BEFORE INSERT ON block_events WHEN NEW.kind = 'hitl' "
+        "BEGIN SELECT RAISE(ABORT, 'the timeline is refused'); END"
+    )
+    connection.commit()
+    connection.close()
+    process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
+    [record] = await wait_pending(backend)
+    await backend.decide(record["hitl_id"], _approval(record))
+    code, answer, err = finish(process)
+    assert code == 0 and _permission(answer) == "allow", err
+    assert "not recorded on the timeline" in err and "the timeline is refused" in err
+    decided = await backend.get(record["hitl_id"])
+    assert decided is not None and decided["status"] == "completed"
+
+
+async def _shown(backend: SQLHITLBackend, record: dict) -> None:
+    """Once the hook's waiter has shown the request on its run's timeline (it is waiting then)."""
+    deadline = time.monotonic() + 30
+    while not any(
+        event.block_id == f"hitl_{record['hitl_id']}" for event in await backend.events(record["invocation_id"])
+    ):
+        assert time.monotonic() < deadline, "the request never appeared on the timeline"
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)  # the full path arms its signal handlers right after
+
+
+async def test_a_withdrawal_on_a_signal_rides_out_a_write_lock(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
+) -> None:
+    """SIGTERM while another process holds the write lock: the waiter says why it waits, withdraws the request
+    once the lock is gone (within its budget) and answers the fallback; never an allow."""
+    process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
+    [record] = await wait_pending(backend)
+    await _shown(backend, record)
+    with write_lock_held(db_path, 6):
+        process.send_signal(signal.SIGTERM)
+        await asyncio.sleep(4)
+        assert process.poll() is None, finish(process)  # riding the lock out
+    code, answer, err = finish(process)
+    assert code == 0 and _permission(answer) == "ask", err
+    assert "SIGTERM: the request leaves the inbox" in err and "database busy — retrying" in err
+    withdrawn = await backend.get(record["hitl_id"])
+    assert withdrawn is not None and withdrawn["status"] == "cancelled" and withdrawn["user_response"] is None
+    [entry] = await backend.audit(record["hitl_id"])
+    assert entry.decision == "cancel" and entry.message == ANSWERED_ELSEWHERE and entry.reviewer == "system:claude-code"
+
+
+async def test_a_withdrawal_on_a_signal_rides_out_a_full_disk(tmp_path: Path, waiter: str) -> None:
+    """The disk fills while the hook waits; SIGTERM: the waiter says why it waits, withdraws once space is freed,
+    and answers the fallback."""
+    with small_filesystem(tmp_path / "small", "8m") as small:
+        db = small / "reviews.db"
+        backend = SQLHITLBackend(db, reviewer="tester")
+        try:
+            process = start_hook(tmp_path, db, fixture("pretooluse.json"), "--timeout", "60")
+            [record] = await wait_pending(backend)
+            await _shown(backend, record)
+            filler = fill(small)
+            process.send_signal(signal.SIGTERM)
+            await asyncio.sleep(4)
+            assert process.poll() is None, finish(process)  # riding it out, not answering yet
+            filler.unlink()
+            code, answer, err = finish(process)
+            assert code == 0 and _permission(answer) == "ask", err
+            assert "disk full — retrying" in err
+            withdrawn = await backend.get(record["hitl_id"])
+            assert withdrawn is not None and withdrawn["status"] == "cancelled"
+            [entry] = await backend.audit(record["hitl_id"])
+            assert entry.decision == "cancel" and entry.message == ANSWERED_ELSEWHERE
+        finally:
+            await backend.aclose()
+
+
+async def test_a_signal_while_the_file_is_read_only_never_allows_and_withdraws_the_request(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
+) -> None:
+    """SIGTERM while the file is read-only for new connections (each waiter still writes through a descriptor its
+    process opened before): never an allow, and the request ends withdrawn as answered elsewhere."""
+    process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60")
+    [record] = await wait_pending(backend)
+    await _shown(backend, record)
+    with immutable(db_path):
+        process.send_signal(signal.SIGTERM)
+        code, answer, err = await asyncio.to_thread(finish, process)
+    assert code == 0 and _permission(answer) == "ask", err
+    deadline = time.monotonic() + 20
+    while await _status(backend, record["hitl_id"]) == "pending":
+        assert time.monotonic() < deadline, "the withdrawal never landed"
+        await asyncio.sleep(0.1)
+    [entry] = await backend.audit(record["hitl_id"])
+    assert entry.decision == "cancel" and entry.message.startswith(ANSWERED_ELSEWHERE)

@@ -91,10 +91,12 @@ def _retry_status(stderr: TextIO, deadline: float) -> Any:
 
 
 def fallback(verdict: Verdict, reason: str) -> Answer:
-    """The answer when Reviewer cannot decide: the host's own prompt, or a deny that says why."""
-    if verdict is Verdict.ALLOW:  # never configurable, but never let a typo fail open either
-        verdict = Verdict.ASK
-    return Answer(verdict, f"Reviewer could not decide: {reason}")
+    """The answer when Reviewer cannot decide: the host's own prompt, or a deny that says why
+    (:func:`.answers.fallback_parts`, which the lean waiter answers with too)."""
+    from reviewer_app.integrations.claude_code.answers import fallback_parts
+
+    value, text = fallback_parts(verdict.value, reason)
+    return Answer(Verdict(value), text)
 
 
 def run_hook(options: HookOptions, stdin: BinaryIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -546,29 +548,11 @@ async def _expire(
 
 
 def answer_for(outcome: Outcome, event: HookEvent) -> Answer:
-    """A decided request as the host's answer."""
-    from reviewer_app.domain.decisions import DecisionKind
-    from reviewer_app.domain.hitl import HITLStatus
+    """A decided request as the host's answer (:func:`.answers.answer_parts`, the lean waiter's mapping too)."""
+    from reviewer_app.integrations.claude_code.answers import answer_parts
 
-    who = f" by {outcome.reviewer}" if outcome.reviewer else ""
-    kind = outcome.kind
-    if kind in (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION):
-        automatic = (outcome.reviewer or "").startswith(("rule:", "session-rule:"))  # settled: the fast path's words
-        reason = outcome.message if automatic and outcome.message else ""
-        scope = " for this session" if kind is DecisionKind.APPROVE_FOR_SESSION else ""
-        return Answer(Verdict.ALLOW, reason or f"approved in Reviewer{who}{scope}")
-    if kind is DecisionKind.EDIT:
-        if "edit" not in _decisions(event) or not isinstance(outcome.arguments, dict):
-            return Answer(Verdict.DENY, "the reviewer edited the call, which this agent cannot run; not run")
-        return Answer(Verdict.ALLOW, f"approved in Reviewer{who} with edited input", updated_input=outcome.arguments)
-    if outcome.record.get("status") == HITLStatus.EXPIRED.value and kind is DecisionKind.EXPIRE:
-        return Answer(Verdict.ASK, outcome.text_for_model())
-    if kind is DecisionKind.CANCEL:
-        return Answer(Verdict.DENY, "the request was cancelled in Reviewer; the call was not run")
-    text = outcome.text_for_model() or "denied in Reviewer"
-    if kind is DecisionKind.RESPOND:
-        text = f"the reviewer answered instead of approving: {outcome.message or ''}"
-    return Answer(Verdict.DENY, text)
+    verdict, reason, updated_input = answer_parts(outcome, takes_edits="edit" in _decisions(event))
+    return Answer(Verdict(verdict), reason, updated_input=updated_input)
 
 
 def _decisions(event: HookEvent) -> tuple[str, ...]:

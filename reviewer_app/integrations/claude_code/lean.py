@@ -17,7 +17,8 @@ error. It never fails open: it answers only after committing the decision of the
 ``--allow-tools`` (allow, or a deny rule's deny); anything else is the full path's to answer. A call that
 certainly nothing settles (an ask rule sends it to a person; or no rule applies, no waiver row could cover it and
 it is not in ``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
-:func:`.hook.answer_fast` writes it; the full path then waits for its decision (:class:`Handover`).
+:func:`.hook.answer_fast` writes it; this process then waits for its decision with ``sqlite3`` alone
+(:mod:`.lean_wait`), or, where that waiter is unsure, the full path waits (:class:`Handover`).
 
 A session event (``--event``: a tool's result, a prompt, a turn's or session's end) is recorded here too, by
 :mod:`reviewer_app.integrations.hosts.lean_session`, which writes the full path's rows or leaves the event to it.
@@ -107,7 +108,20 @@ class Handover:
     """A waiting request the lean path created (its watchdog started first), for the full path to wait on: what
     ``request_fields`` needs to describe the same row."""
 
-    __slots__ = ("expires_at", "hitl_id", "metadata", "stdout_watch", "title", "watcher")
+    __slots__ = (
+        "created",
+        "database",
+        "deadline",
+        "event",
+        "expires_at",
+        "hitl_id",
+        "metadata",
+        "options",
+        "row",
+        "stdout_watch",
+        "title",
+        "watcher",
+    )
 
     def __init__(
         self,
@@ -117,6 +131,13 @@ class Handover:
         expires_at: int,
         watcher: Any,
         stdout_watch: StdoutWatch | None = None,
+        *,
+        options: dict[str, Any] | None = None,
+        database: str = "",
+        event: dict[str, Any] | None = None,
+        row: dict[str, Any] | None = None,
+        deadline: float = 0.0,
+        created: bool = False,
     ) -> None:
         self.hitl_id = hitl_id
         self.title = title
@@ -125,6 +146,16 @@ class Handover:
         self.watcher = watcher
         self.stdout_watch = stdout_watch
         """Armed once the request is written: the host leaving before the full path waits ends this process."""
+        self.options = options
+        """The hook's options as :func:`hook_options` read them; with :attr:`event` (``event_fields``), :attr:`row`
+        (:func:`request_row`), :attr:`database` and :attr:`deadline` (``time.monotonic()``: the budget counted from
+        the process's start), what the lean waiter (:mod:`.lean_wait`) waits with."""
+        self.database = database
+        self.event = event
+        self.row = row
+        self.deadline = deadline
+        self.created = created
+        """This process wrote the request (else its id existed already: the full path finds out what it holds)."""
 
 
 def answer(argv: list[str], stdin: BinaryIO) -> tuple[str | Handover | None, bytes | None]:
@@ -292,6 +323,7 @@ def _create_waiting(
     row = request_row(host, event, title, metadata=metadata, expires_at=expires_at)
     check_request({key: row[key] for key in _CHECKED})
     watcher = None
+    created = False
     if not options.get("--no-watchdog"):  # up before the request exists: a SIGKILL from here on is noticed
         command = watchdog_command(reviewer_command(), database, row["hitl_id"], host, expires_at + 60)
         watcher = spawn_watchdog(command)
@@ -304,11 +336,10 @@ def _create_waiting(
             return store.create_request(row) or None  # an existing id: the full path finds it
 
         if store.transaction(write) is True:
+            created = True
             store.committed()
     except BaseException:
         if watcher is not None:
-            from reviewer_app.integrations.claude_code.watchdog import stop_watchdog
-
             stop_watchdog(watcher)
         raise
     stdout_watch = None
@@ -316,7 +347,20 @@ def _create_waiting(
         from reviewer_app.integrations.claude_code.host_watch import StdoutWatch
 
         stdout_watch = StdoutWatch.start(_host_left_early)
-    return Handover(row["hitl_id"], title, metadata, expires_at, watcher, stdout_watch)
+    return Handover(
+        row["hitl_id"],
+        title,
+        metadata,
+        expires_at,
+        watcher,
+        stdout_watch,
+        options=options,
+        database=database,
+        event=event,
+        row=row,
+        deadline=deadline,
+        created=created,
+    )
 
 
 HOST_STOPPED_READING = "the host stopped reading the answer"
@@ -352,6 +396,18 @@ def tell_watchdog(why: str) -> None:
 
 
 REASON_MAX_BYTES = 200
+
+
+def stop_watchdog(process: Any) -> None:
+    """Stop the watchdog once the hook has its answer (``SIGTERM``, then its exit awaited for up to 2 s)."""
+    try:
+        process.send_signal(15)  # SIGTERM, without importing ``signal``'s enums
+        process.wait(timeout=2)
+    except (OSError, TimeoutError):
+        pass
+    except Exception as exc:  # ``subprocess.TimeoutExpired``, told by name: ``subprocess`` is not imported here
+        if type(exc).__name__ != "TimeoutExpired":
+            raise
 
 
 def reviewer_command() -> list[str]:
@@ -544,6 +600,13 @@ def run(argv: list[str]) -> tuple[bytes | None, Handover | None]:
     else the stdin bytes read (None: none) and the waiting request created, for the full command."""
     gc.disable()  # a call settled here ends within milliseconds: collecting its few objects is time lost
     text, payload = answer(argv, sys.stdin.buffer)
+    if isinstance(text, Handover):  # a waiting request: waited on here unless the lean waiter is unsure
+        try:
+            from reviewer_app.integrations.claude_code.lean_wait import wait_here
+
+            text = wait_here(text)
+        except Exception as exc:  # before it waited (it answers every failure of its own): the full path waits
+            sys.stderr.write(f"reviewer-app hook: lean waiter: {type(exc).__name__}: {exc}\n")
     if not isinstance(text, str):
         gc.enable()  # the full path may wait for minutes
         return payload, text

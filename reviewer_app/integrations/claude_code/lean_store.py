@@ -45,6 +45,21 @@ BLOB_REFS_KEY = "$blobs"
 """``blobs.REFS_KEY`` (a test holds the two equal): a request whose data names blobs is withdrawn by the store."""
 ASK_USER = "ask_user"
 """``HITLType.ASK_USER``: its whole data is what the reviewer saw (``domain.hitl.shown_arguments``)."""
+_RECORD_JSON = ("data", "metadata", "tool_state", "user_response")
+"""The request's JSON columns (``user_response`` ``'null'``: None, as SQLAlchemy's JSON type reads it)."""
+_AUDIT_SIGNED = (
+    "id",
+    "hitl_id",
+    "decision",
+    "reviewer",
+    "at_ms",
+    "shown_args_sha256",
+    "edited_args",
+    "message",
+    "prev_hash",
+    "row_hash",
+)
+"""``AuditReads``' ``_SIGNED_COLUMNS``: what the check of a decision against its audit row reads."""
 SMALL_VALUE_BYTES = 4096
 """``blobs.BLOB_THRESHOLD`` (a test holds the two equal): JSON shorter than this is never a blob, so a call with
 small arguments is written without loading the blob code."""
@@ -243,9 +258,10 @@ class LeanStore:
             raise sqlite3.IntegrityError(f"request {hitl_id} vanished inside its transaction")
         self._append_audit(hitl_id, kind, reviewer, ms, arguments, response.get("args"), message)
 
-    def withdraw(self, hitl_id: str, reviewer: str, message: str) -> bool | None:
+    def withdraw(self, hitl_id: str, reviewer: str, message: str, note: str | None = None) -> bool | None:
         """In one transaction: cancel the pending request as ``requests.decide`` does (its audit row included) and
-        patch its timeline block with the note ``watchdog.withdraw`` writes. False when it is no longer pending,
+        patch its timeline block with the note ``watchdog.withdraw`` writes (``note``: the note's own message, as
+        the hook's ``TimelineWriter.abandoned`` words it; default ``message``). False when it is no longer pending,
         None when this path cannot tell what was shown (no such request, or arguments stored as blobs): the
         caller withdraws it through the store instead."""
 
@@ -273,11 +289,11 @@ class LeanStore:
             if cursor.rowcount != 1:
                 return False
             self._append_audit(hitl_id, "cancel", reviewer, ms, shown, None, message)
-            note = {"status": "cancelled", "decision": "cancel", "message": message, "resolved_ms": ms}
+            note_data = {"status": "cancelled", "decision": "cancel", "message": note or message, "resolved_ms": ms}
             self.connection.execute(
                 "INSERT INTO block_events (block_id, parent_id, kind, op, data, ts_ms, session_id, invocation_id, "
                 "blob_refs) VALUES (?, NULL, 'hitl', 'patch', ?, ?, ?, ?, 'null')",
-                (f"hitl_{hitl_id}", _json(note), ms, session_id, invocation_id),
+                (f"hitl_{hitl_id}", _json(note_data), ms, session_id, invocation_id),
             )
             return True
 
@@ -285,6 +301,79 @@ class LeanStore:
         if done:
             self.committed()
         return done
+
+    def expire(self, hitl_id: str, response: dict[str, Any]) -> bool:
+        """Inside a transaction: the pending request expired with ``response`` (its ``decision``: ``expire`` or
+        ``reject``; ``message``) as ``requests.decide(status=EXPIRED, reviewer="system:expiry")`` writes it, its
+        audit row included; False when it is no longer pending (a decision won: it stands)."""
+        row = self.connection.execute(
+            "SELECT hitl_type, data FROM hitl_requests WHERE hitl_id = ? AND status = 'pending'", (hitl_id,)
+        ).fetchone()
+        if row is None:
+            return False
+        hitl_type, data_text = row
+        data = loads(data_text) if isinstance(data_text, (str, bytes)) else None
+        if not isinstance(data, dict) or BLOB_REFS_KEY in data:
+            raise sqlite3.DataError(f"request {hitl_id}: its arguments are not readable here")
+        shown = data if hitl_type == ASK_USER else data.get("arguments", data)
+        ms = _now_ms()
+        kind, reviewer = response["decision"], "system:expiry"
+        cursor = self.connection.execute(
+            "UPDATE hitl_requests SET status = 'expired', user_response = ?, responded_at = ?, updated_at = ?, "
+            "updated_at_ms = ?, decision = ?, decided_by = ? WHERE hitl_id = ? AND status = 'pending'",
+            (_json(response), ms // 1000, ms // 1000, ms, kind, reviewer, hitl_id),
+        )
+        if cursor.rowcount != 1:
+            return False
+        self._append_audit(hitl_id, kind, reviewer, ms, shown, response.get("args"), response.get("message"))
+        return True
+
+    def decided_record(self, hitl_id: str) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]] | None:
+        """The request once it is no longer pending, as the store's record (``RECORD_KEYS``, its JSON decoded),
+        with its audit rows (``AuditReads.signed_decided_among``'s columns) and the chain's meta values, read in
+        one snapshot; None while it is pending."""
+        from reviewer_app.domain.audit_chain import AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY
+        from reviewer_app.domain.hitl import RECORD_KEYS
+
+        connection = self.connection
+        connection.execute("BEGIN")
+        try:
+            cursor = connection.execute(
+                f"SELECT {', '.join(RECORD_KEYS)} FROM hitl_requests WHERE hitl_id = ? AND status != 'pending'",
+                (hitl_id,),
+            )
+            found = cursor.fetchone()
+            if found is None:
+                return None
+            record = dict(zip(RECORD_KEYS, found, strict=True))
+            for name in _RECORD_JSON:
+                value = record[name]
+                record[name] = loads(value) if isinstance(value, (str, bytes)) else value
+            for name in ("data", "metadata"):
+                if record[name] is None:
+                    record[name] = {}
+            cursor = connection.execute(
+                f"SELECT {', '.join(_AUDIT_SIGNED)} FROM audit_log WHERE hitl_id = ? ORDER BY id", (hitl_id,)
+            )
+            audit = []
+            for values in cursor.fetchall():
+                fields = dict(zip(_AUDIT_SIGNED, values, strict=True))
+                edited = fields["edited_args"]
+                fields["edited_args"] = loads(edited) if isinstance(edited, (str, bytes)) else edited
+                audit.append(fields)
+            meta = {
+                str(key): str(value)
+                for key, value in connection.execute(
+                    "SELECT key, value FROM reviewer_meta WHERE key IN (?, ?)", (AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY)
+                ).fetchall()
+            }
+        finally:
+            connection.execute("COMMIT")
+        return record, audit, meta
+
+    def audit_position(self, row_id: int) -> int:
+        """An audit row's 1-based place in the log (``AuditReads._problems``' count)."""
+        return int(self.connection.execute("SELECT count(*) FROM audit_log WHERE id <= ?", (row_id,)).fetchone()[0])
 
     def record_hit(self, rule_id: str) -> None:
         """As ``RuleWrites.record_hit``."""

@@ -30,6 +30,7 @@ from reviewer_app.integrations.claude_code.lean import (
     SpawnedProcess,
     reviewer_command,
     spawn_watchdog,
+    stop_watchdog,
     watchdog_command,
 )
 from reviewer_app.integrations.claude_code.lean_store import LeanStore, sqlite_file
@@ -59,14 +60,6 @@ def start_watchdog(
         watchdog_command(reviewer, options.database, hitl_id, options.host.value, deadline)
     )
     return process
-
-
-def stop_watchdog(process: subprocess.Popen[bytes] | SpawnedProcess) -> None:
-    try:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=2)
-    except (OSError, subprocess.TimeoutExpired, TimeoutError):
-        pass
 
 
 def watch(database: str, hitl_id: str, pid: int, start_ticks: int | None, until: float, agent: str) -> int:

@@ -29,10 +29,8 @@ from reviewer_app.domain.audit import (
     AuditKeyMismatch,
     audit_fields,
     chain_meta_defaults,
-    key_id,
+    decided_audit_problems,
     next_chain_step,
-    record_audit_problem,
-    row_hash_matches,
 )
 from reviewer_app.domain.decisions import args_digest
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus
@@ -262,37 +260,14 @@ class AuditReads:
         audit_rows: Iterable[dict[str, Any]],
         meta: Mapping[str, str],
     ) -> dict[str, str]:
-        """``decided`` records checked against their ``audit_rows`` (those signed under the chain's key, where this
-        process has it: see :meth:`_row_signed`)."""
+        """``decided`` records checked against their ``audit_rows`` (:func:`.decided_audit_problems`, which the
+        hook's lean waiter checks with too), under the chain's key where this process has it."""
         key = self._seal().existing_key() if decided else None
-        if key is not None and key_id(key) != meta.get(AUDIT_KEY_ID_KEY):
-            key = None  # not the chain's key: the rows' own hashes cannot be checked here
-        rows: dict[str, list[dict[str, Any]]] = {}
-        for fields in audit_rows:
-            if key is None or self._row_signed(connection, fields, meta, key):
-                rows.setdefault(str(fields["hitl_id"]), []).append(fields)
-        problems = {}
-        for record in decided:
-            problem = record_audit_problem(record, rows.get(str(record["hitl_id"]), []))
-            if problem is not None:
-                problems[str(record["hitl_id"])] = problem
-        return problems
 
-    def _row_signed(self, connection: Any, row: Mapping[str, Any], meta: Mapping[str, str], key: bytes) -> bool:
-        """Whether this audit row's hash is its HMAC under the chain's ``key`` (plain SHA-256 only for the rows that
-        predate keying): a row rewritten without the key does not count. A process without the key (an agent's
-        machine) compares the fields only; ``audit verify``, run with the key, checks the chain itself."""
-        fields = audit_fields(
-            row["hitl_id"], row["decision"], row["reviewer"], row["at_ms"], row["shown_args_sha256"],
-            row["edited_args"], row["message"],
-        )  # fmt: skip
-        if row_hash_matches(row["prev_hash"], fields, key, row["row_hash"]):
-            return True
-        keyed_from = int(meta.get(AUDIT_KEYED_FROM_KEY) or 0)
-        if keyed_from <= 1:
-            return False
-        position = connection.execute(select(func.count()).where(audit_t.c.id <= row["id"])).scalar_one()
-        return int(position) < keyed_from and row_hash_matches(row["prev_hash"], fields, None, row["row_hash"])
+        def position(row_id: int) -> int:
+            return int(connection.execute(select(func.count()).where(audit_t.c.id <= row_id)).scalar_one())
+
+        return decided_audit_problems(decided, audit_rows, meta, key, position)
 
     def verify(self, *, _attempt: int = 0) -> AuditReport:
         """Walk the keyed chain, check it against its anchors, and cross-check every decided request."""

@@ -1,0 +1,426 @@
+"""The lean waiter (``integrations/claude_code/lean_wait.py``) against the full path's wait, on real hook processes.
+
+Each sequence runs twice, on two databases at the schema head, each in a folder of its own (its own transcript
+cursor): once waited on by the lean waiter (the product's default), once by the full path
+(``REVIEWER_HOOK_WAITER=full``); the lean path writes the waiting request both times. The answers must be the
+same, and every row of every table, times and per-process values aside (the hook's pid, the audit chain's hashes,
+which cover the times).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
+from reviewer_app.domain.hitl import shown_arguments
+from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.integrations.claude_code.lean_wait import WAITER_ENV
+from reviewer_app.persistence.store import Store
+from tests.integrations.hook_helpers import DATA, finish, fixture, hook_env, import_probe, wait_pending
+
+pytestmark = pytest.mark.asyncio
+
+TIMES = {
+    "created_at",
+    "updated_at",
+    "started_at",
+    "finished_at",
+    "updated_at_ms",
+    "ts_ms",
+    "heartbeat_ms",
+    "responded_at",
+    "at_ms",
+    "last_hit_at",
+    "expires_at",
+    "waited_s",
+}
+PER_PROCESS = {"prev_hash", "row_hash"}
+"""The audit chain's hashes cover ``at_ms``: equal fields give other hashes a millisecond apart."""
+JSON_TIMES = {"resolved_ms", "expires_at", "hook_process"}
+RANDOM_META = {"audit_head", "database_id"}
+SKIPPED_TABLES = {"alembic_version"}
+
+Act = Callable[[SQLHITLBackend, dict[str, Any], subprocess.Popen[bytes]], Awaitable[None]]
+
+
+def _tables(connection: sqlite3.Connection) -> list[str]:
+    names = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()
+    return [name for (name,) in names if name not in SKIPPED_TABLES and not name.startswith("sqlite_")]
+
+
+def _value(column: str, value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(parsed, dict):
+            return {k: v for k, v in parsed.items() if k not in JSON_TIMES}
+        return parsed
+    return value
+
+
+def rows(database: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every row of every table, times and per-process values left out, JSON read (the key order is kept: the
+    two waiters must write the same text)."""
+    connection = sqlite3.connect(database)
+    try:
+        dumped = {}
+        for table in _tables(connection):
+            cursor = connection.execute(f"SELECT * FROM {table}")
+            names = [column[0] for column in cursor.description]
+            found = []
+            for row in cursor.fetchall():
+                mapping = dict(zip(names, row, strict=True))
+                if table == "reviewer_meta" and mapping.get("key") in RANDOM_META:
+                    continue
+                found.append({k: _value(k, v) for k, v in mapping.items() if k not in TIMES and k not in PER_PROCESS})
+            dumped[table] = sorted(found, key=lambda row: json.dumps(row, sort_keys=True, default=str))
+        return dumped
+    finally:
+        connection.close()
+
+
+def _approval(record: dict[str, Any], kind: DecisionKind = DecisionKind.APPROVE, **fields: Any) -> Decision:
+    return Decision(kind, args_sha256=args_digest(shown_arguments(record)), **fields)
+
+
+class Side:
+    """One waiter's database, transcript and hook process."""
+
+    def __init__(self, tmp_path: Path, migrated: Path, waiter: str) -> None:
+        self.tmp_path = tmp_path
+        self.folder = tmp_path / waiter
+        self.folder.mkdir()
+        self.database = self.folder / "reviews.db"
+        shutil.copyfile(migrated, self.database)
+        self.waiter = waiter
+        self.started = 0.0
+        self.transcript = tmp_path / "session.jsonl"  # one transcript; each side's cursor beside its database
+        if not self.transcript.exists():
+            shutil.copyfile(DATA / "claude_transcript.jsonl", self.transcript)
+
+    def start(self, *args: str) -> subprocess.Popen[bytes]:
+        payload = fixture("pretooluse.json")
+        payload["transcript_path"] = str(self.transcript)
+        env = hook_env(self.tmp_path)
+        env[WAITER_ENV] = self.waiter
+        command = [sys.executable, "-m", "reviewer_app", "hook", "claude-code", "--db", str(self.database), *args]
+        self.started = time.monotonic()
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(payload).encode())
+        process.stdin.close()
+        process.stdin = None
+        return process
+
+    async def run(self, act: Act, *args: str) -> tuple[int, dict[str, Any] | None, str]:
+        process = self.start("--timeout", "60", *args) if "--timeout" not in args else self.start(*args)
+        async with SQLHITLBackend(self.database, reviewer="tester") as backend:
+            [record] = await wait_pending(backend)
+            await act(backend, record, process)
+            return await asyncio.to_thread(finish, process)
+
+
+async def _both(
+    tmp_path: Path, migrated: Path, act: Act, *args: str, sides: list[Side] | None = None
+) -> tuple[dict[str, Any] | None, str, str]:
+    """The same sequence under each waiter; their answers and rows compared. The answer and each stderr.
+    ``sides``: filled with each side as it starts (for an act that needs it)."""
+    lean, full = Side(tmp_path, migrated, "lean"), Side(tmp_path, migrated, "full")
+    if sides is not None:
+        sides.append(lean)
+    lean_code, lean_answer, lean_err = await lean.run(act, *args)
+    if sides is not None:
+        sides.append(full)
+    full_code, full_answer, full_err = await full.run(act, *args)
+    assert lean_code == full_code == 0, (lean_err, full_err)
+    assert lean_answer == full_answer, (lean_err, full_err)
+    lean_rows, full_rows = rows(lean.database), rows(full.database)
+    assert lean_rows == full_rows, differences(lean_rows, full_rows)
+    return lean_answer, lean_err, full_err
+
+
+def differences(lean: dict[str, Any], full: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Where the two sides' rows differ: (table, row, column, lean's value, full's value), or a count."""
+    found: list[tuple[Any, ...]] = []
+    for table in sorted(set(lean) | set(full)):
+        mine, theirs = lean.get(table, []), full.get(table, [])
+        if len(mine) != len(theirs):
+            found.append((table, "rows", len(mine), len(theirs)))
+            continue
+        for index, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            found.extend(
+                (table, index, key, a.get(key), b.get(key)) for key in a.keys() | b.keys() if a.get(key) != b.get(key)
+            )
+    return found
+
+
+async def _shown(backend: SQLHITLBackend, record: dict[str, Any], settle_s: float = 1.0) -> None:
+    """Once the waiter has shown the request on its run's timeline; then ``settle_s`` for its signal handlers."""
+    deadline = time.monotonic() + 30
+    block = f"hitl_{record['hitl_id']}"
+    while not any(event.block_id == block for event in await backend.events(record["invocation_id"])):
+        assert time.monotonic() < deadline, "the request never appeared on the timeline"
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(settle_s)
+
+
+def _deciding(decision: Callable[[dict[str, Any]], Decision]) -> Act:
+    async def act(backend: SQLHITLBackend, record: dict[str, Any], _process: subprocess.Popen[bytes]) -> None:
+        await _shown(backend, record)
+        await backend.decide(record["hitl_id"], decision(record))
+
+    return act
+
+
+def _verdict(answer: dict[str, Any] | None) -> tuple[str, str]:
+    assert answer is not None
+    output = answer["hookSpecificOutput"]
+    return output["permissionDecision"], output.get("permissionDecisionReason", "")
+
+
+@pytest.mark.parametrize(
+    ("decision", "verdict", "words"),
+    [
+        (_approval, "allow", "approved in Reviewer by tester"),
+        (lambda r: _approval(r, DecisionKind.APPROVE_FOR_SESSION), "allow", "for this session"),
+        (
+            lambda r: _approval(r, DecisionKind.EDIT, edited_args={"command": "echo edited"}),
+            "allow",
+            "with edited input",
+        ),
+        (lambda r: _approval(r, DecisionKind.REJECT, message="not today"), "deny", "rejected by reviewer: not today"),
+        (lambda r: _approval(r, DecisionKind.STEER, message="use ls"), "deny", "Reviewer guidance: use ls"),
+    ],
+    ids=["approve", "approve-for-session", "edit", "reject", "steer"],
+)
+async def test_each_decision_is_answered_and_recorded_as_the_full_path_does(
+    tmp_path: Path, migrated_sqlite: Path, decision: Callable[[dict[str, Any]], Decision], verdict: str, words: str
+) -> None:
+    answer, _, _ = await _both(tmp_path, migrated_sqlite, _deciding(decision))
+    found, reason = _verdict(answer)
+    assert found == verdict and words in reason
+
+
+async def test_an_answer_instead_of_the_tool_is_a_deny_in_both(tmp_path: Path, migrated_sqlite: Path) -> None:
+    """A stored ``respond`` decision (the gate offers it on questions only; another client may store it): both
+    waiters deny the call with the reviewer's answer."""
+
+    async def act(backend: SQLHITLBackend, record: dict[str, Any], _process: subprocess.Popen[bytes]) -> None:
+        await _shown(backend, record)
+        response = _approval(record, DecisionKind.RESPOND, message="42").to_user_response()
+        await backend.write(lambda tx: tx.requests.decide(record["hitl_id"], response, reviewer="tester"))
+
+    answer, _, _ = await _both(tmp_path, migrated_sqlite, act)
+    assert _verdict(answer) == ("deny", "the reviewer answered instead of approving: 42")
+
+
+async def test_a_cancel_in_reviewer_is_a_deny_in_both(tmp_path: Path, migrated_sqlite: Path) -> None:
+    async def act(backend: SQLHITLBackend, record: dict[str, Any], _process: subprocess.Popen[bytes]) -> None:
+        await _shown(backend, record)
+        await backend.cancel(record["hitl_id"], reason="not needed")
+
+    answer, _, _ = await _both(tmp_path, migrated_sqlite, act)
+    assert _verdict(answer) == ("deny", "the request was cancelled in Reviewer; the call was not run")
+
+
+@pytest.mark.parametrize("on_timeout", ["ask", "deny"])
+async def test_the_expiry_at_the_budget_is_recorded_as_the_full_path_does(
+    tmp_path: Path, migrated_sqlite: Path, on_timeout: str
+) -> None:
+    async def act(backend: SQLHITLBackend, record: dict[str, Any], _process: subprocess.Popen[bytes]) -> None:
+        return None
+
+    answer, _, _ = await _both(tmp_path, migrated_sqlite, act, "--timeout", "3", "--on-timeout", on_timeout)
+    found, reason = _verdict(answer)
+    assert found == on_timeout and reason == "Reviewer could not decide: no reviewer decided within 3 s"
+
+
+async def test_a_signal_withdraws_the_request_as_the_full_path_does(tmp_path: Path, migrated_sqlite: Path) -> None:
+    async def act(backend: SQLHITLBackend, record: dict[str, Any], process: subprocess.Popen[bytes]) -> None:
+        await _shown(backend, record)
+        process.send_signal(signal.SIGTERM)
+
+    answer, lean_err, full_err = await _both(tmp_path, migrated_sqlite, act)
+    assert _verdict(answer) == ("ask", "Reviewer could not decide: the hook was stopped (SIGTERM)")
+    for err in (lean_err, full_err):
+        assert "SIGTERM: the request leaves the inbox (answered elsewhere)" in err
+
+
+async def test_a_decision_racing_the_expiry_stands(tmp_path: Path, migrated_sqlite: Path) -> None:
+    """The reviewer's decision takes the write lock before the hook's 8 s budget ends and commits a second after it:
+    the hook's compare-and-set expiry waits for the lock, finds the request decided, and the decision stands."""
+    sides: list[Side] = []
+
+    async def act(backend: SQLHITLBackend, record: dict[str, Any], _process: subprocess.Popen[bytes]) -> None:
+        await _shown(backend, record, settle_s=0.0)
+        decision = _approval(record)
+        commit_at = sides[-1].started + 8.0 + 1.0  # within the expiry's 2 s wait for the lock
+
+        def slow_decide(tx: Any) -> None:
+            tx.requests.decide(record["hitl_id"], decision.to_user_response(), reviewer="tester")
+            time.sleep(max(0.0, commit_at - time.monotonic()))
+
+        await backend.write(slow_decide)
+
+    answer, _, _ = await _both(tmp_path, migrated_sqlite, act, "--timeout", "8", sides=sides)
+    # Committed a second past the budget and still the answer: the hook's expiry lost the compare-and-set (had it
+    # won, the test's own decision would have raised HITLConflict).
+    assert _verdict(answer) == ("allow", "approved in Reviewer")
+
+
+async def test_a_decision_changed_after_it_was_signed_is_never_an_allow(tmp_path: Path, migrated_sqlite: Path) -> None:
+    """An approval whose record is rewritten in the same commit (the edit its audit row does not sign): both
+    waiters answer the ``--on-error`` fallback and say why, and record the same error."""
+    from sqlalchemy import text
+
+    async def act(backend: SQLHITLBackend, record: dict[str, Any], _process: subprocess.Popen[bytes]) -> None:
+        await _shown(backend, record)
+        store = Store.open(databases[-1])
+        try:
+            edit = _approval(record, DecisionKind.EDIT, edited_args={"command": "echo edited"})
+            with store.transaction() as tx:
+                tx.requests.decide(record["hitl_id"], edit.to_user_response(), reviewer="mallory")
+                forged = json.dumps({**edit.to_user_response(), "args": {"command": "rm -rf /"}})
+                tx.connection.execute(text("UPDATE hitl_requests SET user_response = :r"), {"r": forged})
+        finally:
+            store.close()
+
+    databases: list[Path] = []  # the side running now
+    lean, full = Side(tmp_path, migrated_sqlite, "lean"), Side(tmp_path, migrated_sqlite, "full")
+    results = []
+    for side in (lean, full):
+        databases.append(side.database)
+        results.append(await side.run(act, "--on-error", "deny"))
+    (lean_code, lean_answer, lean_err), (full_code, full_answer, full_err) = results
+    assert lean_code == full_code == 0
+    assert lean_answer == full_answer
+    verdict, reason = _verdict(lean_answer)
+    assert verdict == "deny" and "DecisionNotOnRecord" in reason and "audit row" in reason
+    for err in (lean_err, full_err):
+        assert "DecisionNotOnRecord" in err
+    assert rows(lean.database) == _without_random_block_ids(rows(full.database), rows(lean.database))
+
+
+def _without_random_block_ids(full: dict[str, Any], lean: dict[str, Any]) -> dict[str, Any]:
+    """The error block's id is random (``blk_`` and 16 hex digits) in both: the lean one's id put in its place."""
+    lean_ids = {row["block_id"] for row in lean["block_events"] if row["kind"] == "error"}
+    assert len(lean_ids) == 1
+    [lean_id] = lean_ids
+    for row in full["block_events"]:
+        if row["kind"] == "error":
+            row["block_id"] = lean_id
+    full["block_events"] = sorted(full["block_events"], key=lambda row: json.dumps(row, sort_keys=True, default=str))
+    return full
+
+
+def _probe(tmp_path: Path, database: Path, heavy: tuple[str, ...]) -> subprocess.Popen[bytes]:
+    """The hook run in-process by :func:`import_probe` (the lean waiter), fed the captured PreToolUse event."""
+    env = hook_env(tmp_path)
+    env[WAITER_ENV] = "lean"
+    process = subprocess.Popen(
+        [sys.executable, "-c", import_probe(heavy), str(database)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(fixture("pretooluse.json")).encode())
+    process.stdin.close()
+    process.stdin = None
+    return process
+
+
+async def test_the_lean_waiter_loads_no_sqlalchemy_or_asyncio(tmp_path: Path, db_at_schema_head: Path) -> None:
+    """The hook waits in-process (its exit turned into SystemExit), a reviewer approves, and its modules are listed:
+    the decision came without SQLAlchemy, asyncio or the backend."""
+    heavy = (
+        "sqlalchemy",
+        "asyncio",
+        "argparse",
+        "reviewer_app.hitl.core",
+        "reviewer_app.integrations.claude_code.hook",
+    )
+    process = _probe(tmp_path, db_at_schema_head, heavy)
+    async with SQLHITLBackend(db_at_schema_head, reviewer="tester") as backend:
+        [record] = await wait_pending(backend)
+        await backend.decide(record["hitl_id"], _approval(record))
+    out, err = await asyncio.to_thread(process.communicate, timeout=60)
+    assert _verdict(json.loads(out))[0] == "allow", err.decode()
+    assert "HEAVY []" in err.decode(), err.decode()
+
+
+_HOST = """
+import subprocess, sys, time
+hook = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE)  # its stdout is this process's: shared with the test
+hook.stdin.write(sys.stdin.buffer.read())
+hook.stdin.close()
+print(hook.pid, flush=True)
+time.sleep(600)
+"""
+
+
+async def test_the_host_dying_withdraws_the_request_in_both(
+    tmp_path: Path, db_path: Path, backend: SQLHITLBackend, waiter: str
+) -> None:
+    """The host process is killed without a word while the hook waits (its stdout stays open: a sibling holds it):
+    the hook notices its parent gone, withdraws the request as answered elsewhere and ends."""
+    command = [sys.executable, "-m", "reviewer_app", "hook", "claude-code", "--db", str(db_path)]
+    host = _start_host(tmp_path, [*command, "--timeout", "60"])
+    assert host.stdout is not None
+    hook_pid = int(await asyncio.to_thread(host.stdout.readline))
+    try:
+        [record] = await wait_pending(backend)
+        await _shown(backend, record)
+        host.kill()
+        await asyncio.to_thread(host.wait)
+        deadline = time.monotonic() + 30
+        while (found := await backend.get(record["hitl_id"])) is not None and found["status"] == "pending":
+            assert time.monotonic() < deadline, "the request was never withdrawn"
+            await asyncio.sleep(0.05)
+        assert found is not None and found["status"] == "cancelled" and found["user_response"] is None
+        events = await backend.events(record["invocation_id"])
+        notes = [
+            e.data["message"] for e in events if e.block_id == f"hitl_{record['hitl_id']}" and e.op.value == "patch"
+        ]
+        assert notes == ["answered elsewhere (the host process exited)"]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(hook_pid, signal.SIGKILL)
+        if host.poll() is None:
+            host.kill()
+        host.communicate()
+
+
+def _start_host(tmp_path: Path, command: list[str]) -> subprocess.Popen[bytes]:
+    """A stand-in agent host that starts the hook with the captured event and prints the hook's pid."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _HOST, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=hook_env(tmp_path),
+    )
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(fixture("pretooluse.json")).encode())
+    process.stdin.close()
+    process.stdin = None
+    return process
