@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,42 @@ def finish(process: subprocess.Popen[bytes], timeout: float = 60) -> tuple[int, 
     out, err = process.communicate(timeout=timeout)
     text = out.decode().strip()
     return process.returncode, (json.loads(text) if text else None), err.decode()
+
+
+class StderrTail:
+    """A running hook's stderr, read as it comes (a thread), for a test that waits on what the hook says rather
+    than on a fixed time (under load a hook may take seconds to reach the point the test is about)."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stderr is not None
+        self.process = process
+        self._lines: list[bytes] = []
+        self._thread = threading.Thread(target=self._read, args=(process.stderr,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in iter(stream.readline, b""):
+            self._lines.append(line)
+
+    @property
+    def text(self) -> str:
+        return b"".join(self._lines).decode(errors="replace")
+
+    async def wait_for(self, needle: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in self.text:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise AssertionError(f"the hook never said {needle!r}; it said: {self.text!r}")
+            await asyncio.sleep(0.05)
+
+    def finish(self, timeout: float = 60) -> tuple[int, dict[str, Any] | None, str]:
+        """As :func:`finish`, with the stderr this tail read."""
+        assert self.process.stdout is not None
+        out = self.process.stdout.read()
+        self.process.wait(timeout)
+        self._thread.join(timeout)
+        text = out.decode().strip()
+        return self.process.returncode, (json.loads(text) if text else None), self.text
 
 
 def run_hook(tmp_path: Path, db: Path | str, payload: dict[str, Any] | bytes, *args: str, host: str = "claude-code"):

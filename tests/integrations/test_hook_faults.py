@@ -22,7 +22,7 @@ from reviewer_app.domain.hitl import HITLConflict, shown_arguments
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.core import ANSWERED_ELSEWHERE
 from tests.integrations.fault_helpers import fill, immutable, small_filesystem, wait_for, watchdogs_of, write_lock_held
-from tests.integrations.hook_helpers import finish, fixture, hook_env, start_hook, wait_pending
+from tests.integrations.hook_helpers import StderrTail, finish, fixture, hook_env, start_hook, wait_pending
 
 pytestmark = pytest.mark.asyncio
 
@@ -41,15 +41,19 @@ async def test_a_hook_rides_out_a_write_lock_held_by_another_process(
     tmp_path: Path, db_path: Path, backend: SQLHITLBackend, path: str, waiter: str
 ) -> None:
     extra = ["--no-fast-path"] if path == "backend path" else []
-    with write_lock_held(db_path, 9):  # longer than the 5 s busy timeout: the hook used to answer "ask" at ~6.6 s
+    with write_lock_held(db_path, 120):
         process = start_hook(tmp_path, db_path, fixture("pretooluse.json"), "--timeout", "60", *extra)
+        stderr = StderrTail(process)
+        # Held past the 5 s busy timeout (the hook used to answer "ask" at ~6.6 s), and until the hook met it: a
+        # short busy wait, then the retry policy, and the operator is told why. (Under load a hook may take
+        # longer than 7 s to reach its first write; a fixed hold then ended before the hook met the lock.)
         await asyncio.sleep(7)
-        assert process.poll() is None, finish(process)  # still waiting out the lock, no fallback answer yet
+        await stderr.wait_for("database busy — retrying")
+        assert process.poll() is None, stderr.finish()  # still waiting out the lock, no fallback answer yet
     [record] = await wait_pending(backend, timeout=30)
     await backend.decide(record["hitl_id"], _approval(record))
-    code, answer, err = finish(process)
+    code, answer, err = stderr.finish()
     assert code == 0 and _permission(answer) == "allow", err
-    assert "database busy — retrying" in err  # a short busy wait, then the retry policy: the operator is told why
 
 
 @pytest.mark.parametrize("path", ["fast path", "backend path"])
