@@ -492,6 +492,24 @@ def test_stdin_that_is_a_file_is_read_by_a_thread(db_at_schema_head: Path, env: 
     assert echoed[0]["params"]["capabilities"] == {"elicitation": {"form": {}}}
 
 
+def test_stdin_the_loop_cannot_watch_ends_the_session_at_once(db_at_schema_head: Path, env: dict[str, str]) -> None:
+    """A host that gives the proxy ``/dev/null`` (a character device epoll refuses) has said everything: the proxy
+    ends as at any end of input. It used to take it for a pipe, fail to watch it in a callback of its own, and
+    wait for input forever."""
+    done = subprocess.run(
+        proxy_command(db_at_schema_head, ["cat"]),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""
+    assert b"Traceback" not in done.stderr, done.stderr
+
+
 @asyncio_test
 async def test_server_requests_and_logging_pass_through_to_the_host(
     db_at_schema_head: Path, env: dict[str, str]

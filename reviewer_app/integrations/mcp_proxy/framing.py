@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import selectors
 import sys
 import threading
 from typing import Any, BinaryIO
@@ -106,12 +107,14 @@ async def _skip_overlong(reader: asyncio.StreamReader, consumed: int) -> None:
 async def open_stdio() -> tuple[asyncio.StreamReader, LineWriter]:
     """This process's stdin and stdout as asyncio streams (the host's end of the stdio transport).
 
-    Pipes go through the loop; where it cannot watch them (Windows' proactor, a regular file) two daemon
-    threads carry the bytes instead.
+    Pipes go through the loop; where it cannot watch them (Windows' proactor, a regular file, a character device
+    such as ``/dev/null``, which epoll refuses) two daemon threads carry the bytes instead.
     """
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     try:
+        if not _selector_watches(sys.stdin.fileno()):
+            raise ValueError("the loop cannot watch stdin")
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
         transport, protocol = await loop.connect_write_pipe(
             lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), sys.stdout.buffer
@@ -120,6 +123,17 @@ async def open_stdio() -> tuple[asyncio.StreamReader, LineWriter]:
         threading.Thread(target=_feed_from_thread, args=(reader, loop), name="mcp-proxy stdin", daemon=True).start()
         return reader, LineWriter(_ThreadWriter(sys.stdout.buffer))
     return reader, LineWriter(asyncio.StreamWriter(transport, protocol, None, loop))
+
+
+def _selector_watches(descriptor: int) -> bool:
+    """Whether the loop's kind of selector can watch ``descriptor``: asyncio accepts any character device as a pipe,
+    then fails to watch ``/dev/null`` in a callback of its own (epoll: EPERM) and never reads it."""
+    try:
+        with selectors.DefaultSelector() as probe:
+            probe.register(descriptor, selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _feed_from_thread(reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
