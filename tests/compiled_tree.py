@@ -11,7 +11,10 @@ The test modules themselves are imported by pytest, which rewrites their ``asser
 in ``__pycache__`` under its own name, and under that variable never writes that cache either: every parallel worker
 parsed, rewrote and compiled all ~200 test modules again (~9 s of CPU each, half of what collecting costs).
 The controlling process writes that cache too, with pytest's own functions, before the workers start; pytest checks
-each entry against its source's hash when it reads it.
+each entry against its source's hash when it reads it. pytest also rewrites every module of an installed package that
+ships a pytest plugin (Hypothesis, pytest-qt, xdist, AnyIO, platformdirs…), and its cache of those, in the package's
+own ``__pycache__``, was never written either: each worker rewrote ~130 of them (~1.3 s of CPU). The controlling
+process writes that cache as well, for the ones it has imported and the ones the workers import while collecting.
 
 Registered as a plugin by ``tests/conftest.py``.
 """
@@ -20,7 +23,9 @@ from __future__ import annotations
 
 import compileall
 import contextlib
+import importlib
 import os
+import sys
 import types
 import warnings
 from pathlib import Path
@@ -44,11 +49,50 @@ def rewritten_modules(tests: Path) -> list[Path]:
     return sorted(path for path in found if path.is_file())
 
 
+WORKER_IMPORTS = ("hypothesis.strategies", "anyio")
+"""Installed packages pytest rewrites (they ship a pytest plugin) that the workers import while collecting: the
+property tests draw with Hypothesis, the MCP SDK and httpx run on AnyIO."""
+
+
 def write_rewritten_tests(config: pytest.Config, tests: Path = REPO_ROOT / "tests") -> int:
-    """Write pytest's cache of the rewritten test modules where it is missing or stale; the number written.
+    """Write pytest's cache of the rewritten test modules where it is missing or stale; the number written."""
+    return write_rewrite_cache(config, rewritten_modules(tests))
+
+
+def write_rewritten_imports(config: pytest.Config, names: tuple[str, ...] = WORKER_IMPORTS) -> int:
+    """Import ``names`` and write pytest's cache of every module this process's import hook rewrote (the plugins'
+    packages, Hypothesis, ``names``) where it is missing or stale; the number written."""
+    hook = _rewriting_hook(config)
+    if hook is None:
+        return 0
+    writes_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False  # pytest's hook writes its cache as it rewrites them: each is rewritten once
+    try:
+        for name in names:
+            with contextlib.suppress(ImportError):  # not installed: no worker imports it either
+                importlib.import_module(name)
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
+    loaded = getattr(hook, "_rewritten_names", {})
+    return write_rewrite_cache(config, sorted({Path(path) for path in loaded.values()}))
+
+
+def _rewriting_hook(config: pytest.Config) -> object | None:
+    """pytest's assertion-rewriting import hook in this process, or None when asserts are not rewritten."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return None
+    state = config.stash.get(rewrite.assertstate_key, None) if hasattr(rewrite, "assertstate_key") else None
+    return getattr(state, "hook", None)
+
+
+def write_rewrite_cache(config: pytest.Config, sources: list[Path]) -> int:
+    """Write pytest's cache of ``sources`` rewritten where it is missing or stale; the number written.
 
     Uses pytest's private rewriting functions (the same ones its import hook calls); with another pytest that lacks
-    them, or with assertion rewriting turned off, nothing is written and each worker rewrites as before."""
+    them, or with assertion rewriting turned off, nothing is written and each worker rewrites as before. A folder
+    that cannot be written (a read-only install) is skipped, as pytest's hook skips it."""
     try:
         from _pytest.assertion import rewrite
     except ImportError:
@@ -58,7 +102,7 @@ def write_rewritten_tests(config: pytest.Config, tests: Path = REPO_ROOT / "test
         return 0
     quiet = types.SimpleNamespace(trace=lambda message: None)  # the AssertionState part _write_pyc uses
     written = 0
-    for source in rewritten_modules(tests):
+    for source in sources:
         cache = rewrite.get_cache_dir(source)
         pyc = cache / (source.name[:-3] + rewrite.PYC_TAIL)
         if rewrite._read_pyc(source, pyc) is not None or not rewrite.try_makedirs(cache):
@@ -86,4 +130,5 @@ def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER") is None:  # the controlling process, before any worker starts
         compile_tree()
         write_rewritten_tests(config)
+        write_rewritten_imports(config)
         write_hypothesis_unicode_tables()

@@ -40,6 +40,13 @@ class _AskedIds:
         self.asked: list[list[str]] = []
         self.threads: list[str] = []  # the thread each look-up ran on
         self.fail_on: str | None = None  # a thread whose next look-up fails (as one whose connection dropped)
+        self.answered: list[tuple[float, list[str]]] = []  # each look-up read: when it began, the ids it asked
+
+    def forget(self) -> None:
+        """Drop what was recorded so far: the assertions that follow see only the look-ups made after this."""
+        self.asked.clear()
+        self.threads.clear()
+        self.answered.clear()
 
     def __getattr__(self, name: str) -> Any:
         real = getattr(self._inner, name)
@@ -47,13 +54,15 @@ class _AskedIds:
             return real
 
         def recorded(hitl_ids: Any) -> Any:
-            thread = threading.current_thread().name
+            thread, began = threading.current_thread().name, time.monotonic()
             self.asked.append(sorted(hitl_ids))
             self.threads.append(thread)
             if thread == self.fail_on:
                 self.fail_on = None
                 raise psycopg.OperationalError("the connection dropped")
-            return real(hitl_ids)
+            found = real(hitl_ids)
+            self.answered.append((began, sorted(hitl_ids)))
+            return found
 
         return recorded
 
@@ -62,6 +71,26 @@ def _record_look_ups(backend: SQLHITLBackend) -> _AskedIds:
     asked = _AskedIds(backend.store.audit)
     backend.store.audit = asked  # type: ignore[assignment]
     return asked
+
+
+async def _all_waiting_on_the_feed(backend: SQLHITLBackend, asked: _AskedIds, waiters: int) -> None:
+    """Until ``backend``'s ``waiters`` wait on the feed alone: each has been looked up once, its listener listens
+    and the look-up of every waiter it asks for once it does (commits made before LISTEN took effect were not heard)
+    has been read; then ``asked`` forgets the look-ups so far. ``asked`` records from before the waits began. Under
+    load that look-up comes well after the listener connects (a fixed half-second was once too short for it)."""
+    lookups = backend._decided_lookups
+
+    def settled() -> bool:
+        everyone_at = lookups._everyone_at  # when the look-up of every waiter was last due, 0.0 before any
+        return (
+            getattr(backend.feed, "listener_pid", None) is not None
+            and everyone_at > 0
+            and any(began >= everyone_at for began, _ids in asked.answered)  # the look-ups are made one at a time
+            and len({hitl_id for _began, ids in asked.answered for hitl_id in ids}) == waiters
+        )
+
+    await _until(settled)
+    asked.forget()
 
 
 async def _create(backend: SQLHITLBackend, *ids: str) -> None:
@@ -111,10 +140,9 @@ async def test_commits_that_decide_none_of_a_process_waiters_cost_it_no_look_up(
         await _create(agents, *ids)
         await _create(others, "elsewhere-1", "elsewhere-2")
         agents._decided_lookups.fallback_interval = 0.1  # not even the fallback: these writers name their decisions
-        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ids}
-        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
-        await asyncio.sleep(0.5)  # every waiter has looked once (and all again once the feed listened) and waits
         asked = _record_look_ups(agents)
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ids}
+        await _all_waiting_on_the_feed(agents, asked, len(ids))  # each looked once, and all again once it listened
         for i in range(10):  # ten commits by another process, longer apart than the fallback interval
             await _create(others, f"new-{i}")
             await asyncio.sleep(0.15)
@@ -142,9 +170,9 @@ async def test_a_forged_notification_resolves_no_waiter_with_what_is_not_committ
     reviewer = SQLHITLBackend(pg_url, reviewer="erin")
     try:
         await _create(agents, "h1", "h2")
-        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ("h1", "h2")}
-        await asyncio.sleep(0.5)
         asked = _record_look_ups(agents)
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ("h1", "h2")}
+        await _all_waiting_on_the_feed(agents, asked, 2)
         forged = ("decided:h1", "decided:h1,h2", "decided:", "decided: h1", "h1", "decided:h1\n", "\\x00", "é" * 2000)
         with (
             psycopg.connect(_libpq(pg_url), autocommit=True) as forger,
@@ -179,10 +207,9 @@ async def test_a_named_decision_is_looked_up_on_the_listener_thread(pg_url: str)
     reviewer = SQLHITLBackend(pg_url, reviewer="erin")
     try:
         await _create(agents, "h1", "h2")
-        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ("h1", "h2")}
-        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
-        await asyncio.sleep(0.5)
         asked = _record_look_ups(agents)
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ("h1", "h2")}
+        await _all_waiting_on_the_feed(agents, asked, 2)
         await reviewer.decide("h1", _reject("read by the listener"))
         record = await asyncio.wait_for(waits["h1"], 10)
         assert record["user_response"]["message"] == "read by the listener"
@@ -202,10 +229,9 @@ async def test_a_look_up_that_fails_on_the_listener_thread_is_made_again_by_the_
     reviewer = SQLHITLBackend(pg_url, reviewer="erin")
     try:
         await _create(agents, "h1")
-        waiting = asyncio.ensure_future(agents.wait_for_response("h1", timeout=60))
-        await _until(lambda: getattr(agents.feed, "listener_pid", None) is not None)
-        await asyncio.sleep(0.5)
         asked = _record_look_ups(agents)
+        waiting = asyncio.ensure_future(agents.wait_for_response("h1", timeout=60))
+        await _all_waiting_on_the_feed(agents, asked, 1)
         asked.fail_on = "reviewer-pg-listen"
         await reviewer.decide("h1", _reject("found all the same"))
         record = await asyncio.wait_for(waiting, 10)
@@ -224,9 +250,9 @@ async def test_a_burst_of_decisions_resolves_every_waiter_once_in_few_look_ups(p
     try:
         ids = [f"b{i:03d}" for i in range(200)]
         await _create(agents, *ids)
-        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ids}
-        await asyncio.sleep(1.0)
         asked = _record_look_ups(agents)
+        waits = {h: asyncio.ensure_future(agents.wait_for_response(h, timeout=60)) for h in ids}
+        await _all_waiting_on_the_feed(agents, asked, len(ids))
         # 150 decisions from four processes at once, and 50 more committed in one transaction.
         await asyncio.gather(
             *(reviewers[i % 4].decide(h, _reject(f"by r{i % 4}")) for i, h in enumerate(ids[:150])),
