@@ -199,7 +199,8 @@ class UndoBar(QWidget):
 
 def fit_key_first(metrics: QFontMetrics, head: str, tail: str, end: str, room: int) -> str:
     """``head + tail + end`` in ``room`` px: ``end`` (the countdown) always, ``head`` (what was decided and on what)
-    whole when it fits, else cut inside its quoted call (the verb and the tool stay, the call keeps both ends), and
+    whole when it fits, else cut inside its quoted call (the verb and the tool stay, the call keeps its start and,
+    longer, its end), and
     of ``tail`` what is left, cut at its end. Cut in the middle of the whole line, an edit lost its file and kept
     its "(edited: content)"."""
     left = room - metrics.horizontalAdvance(end)
@@ -209,6 +210,10 @@ def fit_key_first(metrics: QFontMetrics, head: str, tail: str, end: str, room: i
     if metrics.horizontalAdvance(head + "…") <= left:
         return metrics.elidedText(whole, Qt.TextElideMode.ElideRight, left) + end
     quote = head.find("“") + 1  # the verb and the tool before the call's opening quote; 0 when there is none
-    lead = head[:quote]
-    call = metrics.elidedText(head[quote:], Qt.TextElideMode.ElideMiddle, left - metrics.horizontalAdvance(lead))
-    return lead + call + end
+    lead, call = head[:quote], head[quote:]
+    room_for_call = left - metrics.horizontalAdvance(lead)
+    # A third of the room for the call's start, the rest for its end: a path's file name and a command's last
+    # words (`&& rm -rf /`) are at the end.
+    start = metrics.elidedText(call, Qt.TextElideMode.ElideRight, room_for_call // 3).removesuffix("…")
+    rest = room_for_call - metrics.horizontalAdvance(start)
+    return lead + start + metrics.elidedText(call, Qt.TextElideMode.ElideLeft, rest) + end
