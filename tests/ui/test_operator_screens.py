@@ -21,6 +21,8 @@ from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common.keepers import TaskKeeper
 from reviewer_app.ui.detail.pane import DetailPane
+from reviewer_app.ui.runs.model import COL_PROMPT, COL_RUN
+from reviewer_app.ui.window.main_window import RUNS_TAB
 from tests.ui.conftest import OpenMainWindow, run_async
 from tests.ui.test_runs_board_keys import FIRST
 from tests.ui.triage_helpers import shell, show, status
@@ -234,3 +236,34 @@ def test_a_later_message_stacks_under_the_dead_runs_instead_of_replacing_them(
     window.inbox.view.setFocus()
     qtbot.keyClick(window.inbox.view, Qt.Key.Key_Escape)  # Esc closes the message, all of it
     assert not banner.isVisible()
+
+
+@pytest.mark.parametrize("size", [(1024, 640), (1920, 1080)])
+def test_the_runs_board_names_each_run_by_its_agent_first_then_its_project(
+    open_main_window: OpenMainWindow, qtbot: Any, size: tuple[int, int]
+) -> None:
+    """Seen triaging: the Runs board named an outside run by its project alone ("shop-api"), its agent only in the
+    tooltip, and operators triage by agent. The agent comes first and stays whole at 1,024 px, the project after it
+    (whole at 1,920 px; at 1,024 px a long agent's name is cut at its end), and the prompt keeps its room."""
+    window = open_main_window()
+    window.show_tab(RUNS_TAB)
+    board = window.runs
+    shop = replace(FIRST, id="ext-shop", agent="claude-code", external=True, workspace="/home/op/src/shop-api")
+    pay = replace(shop, id="ext-pay", agent="external-python-agent", workspace="/home/op/src/payments-service")
+    board.live.runsChanged.emit([FIRST, shop, pay])
+    window.resize(*size)
+    view, metrics = board.view, board.view.fontMetrics()
+    label = board.model.index_for(shop.id, COL_RUN).data()
+    assert label == "claude-code · shop-api"
+    assert board.model.index_for(FIRST.id, COL_RUN).data().startswith("demo · ")  # the window's own: agent · id
+    chrome = 2 * view.indentation() + 16 + 16  # the group's indent, the icon, the margins
+    qtbot.waitUntil(lambda: view.header().sectionSize(COL_PROMPT) > 0)
+    run_px = view.header().sectionSize(COL_RUN)
+    assert run_px >= metrics.horizontalAdvance("claude-code · ") + chrome, run_px  # the agent whole
+    prompt_px = view.header().sectionSize(COL_PROMPT)
+    if size[0] >= 1920:
+        longest = board.model.index_for(pay.id, COL_RUN).data()
+        assert run_px >= metrics.horizontalAdvance(longest) + chrome, run_px  # every label whole
+        assert prompt_px >= 240, prompt_px
+    else:
+        assert prompt_px >= 90, prompt_px  # as before: the prompt is what the run is doing

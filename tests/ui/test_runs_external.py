@@ -97,7 +97,9 @@ def test_an_external_run_is_named_by_its_project_and_the_prompt_its_transcript_g
         run_id = payload["prompt_id"]
         qtbot.waitUntil(lambda: _text(window, run_id, COL_PROMPT) == "Add a health check endpoint", timeout=10_000)
         label = _text(window, run_id, COL_RUN)
-        assert label == "shop-api"  # the one word that tells runs apart; the agent is in the tooltip
+        assert (
+            label == "claude-code · shop-api"
+        )  # the agent (operators triage by it), then the word that tells runs apart
         assert "claude-code run" in _text(window, run_id, COL_RUN, Qt.ItemDataRole.ToolTipRole)
         # ...and it fits: the Run column is not cut to "claude…" at the window's size
         view = window.runs.view

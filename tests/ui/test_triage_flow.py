@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
+from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.triage.bulk import BulkDialog
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OpenMainWindow
-from tests.ui.triage_helpers import dialog_of, shell, show, status, triage_models
+from tests.ui.triage_helpers import call, dialog_of, shell, show, status, triage_models
 
 
 @pytest.fixture
@@ -105,3 +106,37 @@ def test_the_undo_countdown_leaves_room_for_the_status_message(
     assert text.startswith("Approved: ") and text.endswith("commits in 30 s"), text
     assert bar.sizeHint().width() <= window.width() // 2
     assert bar.label.toolTip().startswith("Approved: Bash") and len(bar.label.toolTip()) > len(text)  # all of it
+
+
+def test_a_held_edit_says_what_was_decided_and_on_what_first_and_a_narrow_bar_cuts_only_the_tail(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen at 1024 px: the countdown of an edit read "Edited and approved: write_file…ited: content) · commits in
+    5 s": cut in the middle of the line, the file it writes was gone and the tail naming the changed field stayed."""
+    long_path = "/work/proj/services/billing/src/invoices/render_monthly_statement.py"
+    edits = {"h1": long_path, "h2": "src/a.py"}
+    for hitl_id, path in edits.items():
+        call(qtbot, qt_backend, hitl_id, "write_file", {"path": path, "content": "old"})
+    shell(qtbot, qt_backend, "h3", "git status")
+    window.resize(1024, 640)
+    bar = window.triage.undo_bar
+    for hitl_id, path in edits.items():
+        show(qtbot, window, hitl_id)
+        edited = {"path": path, "content": "new"}
+        digest = window.detail.prepared.digest
+        window.decisions.send_decision(hitl_id, Decision(DecisionKind.EDIT, edited_args=edited, args_sha256=digest))
+        assert bar.isVisible()
+        text = bar.label.text()
+        assert text.startswith(f"Edited and approved: write_file “{path[:2]}") and text.endswith(" · commits in 30 s")
+        assert "(edited: content)" not in text, text  # the detail is the tail: what a narrow bar cuts first
+        said = bar.label.toolTip()  # all of it
+        assert said.startswith("Edited and approved: write_file “") and ".py” (edited: content)" in said, said
+        assert bar.sizeHint().width() <= window.width() // 2
+        if path == long_path:  # cut inside the call, which keeps both of its ends
+            assert "“/w" in text and "…" in text and "ment.py” · commits in 30 s" in text, text
+            window.triage.undo.undo_last()
+        else:  # whole
+            assert text.startswith("Edited and approved: write_file “src/a.py” ("), text
+    window.resize(1920, 1080)  # room for all of it: nothing is cut
+    bar.refresh()
+    assert bar.label.text() == bar.label.toolTip()

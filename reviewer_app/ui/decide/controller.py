@@ -21,7 +21,7 @@ from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.decide.operation import DecisionOp
 from reviewer_app.ui.detail.pane import DetailPane
-from reviewer_app.ui.detail.settled import describe_edit, describe_request, settled_phrase
+from reviewer_app.ui.detail.settled import describe_request, edit_parts, settled_phrase
 from reviewer_app.ui.dialogs.answer import AnswerDialog
 from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
 from reviewer_app.ui.dialogs.reject import RejectDialog
@@ -226,10 +226,11 @@ class DecisionController(QObject):
         self._decided_here.add(hitl_id)
         shown = self.detail.summary
         what = describe_request(shown) if shown is not None and shown.hitl_id == hitl_id else hitl_id
+        detail = ""  # what the status line may cut first (an edit's "(shown: …)")
         prepared = self.detail.prepared
         if decision.kind is DecisionKind.EDIT and shown is not None and prepared is not None and what != hitl_id:
-            what = describe_edit(shown, prepared.shown, decision.edited_args)  # what ran, and what was shown
-        self._what[hitl_id] = what
+            what, detail = edit_parts(shown, prepared.shown, decision.edited_args)  # what ran, and what was shown
+        self._what[hitl_id] = what + detail
         undo = self.undo
         if undo is None or not undo.holds(decision.kind.value):
             if self.detail.hitl_id == hitl_id:
@@ -244,6 +245,7 @@ class DecisionController(QObject):
             (hitl_id,),
             lambda: self._decide(hitl_id, decision, None, held=True),
             on_undo=lambda: self.restore([hitl_id]),
+            detail=detail,
         )
 
     def show_next(self, left: str, next_id: str | None) -> None:

@@ -54,14 +54,20 @@ def _call_text(tool: str, arguments: Any) -> str:
 
 def describe_edit(summary: RequestSummary, shown: Any, edited: Any) -> str:
     """What ran after an edit, and what was shown struck through: ``Bash “rm -r build/tmp” (shown: r̶m̶…)``."""
+    return "".join(edit_parts(summary, shown, edited))
+
+
+def edit_parts(summary: RequestSummary, shown: Any, edited: Any) -> tuple[str, str]:
+    """:func:`describe_edit` as the call that ran and the detail after it (`` (shown: …)``, `` (edited: …)``): a
+    narrow status bar cuts the detail first, never the call."""
     tool = summary.tool_name or summary.hitl_type
     ran, was = _call_text(tool, edited), _call_text(tool, shown)
     if ran != was:
-        return f"{tool} “{ran}” (shown: {struck(was)})"
+        return f"{tool} “{ran}”", f" (shown: {struck(was)})"
     # The line that names the call is unchanged (a WebFetch's prompt was edited): say which fields were.
     before, after = (value if isinstance(value, dict) else {} for value in (shown, edited))
     changed = [key for key in dict.fromkeys([*before, *after]) if before.get(key) != after.get(key)]
-    return f"{tool} “{ran}” (edited: {', '.join(map(str, changed))})" if changed else f"{tool} “{ran}”"
+    return f"{tool} “{ran}”", f" (edited: {', '.join(map(str, changed))})" if changed else ""
 
 
 def settled_phrase(summary: RequestSummary, now: float) -> str:

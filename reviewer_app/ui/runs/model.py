@@ -80,12 +80,13 @@ def state_words(run: RunRecord) -> str:
 
 
 def run_label(run: RunRecord) -> str:
-    """The Run column: an outside agent's run by its project (the word that tells its runs apart from another
-    session's; the icon says it is external, the tooltip names the agent), the window's own runs by agent and id
-    (their workspace is a directory Reviewer made)."""
+    """The Run column: the agent first (operators triage by agent), then what tells its runs apart: an outside
+    agent's project (the icon says it is external), the window's own run's id (their workspace is a directory
+    Reviewer made). A narrow column cuts the end, so the agent stays."""
+    agent = run.agent or "agent"
     if run.external and run.workspace:
-        return PurePath(run.workspace).name or run.workspace
-    return f"{run.agent or 'agent'} · {short_id(run.id.removeprefix('inv_'), 8)}"
+        return f"{agent} · {PurePath(run.workspace).name or run.workspace}"
+    return f"{agent} · {short_id(run.id.removeprefix('inv_'), 8)}"
 
 
 COL_RUN, COL_PROMPT, COL_PENDING, COL_STARTED, COL_ACTIVE = range(5)

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -47,8 +47,11 @@ CHECKING = "checking whether the runtime would accept it…"
 NO_RUN_SELECTED = "No run selected. Pick one (j/k or the mouse) to see its timeline; Ctrl+N starts a new run."
 PROMPT_CHARS = 160
 RUN_COLUMN_PX = (120, 160)
-"""The Run column's width: at least enough for an agent and a short id, widened to an outside run's project (its
-one telling word) up to the second figure, so the prompt keeps about 100 px at 1,024 px; the prompt gets the rest."""
+"""The Run column's width: at least enough for an agent and a short id, widened to the longest label (agent and
+project) up to the second figure or :data:`RUN_COLUMN_SHARE` of the room it shares with the prompt, whichever is
+more: the prompt keeps about 90 px at 1,024 px, and at 1,920 px "external-python-agent · payments-service" is whole
+with 250 px of prompt. The prompt gets the rest."""
+RUN_COLUMN_SHARE = 0.6
 
 
 def run_title(run: RunRecord) -> str:
@@ -60,7 +63,18 @@ def run_title(run: RunRecord) -> str:
 
 
 class RunsView(QTreeView):
-    """The runs board's tree: letters are commands (the window's decision keys), never type-ahead."""
+    """The runs board's tree: letters are commands (the window's decision keys), never type-ahead.
+
+    Signals:
+        resized(): its width changed (the Run column's share of it is worked out again).
+    """
+
+    resized = Signal()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.resized.emit()
 
     def keyboardSearch(self, search: str) -> None:
         """No type-ahead: a letter typed here is a shortcut, not a search."""
@@ -149,6 +163,7 @@ class RunsPanel(QWidget):
         for column, width in ((COL_PENDING, 58), (COL_STARTED, 72), (COL_ACTIVE, 62)):
             self.view.header().resizeSection(column, width)  # the prompt gets the rest of the width
         self.model.modelReset.connect(self.view.expandAll)
+        self.view.resized.connect(self._fit_run_column)
         self._tidy_pending = False
         for changed in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved):
             changed.connect(self._schedule_tidy)
@@ -216,15 +231,17 @@ class RunsPanel(QWidget):
         self._fit_run_column()
 
     def _fit_run_column(self) -> None:
-        """Widen the Run column to its longest label (within :data:`RUN_COLUMN_PX`); measured from the model, as
-        the view measures nothing while its tab is behind another."""
+        """Fit the Run column to its longest label (within :data:`RUN_COLUMN_PX`, or its share of a wider board);
+        measured from the model, as the view measures nothing while its tab is behind another."""
         low, high = RUN_COLUMN_PX
+        others = sum(self.view.header().sectionSize(column) for column in (COL_PENDING, COL_STARTED, COL_ACTIVE))
+        high = max(high, int((self.view.viewport().width() - others) * RUN_COLUMN_SHARE))
         metrics = self.view.fontMetrics()
         text = max((metrics.horizontalAdvance(run_label(run)) for run in self.model.all_runs()), default=0)
         icon = self.view.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)
         chrome = 2 * self.view.indentation() + icon + 16  # the group's indent, the icon, the margins
         wanted = min(max(text + chrome, low), high)
-        if wanted > self.view.header().sectionSize(COL_RUN):
+        if wanted != self.view.header().sectionSize(COL_RUN):
             self.view.header().resizeSection(COL_RUN, wanted)
 
     def _on_current(self, _current: QModelIndex, _previous: QModelIndex) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from reviewer_app.ui.window.settings import DEFAULT_UNDO_GRACE_S
@@ -33,7 +34,9 @@ TICK_MS = 100
 class HeldDecision:
     """One decision (or one bulk action) waiting out its grace period.
 
-    ``commit`` makes the coroutine that writes it; ``on_undo`` puts the window back as it was.
+    ``label`` says what was decided and on what (``Rejected: Bash “make deploy”``); ``detail`` follows it and is
+    what a narrow status bar cuts first (an edit's `` (shown: …)``). ``commit`` makes the coroutine that writes it;
+    ``on_undo`` puts the window back as it was.
     """
 
     label: str
@@ -41,6 +44,7 @@ class HeldDecision:
     commit: Callable[[], Coroutine[Any, Any, Any]]
     deadline: float
     on_undo: Callable[[], None] | None = None
+    detail: str = ""
     started: float = field(default_factory=time.monotonic)
 
     def seconds_left(self, now: float) -> float:
@@ -93,12 +97,13 @@ class UndoQueue(QObject):
         hitl_ids: tuple[str, ...],
         commit: Callable[[], Coroutine[Any, Any, Any]],
         on_undo: Callable[[], None] | None = None,
+        detail: str = "",
     ) -> HeldDecision | None:
         """Hold a decision for the grace period (None: the grace period is 0 and it was committed at once)."""
         if self.grace_s <= 0:
             self._commit(commit)
             return None
-        entry = HeldDecision(label, tuple(hitl_ids), commit, self.clock() + self.grace_s, on_undo)
+        entry = HeldDecision(label, tuple(hitl_ids), commit, self.clock() + self.grace_s, on_undo, detail)
         self._held.append(entry)
         if not self._timer.isActive():
             self._timer.start()
@@ -182,11 +187,33 @@ class UndoBar(QWidget):
             return
         newest = held[-1]
         left = math.ceil(newest.seconds_left(self.queue.clock()))
-        more = f" (+{len(held) - 1} more)" if len(held) > 1 else ""
-        text = f"{newest.label}{more} · commits in {left} s"
-        # At most half the window, cut in the middle (the verb and the countdown stay): the status message beside
-        # it (the decision before, committed) was cut to a fragment ("Answere") by a long command's countdown.
+        end = (f" (+{len(held) - 1} more)" if len(held) > 1 else "") + f" · commits in {left} s"
+        text = f"{newest.label}{newest.detail}{end}"
+        # At most half the window (the status message beside it, the decision before, was cut to "Answere" by a
+        # long command's countdown). What was decided and on what come first and stay; the detail is cut first.
         room = max(160, self.window().width() // 2 - self.button.sizeHint().width() - 8)
-        self.label.setText(self.label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, room))
+        self.label.setText(fit_key_first(self.label.fontMetrics(), newest.label, newest.detail, end, room))
         self.label.setToolTip(text)
         self.show()
+
+
+def fit_key_first(metrics: QFontMetrics, head: str, tail: str, end: str, room: int) -> str:
+    """``head + tail + end`` in ``room`` px: ``end`` (the countdown) always, ``head`` (what was decided and on what)
+    whole when it fits, else cut inside its quoted call (the verb and the tool stay, the call keeps its start and,
+    longer, its end), and
+    of ``tail`` what is left, cut at its end. Cut in the middle of the whole line, an edit lost its file and kept
+    its "(edited: content)"."""
+    left = room - metrics.horizontalAdvance(end)
+    whole = head + tail
+    if metrics.horizontalAdvance(whole) <= left:
+        return whole + end
+    if metrics.horizontalAdvance(head + "…") <= left:
+        return metrics.elidedText(whole, Qt.TextElideMode.ElideRight, left) + end
+    quote = head.find("“") + 1  # the verb and the tool before the call's opening quote; 0 when there is none
+    lead, call = head[:quote], head[quote:]
+    room_for_call = left - metrics.horizontalAdvance(lead)
+    # A third of the room for the call's start, the rest for its end: a path's file name and a command's last
+    # words (`&& rm -rf /`) are at the end.
+    start = metrics.elidedText(call, Qt.TextElideMode.ElideRight, room_for_call // 3).removesuffix("…")
+    rest = room_for_call - metrics.horizontalAdvance(start)
+    return lead + start + metrics.elidedText(call, Qt.TextElideMode.ElideLeft, rest) + end
