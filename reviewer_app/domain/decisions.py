@@ -31,8 +31,14 @@ class DecisionKind(StrEnum):
 
     @property
     def needs_hash(self) -> bool:
-        """Approvals must name the arguments they approve."""
-        return self.runs_tool
+        """Approvals must name the arguments they approve (those that run the tool; asked twice a decision, so
+        without a second property call)."""
+        return self in (DecisionKind.APPROVE, DecisionKind.APPROVE_FOR_SESSION, DecisionKind.EDIT)
+
+
+_KINDS_BY_TEXT = {kind.value: kind for kind in DecisionKind}
+"""Each kind by its text: a stored decision's kind in one dictionary look-up (``DecisionKind(text)`` is two Python
+calls); anything else, and every refusal, still goes through ``DecisionKind``."""
 
 
 class DecisionError(ValueError):
@@ -84,10 +90,12 @@ class Decision:
         """Read back a stored response; a bare protocol answer counts as ``respond``."""
         response = dict(response or {})
         raw_kind = response.pop("decision", None)
-        try:
-            kind = DecisionKind(raw_kind) if raw_kind else DecisionKind.RESPOND
-        except ValueError as exc:
-            raise DecisionError(f"unknown decision {raw_kind!r}") from exc
+        kind = _KINDS_BY_TEXT.get(raw_kind) if type(raw_kind) is str else None
+        if kind is None:
+            try:
+                kind = DecisionKind(raw_kind) if raw_kind else DecisionKind.RESPOND
+            except ValueError as exc:
+                raise DecisionError(f"unknown decision {raw_kind!r}") from exc
         message = response.pop("message", None)
         if message is None and kind is DecisionKind.RESPOND:
             answer = response.get("answer", response.get("text"))

@@ -53,6 +53,12 @@ class HITLType(StrEnum):
     ASK_USER = "ask_user"
 
 
+# The texts every creation and decision compares with, read once: an enum member's ``.value`` is two Python calls
+# (a member held in a variable is a StrEnum, whose ``str()`` is its text, in C).
+STATUS_PENDING = HITLStatus.PENDING.value
+TYPE_ASK_USER = HITLType.ASK_USER.value
+
+
 class ResumeMode(StrEnum):
     """aury-agent's resume modes: the answer is the tool result, or the run just continues."""
 
@@ -149,4 +155,4 @@ summarize_arguments = tool_args.summarize_arguments
 def shown_arguments(record: HITLRecord) -> Any:
     """The arguments a reviewer sees (and an approval hashes) for a request: one definition for all paths."""
     data = record.get("data") or {}
-    return data.get("arguments", data) if record.get("hitl_type") != HITLType.ASK_USER.value else data
+    return data.get("arguments", data) if record.get("hitl_type") != TYPE_ASK_USER else data

@@ -92,10 +92,11 @@ def abandoned_by_hook(metadata: Any, *, host: str | None = None) -> str | None:
     None unless the metadata names a hook process on this host that is certainly gone: a hook on another host,
     or a request no hook asked for, is never settled here (its own watchdog or its expiry does that).
     """
-    if not isinstance(metadata, Mapping):
+    # A dict is told in one test: isinstance against the Mapping ABC is a Python call, and every decision asks.
+    if type(metadata) is not dict and not isinstance(metadata, Mapping):
         return None
     info = metadata.get(HOOK_PROCESS_KEY)
-    if not isinstance(info, Mapping):
+    if info is None or (type(info) is not dict and not isinstance(info, Mapping)):
         return None
     pid, ticks, where = info.get("pid"), info.get("start_ticks"), info.get("host")
     if type(pid) is not int or pid <= 0 or (ticks is not None and type(ticks) is not int):

@@ -155,10 +155,16 @@ class BackendCore:
             self.feed.committed()  # other processes' waiters, straight from this thread: no hop first
             if wal is not None:
                 wal.committed()
-                wal.after_commit()
+                if wal.catch_up_due:  # tested here: nearly every commit has no catch-up to run (no call then)
+                    wal.after_commit()
             return result
 
-        once = functools.partial(self._retried, work) if retry else work
+        # with_retry itself, not _retried: one Python call less a write.
+        once = (
+            functools.partial(with_retry, work, on_status=self._set_db_status, deadline=self.retry_until)
+            if retry
+            else work
+        )
         job = functools.partial(store.tolerating_bad_text, once)
         if loop_writes is None:
             result = await self._db_thread.submit(job)  # not closed: checked above, nothing awaited since

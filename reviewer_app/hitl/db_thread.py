@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import os
 import queue
 import threading
@@ -58,14 +57,20 @@ class _Doorbell:
         self._done.append((future, result, error))
         if not self._rung:
             self._rung = True
-            with contextlib.suppress(OSError):  # closed: the loop is gone, nobody waits any more
+            # try/except, not contextlib.suppress: its three Python calls would sit between the job's end and the
+            # loop's wake-up, at every result.
+            try:
                 os.eventfd_write(self._fd, 1)
+            except OSError:  # closed: the loop is gone, nobody waits any more
+                pass
 
     def _answer(self) -> None:
         """The loop: read the bell, then resolve every queued outcome (cleared first: a ring after it wakes again)."""
         if self._fd >= 0:
-            with contextlib.suppress(BlockingIOError):
+            try:  # not contextlib.suppress: three Python calls at every wake-up
                 os.eventfd_read(self._fd)
+            except BlockingIOError:
+                pass
         self._rung = False
         done = self._done
         while done:

@@ -18,7 +18,14 @@ from collections.abc import Callable
 from typing import Any
 
 from reviewer_app.domain.decisions import Decision, DecisionError, DecisionKind, args_digest
-from reviewer_app.domain.hitl import HITLRecord, HITLStatus, HITLType, shown_arguments
+from reviewer_app.domain.hitl import (
+    STATUS_PENDING,
+    TYPE_ASK_USER,
+    HITLRecord,
+    HITLStatus,
+    HITLType,
+    shown_arguments,
+)
 from reviewer_app.domain.json_schemas import SchemaProblem, best_error
 from reviewer_app.domain.toolcall import is_shell_tool
 from reviewer_app.domain.waivers import rule_for
@@ -30,7 +37,7 @@ from reviewer_app.persistence.store import StoreTx
 
 def validate_decision(record: HITLRecord, decision: Decision) -> None:
     """Check a decision against the request it decides; raises :class:`DecisionError`."""
-    is_ask = record.get("hitl_type") == HITLType.ASK_USER.value
+    is_ask = record.get("hitl_type") == TYPE_ASK_USER
     if is_ask and decision.kind not in (DecisionKind.RESPOND, DecisionKind.REJECT, DecisionKind.STEER):
         raise DecisionError(f"an ask_user request is answered, not {decision.kind.value}d")
     allowed = (record.get("data") or {}).get("allowed_decisions")
@@ -128,12 +135,12 @@ class DecisionGate(BackendCore):
         A request that is no longer pending raises :class:`HITLConflict` naming who decided it (or
         :class:`HITLNotFound`); one whose hook is gone is settled as answered elsewhere and the decision refused.
         """
-        attempted = decision.kind.value if decision is not None else "respond to"
+        attempted = str(decision.kind) if decision is not None else "respond to"  # a StrEnum: its text, in C
         reviewer = self.reviewer
 
         def work(tx: StoreTx) -> HITLRecord | AbandonedRequest:
             record = tx.requests.get(hitl_id)
-            if record is None or record["status"] != HITLStatus.PENDING.value:
+            if record is None or record["status"] != STATUS_PENDING:
                 raise tx.requests.conflict_for(hitl_id, attempted)
             abandoned = settle_if_abandoned(tx, record)
             if abandoned is not None:

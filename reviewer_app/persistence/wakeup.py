@@ -199,7 +199,7 @@ class WakeSender:
 
     def __init__(self, database: Path) -> None:
         self.database = Path(database)
-        self._directory: Path | None = None
+        self._directory: str | None = None  # a str: a Path is two Python calls at every os.lstat
         self._opened = False
         self._socket: socket.socket | None = None
         self._lock = _thread.allocate_lock()  # threading.Lock
@@ -209,16 +209,15 @@ class WakeSender:
         self.exclude: bytes | None = None
         """This process's own listener, woken in-process instead."""
 
-    def _ready(self) -> bool:
-        if not self._opened:
-            self._opened = True
-            self._directory = _open_dir(self.database)
-            if self._directory is not None:
-                self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-                self._socket.setblocking(False)
-        return self._socket is not None
+    def _open(self) -> None:
+        self._opened = True
+        directory = _open_dir(self.database)
+        if directory is not None:
+            self._directory = os.fspath(directory)
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._socket.setblocking(False)
 
-    def _listeners(self, directory: Path) -> list[bytes]:
+    def _listeners(self, directory: str) -> list[bytes]:
         """The sockets in the directory, re-listed unless the directory is unchanged (one ``stat`` then).
 
         File times tick coarsely (a jiffy), so a listing counts as current only when it was taken well after the
@@ -244,15 +243,17 @@ class WakeSender:
         """Hint every listener but this process's own; removes sockets nobody listens on. How many were sent."""
         with self._lock:
             try:
-                if not self._ready():
+                if not self._opened:
+                    self._open()
+                sock, directory = self._socket, self._directory
+                if sock is None or directory is None:
                     return 0
-                assert self._socket is not None and self._directory is not None
                 sent = 0
-                for target in self._listeners(self._directory):
+                for target in self._listeners(directory):
                     if target == self.exclude:
                         continue
                     try:
-                        self._socket.sendto(b"\1", target)
+                        sock.sendto(b"\1", target)
                         sent += 1
                     except (BlockingIOError, InterruptedError):
                         sent += 1  # its queue is full: it has a wake-up pending already

@@ -21,6 +21,31 @@ def test_decision_round_trips_through_user_response() -> None:
     assert (bare.kind, bare.message, bare.extra) == (DecisionKind.RESPOND, "blue", {"answer": "blue"})
 
 
+def test_a_stored_kind_is_read_as_its_enum_whatever_form_it_takes() -> None:
+    """The kind's text (looked up in one dictionary), the enum member itself and anything else (through
+    ``DecisionKind``) read as they always did; what is no kind is refused with the same message."""
+    for kind in DecisionKind:
+        for stored in (kind.value, kind):
+            response = {"decision": stored, "message": "m", "args": {"a": 1}, "args_sha256": "ab", "reviewer": "r"}
+            decision = Decision.from_user_response(response)
+            assert decision.kind is kind
+            assert type(decision.kind) is DecisionKind
+    assert Decision.from_user_response({"decision": "", "answer": "x"}).kind is DecisionKind.RESPOND
+    assert Decision.from_user_response({"decision": None, "answer": "x"}).kind is DecisionKind.RESPOND
+    for refused in ("Approve", "approve ", ["approve"], 1, {"approve": 1}):
+        with pytest.raises(DecisionError, match="unknown decision"):
+            Decision.from_user_response({"decision": refused})
+
+
+def test_only_the_kinds_that_run_the_tool_need_the_hash() -> None:
+    assert {kind for kind in DecisionKind if kind.needs_hash} == {kind for kind in DecisionKind if kind.runs_tool}
+    assert {kind for kind in DecisionKind if kind.needs_hash} == {
+        DecisionKind.APPROVE,
+        DecisionKind.APPROVE_FOR_SESSION,
+        DecisionKind.EDIT,
+    }
+
+
 def test_invalid_decisions_are_refused() -> None:
     with pytest.raises(DecisionError):
         Decision(DecisionKind.EDIT)

@@ -158,3 +158,45 @@ def test_rows_read_on_the_fast_path_equal_sqlalchemy_rows(store: Store) -> None:
         assert list(fast or {}) == list(row_to_record(row))  # the record's keys in the protocol's order too
     decided = store.requests.get("decided")
     assert decided is not None and decided["tool_state"] is None and decided["user_response"]["note"] == "null"
+
+
+def test_booleans_bound_on_the_fast_path_are_stored_as_sqlalchemy_stores_them(store: Store) -> None:
+    """The fast path binds True and False without the column's processor (worked out from it once): the stored
+    values, and their SQLite types, are those SQLAlchemy's own insert stores; a value that is no boolean is still
+    refused by the column's processor, and nothing of it is written."""
+    import sqlite3
+
+    from sqlalchemy import insert
+
+    from reviewer_app.persistence.tables import sessions_t
+
+    with store.transaction() as tx:
+        tx.runs.ensure_session("fast-yes", external=True)
+        tx.runs.ensure_session("fast-no", external=False)
+    with store.engines.write() as connection:
+        for name, external in (("orm-yes", True), ("orm-no", False)):
+            connection.execute(
+                insert(sessions_t).values(id=name, external=external, created_at=0, updated_at=0, agent=None)
+            )
+    with pytest.raises(TypeError, match="Not a boolean value"), store.transaction() as tx:
+        tx.runs.ensure_session("refused", external="yes")  # type: ignore[arg-type]
+    raw = sqlite3.connect(store.url.removeprefix("sqlite:///"))
+    try:
+        stored = dict(raw.execute("SELECT id, quote(external) FROM sessions").fetchall())
+    finally:
+        raw.close()
+    assert stored == {"fast-yes": "1", "fast-no": "0", "orm-yes": "1", "orm-no": "0"}
+
+
+def test_a_creation_makes_no_audit_writer_and_a_decision_no_run_writer(store: Store) -> None:
+    """A request's writes take the runs and the audit log from their transaction when they use them: a creation
+    (which writes no audit row) and a decision (which writes no run) each make only what they write through."""
+    with store.transaction() as tx:
+        _request(tx, "h1")
+        made = {name: getattr(tx, f"_{name}") is not None for name in ("runs", "audit", "blobs")}
+    assert made == {"runs": True, "audit": False, "blobs": False}
+    with store.transaction() as tx:
+        tx.requests.decide("h1", {"decision": "approve"}, reviewer="r")
+        made = {name: getattr(tx, f"_{name}") is not None for name in ("runs", "audit", "blobs")}
+    assert made == {"runs": False, "audit": True, "blobs": True}
+    assert store.audit.verify().ok

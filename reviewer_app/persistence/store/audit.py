@@ -56,6 +56,7 @@ from reviewer_app.persistence.store.blobstore import BlobWrites, read_blobs
 from reviewer_app.persistence.store.records import now_ms, row_to_record
 
 _CHAIN_KEYS = (AUDIT_HEAD_KEY, AUDIT_KEY_ID_KEY, AUDIT_KEYED_FROM_KEY, DATABASE_ID_KEY)
+_CHAIN_KEY_SET = frozenset(_CHAIN_KEYS)
 # One bind parameter per key (the SQLite fast path compiles statements once; no expanding IN lists).
 _SELECT_CHAIN_META = select(meta_t.c.key, meta_t.c.value).where(
     or_(*(meta_t.c.key == literal(name) for name in _CHAIN_KEYS))
@@ -148,7 +149,7 @@ class AuditWrites:
         # A database id is drawn only for a chain that has none yet: uuid4 and the key id cost ~60 µs per decision.
         missing = (
             {}
-            if all(name in meta for name in _CHAIN_KEYS)
+            if meta.keys() >= _CHAIN_KEY_SET  # every key there (one set test, no generator a decision)
             else chain_meta_defaults(meta, seal.key_id, uuid.uuid4().hex)
         )
         if missing:

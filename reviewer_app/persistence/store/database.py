@@ -105,7 +105,7 @@ class StoreTx:
     runs = _Aggregate(lambda tx: RunWrites(tx.statements))
     checkpoints = _Aggregate(lambda tx: CheckpointWrites(tx.statements, tx.blobs))
     timeline = _Aggregate(lambda tx: TimelineWrites(tx.statements, tx.blobs))
-    requests = _Aggregate(lambda tx: RequestWrites(tx.statements, tx.runs, tx.audit))
+    requests = _Aggregate(lambda tx: RequestWrites(tx.statements, tx))
     rules = _Aggregate(lambda tx: RuleWrites(tx.statements, tx.requests, tx.audit))
     waivers = _Aggregate(lambda tx: WaiverWrites(tx.statements, tx.requests))
 

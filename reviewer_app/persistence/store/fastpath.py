@@ -76,10 +76,27 @@ def _result_processor(column_type: Any, dialect: Dialect) -> Callable[[Any], Any
     return result
 
 
+def _plain_booleans(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A boolean column's bind processor that binds ``True`` and ``False`` as the column's own processor does,
+    worked out once (it is two Python calls a value); anything else goes through that processor, refusals too."""
+    true, false = process(True), process(False)
+
+    def bind(value: Any) -> Any:
+        if value is True:
+            return true
+        if value is False:
+            return false
+        return process(value)
+
+    return bind
+
+
 def _bind_processor(column_type: Any, dialect: Dialect) -> Callable[[Any], Any] | None:
     process: Callable[[Any], Any] | None = column_type.dialect_impl(dialect).bind_processor(dialect)
     if process is not None and isinstance(column_type, sqltypes.JSON):
         return _passing_encoded(process)
+    if process is not None and isinstance(column_type, sqltypes.Boolean):
+        return _plain_booleans(process)
     return process
 
 

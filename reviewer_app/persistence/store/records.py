@@ -41,7 +41,8 @@ class CreationClock:
 
 def row_to_record(row: Row[Any] | Mapping[str, Any]) -> HITLRecord:
     """A table row (or its mapping) as the protocol's record dict: exactly :data:`RECORD_KEYS`."""
-    mapping = row._mapping if isinstance(row, Row) else row
+    # A dict (the fast path's rows) is told in one test: isinstance against Row is a Python call.
+    mapping = row if type(row) is dict else row._mapping if isinstance(row, Row) else row
     record = {key: mapping[key] for key in RECORD_KEYS}
     if record["data"] is None:
         record["data"] = {}

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from sqlalchemy import Text, bindparam, func, or_, select, update
 from sqlalchemy import cast as cast_
@@ -14,6 +14,7 @@ from sqlalchemy.exc import DBAPIError
 
 from reviewer_app.domain.decisions import DecisionKind
 from reviewer_app.domain.hitl import (
+    STATUS_PENDING,
     HITLConflict,
     HITLError,
     HITLNotFound,
@@ -102,15 +103,27 @@ class RequestLookups:
             return [row_to_record(row) for row in connection.execute(query)]
 
 
+class WritesBeside(Protocol):
+    """The other aggregates of the transaction a request's writes go through (the transaction itself)."""
+
+    @property
+    def runs(self) -> RunWrites: ...
+
+    @property
+    def audit(self) -> AuditWrites: ...
+
+
 class RequestWrites(RequestLookups):
-    """``tx.requests``: creating and deciding requests inside one transaction."""
+    """``tx.requests``: creating and deciding requests inside one transaction.
 
-    __slots__ = ("_audit", "_runs", "_tx")
+    The runs and the audit log are taken from the transaction when used (a creation writes no audit row, a
+    decision no run): each aggregate made is three Python calls, for every transaction that makes it."""
 
-    def __init__(self, db: Statements, runs: RunWrites, audit: AuditWrites) -> None:
+    __slots__ = ("_beside", "_tx")
+
+    def __init__(self, db: Statements, beside: WritesBeside) -> None:
         self._db = self._tx = db
-        self._runs = runs
-        self._audit = audit
+        self._beside = beside
 
     def create(self, request: NewRequest, *, ensure_parents: bool = True, checkpoint_id: str | None = None) -> None:
         """Insert a pending request, creating its session and invocation on first use.
@@ -120,7 +133,7 @@ class RequestWrites(RequestLookups):
         """
         agent = request.agent_name
         if ensure_parents:
-            self._runs.ensure_for(request)
+            self._beside.runs.ensure_for(request)
         ms = self._tx.creation_clock.next_ms()  # distinct and increasing: a turn's requests keep their order
         inserted = self._tx.insert_ignore(
             requests_t,
@@ -132,7 +145,7 @@ class RequestWrites(RequestLookups):
                 "data": request.data,
                 "metadata": request.metadata,
                 "block_id": request.block_id,
-                "status": HITLStatus.PENDING.value,
+                "status": STATUS_PENDING,
                 "resume_mode": request.resume_mode,
                 "tool_state": request.tool_state,
                 "checkpoint_id": request.checkpoint_id if checkpoint_id is None else checkpoint_id,
@@ -205,8 +218,8 @@ class RequestWrites(RequestLookups):
             stored_response, response = self._tx.json_value(response, text), json.loads(text)
         values = {
             "match_hitl_id": hitl_id,
-            "match_status": HITLStatus.PENDING.value,
-            "status": status.value,
+            "match_status": STATUS_PENDING,
+            "status": str(status),
             "user_response": stored_response,
             "responded_at": ms // 1000,
             "updated_at": ms // 1000,
@@ -219,7 +232,7 @@ class RequestWrites(RequestLookups):
                 raise self.conflict_for(hitl_id, _verb(status))
             record: HITLRecord = {
                 **current,
-                "status": status.value,
+                "status": values["status"],
                 "user_response": response,
                 "responded_at": ms // 1000,
                 "updated_at": ms // 1000,
@@ -236,7 +249,7 @@ class RequestWrites(RequestLookups):
             message = raw if isinstance(raw, str) else None
         if edited_args is None and response is not None:
             edited_args = response.get("args")
-        self._audit.append(
+        self._beside.audit.append(
             hitl_id=hitl_id,
             decision=decision,
             reviewer=reviewer,

@@ -147,7 +147,7 @@ class RunWrites:
                     "session_id": session_id,
                     "agent": agent,
                     "prompt": prompt,
-                    "state": state.value,
+                    "state": str(state),  # a StrEnum: its text, without ``.value``'s two Python calls
                     "parent_id": parent_id,
                     "external": external,
                     "owner": owner,
