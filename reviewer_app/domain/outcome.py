@@ -12,7 +12,7 @@ from typing import Any
 from reviewer_app.domain.decisions import Decision, DecisionKind
 from reviewer_app.domain.hitl import HITLRecord, HITLStatus, shown_arguments
 
-__all__ = ["Outcome"]
+__all__ = ["Outcome", "settled_block_patch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +64,19 @@ class Outcome:
         shown = shown_arguments(record)
         arguments = decision.edited_args if kind is DecisionKind.EDIT and decision.edited_args is not None else shown
         return cls(record, kind, arguments, decision.message, decision.reviewer)
+
+
+def settled_block_patch(outcome: Outcome | None, resolved_ms: int) -> dict[str, Any]:
+    """The run timeline's ``hitl`` block patched with how its request was settled (None: the waiting hook's own
+    expiry): one shape for both hook waiters, whose rows a test compares."""
+    patch: dict[str, Any] = {"resolved_ms": resolved_ms}
+    if outcome is None:
+        patch.update(status="expired", decision="expire")
+    else:
+        patch.update(
+            status=str(outcome.record.get("status")),
+            decision=outcome.kind.value,
+            reviewer=outcome.reviewer,
+            message=outcome.message,
+        )
+    return patch

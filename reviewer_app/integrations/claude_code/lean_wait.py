@@ -310,16 +310,9 @@ class LeanWaiter:
     def _settled(self, outcome: Outcome | None) -> None:
         """``TimelineWriter.settled``: the block patched with the outcome (None: the hook's own expiry). Its failure
         is silent, as there."""
-        patch: dict[str, Any] = {"resolved_ms": time.time_ns() // 1_000_000}
-        if outcome is None:
-            patch.update(status="expired", decision="expire")
-        else:
-            patch.update(
-                status=str(outcome.record.get("status")),
-                decision=outcome.kind.value,
-                reviewer=outcome.reviewer,
-                message=outcome.message,
-            )
+        from reviewer_app.domain.outcome import settled_block_patch
+
+        patch = settled_block_patch(outcome, time.time_ns() // 1_000_000)
         try:
             self._transaction(
                 lambda store: _session_writes(store, self.host, self.event).append(

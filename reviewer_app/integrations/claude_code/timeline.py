@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reviewer_app.domain.outcome import settled_block_patch
 from reviewer_app.domain.timeline import BlockEvent, BlockKind, BlockOp
 from reviewer_app.integrations.claude_code.events import HookEvent
 
@@ -99,17 +100,7 @@ class TimelineWriter:
     async def settled(self, outcome: Outcome | None) -> None:
         if not self.block_id:
             return
-        patch: dict[str, object] = {"resolved_ms": _now_ms()}
-        if outcome is None:
-            patch.update(status="expired", decision="expire")
-        else:
-            patch.update(
-                status=str(outcome.record.get("status")),
-                decision=outcome.kind.value,
-                reviewer=outcome.reviewer,
-                message=outcome.message,
-            )
-        await self._patch(patch)
+        await self._patch(settled_block_patch(outcome, _now_ms()))
 
     async def abandoned(self, why: str) -> None:
         await self._patch(
