@@ -244,22 +244,27 @@ class LeanWaiter:
         result. (SQLite reuses the process's open descriptor of the file: a file made read-only after this process
         opened it is written all the same, as by the backend's pooled connections.)"""
 
-        def once() -> Any:
-            store = LeanStore.open(self.handover.database)
-            if store is None:
-                raise OSError(f"cannot open {self.handover.database} as the lean path did")
+        def once(store: LeanStore) -> Any:
+            result = store.transaction(lambda: write(store))
             try:
-                store.connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                result = store.transaction(lambda: write(store))
-                try:
-                    store.committed()
-                except Exception:  # committed all the same: an open window sees it at its next poll
-                    pass
-                return result
-            finally:
-                store.connection.close()
+                store.committed()
+            except Exception:  # committed all the same: an open window sees it at its next poll
+                pass
+            return result
 
-        return self._retried(once)
+        return self._retried(lambda: self._on_writer(once))
+
+    def _on_writer(self, work: Any) -> Any:
+        """``work(store)`` on a connection opened for it (a write waits for the lock as the backend's statements
+        do), closed after."""
+        store = LeanStore.open(self.handover.database)
+        if store is None:
+            raise OSError(f"cannot open {self.handover.database} as the lean path did")
+        try:
+            store.connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            return work(store)
+        finally:
+            store.connection.close()
 
     def _narrate(self, write: Any, record_ids: tuple[str, str] | None = None) -> None:
         """A timeline write (``write(SessionWrites)``): its failure is said, never the hook's answer."""
@@ -346,16 +351,11 @@ class LeanWaiter:
         from reviewer_app.domain.hook_lease import ANSWERED_ELSEWHERE, answered_elsewhere
 
         def withdraw() -> bool:
-            store = LeanStore.open(self.handover.database)
-            if store is None:
-                raise OSError(f"cannot open {self.handover.database} as the lean path did")
-            try:
-                store.connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                done: bool | None = store.withdraw(
+            done: bool | None = self._on_writer(
+                lambda store: store.withdraw(
                     self.hitl_id, f"system:{self.host}", ANSWERED_ELSEWHERE, note=answered_elsewhere(why)
                 )
-            finally:
-                store.connection.close()
+            )
             if done is None:
                 raise LookupError(f"request {self.hitl_id} cannot be withdrawn here")
             return done
