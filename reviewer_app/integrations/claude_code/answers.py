@@ -25,6 +25,19 @@ def fallback_parts(verdict: str, reason: str) -> tuple[str, str]:
     return verdict, f"Reviewer could not decide: {reason}"
 
 
+def expiry_response(on_timeout: str, timeout: float) -> dict[str, Any]:
+    """The stored response of a waiting hook's own expiry at its budget (``--on-timeout``: ``deny`` records a
+    rejection, anything else an expiry handed back to the agent's prompt); both waiters record this one."""
+    kind = "reject" if on_timeout == DENY else "expire"
+    what = "denied" if kind == "reject" else "handed back to the agent's own permission prompt"
+    return {
+        "decision": kind,
+        "message": f"no decision within {timeout:g} s: {what}",
+        "reviewer": "system:expiry",
+        "expired": True,
+    }
+
+
 def answer_parts(outcome: Outcome, *, takes_edits: bool) -> tuple[str, str, dict[str, Any] | None]:
     """A decided request as the host's answer: verdict, reason, edited input. ``takes_edits``: the host's event
     runs an edited call (else an edit is a deny)."""

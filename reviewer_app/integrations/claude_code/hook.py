@@ -525,19 +525,17 @@ async def _expire(
 ) -> Outcome | Answer:
     """Record the time-out like an expiry, with the configured default; a decision that just won stands."""
     from reviewer_app.domain.hitl import HITLConflict, HITLStatus
+    from reviewer_app.integrations.claude_code.answers import expiry_response
 
-    kind = "reject" if options.on_timeout is Verdict.DENY else "expire"
-    what = "denied" if kind == "reject" else "handed back to the agent's own permission prompt"
-    response = {
-        "decision": kind,
-        "message": f"no decision within {options.timeout:g} s: {what}",
-        "reviewer": "system:expiry",
-        "expired": True,
-    }
+    response = expiry_response(options.on_timeout.value, options.timeout)
     try:
         await backend.write(
             lambda tx: tx.requests.decide(
-                fields.hitl_id, response, status=HITLStatus.EXPIRED, reviewer="system:expiry", decision=kind
+                fields.hitl_id,
+                response,
+                status=HITLStatus.EXPIRED,
+                reviewer="system:expiry",
+                decision=response["decision"],
             )
         )
     except HITLConflict:

@@ -330,14 +330,9 @@ class LeanWaiter:
     def _expire(self) -> Outcome | None:
         """``hook._expire``: the time-out recorded as an expiry with the configured default, by compare-and-set;
         None once recorded, else the decision that won meanwhile (it stands)."""
-        kind = "reject" if self.options.get("--on-timeout", "ask") == "deny" else "expire"
-        what = "denied" if kind == "reject" else "handed back to the agent's own permission prompt"
-        response = {
-            "decision": kind,
-            "message": f"no decision within {self.options['timeout']:g} s: {what}",
-            "reviewer": "system:expiry",
-            "expired": True,
-        }
+        from reviewer_app.integrations.claude_code.answers import expiry_response
+
+        response = expiry_response(self.options.get("--on-timeout", "ask"), self.options["timeout"])
         if self._transaction(lambda store: store.expire(self.hitl_id, response)):
             return None
         outcome = self._decided()
