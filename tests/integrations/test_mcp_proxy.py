@@ -465,6 +465,15 @@ async def test_sigterm_ends_the_session_and_takes_the_request_back(
     assert not notes_file.exists()
 
 
+def _proxy_session(
+    db: Path, upstream: list[str], env: dict[str, str], stdin: Any
+) -> subprocess.CompletedProcess[bytes]:
+    """The proxy run to its end with ``stdin`` as the host's side (a file, ``/dev/null``), its output captured."""
+    return subprocess.run(
+        proxy_command(db, upstream), stdin=stdin, capture_output=True, env=env, cwd=REPO_ROOT, timeout=60, check=False
+    )
+
+
 def test_stdin_that_is_a_file_is_read_by_a_thread(db_at_schema_head: Path, env: dict[str, str], tmp_path: Path) -> None:
     """Where the loop cannot watch stdin (a regular file here, Windows' proactor there), threads carry the bytes.
 
@@ -476,15 +485,7 @@ def test_stdin_that_is_a_file_is_read_by_a_thread(db_at_schema_head: Path, env: 
     script.write_text("\n".join([INIT, INITIALIZED, listing]) + "\n")
     echo = [sys.executable, "-c", "import sys\nfor line in sys.stdin: sys.stdout.write(line); sys.stdout.flush()"]
     with script.open("rb") as stdin:
-        done = subprocess.run(
-            proxy_command(db_at_schema_head, echo),
-            stdin=stdin,
-            capture_output=True,
-            env=env,
-            cwd=REPO_ROOT,
-            timeout=60,
-            check=False,
-        )
+        done = _proxy_session(db_at_schema_head, echo, env, stdin)
     assert done.returncode == 0, done.stderr
     echoed = [json.loads(line) for line in done.stdout.splitlines()]
     assert [m.get("method") for m in echoed] == ["initialize", "notifications/initialized", "tools/list"]
@@ -496,15 +497,7 @@ def test_stdin_the_loop_cannot_watch_ends_the_session_at_once(db_at_schema_head:
     """A host that gives the proxy ``/dev/null`` (a character device epoll refuses) has said everything: the proxy
     ends as at any end of input. It used to take it for a pipe, fail to watch it in a callback of its own, and
     wait for input forever."""
-    done = subprocess.run(
-        proxy_command(db_at_schema_head, ["cat"]),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        env=env,
-        cwd=REPO_ROOT,
-        timeout=60,
-        check=False,
-    )
+    done = _proxy_session(db_at_schema_head, ["cat"], env, subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     assert done.stdout == b""
     assert b"Traceback" not in done.stderr, done.stderr
