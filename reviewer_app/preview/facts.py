@@ -2,7 +2,7 @@
 
 Why: "what will it touch" must be true of the disk as it is, cheap enough to compute for every request shown,
 and never a way out of the workspace. Everything here is ``lstat``, ``scandir`` without following links, or a
-read through ``runtime.safe_fs`` (component by component, ``O_NOFOLLOW``); a walk that runs out of time says
+read through ``domain.safe_fs`` (component by component, ``O_NOFOLLOW``); a walk that runs out of time says
 "at least N". Git facts (tracked or not, remote-tracking refs) are read with dulwich, never by running git.
 """
 
@@ -231,7 +231,7 @@ def add_git_facts(item: dict[str, Any]) -> None:
 
 def read_workspace_text(workspace: str, resolved: str, limit: int) -> tuple[str | None, str]:
     """A workspace file's text through ``safe_fs`` (no symlink followed), or None and why not."""
-    from reviewer_app.runtime.safe_fs import WorkspaceEscape, read_file
+    from reviewer_app.domain.safe_fs import WorkspaceEscape, read_file
 
     relative = posixpath.relpath(resolved, posixpath.normpath(workspace))
     try:

@@ -24,11 +24,11 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
+from reviewer_app.domain import safe_fs
 from reviewer_app.domain.json_schemas import SchemaProblem
+from reviewer_app.domain.safe_fs import WorkspaceEscape
 from reviewer_app.hitl.db_thread import resolve_future
-from reviewer_app.runtime import safe_fs
 from reviewer_app.runtime.process_groups import die_with_parent
-from reviewer_app.runtime.safe_fs import WorkspaceEscape
 from reviewer_app.runtime.schema_check import ArgumentsValidator
 
 __all__ = [

@@ -1,45 +1,60 @@
 """File writes and edits of every host (Claude's Write, Edit, MultiEdit and the other agents' likes) as a unified
 diff against the file as it is now, for the reviewer to read.
 
-Only files inside the session's working directory are read (the path is the model's choice: never follow it
-out of the project); others are compared with nothing and say so.
+Only regular files inside the session's working directory are read, and through
+:func:`reviewer_app.domain.safe_fs.read_inside` (component by component, no symlink followed at open time, a FIFO
+or device never opened, a hard-linked file refused): the path is the model's choice, and whatever stands there the
+agent may have made. Others are compared with nothing and the note says why.
+
+Standard library only, no ``typing`` at run time: the hook's lean path (:mod:`.lean`) makes the diff too.
 """
 
 from __future__ import annotations
 
 import difflib
-import os
-from typing import Any
+
+from reviewer_app.domain import safe_fs
+
+TYPE_CHECKING = False  # no ``typing`` at run time (see the module docstring)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_FILE_BYTES = 2_000_000
 MAX_DIFF_CHARS = 200_000
-
-
-def _inside(path: str, cwd: str | None) -> str | None:
-    """The real path of ``path`` when it lies inside ``cwd`` (after resolving links); else None."""
-    if not cwd:
-        return None
-    root = os.path.realpath(cwd)
-    target = os.path.realpath(path if os.path.isabs(path) else os.path.join(root, path))
-    return target if os.path.commonpath([root, target]) == root else None
+_NOT_READ = "not read, compared with nothing"
 
 
 def _current(path: str, cwd: str | None) -> tuple[str | None, str]:
     """The file's text now (None when it cannot be shown) and a note about it."""
-    real = _inside(path, cwd)
-    if real is None:
-        return None, f"{path} is outside the project directory: not read, compared with nothing"
+    if not cwd:
+        return None, f"{path} is outside the project directory: {_NOT_READ}"
     try:
-        if os.path.getsize(real) > MAX_FILE_BYTES:
-            return None, f"{path} is larger than {MAX_FILE_BYTES // 1_000_000} MB: not read"
-        with open(real, encoding="utf-8") as handle:
-            return handle.read(), ""
+        data = safe_fs.read_inside(cwd, path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return "", f"{path} does not exist yet"
+    except safe_fs.LeadsOutside:
+        return None, f"{path} is outside the project directory: {_NOT_READ}"
+    except IsADirectoryError:
+        return None, f"{path} is a directory: {_NOT_READ}"
+    except safe_fs.NotRegularFile as exc:
+        return None, f"{path} is {exc.kind}: {_NOT_READ}"
+    except safe_fs.HardLinked as exc:
+        return (
+            None,
+            f"{path} has {exc.links} hard links: not read (another may be outside the project), compared with nothing",
+        )
+    except safe_fs.FileTooLarge:
+        return None, f"{path} is larger than {MAX_FILE_BYTES // 1_000_000} MB: not read"
+    except safe_fs.WorkspaceEscape as exc:
+        return None, f"{path} cannot be read safely ({exc}): {_NOT_READ}"
+    except OSError as exc:
+        return None, f"{path} cannot be read: {exc.strerror or exc}"
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None, f"{path} is not UTF-8 text: no diff"
-    except OSError as exc:
-        return None, f"{path} cannot be read: {exc.strerror}"
+    # As ``open(path, encoding="utf-8").read()`` reads it (universal newlines): the diff the reviewer always saw.
+    return text.replace("\r\n", "\n").replace("\r", "\n"), ""
 
 
 def _apply_edit(text: str, old: str, new: str, replace_all: bool) -> str | None:

@@ -11,13 +11,16 @@ target, so a reader never sees half a file and a symlink at the target is replac
 
 Windows has no ``openat``: there :data:`RACE_FREE` is false and the tools fall back to resolving the path
 and checking it stays in the workspace before opening it (the check-then-open race remains there).
+
+In the domain layer so that both the runtime's file tools and the agent hooks' diffs
+(:mod:`reviewer_app.integrations.claude_code.diffs`, on the hook's lean path) open workspace files this one way.
+Standard library only, and cheap to import (no ``secrets``: the hook imports this before it answers).
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -37,6 +40,36 @@ _FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | _NOCTTY | _NONBLOCK | _CLOEXEC
 
 class WorkspaceEscape(PermissionError):
     """A path would leave the session's workspace, or names something the file tools refuse to touch."""
+
+
+class LeadsOutside(WorkspaceEscape):
+    """The path leads outside the workspace (as written, through a symlink or ``..``), or its last component was
+    swapped for a symlink while it was being opened."""
+
+
+class NotRegularFile(WorkspaceEscape):
+    """A FIFO, device, socket…: refused without being read (a FIFO's ``open`` or ``read`` would wait for a writer)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        """What it is, as a phrase: ``"a FIFO (named pipe)"``, ``"a device"``…"""
+
+
+class HardLinked(WorkspaceEscape):
+    """A regular file with more than one hard link: the other may be outside the workspace."""
+
+    def __init__(self, message: str, links: int) -> None:
+        super().__init__(message)
+        self.links = links
+
+
+class FileTooLarge(OSError):
+    """The file is larger than the reader's limit: nothing of it was read."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
 
 
 def workspace_parts(relative: str) -> list[str]:
@@ -65,7 +98,7 @@ class _Walker:
     So a symlink that stays inside works, and one that leads outside is refused, whatever is swapped meanwhile.
     """
 
-    def __init__(self, workspace: Path, relative: str) -> None:
+    def __init__(self, workspace: str | Path, relative: str) -> None:
         self.relative = relative
         self.roots = {os.path.abspath(workspace), os.path.realpath(workspace)}
         self.stack = [os.open(workspace, os.O_RDONLY | _DIRECTORY | _CLOEXEC)]  # the workspace itself is ours
@@ -80,7 +113,7 @@ class _Walker:
             os.close(self.stack.pop())
 
     def _outside(self, detail: str) -> WorkspaceEscape:
-        return WorkspaceEscape(f"{self.relative!r} leads outside the workspace ({detail})")
+        return LeadsOutside(f"{self.relative!r} leads outside the workspace ({detail})")
 
     def up(self) -> None:
         if len(self.stack) == 1:
@@ -161,7 +194,7 @@ class _Walker:
 
 
 @contextmanager
-def _walker(workspace: Path, relative: str) -> Iterator[_Walker]:
+def _walker(workspace: str | Path, relative: str) -> Iterator[_Walker]:
     walker = _Walker(workspace, relative)
     try:
         yield walker
@@ -185,17 +218,46 @@ def _check_regular(relative: str, st: os.stat_result) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(f"{relative} is a directory (use list_dir)")
     if not stat.S_ISREG(st.st_mode):
-        raise WorkspaceEscape(f"{relative} is {_kind(st.st_mode)}; the file tools only use regular files")
+        kind = _kind(st.st_mode)
+        raise NotRegularFile(f"{relative} is {kind}; the file tools only use regular files", kind)
     if st.st_nlink > 1:
-        raise WorkspaceEscape(
+        raise HardLinked(
             f"{relative} has {st.st_nlink} hard links; the file tools refuse hard-linked files "
-            "(the other link may be outside the workspace)"
+            "(the other link may be outside the workspace)",
+            st.st_nlink,
         )
 
 
 def read_file(workspace: Path, relative: str, limit: int) -> tuple[bytes, int]:
     """Up to ``limit`` bytes of a regular file in the workspace, and its size."""
-    parts = workspace_parts(relative)
+    return _read(workspace, relative, workspace_parts(relative), limit)
+
+
+def read_inside(workspace: str, path: str, max_bytes: int) -> bytes:
+    """A regular file's bytes, ``path`` absolute (inside ``workspace`` as written, or as the workspace resolves) or
+    relative to ``workspace``, its ``..`` taken as the kernel takes it but never above the workspace: the agent
+    hooks' reading of a path a model named. :class:`FileTooLarge` past ``max_bytes``, having read none of it."""
+    if "\x00" in path:
+        raise WorkspaceEscape("path contains a NUL byte")
+    relative = path
+    if os.path.isabs(path):
+        roots = sorted({os.path.abspath(workspace), os.path.realpath(workspace)}, key=len, reverse=True)
+        root = next((r for r in roots if path == r or path.startswith(r.rstrip(os.sep) + os.sep)), None)
+        if root is None:
+            raise LeadsOutside(f"{path!r} is outside the workspace")
+        relative = path[len(root) :]
+    if not RACE_FREE:  # pragma: no cover - Windows: check-then-open
+        return _read_by_path(workspace, relative, max_bytes)
+    parts = [part for part in relative.split("/") if part not in ("", ".")]
+    data, _ = _read(workspace, path, parts, max_bytes + 1, refuse_over=max_bytes)
+    if len(data) > max_bytes:  # it grew after its size was read
+        raise FileTooLarge(f"{path} is larger than {max_bytes} bytes", len(data))
+    return data
+
+
+def _read(
+    workspace: str | Path, relative: str, parts: list[str], limit: int, refuse_over: int | None = None
+) -> tuple[bytes, int]:
     with _walker(workspace, relative) as walker:
         name = walker.locate(parts)
         if name is None:
@@ -208,11 +270,13 @@ def read_file(workspace: Path, relative: str, limit: int) -> tuple[bytes, int]:
             raise FileNotFoundError(f"no such file: {relative}") from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise WorkspaceEscape(f"{relative}: swapped for a symlink while being opened; refused") from None
+                raise LeadsOutside(f"{relative}: swapped for a symlink while being opened; refused") from None
             raise
         try:
             st = os.fstat(fd)
             _check_regular(relative, st)  # what was opened, whatever was swapped in meanwhile
+            if refuse_over is not None and st.st_size > refuse_over:
+                raise FileTooLarge(f"{relative} is larger than {refuse_over} bytes", st.st_size)
             chunks: list[bytes] = []
             remaining = limit
             while remaining > 0:
@@ -224,6 +288,20 @@ def read_file(workspace: Path, relative: str, limit: int) -> tuple[bytes, int]:
             return b"".join(chunks), st.st_size
         finally:
             os.close(fd)
+
+
+def _read_by_path(workspace: str, relative: str, max_bytes: int) -> bytes:  # pragma: no cover - Windows
+    """Where there is no ``openat``: the path resolved, checked to stay inside, then opened (the race remains)."""
+    root = os.path.realpath(workspace)
+    target = os.path.realpath(os.path.join(root, relative))
+    if os.path.commonpath([root, target]) != root:
+        raise LeadsOutside(f"{relative!r} leads outside the workspace")
+    _check_regular(relative, os.stat(target))
+    with open(target, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FileTooLarge(f"{relative} is larger than {max_bytes} bytes", len(data))
+    return data
 
 
 def list_dir(workspace: Path, relative: str) -> list[tuple[str, bool]]:
@@ -251,7 +329,7 @@ def write_file(workspace: Path, relative: str, data: bytes) -> None:
             if stat.S_ISDIR(existing.st_mode):
                 raise IsADirectoryError(f"{relative} is a directory")
             _check_regular(relative, existing)
-        temporary = f".{name[:200]}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+        temporary = f".{name[:200]}.{os.getpid()}.{os.urandom(6).hex()}.tmp"  # secrets.token_hex(6)
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=parent)
         try:
             try:
