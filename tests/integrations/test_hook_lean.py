@@ -226,6 +226,58 @@ def test_request_row_is_the_request_fields_of_the_event(host: Host, tool_input: 
     assert (row["agent"], row["title"]) == (fields.agent, fields.title)
 
 
+WRITER_CALLS = {
+    "Write": (Host.CLAUDE_CODE, "Write", {"file_path": "notes.txt", "content": "one\nTWO\n"}),
+    "Edit": (Host.CLAUDE_CODE, "Edit", {"file_path": "{p}/notes.txt", "old_string": "two", "new_string": "2"}),
+    "MultiEdit": (
+        Host.CLAUDE_CODE,
+        "MultiEdit",
+        {
+            "file_path": "notes.txt",
+            "edits": [{"old_string": "one", "new_string": "1"}, {"old_string": "nine", "new_string": ""}],
+        },
+    ),
+    "qwen edit": (Host.QWEN, "edit", {"file_path": "{p}/notes.txt", "old_string": "one", "new_string": "ONE"}),
+    "cut at 200 KB": (Host.CLAUDE_CODE, "Write", {"file_path": "new.txt", "content": "a line of text\n" * 20_000}),
+    "a FIFO": (Host.CLAUDE_CODE, "Write", {"file_path": "pipe", "content": "x"}),
+    "a symlink out": (Host.CLAUDE_CODE, "Write", {"file_path": "{p}/out.txt", "content": "x"}),
+}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX: a FIFO, a symlink")
+@pytest.mark.parametrize("case", list(WRITER_CALLS))
+def test_a_file_writes_request_row_is_the_full_paths_with_its_diff(tmp_path: Path, case: str) -> None:
+    """A file write's waiting request as the lean path builds it (``request_row`` with ``diff_for``'s diff, as
+    ``_create_waiting`` does) against the full path's (``hook._waiting_fields``): the same data, diff and note."""
+    from reviewer_app.integrations.claude_code.diffs import diff_for
+    from reviewer_app.integrations.hosts.lean_wire import event_fields
+
+    host, tool, arguments = WRITER_CALLS[case]
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("one\ntwo\n")
+    os.mkfifo(project / "pipe")
+    (project / "out.txt").symlink_to(tmp_path / "elsewhere.txt")
+    filled = json.loads(json.dumps(arguments).replace("{p}", str(project)))
+    payload = fixture("qwen_pretooluse.json" if host is Host.QWEN else "permissionrequest.json")
+    payload.update(cwd=str(project), tool_name=tool, tool_input=filled, tool_use_id="toolu_writer")
+    event = parse_event(json.dumps(payload).encode(), host)
+    fields, expires_at = hook._waiting_fields(event, hook.HookOptions(host=host, database="x.db"), "the title")
+    lean_fields = event_fields(host.value, payload)
+    diff = diff_for(tool, lean_fields["tool_input"], lean_fields["cwd"])
+    row = lean.request_row(
+        host.value, lean_fields, "the title", metadata=fields.metadata, expires_at=expires_at, diff=diff
+    )
+    assert diff is not None and row["data"] == fields.request_data() and row["metadata"] == fields.request_metadata()
+    assert list(row["data"]) == list(fields.request_data())  # the same key order: the same stored text
+    for name in ("hitl_id", "hitl_type", "session_id", "invocation_id", "tool_name", "tool_call_id", "expires_at"):
+        assert row[name] == getattr(fields, name), name
+    if case == "cut at 200 KB":
+        assert diff["note"] == "new.txt does not exist yet; first 200 KB of the diff"
+    elif case == "a FIFO":
+        assert diff["note"] == "pipe is a FIFO (named pipe): not read, compared with nothing"
+
+
 def lean_event(payload: dict[str, Any], host: str) -> dict[str, Any]:
     from reviewer_app.integrations.claude_code.wire import claude_event_fields
 

@@ -28,6 +28,7 @@ import pytest
 from reviewer_app.domain.decisions import Decision, DecisionKind, args_digest
 from reviewer_app.domain.hitl import shown_arguments
 from reviewer_app.hitl import SQLHITLBackend
+from reviewer_app.integrations.claude_code.diffs import MAX_DIFF_CHARS, MAX_FILE_BYTES
 from reviewer_app.integrations.claude_code.lean_wait import WAITER_ENV
 from reviewer_app.persistence.store import Store
 from tests.integrations.hook_helpers import DATA, finish, fixture, hook_env, import_probe, wait_pending
@@ -53,6 +54,7 @@ PER_PROCESS = {"prev_hash", "row_hash"}
 JSON_TIMES = {"resolved_ms", "expires_at", "hook_process"}
 RANDOM_META = {"audit_head", "database_id"}
 SKIPPED_TABLES = {"alembic_version"}
+CLAUDE = "claude-code"
 
 Act = Callable[[SQLHITLBackend, dict[str, Any], subprocess.Popen[bytes]], Awaitable[None]]
 
@@ -100,26 +102,32 @@ def _approval(record: dict[str, Any], kind: DecisionKind = DecisionKind.APPROVE,
 
 
 class Side:
-    """One waiter's database, transcript and hook process."""
+    """One waiter's database, transcript and hook process; the call is Claude Code's captured ``PreToolUse`` unless
+    ``payload`` (of ``host``) says otherwise."""
 
-    def __init__(self, tmp_path: Path, migrated: Path, waiter: str) -> None:
+    def __init__(
+        self, tmp_path: Path, migrated: Path, waiter: str, payload: dict[str, Any] | None = None, host: str = CLAUDE
+    ) -> None:
         self.tmp_path = tmp_path
         self.folder = tmp_path / waiter
         self.folder.mkdir()
         self.database = self.folder / "reviews.db"
         shutil.copyfile(migrated, self.database)
         self.waiter = waiter
+        self.payload = payload if payload is not None else fixture("pretooluse.json")
+        self.host = host
         self.started = 0.0
         self.transcript = tmp_path / "session.jsonl"  # one transcript; each side's cursor beside its database
         if not self.transcript.exists():
             shutil.copyfile(DATA / "claude_transcript.jsonl", self.transcript)
 
     def start(self, *args: str) -> subprocess.Popen[bytes]:
-        payload = fixture("pretooluse.json")
-        payload["transcript_path"] = str(self.transcript)
+        payload = dict(self.payload)
+        if self.host == CLAUDE:
+            payload["transcript_path"] = str(self.transcript)
         env = hook_env(self.tmp_path)
         env[WAITER_ENV] = self.waiter
-        command = [sys.executable, "-m", "reviewer_app", "hook", "claude-code", "--db", str(self.database), *args]
+        command = [sys.executable, "-m", "reviewer_app", "hook", self.host, "--db", str(self.database), *args]
         self.started = time.monotonic()
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
@@ -139,17 +147,25 @@ class Side:
 
 
 async def _both(
-    tmp_path: Path, migrated: Path, act: Act, *args: str, sides: list[Side] | None = None
+    tmp_path: Path,
+    migrated: Path,
+    act: Act,
+    *args: str,
+    sides: list[Side] | None = None,
+    payload: dict[str, Any] | None = None,
+    host: str = CLAUDE,
+    full_args: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any] | None, str, str]:
     """The same sequence under each waiter; their answers and rows compared. The answer and each stderr.
-    ``sides``: filled with each side as it starts (for an act that needs it)."""
-    lean, full = Side(tmp_path, migrated, "lean"), Side(tmp_path, migrated, "full")
+    ``sides``: filled with each side as it starts (for an act that needs it); ``full_args``: the full side's own
+    options (``--no-lean``: the full path writes the request too)."""
+    lean, full = Side(tmp_path, migrated, "lean", payload, host), Side(tmp_path, migrated, "full", payload, host)
     if sides is not None:
         sides.append(lean)
     lean_code, lean_answer, lean_err = await lean.run(act, *args)
     if sides is not None:
         sides.append(full)
-    full_code, full_answer, full_err = await full.run(act, *args)
+    full_code, full_answer, full_err = await full.run(act, *args, *full_args)
     assert lean_code == full_code == 0, (lean_err, full_err)
     assert lean_answer == full_answer, (lean_err, full_err)
     lean_rows, full_rows = rows(lean.database), rows(full.database)
@@ -239,6 +255,98 @@ async def test_a_cancel_in_reviewer_is_a_deny_in_both(tmp_path: Path, migrated_s
 
     answer, _, _ = await _both(tmp_path, migrated_sqlite, act)
     assert _verdict(answer) == ("deny", "the request was cancelled in Reviewer; the call was not run")
+
+
+def _project(root: Path) -> Path:
+    """A project with what an agent may leave at a path it then writes: text, a FIFO, a symlink and a hard link to a
+    file outside, a folder, Latin-1 bytes, a file over the diff's 2 MB limit, one whose rewrite diffs past 200 KB."""
+    project = root / "project"
+    project.mkdir()
+    (root / "outside.txt").write_text("OUTSIDE-SECRET\n")
+    (project / "notes.txt").write_text("one\ntwo\nthree\n")
+    (project / "folder").mkdir()
+    (project / "latin1.txt").write_bytes(b"caf\xe9\n")
+    (project / "huge.txt").write_bytes(b"x" * (MAX_FILE_BYTES + 1))
+    (project / "long.txt").write_text("".join(f"old line {n}\n" for n in range(12_000)))
+    if sys.platform != "win32":
+        os.mkfifo(project / "pipe")
+        (project / "link.txt").symlink_to(root / "outside.txt")
+        os.link(root / "outside.txt", project / "hard.txt")
+    return project
+
+
+NOT_READ = "not read, compared with nothing"
+LONG = "".join(f"new line {n}\n" for n in range(12_000))
+WRITES: dict[str, tuple[str, str, dict[str, Any], str]] = {
+    # case: (host, tool, arguments ({p}: the project), the diff's note)
+    "write-new": (CLAUDE, "Write", {"file_path": "{p}/new.txt", "content": "hi\n"}, "{p}/new.txt does not exist yet"),
+    "edit": (CLAUDE, "Edit", {"file_path": "{p}/notes.txt", "old_string": "two", "new_string": "TWO"}, ""),
+    "multiedit": (
+        CLAUDE,
+        "MultiEdit",
+        {
+            "file_path": "notes.txt",
+            "edits": [{"old_string": "one", "new_string": "1"}, {"old_string": "3", "new_string": ""}],
+        },
+        "old_string is not in the file as it is now: the agent will refuse this edit",
+    ),
+    "qwen-edit": ("qwen", "edit", {"file_path": "{p}/notes.txt", "old_string": "three", "new_string": "3"}, ""),
+    "cut-at-200KB": (CLAUDE, "Write", {"file_path": "long.txt", "content": LONG}, "first 200 KB of the diff"),
+    "fifo": (CLAUDE, "Write", {"file_path": "pipe", "content": "x"}, f"pipe is a FIFO (named pipe): {NOT_READ}"),
+    "symlink-out": (
+        CLAUDE,
+        "Write",
+        {"file_path": "{p}/link.txt", "content": "x"},
+        f"{{p}}/link.txt is outside the project directory: {NOT_READ}",
+    ),
+    "hard-link": (
+        CLAUDE,
+        "Edit",
+        {"file_path": "hard.txt", "old_string": "O", "new_string": "0"},
+        "hard.txt has 2 hard links: not read (another may be outside the project), compared with nothing",
+    ),
+    "folder": (CLAUDE, "Write", {"file_path": "folder", "content": "x"}, f"folder is a directory: {NOT_READ}"),
+    "latin1": (
+        CLAUDE,
+        "Edit",
+        {"file_path": "latin1.txt", "old_string": "c", "new_string": "C"},
+        "latin1.txt is not UTF-8 text: no diff",
+    ),
+    "over-2MB": (CLAUDE, "Write", {"file_path": "huge.txt", "content": "y"}, "huge.txt is larger than 2 MB: not read"),
+}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX: FIFOs, symlinks, hard links")
+@pytest.mark.parametrize("case", list(WRITES))
+async def test_a_file_write_is_written_by_the_lean_path_as_the_full_path_writes_it(
+    tmp_path: Path, migrated_sqlite: Path, case: str
+) -> None:
+    """The waiting request of a file write or edit, its diff made by the lean path, against the full path's own
+    (``--no-lean``: its request, diff and wait): the same answer, every row the same, the diff's note as expected;
+    nothing outside the project read, no hang on the FIFO."""
+    host, tool, arguments, note = WRITES[case]
+    project = _project(tmp_path)
+    filled = json.loads(json.dumps(arguments).replace("{p}", str(project)))
+    base = fixture("qwen_pretooluse.json" if host == "qwen" else "pretooluse.json")
+    base.pop("transcript_path", None)
+    payload = {**base, "cwd": str(project), "tool_name": tool, "tool_input": filled, "tool_use_id": f"toolu_{case}"}
+    sides: list[Side] = []
+    answer, _, _ = await _both(
+        tmp_path,
+        migrated_sqlite,
+        _deciding(_approval),
+        sides=sides,
+        payload=payload,
+        host=host,
+        full_args=("--no-lean",),
+    )
+    assert answer is not None
+    [request] = rows(sides[0].database)["hitl_requests"]
+    diff = request["data"]["diff"]
+    assert diff["note"] == note.replace("{p}", str(project)), diff["note"]
+    assert "OUTSIDE-SECRET" not in json.dumps(request)
+    if case == "cut-at-200KB":
+        assert diff["diff"].endswith("\n… (diff cut at 200 KB)\n") and len(diff["diff"]) < MAX_DIFF_CHARS + 100
 
 
 @pytest.mark.parametrize("on_timeout", ["ask", "deny"])
@@ -331,8 +439,11 @@ def _without_random_block_ids(full: dict[str, Any], lean: dict[str, Any]) -> dic
     return full
 
 
-def _probe(tmp_path: Path, database: Path, heavy: tuple[str, ...]) -> subprocess.Popen[bytes]:
-    """The hook run in-process by :func:`import_probe` (the lean waiter), fed the captured PreToolUse event."""
+def _probe(
+    tmp_path: Path, database: Path, heavy: tuple[str, ...], payload: dict[str, Any] | None = None
+) -> subprocess.Popen[bytes]:
+    """The hook run in-process by :func:`import_probe` (the lean waiter), fed ``payload`` (by default the captured
+    PreToolUse event)."""
     env = hook_env(tmp_path)
     env[WAITER_ENV] = "lean"
     process = subprocess.Popen(
@@ -343,15 +454,19 @@ def _probe(tmp_path: Path, database: Path, heavy: tuple[str, ...]) -> subprocess
         env=env,
     )
     assert process.stdin is not None
-    process.stdin.write(json.dumps(fixture("pretooluse.json")).encode())
+    process.stdin.write(json.dumps(payload if payload is not None else fixture("pretooluse.json")).encode())
     process.stdin.close()
     process.stdin = None
     return process
 
 
-async def test_the_lean_waiter_loads_no_sqlalchemy_or_asyncio(tmp_path: Path, db_at_schema_head: Path) -> None:
+@pytest.mark.parametrize("tool", ["Bash", "Write"])
+async def test_the_lean_waiter_loads_no_sqlalchemy_or_asyncio(
+    tmp_path: Path, db_at_schema_head: Path, tool: str
+) -> None:
     """The hook waits in-process (its exit turned into SystemExit), a reviewer approves, and its modules are listed:
-    the decision came without SQLAlchemy, asyncio or the backend."""
+    the decision came without SQLAlchemy, asyncio or the backend; for a Write too, whose request carries its diff
+    (made by the lean path: before, a Write's request was left to the full path)."""
     heavy = (
         "sqlalchemy",
         "asyncio",
@@ -359,9 +474,18 @@ async def test_the_lean_waiter_loads_no_sqlalchemy_or_asyncio(tmp_path: Path, db
         "reviewer_app.hitl.core",
         "reviewer_app.integrations.claude_code.hook",
     )
-    process = _probe(tmp_path, db_at_schema_head, heavy)
+    payload = fixture("pretooluse.json")
+    if tool == "Write":
+        project = tmp_path / "project"
+        project.mkdir()
+        (project / "notes.txt").write_text("one\n")
+        arguments = {"file_path": str(project / "notes.txt"), "content": "two\n"}
+        payload.update(cwd=str(project), tool_name="Write", tool_input=arguments)
+    process = _probe(tmp_path, db_at_schema_head, heavy, payload)
     async with SQLHITLBackend(db_at_schema_head, reviewer="tester") as backend:
         [record] = await wait_pending(backend)
+        if tool == "Write":
+            assert record["data"]["diff"]["diff"].endswith("-one\n+two\n")
         await backend.decide(record["hitl_id"], _approval(record))
     out, err = await asyncio.to_thread(process.communicate, timeout=60)
     assert _verdict(json.loads(out))[0] == "allow", err.decode()

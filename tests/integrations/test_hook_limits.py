@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reviewer_app.domain.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_JSON_BYTES, RequestRejected
+from reviewer_app.domain.limits import MAX_DEPTH, MAX_INT_DIGITS, MAX_JSON_BYTES, RequestRejected, check_json_value
 from reviewer_app.domain.settlement import Settlement
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.integrations.claude_code import request
@@ -97,3 +98,32 @@ async def test_the_hook_never_allows_or_stores_a_refused_call(
     assert answer["hookSpecificOutput"]["permissionDecision"] == "ask"
     assert "RequestRejected" in err
     assert _count(db_path) == 0
+
+
+async def test_a_write_whose_diff_takes_it_past_the_size_limit_is_refused_on_both_paths(
+    tmp_path: Path, fresh_db: Callable[[str], Path]
+) -> None:
+    """A Write whose content alone fits the request's 16 MiB but not with its diff (cut at 200 KB): the lean path,
+    which now makes the diff, checks the whole request as the full path does and stores nothing; the answer is the
+    full path's fallback on both."""
+    line = "x" * 999 + "\n"  # 1,001 bytes of JSON a line
+    content = line * ((MAX_JSON_BYTES - 100_000) // 1001)
+    project = tmp_path / "project"
+    project.mkdir()
+    payload = {
+        **fixture("pretooluse.json"),
+        "cwd": str(project),
+        "tool_name": "Write",
+        "tool_input": {"file_path": "big.txt", "content": content},
+        "tool_use_id": "toolu_big_write",
+    }
+    check_json_value(payload["tool_input"], "the arguments alone")  # fit: the diff is what takes the data past
+    results = []
+    for label, args in {"lean": (), "full": ("--no-lean",)}.items():
+        db = fresh_db(f"{label}.db")
+        code, answer, err = run_hook(tmp_path, db, payload, "--timeout", "60", *args)
+        assert code == 0 and "RequestRejected: data: more than the limit of 16.0 MiB" in err, err
+        assert _count(db) == 0
+        results.append(answer)
+    assert results[0] == results[1]
+    assert results[0] is not None and results[0]["hookSpecificOutput"]["permissionDecision"] == "ask"

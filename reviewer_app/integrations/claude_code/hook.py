@@ -138,8 +138,14 @@ def answer_event(event: HookEvent, options: HookOptions, stderr: TextIO) -> Answ
     prepared = None
     if options.handover is not None:  # the lean path created the waiting request: wait on it
         lean = options.handover
+        diff = (lean.row or {}).get("data", {}).get("diff")
         fields = request_fields(
-            event, hitl_id=lean.hitl_id, title=lean.title, metadata=lean.metadata, expires_at=lean.expires_at
+            event,
+            hitl_id=lean.hitl_id,
+            title=lean.title,
+            extra={"diff": diff} if diff is not None else None,
+            metadata=lean.metadata,
+            expires_at=lean.expires_at,
         )
         prepared = Prepared(fields, lean.watcher)
     elif options.fast_path:

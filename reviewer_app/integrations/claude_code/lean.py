@@ -17,8 +17,9 @@ error. It never fails open: it answers only after committing the decision of the
 ``--allow-tools`` (allow, or a deny rule's deny); anything else is the full path's to answer. A call that
 certainly nothing settles (an ask rule sends it to a person; or no rule applies, no waiver row could cover it and
 it is not in ``--allow-tools``) is written as the waiting request here, after its watchdog is up, exactly as
-:func:`.hook.answer_fast` writes it; this process then waits for its decision with ``sqlite3`` alone
-(:mod:`.lean_wait`), or, where that waiter is unsure, the full path waits (:class:`Handover`).
+:func:`.hook.answer_fast` writes it (a file write's or edit's with the diff :mod:`.diffs` makes for both); this
+process then waits for its decision with ``sqlite3`` alone (:mod:`.lean_wait`), or, where that waiter is unsure,
+the full path waits (:class:`Handover`).
 
 A session event (``--event``: a tool's result, a prompt, a turn's or session's end) is recorded here too, by
 :mod:`reviewer_app.integrations.hosts.lean_session`, which writes the full path's rows or leaves the event to it.
@@ -65,7 +66,8 @@ LOCK_WAIT_MS = 250
 EXPIRY_GRACE_S = 3
 """``hook.EXPIRY_GRACE_S`` (a test holds the two equal)."""
 DIFF_TOOLS = frozenset({"Write", "write_file", "create", "Create", "write", "Edit", "MultiEdit", "replace", "edit"})
-"""``diffs.WRITE_TOOLS | diffs.EDIT_TOOLS``: a waiting request of these carries a diff, made by the full path."""
+"""``diffs.WRITE_TOOLS | diffs.EDIT_TOOLS``: a waiting request of these carries a diff of the file (:mod:`.diffs`,
+imported for them only: ``difflib``)."""
 _FLAGS = frozenset({"--no-transcript", "--no-watchdog"})
 _VALUED = frozenset({"--db", "--timeout", "--on-error", "--on-timeout", "--allow-tools", "--state-dir", "--event"})
 
@@ -314,13 +316,16 @@ def _create_waiting(
     from reviewer_app.domain.hook_lease import hook_process_metadata
     from reviewer_app.domain.limits import check_request
 
-    if event["tool_name"] in DIFF_TOOLS:
-        return None  # its request carries a diff of the file: the full path makes it
     host = options["host"]
     title = None if store.run_exists(event["run_id"]) else _title(options, event)
+    diff = None
+    if event["tool_name"] in DIFF_TOOLS:  # the file as it is now against what the call writes (``_waiting_fields``)
+        from reviewer_app.integrations.claude_code.diffs import diff_for
+
+        diff = diff_for(event["tool_name"], event["tool_input"], event["cwd"])
     expires_at = int(time.time() + (deadline - time.monotonic())) + EXPIRY_GRACE_S
     metadata = hook_process_metadata()
-    row = request_row(host, event, title, metadata=metadata, expires_at=expires_at)
+    row = request_row(host, event, title, metadata=metadata, expires_at=expires_at, diff=diff)
     check_request({key: row[key] for key in _CHECKED})
     watcher = None
     created = False
@@ -533,9 +538,10 @@ def request_row(
     *,
     metadata: dict[str, Any] | None = None,
     expires_at: int | None = None,
+    diff: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The request ``host``'s event becomes: ``request.request_fields`` (a test holds the two to each other), as
-    the values :meth:`LeanStore.create_request` writes."""
+    the values :meth:`LeanStore.create_request` writes; ``diff``: a file write's (:func:`.diffs.diff_for`)."""
     tables = HOST_TABLES[host]
     name = event["event"]
     data: dict[str, Any] = {"hook_event": name, "shell_tools": list(tables["shell_tools"])}
@@ -543,6 +549,8 @@ def request_row(
         if event[key]:
             data[key] = event[key]
     data.update(event["extra"])
+    if diff is not None:  # ``request_fields(extra={"diff": …})``: after the host's own keys
+        data["diff"] = diff
     arguments = event["tool_input"]
     data["arguments"] = arguments
     description = arguments.get("description")
