@@ -113,6 +113,24 @@ def test_compression_is_kept_only_when_it_pays() -> None:
         unpack(digest(text), CODEC_RAW, noise)
 
 
+@pytest.mark.parametrize("size", [BLOB_THRESHOLD, 70_000])
+def test_a_blobs_address_is_its_sha256_with_or_without_openssl(size: int) -> None:
+    """A process that has not loaded ``hashlib`` (the hook's lean waiter storing a file write's content) addresses a
+    small blob with the interpreter's built-in SHA-256 and leaves OpenSSL unloaded; a large one loads it. Either way
+    the address is ``hashlib.sha256``'s."""
+    import hashlib
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom reviewer_app.persistence.blobs import digest\n"
+        f"print(digest(bytes(range(256)) * ({size} // 256 + 1)), 'hashlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60).stdout
+    wanted = hashlib.sha256(bytes(range(256)) * (size // 256 + 1)).hexdigest()
+    assert out.split() == [wanted, str(size > 65_536)]
+
+
 def test_a_value_remembered_from_a_rolled_back_transaction_is_written_again(store: Store) -> None:
     """The store skips re-encoding a checkpoint's large values it stored before, but never trusts a rollback."""
     script = [{"text": BIG}]
