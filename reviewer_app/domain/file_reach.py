@@ -207,11 +207,13 @@ def _git_ignored(directory: str) -> Callable[[str, bool], bool] | None:
     they ignore counts (the safe side)."""
     if not _in_git_repository(directory):
         return None
-    try:
-        with open(posixpath.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(1_000_000).splitlines()
+    from reviewer_app.domain.safe_fs import read_regular
+
+    try:  # a FIFO or device made there is refused, never waited on
+        data, _ = read_regular(posixpath.join(directory, ".gitignore"), 1_000_000)
     except OSError:
         return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
     import pathspec
 
     spec = pathspec.GitIgnoreSpec.from_lines(lines)

@@ -9,8 +9,6 @@ the hook's lean path uses :func:`patch_paths` to step aside for such calls.
 
 from __future__ import annotations
 
-import os
-
 _HEADERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ", "+++ ", "--- ", "diff --git ",
             "rename to ", "copy to ")  # fmt: skip
 MAX_PATCH_BYTES = 1 << 20
@@ -64,14 +62,18 @@ def patch_input(program: str, args: tuple[str, ...]) -> tuple[list[str], bool] |
 
 
 def read_patch(path: str) -> str | None:
-    """A patch file's text, or None when it cannot be read whole (missing, too large, not text)."""
+    """A patch file's text, or None when it cannot be read whole (missing, too large, not text, not a regular file:
+    a FIFO the agent made is never waited on)."""
+    from reviewer_app.domain.safe_fs import read_regular
+
     try:
-        if os.path.getsize(path) > MAX_PATCH_BYTES:
+        data, size = read_regular(path, MAX_PATCH_BYTES + 1)
+        if size > MAX_PATCH_BYTES or len(data) > MAX_PATCH_BYTES:
             return None
-        with open(path, encoding="utf-8", errors="strict") as handle:
-            return handle.read()
+        text = data.decode("utf-8")
     except (OSError, ValueError):
         return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as ``open(encoding="utf-8")`` reads it
 
 
 __all__ = ["MAX_PATCH_BYTES", "patch_input", "patch_paths", "read_patch"]

@@ -228,6 +228,18 @@ def _check_regular(relative: str, st: os.stat_result) -> None:
         )
 
 
+def _read_up_to(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_file(workspace: Path, relative: str, limit: int) -> tuple[bytes, int]:
     """Up to ``limit`` bytes of a regular file in the workspace, and its size."""
     return _read(workspace, relative, workspace_parts(relative), limit)
@@ -277,17 +289,26 @@ def _read(
             _check_regular(relative, st)  # what was opened, whatever was swapped in meanwhile
             if refuse_over is not None and st.st_size > refuse_over:
                 raise FileTooLarge(f"{relative} is larger than {refuse_over} bytes", st.st_size)
-            chunks: list[bytes] = []
-            remaining = limit
-            while remaining > 0:
-                chunk = os.read(fd, min(remaining, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                remaining -= len(chunk)
-            return b"".join(chunks), st.st_size
+            return _read_up_to(fd, limit), st.st_size
         finally:
             os.close(fd)
+
+
+def read_regular(path: str, limit: int) -> tuple[bytes, int]:
+    """Up to ``limit`` bytes of the regular file at ``path`` (anywhere: symlinks followed), and its size; what is not a
+    regular file is refused without waiting (:class:`NotRegularFile`: a FIFO the agent made is opened non-blocking and
+    never read, a device never read). For files a check reads to judge a call (a patch file, a ``.gitignore``)."""
+    fd = os.open(path, _FILE_FLAGS & ~_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(f"{path} is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            kind = _kind(st.st_mode)
+            raise NotRegularFile(f"{path} is {kind}, not a regular file", kind)
+        return _read_up_to(fd, min(limit, st.st_size + 1)), st.st_size
+    finally:
+        os.close(fd)
 
 
 def _read_by_path(workspace: str, relative: str, max_bytes: int) -> bytes:  # pragma: no cover - Windows

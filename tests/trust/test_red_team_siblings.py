@@ -415,3 +415,41 @@ def test_a_search_whose_filter_names_plain_files_stays_below_high(
     home: Path, tool: str, arguments: dict[str, object]
 ) -> None:
     assert not judged_high(tool, arguments, home / "ws"), (tool, arguments)
+
+
+def _judged_high_without_waiting(fifo: Path, tool: str, arguments: dict[str, object], cwd: Path) -> bool:
+    """``judged_high`` in a thread that must end within 20 s (a hang guard, not a speed goal); then a reader the
+    old code left in ``open()`` of ``fifo`` is let go."""
+    import threading
+
+    verdict: list[bool] = []
+    worker = threading.Thread(target=lambda: verdict.append(judged_high(tool, arguments, cwd)), daemon=True)
+    worker.start()
+    worker.join(20)
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+    assert not worker.is_alive(), f"the risk check of {tool} {arguments} blocked on the FIFO {fifo.name}"
+    [high] = verdict
+    return high
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX: FIFOs")
+@pytest.mark.parametrize("command", ["patch -p1 -i fix.diff", "git apply fix.diff", "patch -p1 < fix.diff"])
+def test_a_patch_file_that_is_a_fifo_is_high_at_once(home: Path, command: str) -> None:
+    """The agent made ``fix.diff`` a FIFO: the risk check (the hook's, the window's) must not wait in ``open()`` for
+    a writer that never comes. It cannot read the patch, so the call is high."""
+    fifo = home / "ws" / "fix.diff"
+    os.mkfifo(fifo)
+    assert _judged_high_without_waiting(fifo, "Bash", {"command": command}, home / "ws")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX: FIFOs")
+def test_a_gitignore_that_is_a_fifo_is_not_waited_on(home: Path) -> None:
+    """A search that honours ``.gitignore`` reads it to know what it skips: a FIFO there is refused at once (then
+    nothing is known to be skipped: the ``.env`` beside it counts, and the search is high)."""
+    gitignore = home / "ignored" / ".gitignore"
+    gitignore.unlink()
+    os.mkfifo(gitignore)
+    assert _judged_high_without_waiting(gitignore, "Grep", {"pattern": "TOKEN"}, home / "ignored")
