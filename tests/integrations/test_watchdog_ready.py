@@ -198,4 +198,5 @@ def test_a_watchdog_process_starts_without_the_hook_command_or_argparse(
     assert done.returncode == 0, done.stderr
     imported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time")}
     assert "reviewer_app.integrations.claude_code.watchdog" in imported
-    assert not imported & {"argparse", "reviewer_app.integrations.claude_code.command", "logging", "subprocess"}
+    hook_command = "reviewer_app.integrations.claude_code.command"
+    assert not imported & {"argparse", hook_command, "logging", "subprocess", "typing"}

@@ -15,7 +15,8 @@ settles the request (``SQLHITLBackend.settle_abandoned_hooks``).
 
 Every waiting hook starts one, so its process starts lean: ``python -m reviewer_app hook _watch …`` comes straight
 to :func:`main` (:mod:`reviewer_app.__main__`), which reads the command line :func:`.lean.watchdog_command` writes
-without argparse or the hook command's module; ``logging`` and ``subprocess`` are not imported on its way.
+without argparse or the hook command's module; ``logging``, ``subprocess`` and ``typing`` are not imported on
+its way.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import os
 import select
 import signal
 import time
-from typing import TYPE_CHECKING
 
 from reviewer_app.domain.hook_lease import answered_elsewhere, process_alive
 from reviewer_app.integrations.claude_code.lean import (
@@ -39,6 +39,7 @@ from reviewer_app.integrations.claude_code.lean_store import LeanStore, sqlite_f
 
 __all__ = ["main", "reviewer_command", "start_watchdog", "stop_watchdog", "watch", "watch_arguments"]
 
+TYPE_CHECKING = False  # no ``typing`` in the watchdog's process (see the module docstring)
 if TYPE_CHECKING:
     import subprocess
 
