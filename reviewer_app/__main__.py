@@ -4,6 +4,7 @@ An agent's hook (``… hook <host>``) answers every tool call in a new process, 
 lean path (``integrations/claude_code/lean.py``: a call the session's exact waiver settles, a session event, a
 waiting request and its wait (``lean_wait.py``), with the standard library alone), then to the hook's own command
 with the stdin bytes the lean path read;
+a waiting hook's watchdog (``… hook _watch``) goes straight to its own module (``watchdog.main``);
 everything else is the CLI.
 """
 
@@ -11,6 +12,12 @@ import sys
 
 
 def main() -> int:
+    if sys.argv[1:3] == ["hook", "_watch"]:  # a waiting hook's watchdog: its own reading of its own command line
+        from reviewer_app.integrations.claude_code.watchdog import main as watch_main
+
+        code = watch_main(sys.argv[3:])
+        if code is not None:
+            return code
     if sys.argv[1:2] == ["hook"]:  # agent hooks answer every tool call: skip the CLI's imports
         payload = handover = None
         try:

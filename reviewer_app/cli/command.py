@@ -85,11 +85,22 @@ def window_args(argv: Sequence[str]) -> argparse.Namespace | None:
     return args if args.command in (None, "gui") else None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
-    parser.add_argument("--version", action=VersionAction)
-    sub = add_window_arguments(parser)
+class OneCommandParser(WindowParser):
+    """One command's parser (:func:`command_args`): like the window's, it says "not this" instead of printing
+    anything (help included), so the full parser prints what it prints."""
 
+    def _print_message(self, message: str, file: object = None) -> NoReturn:
+        raise NotTheWindow(message)
+
+
+SubParsers = argparse._SubParsersAction  # the ``sub`` of ``add_subparsers``: each command's parser is added to it
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    add_common_options(parser, in_subcommand=True)
+
+
+def _add_run(sub: SubParsers[argparse.ArgumentParser]) -> None:
     run = sub.add_parser("run", help="run one agent in this process until it ends (decisions may come from anywhere)")
     run.add_argument("agent", help="agent name (see --agents; 'demo' is built in)")
     run.add_argument("prompt", help="the task for the agent")
@@ -97,15 +108,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--session", help="run in this existing session (shares its workspace)")
     run.add_argument("--timeout", type=float, help="give up waiting after this many seconds (the run stays resumable)")
     run.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _add_common(run)
 
+
+def _add_worker(sub: SubParsers[argparse.ArgumentParser]) -> None:
     worker = sub.add_parser("worker", help="resume every resumable run and serve until SIGINT/SIGTERM")
     worker.add_argument("--exit-when-idle", action="store_true", help="exit once no run is left to drive")
     worker.add_argument("--max-runs", type=int, default=16, help="how many runs may be active at once (default 16)")
     worker.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    _add_common(worker)
 
+
+def _add_pending(sub: SubParsers[argparse.ArgumentParser]) -> None:
     pending = sub.add_parser("pending", help="list the requests waiting for a decision")
     pending.add_argument("--json", action="store_true", help="a JSON list of request records")
+    _add_common(pending)
 
+
+def _add_decide(sub: SubParsers[argparse.ArgumentParser]) -> None:
     decide = sub.add_parser("decide", help="decide one request")
     decide.add_argument("hitl_id")
     decide.add_argument("decision", choices=["approve", "approve_for_session", "edit", "reject", "steer", "respond"])
@@ -118,24 +138,39 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HASH",
         help="the SHA-256 of the arguments you reviewed (from `pending`); refused (exit 5) if they differ now",
     )
+    _add_common(decide)
 
+
+def _add_runs(sub: SubParsers[argparse.ArgumentParser]) -> None:
     runs = sub.add_parser("runs", help="list runs, newest first")
     runs.add_argument("--json", action="store_true")
     runs.add_argument("--limit", type=int, default=200)
+    _add_common(runs)
 
+
+def _add_timeline(sub: SubParsers[argparse.ArgumentParser]) -> None:
     timeline = sub.add_parser("timeline", help="a run's timeline (folded blocks)")
     timeline.add_argument("invocation_id")
     timeline.add_argument("--json", action="store_true")
+    _add_common(timeline)
 
+
+def _add_audit(sub: SubParsers[argparse.ArgumentParser]) -> None:
     audit = sub.add_parser("audit", help="the decision audit log; 'audit verify' checks its hash chain")
     audit.add_argument("action", nargs="?", choices=["verify", "export"])
     audit.add_argument("--json", action="store_true")
     audit.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="export format (default jsonl)")
     audit.add_argument("--output", "-o", help="export to this file instead of standard output")
+    _add_common(audit)
 
+
+def _add_cancel(sub: SubParsers[argparse.ArgumentParser]) -> None:
     cancel = sub.add_parser("cancel", help="cancel a run and its pending requests")
     cancel.add_argument("invocation_id")
+    _add_common(cancel)
 
+
+def _add_resolve(sub: SubParsers[argparse.ArgumentParser]) -> None:
     resolve = sub.add_parser(
         "resolve", help="settle an interrupted run: re-run its tool call or abort it, then drive it"
     )
@@ -143,23 +178,85 @@ def build_parser() -> argparse.ArgumentParser:
     resolve.add_argument("action", choices=["rerun", "abort"])
     resolve.add_argument("--message", default="aborted by operator", help="the reason the model sees on abort")
     resolve.add_argument("--quiet", action="store_true")
+    _add_common(resolve)
 
+
+def _add_mcp_proxy(sub: SubParsers[argparse.ArgumentParser]) -> None:
     sub.add_parser("mcp-proxy", help="serve an MCP server to any MCP host with its tool calls reviewed here")
 
+
+def _add_rules(sub: SubParsers[argparse.ArgumentParser]) -> None:
     from reviewer_app.cli.rules import add_rules_parser
 
-    add_rules_parser(sub, lambda action: add_common_options(action, in_subcommand=True))
-    from reviewer_app.cli.habits import add_stats_parser
+    add_rules_parser(sub, _add_common)
+
+
+def _add_why(sub: SubParsers[argparse.ArgumentParser]) -> None:
     from reviewer_app.cli.why import add_why_parser
 
-    for add in (add_why_parser, add_stats_parser):
-        add(sub, lambda parser: add_common_options(parser, in_subcommand=True))
-    for name in ("run", "worker", "pending", "decide", "runs", "timeline", "audit", "cancel", "resolve"):
-        add_common_options(sub.choices[name], in_subcommand=True)
+    add_why_parser(sub, _add_common)
+
+
+def _add_stats(sub: SubParsers[argparse.ArgumentParser]) -> None:
+    from reviewer_app.cli.habits import add_stats_parser
+
+    add_stats_parser(sub, _add_common)
+
+
+def _add_hook(sub: SubParsers[argparse.ArgumentParser]) -> None:
     from reviewer_app.integrations.claude_code.command import add_hook_parser
 
     add_hook_parser(sub)
+
+
+SUBCOMMANDS: dict[str, Callable[[SubParsers[argparse.ArgumentParser]], None]] = {
+    "run": _add_run,
+    "worker": _add_worker,
+    "pending": _add_pending,
+    "decide": _add_decide,
+    "runs": _add_runs,
+    "timeline": _add_timeline,
+    "audit": _add_audit,
+    "cancel": _add_cancel,
+    "resolve": _add_resolve,
+    "mcp-proxy": _add_mcp_proxy,
+    "rules": _add_rules,
+    "why": _add_why,
+    "stats": _add_stats,
+    "hook": _add_hook,
+}
+"""Every command's parser but the window's, in the order ``--help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=DESCRIPTION)
+    parser.add_argument("--version", action=VersionAction)
+    sub = add_window_arguments(parser)
+    for add in SUBCOMMANDS.values():
+        add(sub)
     return parser
+
+
+def command_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """``argv`` parsed as the full parser would, when it runs one of the headless commands; else None.
+
+    The command is a word of ``argv`` that names one (the first that parses as that command); its parser is built
+    alone beside the window's (the global options and ``gui``), without importing the other commands' modules
+    (``rules``, ``why``, ``stats``, ``hook``: ~15 ms of every ``decide``). The same words reach the same command's
+    parser as in the full parser, so a parse that succeeds is the full parser's; anything it cannot parse, and
+    anything that would print (help), is left to the full parser, which prints and exits as ever (``--version`` is
+    not known here either).
+    """
+    for command in dict.fromkeys(word for word in argv if word in SUBCOMMANDS):  # an option's value may name one
+        parser = OneCommandParser(prog=PROG, description=DESCRIPTION)
+        SUBCOMMANDS[command](add_window_arguments(parser))
+        try:
+            args = parser.parse_args(argv)
+        except NotTheWindow:
+            continue
+        if args.command == command:
+            return args
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -179,6 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return hook_main(argv[1:])
     args = window_args(argv)
+    if args is None:
+        args = command_args(argv)
     parser = None
     if args is None:
         parser = build_parser()

@@ -5,7 +5,9 @@ rebuilds tables in batch mode, which foreign keys would block or cascade).
 
 Alembic is imported only when a migration may be due: opening a database that is
 already at the bundled head (every start but the first after an upgrade) reads one
-row and the version files' text, and saves the window ~0.1 s of imports.
+row and the version files' text, and saves the window ~0.1 s of imports. A file
+SQLite says is no database (or a damaged one) fails that read, and is reported
+from there, as Alembic's own read of it would fail, without importing Alembic.
 """
 
 from __future__ import annotations
@@ -85,9 +87,18 @@ def _at_bundled_head(engines: Engines) -> bool:
     try:
         with engines.reader.connect() as connection:
             rows = connection.execute(text("SELECT version_num FROM alembic_version")).all()
-    except DBAPIError:  # no version table yet: a new database
+    except DBAPIError as exc:  # no version table yet: a new database
+        if _not_a_database(exc):
+            raise  # Alembic's first read of the same table fails the same way: report it before importing Alembic
         return False
     return [row[0] for row in rows] == [head]
+
+
+def _not_a_database(exc: DBAPIError) -> bool:
+    """SQLite's own word that the file is no database or a damaged one (``SQLITE_NOTADB``: "file is not a
+    database", ``SQLITE_CORRUPT``: "database disk image is malformed"); not a lock or a missing table."""
+    code = getattr(exc.orig, "sqlite_errorcode", None)
+    return isinstance(exc.orig, sqlite3.DatabaseError) and code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)
 
 
 def upgrade(engines: Engines, target: str = "head") -> Path | None:

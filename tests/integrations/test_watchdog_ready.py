@@ -142,3 +142,61 @@ def test_what_the_lean_withdrawal_cannot_do_is_left_to_the_store(tmp_path: Path)
 
     assert withdraw_lean(str(tmp_path / "absent.db"), "h1", "claude-code", "gone") is None  # no such file
     assert withdraw_lean("postgresql://reviewer@127.0.0.1/reviewer", "h1", "claude-code", "gone") is None
+
+
+WATCH_ARGVS = [
+    ["--db", "/tmp/r.db", "--hitl-id", "h1", "--pid", "42", "--until", "1700000000", "--agent", "codex"],
+    ["--db", "r.db", "--hitl-id", "h1", "--pid", "42", "--until", "17.5", "--agent", "gemini", "--start-ticks", "9"],
+    ["--until=3", "--pid=7", "--hitl-id=h=2", "--db=postgresql://u@h/db", "--start-ticks=0"],
+    ["--db", "a.db", "--db", "b.db", "--hitl-id", "", "--pid", " 8 ", "--until", "inf"],
+    ["--db=", "--hitl-id", "h", "--pid", "1", "--until", "1e9"],
+]
+NOT_THE_WATCHDOGS = [
+    [],
+    ["--db", "r.db", "--hitl-id", "h", "--pid", "1"],  # no --until: the parser reports it
+    ["--db", "r.db", "--hitl-id", "h", "--pid", "x", "--until", "1"],  # not a number
+    ["--db", "r.db", "--hitl-id", "h", "--pid", "1", "--until", "1", "--start-ticks", "1.5"],
+    ["--db", "r.db", "--hitl", "h", "--pid", "1", "--until", "1"],  # an abbreviation: argparse's to read
+    ["--db", "r.db", "--hitl-id", "h", "--pid", "-1", "--until", "1"],
+    ["--db", "r.db", "--hitl-id", "h", "--pid", "1", "--until", "1", "extra"],
+    ["--db", "r.db", "--hitl-id", "h", "--pid", "1", "--until", "1", "--agent"],
+    ["--db", "r.db", "--hitl-id", "h", "--pid", "1", "--until", "1", "-h"],
+]
+
+
+@pytest.mark.parametrize("argv", WATCH_ARGVS)
+def test_the_watchdogs_own_reading_of_its_command_line_is_the_hook_parsers(argv: list[str]) -> None:
+    from reviewer_app.integrations.claude_code.command import build_parser
+    from reviewer_app.integrations.claude_code.watchdog import watch_arguments
+
+    parsed = build_parser().parse_args(["_watch", *argv])
+    expected = (parsed.db, parsed.hitl_id, parsed.pid, parsed.start_ticks, parsed.until, parsed.agent)
+    assert watch_arguments(argv) == expected
+
+
+@pytest.mark.parametrize("argv", NOT_THE_WATCHDOGS)
+def test_anything_else_is_left_to_the_hook_parser(argv: list[str]) -> None:
+    from reviewer_app.integrations.claude_code.watchdog import watch_arguments
+
+    assert watch_arguments(argv) is None
+
+
+def test_a_watchdog_process_starts_without_the_hook_command_or_argparse(
+    tmp_path: Path, subprocess_env: dict[str, str]
+) -> None:
+    """Every waiting hook starts one: it reads its own command line, not the hook command's parser."""
+    import subprocess
+
+    from reviewer_app.integrations.claude_code.lean import reviewer_command, watchdog_command
+
+    command = watchdog_command(reviewer_command(), str(tmp_path / "r.db"), "h1", "claude-code", 0)  # deadline passed
+    command.insert(1, "-X")
+    command.insert(2, "importtime")
+    done = subprocess.run(
+        command, env=subprocess_env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    imported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time")}
+    assert "reviewer_app.integrations.claude_code.watchdog" in imported
+    hook_command = "reviewer_app.integrations.claude_code.command"
+    assert not imported & {"argparse", hook_command, "logging", "subprocess", "typing"}

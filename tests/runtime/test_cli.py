@@ -324,23 +324,89 @@ def test_anything_but_the_window_goes_to_the_full_parser(argv: list[str]) -> Non
     assert window_args(argv) is None
 
 
-def test_starting_the_window_imports_no_other_command(subprocess_env: dict[str, str]) -> None:
-    """The window's start parses its options without building (importing) the other commands' parsers."""
-    others = (
-        "reviewer_app.cli.audit",
-        "reviewer_app.cli.decide",
-        "reviewer_app.cli.pending",
-        "reviewer_app.cli.runs",
-        "reviewer_app.cli.rules",
-        "reviewer_app.cli.why",
-        "reviewer_app.cli.habits",
-        "reviewer_app.integrations.claude_code.command",
-    )
+OTHER_COMMANDS = (
+    "reviewer_app.cli.audit",
+    "reviewer_app.cli.decide",
+    "reviewer_app.cli.pending",
+    "reviewer_app.cli.runs",
+    "reviewer_app.cli.rules",
+    "reviewer_app.cli.why",
+    "reviewer_app.cli.habits",
+    "reviewer_app.integrations.claude_code.command",
+)
+
+
+def _loaded_after(call: str, modules: tuple[str, ...], env: dict[str, str]) -> tuple[str, list[str]]:
+    """What ``reviewer_app.cli.command``'s ``call`` printed, and which of ``modules`` a new process loaded for it."""
     probe = (
-        "import sys, reviewer_app.cli.command as c; c.window_args(['--db', 'x.db', 'gui']); "
-        f"print(sorted(m for m in {others!r} if m in sys.modules))"
+        f"import json, sys, reviewer_app.cli.command as c; print(repr(c.{call})); "
+        f"print(json.dumps(sorted(m for m in {modules!r} if m in sys.modules)))"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe], env=subprocess_env, capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True, timeout=60
     )
-    assert result.stdout.strip() == "[]", result.stderr
+    printed, loaded = result.stdout.strip().rsplit("\n", 1)
+    return printed, json.loads(loaded)
+
+
+def test_starting_the_window_imports_no_other_command(subprocess_env: dict[str, str]) -> None:
+    """The window's start parses its options without building (importing) the other commands' parsers."""
+    printed, loaded = _loaded_after("window_args(['--db', 'x.db', 'gui'])", OTHER_COMMANDS, subprocess_env)
+    assert "command='gui'" in printed
+    assert loaded == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["decide", "h1", "approve"],
+        ["--db", "x.db", "decide", "h1", "edit", "--args", "{}", "--sha256", "ab", "--json"],
+        ["pending", "--json", "--db", "x.db"],
+        ["--reviewer", "ann", "runs", "--limit", "3"],
+        ["audit", "export", "--format", "csv", "-o", "out.csv"],
+        ["resolve", "i1", "abort", "--message", "--help is text here"],
+        ["run", "demo", "do it", "--timeout", "5"],
+        ["worker", "--exit-when-idle"],
+        ["timeline", "i1"],
+        ["cancel", "i1"],
+        ["rules", "list", "--json"],
+        ["why", "h1", "--json"],
+        ["stats", "--json"],
+        ["--db", "pending", "decide", "h1", "reject"],  # an option's value that is also a command's name
+        ["pending", "--jso"],  # an abbreviation of the command's own option
+        ["--db", "decide", "pending"],  # the first command's name is an option's value
+    ],
+)
+def test_a_command_parses_its_command_line_as_the_full_parser_does(argv: list[str]) -> None:
+    from reviewer_app.cli.command import build_parser, command_args
+
+    assert command_args(argv) == build_parser().parse_args(argv)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["gui"],
+        ["--help"],
+        ["--version"],
+        ["decide", "-h"],
+        ["decide", "--help"],
+        ["decide", "h1"],  # missing its decision: the full parser says so
+        ["decide", "h1", "maybe"],
+        ["rules"],
+        ["nonsense"],
+    ],
+)
+def test_help_mistakes_and_the_window_go_to_the_full_parser(argv: list[str]) -> None:
+    from reviewer_app.cli.command import command_args
+
+    assert command_args(argv) is None
+
+
+def test_a_command_builds_no_other_commands_parser(subprocess_env: dict[str, str]) -> None:
+    """``decide`` (one per decision an agent's CLI waits for) imports no other command's module to parse."""
+    call = "command_args(['--db', 'x.db', 'decide', 'h1', 'approve'])"
+    printed, loaded = _loaded_after(call, OTHER_COMMANDS, subprocess_env)
+    assert "command='decide'" in printed
+    assert loaded == []

@@ -12,17 +12,19 @@ that fails (a read-only or full disk, a database server restarting) is tried aga
 about. The hook stops the watcher when it answered with a decision; the watcher also gives up by itself after a
 deadline. It needs no open window and no running worker; if it dies too, the next process to open the database
 settles the request (``SQLHITLBackend.settle_abandoned_hooks``).
+
+Every waiting hook starts one, so its process starts lean: ``python -m reviewer_app hook _watch …`` comes straight
+to :func:`main` (:mod:`reviewer_app.__main__`), which reads the command line :func:`.lean.watchdog_command` writes
+without argparse or the hook command's module; ``logging``, ``subprocess`` and ``typing`` are not imported on
+its way.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import select
 import signal
-import subprocess
 import time
-from typing import TYPE_CHECKING
 
 from reviewer_app.domain.hook_lease import answered_elsewhere, process_alive
 from reviewer_app.integrations.claude_code.lean import (
@@ -35,12 +37,13 @@ from reviewer_app.integrations.claude_code.lean import (
 )
 from reviewer_app.integrations.claude_code.lean_store import LeanStore, sqlite_file
 
-__all__ = ["reviewer_command", "start_watchdog", "stop_watchdog", "watch"]
+__all__ = ["main", "reviewer_command", "start_watchdog", "stop_watchdog", "watch", "watch_arguments"]
 
+TYPE_CHECKING = False  # no ``typing`` in the watchdog's process (see the module docstring)
 if TYPE_CHECKING:
-    from reviewer_app.integrations.claude_code.hook import HookOptions
+    import subprocess
 
-log = logging.getLogger(__name__)
+    from reviewer_app.integrations.claude_code.hook import HookOptions
 
 POLL_S = 0.05
 EXIT_POLL_S = 0.002
@@ -60,6 +63,52 @@ def start_watchdog(
         watchdog_command(reviewer, options.database, hitl_id, options.host.value, deadline)
     )
     return process
+
+
+_WATCH_OPTIONS = {"--db": str, "--hitl-id": str, "--pid": int, "--start-ticks": int, "--until": float, "--agent": str}
+_WATCH_REQUIRED = ("--db", "--hitl-id", "--pid", "--until")
+
+WatchArguments = tuple[str, str, int, int | None, float, str]
+
+
+def watch_arguments(argv: list[str]) -> WatchArguments | None:
+    """``hook _watch``'s options (database, request, pid, start ticks, deadline, agent) as the hook command's
+    parser reads them, when each is one of its own spelled out with a value (``--db D`` or ``--db=D``) and every
+    required one is there; None for anything else (help, an abbreviation, a value that looks like an option, a
+    number that is not one…): that parser reads it then, and reports what is wrong."""
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(argv):
+        name, equals, value = argv[index].partition("=")
+        if name not in _WATCH_OPTIONS:
+            return None
+        if not equals:
+            index += 1
+            if index == len(argv) or argv[index].startswith("-"):
+                return None
+            value = argv[index]
+        values[name] = value
+        index += 1
+    if any(name not in values for name in _WATCH_REQUIRED):
+        return None
+    try:
+        ticks = values.get("--start-ticks")
+        return (
+            values["--db"],
+            values["--hitl-id"],
+            int(values["--pid"]),
+            None if ticks is None else int(ticks),
+            float(values["--until"]),
+            values.get("--agent", "claude-code"),
+        )
+    except ValueError:
+        return None
+
+
+def main(argv: list[str]) -> int | None:
+    """``hook _watch ARGS``: the watchdog, run; None when :func:`watch_arguments` leaves ``argv`` to the parser."""
+    arguments = watch_arguments(argv)
+    return None if arguments is None else watch(*arguments)
 
 
 def watch(database: str, hitl_id: str, pid: int, start_ticks: int | None, until: float, agent: str) -> int:
@@ -85,7 +134,9 @@ def watch(database: str, hitl_id: str, pid: int, start_ticks: int | None, until:
             return 0
         except Exception as exc:  # read-only, disk full, a server restarting, retries exhausted: try again
             if time.monotonic() + delay > give_up_at:
-                log.warning("gave up withdrawing %s: %s", hitl_id, exc)
+                import logging
+
+                logging.getLogger(__name__).warning("gave up withdrawing %s: %s", hitl_id, exc)
                 return 1
         time.sleep(delay)
         delay = min(delay * 2, MAX_RETRY_S)
@@ -197,7 +248,9 @@ async def withdraw(database: str, hitl_id: str, agent: str, why: str) -> bool:
                 try:
                     await backend.append_blocks([event])
                 except Exception as exc:  # the record is settled; only the note is missing
-                    log.warning("timeline note not written: %s", exc)
+                    import logging
+
+                    logging.getLogger(__name__).warning("timeline note not written: %s", exc)
         return withdrawn
     finally:
         await backend.aclose()
