@@ -3,6 +3,7 @@ what the request column says, and the request column still shows a request's too
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, COL_SUMMARY
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_AGENT, COL_REQUEST, COL_SUMMARY, HEADERS
 from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.queue import COL_WHO, request_text
 from tests.ui.conftest import OpenMainWindow, make_summary, run_async
@@ -69,7 +70,10 @@ AGENTS = (("h-cc", "claude-code", True), ("h-py", "external-python-agent", False
 SESSION = "5c2a7e1e-9d8b-4c3f-a1b2-3e4f5a6b7c8d"
 
 
-def _two_agents(open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any) -> Any:
+def _two_agents(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any, expires_at: int | None = None
+) -> Any:
+    """Requests from claude-code and external-python-agent; ``expires_at``: claude-code's expiry (a hook's)."""
     window = open_main_window()
     for hitl_id, agent, external in AGENTS:
         create = qt_backend.create(
@@ -80,6 +84,7 @@ def _two_agents(open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qt
             data={"arguments": {"command": "ls"}},
             metadata={"agent": agent, "external": external},
             tool_name="Bash",
+            expires_at=expires_at if agent == "claude-code" else None,
         )
         run_async(qtbot, create)
     qtbot.waitUntil(lambda: window.inbox.model.index_for("h-py").isValid())
@@ -120,6 +125,26 @@ def test_the_agent_column_shows_the_agents_names(
     widths = [view.header().sectionSize(c) for c in range(view.header().count()) if not view.isColumnHidden(c)]
     assert view.header().sectionSize(COL_SUMMARY) == max(widths)  # the summary keeps the room
     assert view.header().sectionSize(COL_SUMMARY) >= 0.42 * view.viewport().width(), widths
+
+
+@pytest.mark.parametrize("size", [(1920, 1050), (1024, 640)])
+def test_a_hooks_countdown_takes_the_waiting_column_and_leaves_the_agent_whole(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any
+) -> None:
+    """Seen at 1,024 px: beside an Expires column (a Claude Code hook's requests expire) the Agent column read
+    "cla…". The countdown takes the Waiting column's place, as in the flat queue (an expiring request shows how long
+    it has left, the others how long they have waited), so no column is added and both stay whole."""
+    window = _two_agents(open_main_window, qt_backend, qtbot, size, expires_at=int(time.time()) + 3599)
+    view, model = window.inbox.view, window.inbox.model
+    assert model.headerData(COL_AGE, Qt.Orientation.Horizontal) == "Waiting"
+    assert "Expires" not in HEADERS
+    assert drawn_text(view, model.index_for("h-cc", COL_AGENT)) == "claude-code"
+    countdown = drawn_text(view, model.index_for("h-cc", COL_AGE))
+    assert countdown.startswith("in 59:") and "…" not in countdown, countdown
+    assert drawn_text(view, model.index_for("h-py", COL_AGE)).endswith("s")  # waited seconds, not a countdown
+    assert "expires" in model.index_for("h-cc", COL_AGE).data(Qt.ItemDataRole.ToolTipRole)
+    assert view.header().sectionSize(COL_SUMMARY) >= 0.42 * view.viewport().width()
+    assert window.minimumSizeHint().width() <= 1024  # the room is the list's own: the window fits a 1,024 px screen
 
 
 @pytest.mark.parametrize("size", [(1920, 1050), (1024, 640)])

@@ -17,7 +17,7 @@ from reviewer_app.ui.detail.header import countdown_color
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
 from reviewer_app.ui.dialogs.submit import TextDialog
-from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_REQUEST
 from reviewer_app.ui.window.keymap import keymap_entries
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OpenMainWindow, make_summary, run_async
@@ -92,7 +92,7 @@ def test_an_expiry_says_what_it_defaulted_to_in_words() -> None:
     assert "so it was expire)" not in said and "expired at" in said
 
 
-def test_the_expires_column_and_the_header_agree_on_the_colour(
+def test_the_waiting_columns_countdown_and_the_header_agree_on_the_colour(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
     hitl_id = shell(qtbot, qt_backend, "h1", "make deploy")
@@ -103,7 +103,7 @@ def test_the_expires_column_and_the_header_agree_on_the_colour(
     for left in (101, 45, 5):  # 1:41 is calm in the header: so it is in the column
         moved = dataclasses.replace(summary, expires_at=int(now + left))
         window.inbox.model.apply_changes([moved])
-        cell = window.inbox.model.index_for(hitl_id, COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole)
+        cell = window.inbox.model.index_for(hitl_id, COL_AGE).data(Qt.ItemDataRole.ForegroundRole)
         header = countdown_color(int(now + left), now)
         assert (cell.name() if cell is not None else None) == header
 

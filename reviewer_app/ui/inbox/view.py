@@ -19,11 +19,11 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common.column_fit import column_wants, fit_column
+from reviewer_app.ui.common.texts import format_countdown
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
     COL_AGENT,
     COL_DECIDED,
-    COL_EXPIRES,
     COL_REQUEST,
     COL_SUMMARY,
     LEVEL_ROLE,
@@ -38,7 +38,9 @@ REQUEST_INDENT = 14  # px per tree level (Qt's 20 took a third of the request co
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
 AGENT_COLUMN_MIN = 64  # px: the Agent column never narrower (it was this wide whatever the names)
 SUMMARY_FLOOR = 0.44  # the share of the list the summary keeps whatever the Agent column wants
-AGE_COLUMN, EXPIRES_COLUMN = 48, 62  # px
+AGE_COLUMN = 48  # px: the Waiting column's least width
+WAITED_TEXTS = ("Waiting", "3h 05m")  # the Waiting column's header and its widest age, always shown whole
+COUNTDOWN_UNDER_AN_HOUR = "in 59:59"  # the widest countdown under an hour
 AGENT_ROOM_CHARS = 12  # the list asks room for this much of an agent's name (claude-code); longer ones may be cut
 
 
@@ -154,8 +156,7 @@ class InboxView(CommandListView):
         for column, width in (
             (COL_REQUEST, request),
             (COL_AGENT, AGENT_COLUMN_MIN),
-            (COL_AGE, AGE_COLUMN),
-            (COL_EXPIRES, EXPIRES_COLUMN),
+            (COL_AGE, column_wants(self, WAITED_TEXTS, icon=False)),
         ):
             header.resizeSection(column, width)
         self.setColumnHidden(COL_DECIDED, True)
@@ -170,20 +171,26 @@ class InboxView(CommandListView):
         if not isinstance(model, InboxModel):
             return
         self.setColumnHidden(COL_AGENT, len(model.agents) < 2)
-        self._show_expiries(scope, model, added)
+        self._fit_waiting_column(scope, model, added)
         self.fit_agent_column()
         if self.minimumSizeHint().width() != self._asked_width:  # the agents' names are part of the width asked
             self._asked_width = self.minimumSizeHint().width()
             self.updateGeometry()  # only then: a layout request on every refresh cost each filter keystroke
 
-    def _show_expiries(self, scope: Scope, model: InboxModel, added: list[RequestSummary] | None) -> None:
-        if scope is Scope.HISTORY:
-            self.setColumnHidden(COL_EXPIRES, True)
-        elif added is not None:
-            if any(s.expires_at is not None for s in added):
-                self.setColumnHidden(COL_EXPIRES, False)
-        else:
-            self.setColumnHidden(COL_EXPIRES, all(s.expires_at is None for s in model.requests_in_scope()))
+    def _fit_waiting_column(self, scope: Scope, model: InboxModel, added: list[RequestSummary] | None) -> None:
+        """The Waiting column holds an age, or a pending request's countdown to its expiry when one has it: as wide
+        as the longest of them shown (``added``: only these requests are new, so only they can widen it)."""
+        requests = model.requests_in_scope() if added is None else added
+        latest = max((s.expires_at for s in requests if s.expires_at is not None), default=None)
+        texts: tuple[str, ...] = WAITED_TEXTS
+        if scope is not Scope.HISTORY and latest is not None:
+            # The latest expiry's countdown is the longest one ("in 2h 05m"); it only gets shorter, down to an
+            # hour's ("in 59:59").
+            texts += (COUNTDOWN_UNDER_AN_HOUR, format_countdown(latest, model.now()))
+        wanted = column_wants(self, texts, icon=False)
+        if added is not None:
+            wanted = max(wanted, self.header().sectionSize(COL_AGE))
+        fit_column(self, COL_AGE, wanted, least=AGE_COLUMN, most=wanted)
 
     def _agent_wants(self, *, chars: int | None = None) -> int:
         """The Agent column's width for the agents' names (their first ``chars`` characters), with the icon."""
