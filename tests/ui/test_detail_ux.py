@@ -90,6 +90,22 @@ def test_header_age_ticks_and_the_countdown_turns_amber_then_red(window: MainWin
     assert colors.danger.name() in window.detail.header.text()
 
 
+def test_the_headers_creation_time_names_the_date_only_on_other_days(window: MainWindow, qtbot: Any) -> None:
+    """Seen at 1,024 px: "created 2026-11-28 04:04:15 (26m ago)" put its "ago" on a line of its own, and today's
+    date said nothing. Today the time alone, on other days with the date (as History's times)."""
+    create_external(window.backend, qtbot, "today", "make deploy")
+    qtbot.waitUntil(lambda: window.detail.hitl_id == "today" and window.detail.decidable(), timeout=5_000)
+    summary = window.detail.summary
+    assert summary is not None
+    created = time.localtime(summary.created_at)
+    window.detail.now = lambda: summary.created_at + 90
+    qtbot.waitUntil(lambda: "(1m ago)" in window.detail.header.text(), timeout=3_000)
+    assert f"created {time.strftime('%H:%M:%S', created)} (1m ago)" in window.detail.header.text()
+    window.detail.now = lambda: summary.created_at + 2 * 86_400
+    qtbot.waitUntil(lambda: "(2d 0h ago)" in window.detail.header.text(), timeout=3_000)
+    assert f"created {time.strftime('%Y-%m-%d %H:%M:%S', created)} (2d 0h ago)" in window.detail.header.text()
+
+
 # -- 2. expiry is said, the timeline names things as they are, runs are grouped as they ended ------------------
 
 

@@ -17,7 +17,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QToolButton, QWidget
 from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.common.texts import format_age, format_countdown, short_id, tool_label
+from reviewer_app.ui.common.texts import format_countdown, short_id, tool_label
+from reviewer_app.ui.detail.settled import human_time
 from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, active_known, active_text
 from reviewer_app.ui.runs.model import state_words
 
@@ -70,7 +71,6 @@ class DetailHeader(QWidget):
 
     def show_request(self, s: RequestSummary, now: float) -> None:
         """The request's tool (or "Question"), agent, ids, age and expiry countdown."""
-        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created_at))
         question = s.hitl_type == HITLType.ASK_USER.value  # seen: "ask_user question", as the inbox says "question"
         kind = "" if question else f"{s.hitl_type.replace('_', ' ')} · "
         what = "Question" if question else (tool_label(s.tool_name) or s.hitl_type)
@@ -85,7 +85,7 @@ class DetailHeader(QWidget):
             f"agent {html.escape(s.agent or '?')}</span>",
             f"session <code>{html.escape(short_id(s.session_id, IDS_SHOWN))}</code> · "
             f"run <code>{html.escape(short_id(s.invocation_id, IDS_SHOWN))}</code>",
-            f"created {created} ({format_age(now - s.created_at)} ago){expires}",
+            f"created {human_time(s.created_at, now)}{expires}",  # today's date said nothing and wrapped the line
         ]
         text = "<br>".join(lines)
         if text != self.label.text():  # a new text costs a layout: only when the age or countdown changed
