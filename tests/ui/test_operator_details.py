@@ -171,6 +171,26 @@ def test_undo_leaves_one_row_selected_and_the_empty_inbox_says_so(
     assert "No pending requests" in window.inbox.empty_text()
 
 
+def test_when_a_search_hides_every_request_the_detail_says_so_not_that_none_waits(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen: with a remembered search that matched nothing, the detail pane said "No pending requests. New ones
+    appear here as agents ask." beside a list that said 301 were hidden: the pane says what the list says."""
+    window.inbox.search_box.setText("nothing like this")
+    qtbot.waitUntil(lambda: window.inbox.filtering, timeout=10_000)
+    shell(qtbot, qt_backend, "h1", "git status")
+    shell(qtbot, qt_backend, "h2", "git log")
+    qtbot.waitUntil(lambda: window.inbox.model.source_count == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: "Nothing here matches" in window.detail.empty_label.text(), timeout=5_000)
+    said = window.detail.empty_label.text()
+    assert not window.detail.empty_label.isHidden() and "No pending requests" not in said, said
+    assert "(2 in all). Esc clears them." in said, said
+    window.inbox.show_current()  # the tab comes to the front
+    assert "Nothing here matches the search" in window.detail.empty_label.text()
+    window.inbox.search_box.clear()
+    qtbot.waitUntil(lambda: window.detail.hitl_id is not None, timeout=10_000)  # a request again
+
+
 def test_after_e_the_caret_waits_at_the_end_of_the_value(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
