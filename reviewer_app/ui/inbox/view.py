@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common.column_fit import column_wants, fit_column
-from reviewer_app.ui.common.texts import format_countdown
+from reviewer_app.ui.common.texts import format_countdown, tool_label
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
     COL_AGENT,
@@ -139,6 +139,7 @@ class InboxView(CommandListView):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setItemDelegateForColumn(COL_SUMMARY, SummaryElision(self))  # keeps a command's end (`| sh`)
         self._asked_width = 0  # the minimum width last asked of the layout
+        self._request_least = 0  # the request column's own width (use_inbox_columns); 0: not the inbox's columns
         self.verticalScrollBar().valueChanged.connect(self._expose_more_near_the_end)
 
     def use_inbox_columns(self) -> None:
@@ -153,6 +154,7 @@ class InboxView(CommandListView):
         self.setIndentation(REQUEST_INDENT)
         icon = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, self)  # the view's default
         request = 3 * REQUEST_INDENT + icon + 12 + self.fontMetrics().horizontalAdvance("write_file ")
+        self._request_least = request
         for column, width in (
             (COL_REQUEST, request),
             (COL_AGENT, AGENT_COLUMN_MIN),
@@ -172,7 +174,7 @@ class InboxView(CommandListView):
             return
         self.setColumnHidden(COL_AGENT, len(model.agents) < 2)
         self._fit_waiting_column(scope, model, added)
-        self.fit_agent_column()
+        self.fit_name_columns()
         if self.minimumSizeHint().width() != self._asked_width:  # the agents' names are part of the width asked
             self._asked_width = self.minimumSizeHint().width()
             self.updateGeometry()  # only then: a layout request on every refresh cost each filter keystroke
@@ -199,20 +201,33 @@ class InboxView(CommandListView):
             return 0
         return max(AGENT_COLUMN_MIN, column_wants(self, (name[:chars] for name in model.agents), icon=True))
 
-    def fit_agent_column(self) -> None:
-        """The Agent column fits the agents' names (with the external icon) while the summary keeps
-        :data:`SUMMARY_FLOOR` of the list."""
-        if self.isColumnHidden(COL_AGENT):
-            return
+    def _request_wants(self) -> int:
+        """The request column's width for the tools' names (``create_issue · github``) at a request's depth."""
+        model = self.model()
+        if not isinstance(model, InboxModel):
+            return 0
+        labels = [tool_label(name) for name in model.tools]
+        return 3 * REQUEST_INDENT + column_wants(self, ["question", *labels], icon=True)
+
+    def fit_name_columns(self) -> None:
+        """The Agent column fits the agents' names (with the external icon), then the request column the tools'
+        names, while the summary keeps :data:`SUMMARY_FLOOR` of the list: at 1,920 px the request column read
+        "WebFet…" and "create_…" beside a summary with room to spare."""
         header = self.header()
         others = sum(
             header.sectionSize(column)
             for column in range(header.count())
-            if column not in (COL_SUMMARY, COL_AGENT) and not self.isColumnHidden(column)
+            if column not in (COL_SUMMARY, COL_AGENT, COL_REQUEST) and not self.isColumnHidden(column)
         )
         room = self.viewport().width()
-        most = room - others - math.ceil(SUMMARY_FLOOR * room)
-        fit_column(self, COL_AGENT, self._agent_wants(), least=AGENT_COLUMN_MIN, most=most)
+        most = room - others - math.ceil(SUMMARY_FLOOR * room)  # for the agent and request columns together
+        agent = 0
+        if not self.isColumnHidden(COL_AGENT):
+            request_least = self._request_least or header.sectionSize(COL_REQUEST)
+            fit_column(self, COL_AGENT, self._agent_wants(), least=AGENT_COLUMN_MIN, most=most - request_least)
+            agent = header.sectionSize(COL_AGENT)
+        if self._request_least:
+            fit_column(self, COL_REQUEST, self._request_wants(), least=self._request_least, most=most - agent)
 
     def minimumSizeHint(self) -> QSize:
         """At least the room for the request column, the age and the agents' names (up to
@@ -221,14 +236,15 @@ class InboxView(CommandListView):
         hint = super().minimumSizeHint()
         header = self.header()
         agent = self._agent_wants(chars=AGENT_ROOM_CHARS)
-        columns = header.sectionSize(COL_REQUEST) + header.sectionSize(COL_AGE) + agent
+        request = self._request_least or header.sectionSize(COL_REQUEST)  # its own width, not the tools' names
+        columns = request + header.sectionSize(COL_AGE) + agent
         scroll_bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)  # a long inbox's
         wanted = math.ceil(columns / (1 - SUMMARY_FLOOR)) + 2 * self.frameWidth() + scroll_bar
         return QSize(max(hint.width(), wanted), hint.height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self.fit_agent_column()
+        self.fit_name_columns()
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)
