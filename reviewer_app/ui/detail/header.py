@@ -22,6 +22,7 @@ from reviewer_app.ui.detail.settled import human_time
 from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, active_known, active_text
 from reviewer_app.ui.runs.model import state_words
 
+NON_BREAKING_HYPHEN = "\u2011"
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 IDS_SHOWN = 20
 """How many characters of the session and run ids the request header shows (cut in the middle; whole on hover):
@@ -82,7 +83,8 @@ class DetailHeader(QWidget):
         lines = [
             f"<span style='font-size:14pt'><b>{html.escape(what)}</b></span>"
             f"  <span style='color:{theme.current().muted.name()}'>{html.escape(kind)}"
-            f"agent {html.escape(s.agent or '?')}</span>",
+            # non-breaking hyphens: "agent claude-" / "code" at 1,024 px; the name moves down whole
+            f"agent {html.escape(s.agent or '?').replace('-', NON_BREAKING_HYPHEN)}</span>",
             f"session <code>{html.escape(short_id(s.session_id, IDS_SHOWN))}</code> · "
             f"run <code>{html.escape(short_id(s.invocation_id, IDS_SHOWN))}</code>",
             f"created {human_time(s.created_at, now)}{expires}",  # today's date said nothing and wrapped the line
