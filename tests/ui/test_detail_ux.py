@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QTextDocument
 from PySide6.QtWidgets import QApplication, QMessageBox, QPlainTextEdit
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
@@ -49,7 +49,13 @@ SHELL = [{"text": "Listing.", "tool_calls": [{"name": "run_shell", "args": {"com
 
 
 def create_external(
-    backend: SQLHITLBackend, qtbot: Any, hitl_id: str, command: str, *, expires_at: int | None = None
+    backend: SQLHITLBackend,
+    qtbot: Any,
+    hitl_id: str,
+    command: str,
+    *,
+    expires_at: int | None = None,
+    agent: str = "ext",
 ) -> None:
     run_async(
         qtbot,
@@ -60,7 +66,7 @@ def create_external(
             invocation_id="ext-run",
             tool_name="run_shell",
             data={"arguments": {"command": command}},
-            metadata={"agent": "ext"},
+            metadata={"agent": agent, "external": True},
             expires_at=expires_at,
         ),
     )
@@ -88,6 +94,50 @@ def test_header_age_ticks_and_the_countdown_turns_amber_then_red(window: MainWin
     clock[0] = summary.expires_at - 5
     qtbot.waitUntil(lambda: "in 0:05" in window.detail.header.text(), timeout=3_000)
     assert colors.danger.name() in window.detail.header.text()
+
+
+def test_the_headers_creation_time_names_the_date_only_on_other_days(window: MainWindow, qtbot: Any) -> None:
+    """Seen at 1,024 px: "created 2026-11-28 04:04:15 (26m ago)" put its "ago" on a line of its own, and today's
+    date said nothing. Today the time alone, on other days with the date (as History's times)."""
+    create_external(window.backend, qtbot, "today", "make deploy")
+    qtbot.waitUntil(lambda: window.detail.hitl_id == "today" and window.detail.decidable(), timeout=5_000)
+    summary = window.detail.summary
+    assert summary is not None
+    created = time.localtime(summary.created_at)
+    window.detail.now = lambda: summary.created_at + 90
+    qtbot.waitUntil(lambda: "(1m ago)" in window.detail.header.text(), timeout=3_000)
+    assert f"created {time.strftime('%H:%M:%S', created)} (1m ago)" in window.detail.header.text()
+    window.detail.now = lambda: summary.created_at + 2 * 86_400
+    qtbot.waitUntil(lambda: "(2d 0h ago)" in window.detail.header.text(), timeout=3_000)
+    assert f"created {time.strftime('%Y-%m-%d %H:%M:%S', created)} (2d 0h ago)" in window.detail.header.text()
+
+
+def header_lines(label: Any, width: int) -> list[str]:
+    """The lines the header label lays its text out in at ``width`` px (as QLabel's own document does)."""
+    document = QTextDocument()
+    document.setDefaultFont(label.font())
+    document.setHtml(label.text())
+    document.setTextWidth(width)
+    document.size()  # lays it out
+    lines = []
+    block = document.begin()
+    while block.isValid():
+        layout = block.layout()
+        for n in range(layout.lineCount()):
+            line = layout.lineAt(n)
+            lines.append(block.text()[line.textStart() : line.textStart() + line.textLength()])
+        block = block.next()
+    return lines
+
+
+def test_the_header_never_breaks_an_agents_name_at_its_hyphen(window: MainWindow, qtbot: Any) -> None:
+    """Seen at 1,024 px: "run_shell tool approval · agent external-" and "python-agent" on the next line. The
+    agent's name moves to the next line whole, at any width."""
+    create_external(window.backend, qtbot, "h-wide", "ls -la infra", agent="external-python-agent")
+    qtbot.waitUntil(lambda: window.detail.hitl_id == "h-wide", timeout=5_000)
+    for width in range(180, 560, 4):  # the header's width from a 1,024 px window's narrowest detail pane up
+        lines = [line.replace("\u2011", "-") for line in header_lines(window.detail.header, width)]  # as it reads
+        assert any("external-python-agent" in line for line in lines), (width, lines)  # on one line, whole
 
 
 # -- 2. expiry is said, the timeline names things as they are, runs are grouped as they ended ------------------

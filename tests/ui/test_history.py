@@ -322,6 +322,18 @@ def test_j_and_k_move_through_the_decisions_as_on_the_other_tabs(window: MainWin
     assert history.view.currentIndex().row() == 0
 
 
+def wide_history(open_main_window: OpenMainWindow, qtbot: Any, seed: Any, *, rows: int) -> MainWindow:
+    """The window at 1,920 px on its History tab once ``seed`` (a coroutine) has made ``rows`` decisions."""
+    run_async(qtbot, seed)
+    win = open_main_window(checked=history_model)
+    win.resize(1920, 1050)
+    qtbot.waitUntil(lambda: (win.width(), win.height()) == (1920, 1050))
+    open_history(qtbot, win)
+    qtbot.waitUntil(lambda: win.history.model.rowCount() == rows)
+    qtbot.wait(50)
+    return win
+
+
 def test_the_agent_and_decision_columns_fit_their_words_on_a_wide_window(
     open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
 ) -> None:
@@ -337,15 +349,28 @@ def test_the_agent_and_decision_columns_fit_their_words_on_a_wide_window(
         await qt_backend.expire_due()
         await qt_backend.decide("h-now", Decision(DecisionKind.REJECT, message="no"))
 
-    run_async(qtbot, seed())
-    win = open_main_window(checked=history_model)
-    win.resize(1920, 1050)
-    qtbot.waitUntil(lambda: (win.width(), win.height()) == (1920, 1050))
-    open_history(qtbot, win)
-    qtbot.waitUntil(lambda: win.history.model.rowCount() == 2)
-    qtbot.wait(50)
+    win = wide_history(open_main_window, qtbot, seed(), rows=2)
     view, model = win.history.view, win.history.model
     late = row_of(win, "h-late")
     assert drawn_text(view, model.index(late, COL_AGENT)) == "external-python-agent"
     assert drawn_text(view, model.index(late, COL_DECISION)) == "Expired without a decision (so rejected)"
+    win.close()
+
+
+def test_an_mcp_tool_reads_as_in_the_inbox(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, ui_settings: QSettings, qtbot: Any
+) -> None:
+    """Seen at 1,920 px: History's Tool column read "mcp__postg…" and "mcp__githu…" where the inbox had said
+    "query · postgres": the tool by its own name and server, whole; the tooltip has the name the agent sent."""
+    from reviewer_app.ui.history.model import COL_TOOL
+    from tests.ui.test_inbox_columns import drawn_text
+
+    async def seed() -> None:
+        await _ask(qt_backend, "h-mcp", "mcp__github_enterprise__create_issue", {"title": "flaky"})
+        await qt_backend.decide("h-mcp", Decision(DecisionKind.REJECT, message="no"))
+
+    win = wide_history(open_main_window, qtbot, seed(), rows=1)
+    index = win.history.model.index(0, COL_TOOL)
+    assert drawn_text(win.history.view, index) == "create_issue · github_enterprise"
+    assert index.data(Qt.ItemDataRole.ToolTipRole) == "mcp__github_enterprise__create_issue"
     win.close()

@@ -3,6 +3,7 @@ what the request column says, and the request column still shows a request's too
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.inbox.cells import COL_AGENT, COL_REQUEST, COL_SUMMARY
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_AGENT, COL_REQUEST, COL_SUMMARY, HEADERS
 from reviewer_app.ui.inbox.model import InboxModel
 from reviewer_app.ui.inbox.queue import COL_WHO, request_text
 from tests.ui.conftest import OpenMainWindow, make_summary, run_async
@@ -69,24 +70,38 @@ AGENTS = (("h-cc", "claude-code", True), ("h-py", "external-python-agent", False
 SESSION = "5c2a7e1e-9d8b-4c3f-a1b2-3e4f5a6b7c8d"
 
 
-def _two_agents(open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any) -> Any:
+def _window_with(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any, requests: list[dict[str, Any]]
+) -> Any:
+    """The main window at ``size`` once it lists ``requests`` (keyword arguments of ``create`` beyond the type)."""
     window = open_main_window()
-    for hitl_id, agent, external in AGENTS:
-        create = qt_backend.create(
-            hitl_id=hitl_id,
-            hitl_type="tool_approval",
-            session_id=f"{SESSION}-{agent}",
-            invocation_id=f"i-{agent}",
-            data={"arguments": {"command": "ls"}},
-            metadata={"agent": agent, "external": external},
-            tool_name="Bash",
-        )
-        run_async(qtbot, create)
-    qtbot.waitUntil(lambda: window.inbox.model.index_for("h-py").isValid())
+    for request in requests:
+        run_async(qtbot, qt_backend.create(hitl_type="tool_approval", **request))
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: all(model.index_for(r["hitl_id"]).isValid() for r in requests), timeout=10_000)
     window.resize(*size)
     qtbot.waitUntil(lambda: (window.width(), window.height()) == size)
     qtbot.wait(50)
     return window
+
+
+def _two_agents(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any, expires_at: int | None = None
+) -> Any:
+    """Requests from claude-code and external-python-agent; ``expires_at``: claude-code's expiry (a hook's)."""
+    requests = [
+        {
+            "hitl_id": hitl_id,
+            "session_id": f"{SESSION}-{agent}",
+            "invocation_id": f"i-{agent}",
+            "data": {"arguments": {"command": "ls"}},
+            "metadata": {"agent": agent, "external": external},
+            "tool_name": "Bash",
+            "expires_at": expires_at if agent == "claude-code" else None,
+        }
+        for hitl_id, agent, external in AGENTS
+    ]
+    return _window_with(open_main_window, qt_backend, qtbot, size, requests)
 
 
 def drawn_text(view: Any, index: Any) -> str:
@@ -123,6 +138,26 @@ def test_the_agent_column_shows_the_agents_names(
 
 
 @pytest.mark.parametrize("size", [(1920, 1050), (1024, 640)])
+def test_a_hooks_countdown_takes_the_waiting_column_and_leaves_the_agent_whole(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any
+) -> None:
+    """Seen at 1,024 px: beside an Expires column (a Claude Code hook's requests expire) the Agent column read
+    "cla…". The countdown takes the Waiting column's place, as in the flat queue (an expiring request shows how long
+    it has left, the others how long they have waited), so no column is added and both stay whole."""
+    window = _two_agents(open_main_window, qt_backend, qtbot, size, expires_at=int(time.time()) + 3599)
+    view, model = window.inbox.view, window.inbox.model
+    assert model.headerData(COL_AGE, Qt.Orientation.Horizontal) == "Waiting"
+    assert "Expires" not in HEADERS
+    assert drawn_text(view, model.index_for("h-cc", COL_AGENT)) == "claude-code"
+    countdown = drawn_text(view, model.index_for("h-cc", COL_AGE))
+    assert countdown.startswith("in 59:") and "…" not in countdown, countdown
+    assert drawn_text(view, model.index_for("h-py", COL_AGE)).endswith("s")  # waited seconds, not a countdown
+    assert "expires" in model.index_for("h-cc", COL_AGE).data(Qt.ItemDataRole.ToolTipRole)
+    assert view.header().sectionSize(COL_SUMMARY) >= 0.42 * view.viewport().width()
+    assert window.minimumSizeHint().width() <= 1024  # the room is the list's own: the window fits a 1,024 px screen
+
+
+@pytest.mark.parametrize("size", [(1920, 1050), (1024, 640)])
 def test_the_queues_agent_and_session_keep_the_agent_whole_and_the_titles_start(
     open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any
 ) -> None:
@@ -141,3 +176,34 @@ def test_the_queues_agent_and_session_keep_the_agent_whole_and_the_titles_start(
         whole = size[0] >= 1920 or agent == "claude-code"  # else wider than a third of the list: its start stays
         assert drawn.startswith(f"{agent} · {SESSION[:4]}" if whole else agent[:15]), drawn
         assert f"{SESSION}-{agent}" in index.data(Qt.ItemDataRole.ToolTipRole)
+
+
+@pytest.mark.parametrize("size", [(1920, 1050), (1024, 640)])
+def test_the_request_column_shows_whole_tool_names_where_there_is_room(
+    open_main_window: OpenMainWindow, qt_backend: SQLHITLBackend, qtbot: Any, size: Any
+) -> None:
+    """Seen at 1,920 px: the Request column read "WebFet…", "create_…" and "query ·…" beside a summary with room to
+    spare (it was as wide as "write_file" whatever the tools). It is as wide as the tools' names while the summary
+    keeps its share; at 1,024 px it keeps its width and the summary its room."""
+    tools = {"h-web": "WebFetch", "h-mcp": "mcp__github__create_issue", "h-sh": "run_shell"}
+    requests = [
+        {
+            "hitl_id": hitl_id,
+            "session_id": f"s-{hitl_id}",
+            "invocation_id": f"i-{hitl_id}",
+            "data": {"arguments": {"url": "https://example.com/a"}},
+            "metadata": {"agent": "claude-code" if hitl_id != "h-sh" else "codex"},
+            "tool_name": tool,
+        }
+        for hitl_id, tool in tools.items()
+    ]
+    window = _window_with(open_main_window, qt_backend, qtbot, size, requests)
+    view, model = window.inbox.view, window.inbox.model
+    drawn = {hitl_id: drawn_text(view, model.index_for(hitl_id, COL_REQUEST)) for hitl_id in tools}
+    if size[0] >= 1920:
+        assert drawn == {"h-web": "WebFetch", "h-mcp": "create_issue · github", "h-sh": "run_shell"}, drawn
+    assert drawn["h-sh"] == "run_shell"
+    assert drawn_text(view, model.index_for("h-web", COL_AGENT)) == "claude-code"
+    widths = [view.header().sectionSize(c) for c in range(view.header().count()) if not view.isColumnHidden(c)]
+    assert view.header().sectionSize(COL_SUMMARY) == max(widths)  # the summary keeps the room
+    assert view.header().sectionSize(COL_SUMMARY) >= 0.42 * view.viewport().width(), widths

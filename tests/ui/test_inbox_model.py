@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from reviewer_app.ui.inbox.cells import COL_AGE, COL_DECIDED, COL_EXPIRES, COL_REQUEST, COL_SUMMARY, HITL_ID_ROLE
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_DECIDED, COL_REQUEST, COL_SUMMARY, HITL_ID_ROLE
 from reviewer_app.ui.inbox.filters import InboxFilter, Scope
 from reviewer_app.ui.inbox.model import InboxModel
 from tests.ui.conftest import make_summary
@@ -110,12 +110,15 @@ def test_filters_search_and_history_scope(qtmodeltester: Any) -> None:
 
     # History shows who decided and how.
     history = [
-        dataclasses.replace(make_summary(n), status="completed", decision="approve", decided_by="alice")
+        dataclasses.replace(
+            make_summary(n, expires_at=1_700_000_000 + 600), status="completed", decision="approve", decided_by="alice"
+        )
         for n in range(3)
     ]
+    model.now = lambda: 1_700_000_000 + 125.0
     model.set_requests(history, scope=Scope.HISTORY)
     assert model.index_for("h000001", COL_DECIDED).data() == "approve by alice"
-    assert model.index_for("h000001", COL_EXPIRES).data() == ""
+    assert model.index_for("h000001", COL_AGE).data() == "2m"  # decided: its age, never the countdown
     model.apply_changes([make_summary(99)])  # pending rows stay out of the history scope
     assert not model.index_for("h000099").isValid()
 
@@ -136,15 +139,17 @@ def test_ages_and_expiry_countdown() -> None:
     model = InboxModel()
     model.now = lambda: 1_700_000_000 + 125.0
     model.set_requests([make_summary(0, expires_at=1_700_000_000 + 200), make_summary(1)])
-    assert model.index_for("h000000", COL_AGE).data() == "2m"
-    assert model.index_for("h000000", COL_EXPIRES).data() == "in 1:15"
+    # The Waiting column: how long a request has waited, or, when it expires, how long it has left.
+    assert model.index_for("h000001", COL_AGE).data() == "2m"
+    assert model.index_for("h000000", COL_AGE).data() == "in 1:15"
+    assert "asked 2m ago · expires in 1:15" in model.index_for("h000000", COL_AGE).data(Qt.ItemDataRole.ToolTipRole)
     # 1:15 left is calm, as in the detail header (issue 25: the column was red at 1:41, the header not)
-    assert model.index_for("h000000", COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole) is None
+    assert model.index_for("h000000", COL_AGE).data(Qt.ItemDataRole.ForegroundRole) is None
     model.now = lambda: 1_700_000_000 + 195.0
-    assert model.index_for("h000000", COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole) is not None  # 5 s: red
-    assert model.index_for("h000001", COL_EXPIRES).data() == ""
+    assert model.index_for("h000000", COL_AGE).data(Qt.ItemDataRole.ForegroundRole) is not None  # 5 s: red
+    assert model.index_for("h000001", COL_AGE).data() == "3m"
     model.now = lambda: 1_700_000_000 + 300.0
-    assert model.index_for("h000000", COL_EXPIRES).data() == "expired"
+    assert model.index_for("h000000", COL_AGE).data() == "expired"
 
 
 def test_bulk_changes_reset_instead_of_row_signals(qtmodeltester: Any) -> None:

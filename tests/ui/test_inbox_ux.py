@@ -16,12 +16,12 @@ import pytest
 import shiboken6
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QShortcut
-from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
+from PySide6.QtWidgets import QApplication, QLabel, QStyleOptionViewItem
 
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.runtime.agents import AgentCatalog
 from reviewer_app.runtime.runner import Runtime
-from reviewer_app.ui.inbox.cells import COL_AGENT, COL_EXPIRES, COL_REQUEST, COL_SUMMARY
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_AGENT, COL_REQUEST, COL_SUMMARY
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OFFSCREEN_NOISE, OpenMainWindow, run_async
 
@@ -122,11 +122,12 @@ def test_the_window_is_usable_at_1024_by_700_with_a_request_shown(
     shown = view.visualRect(index).width()
     needed = view.fontMetrics().horizontalAdvance(text[:20])
     assert shown >= needed, f"summary column {shown} px cannot show 20 characters of {text!r}"
-    # Columns with nothing in them hide: no agent, no expiry here.
-    assert view.isColumnHidden(COL_AGENT) and view.isColumnHidden(COL_EXPIRES)
+    # Columns with nothing in them hide (one agent here); the Waiting column holds ages, no countdown.
+    assert view.isColumnHidden(COL_AGENT)
+    waited = view.header().sectionSize(COL_AGE)
     # The decision bar wraps rather than widening the window.
     assert window.detail.decision_bar.minimumSizeHint().width() < 400
-    # A request that expires brings its column back.
+    # A request that expires widens the Waiting column to its countdown, and only that column.
     run_async(
         qtbot,
         qt_backend.create(
@@ -139,7 +140,8 @@ def test_the_window_is_usable_at_1024_by_700_with_a_request_shown(
             expires_at=int(time.time()) + 3600,
         ),
     )
-    qtbot.waitUntil(lambda: not view.isColumnHidden(COL_EXPIRES), timeout=10_000)
+    qtbot.waitUntil(lambda: view.header().sectionSize(COL_AGE) > waited, timeout=10_000)
+    assert view.header().sectionSize(COL_AGE) >= view.fontMetrics().horizontalAdvance("in 59:59")
     assert window.width() == 1024
 
 
@@ -288,7 +290,7 @@ def test_every_key_of_the_window_is_in_the_keymap(window: MainWindow) -> None:
     for key in ("F5", "Ctrl+N", "Ctrl+Q", "a", "Shift+A", "/", "?"):  # letters as typed (issue 25)
         assert key in listed, key
     window.show_keymap()
-    assert "F5" in window.keymap_dialog.findChild(type(window.db_label)).text()
+    assert "F5" in window.keymap_dialog.findChild(QLabel).text()
 
 
 # -- 7. the theme switch -----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from reviewer_app.runtime.runner import Runtime
 from reviewer_app.ui.dialogs.answer import AnswerDialog
 from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
 from reviewer_app.ui.dialogs.submit import TextDialog
-from reviewer_app.ui.inbox.cells import COL_DECIDED, COL_EXPIRES
+from reviewer_app.ui.inbox.cells import COL_DECIDED
 from reviewer_app.ui.inbox.filters import Scope
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OpenMainWindow, run_async, window_models
@@ -439,7 +439,6 @@ def test_settings_restore_geometry_splitters_and_filters(
     assert second.splitter.saveState() == first.splitter.saveState() or second.splitter.sizes() == sizes
     assert second.inbox.scope_combo.currentText() == "Decided" and second.live.scope is Scope.HISTORY
     assert not second.inbox.view.isColumnHidden(COL_DECIDED)  # the restored scope's columns, as if chosen
-    assert second.inbox.view.isColumnHidden(COL_EXPIRES)
     assert not second.runs.new_button.isEnabled()  # no runtime: starting runs is off, reviewing is on
     second.close()
 

@@ -17,7 +17,7 @@ from reviewer_app.ui.detail.header import countdown_color
 from reviewer_app.ui.detail.settled import settled_phrase
 from reviewer_app.ui.dialogs.edit import EditArgumentsDialog
 from reviewer_app.ui.dialogs.submit import TextDialog
-from reviewer_app.ui.inbox.cells import COL_EXPIRES, COL_REQUEST
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_REQUEST
 from reviewer_app.ui.window.keymap import keymap_entries
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import OpenMainWindow, make_summary, run_async
@@ -92,7 +92,7 @@ def test_an_expiry_says_what_it_defaulted_to_in_words() -> None:
     assert "so it was expire)" not in said and "expired at" in said
 
 
-def test_the_expires_column_and_the_header_agree_on_the_colour(
+def test_the_waiting_columns_countdown_and_the_header_agree_on_the_colour(
     window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
 ) -> None:
     hitl_id = shell(qtbot, qt_backend, "h1", "make deploy")
@@ -103,7 +103,7 @@ def test_the_expires_column_and_the_header_agree_on_the_colour(
     for left in (101, 45, 5):  # 1:41 is calm in the header: so it is in the column
         moved = dataclasses.replace(summary, expires_at=int(now + left))
         window.inbox.model.apply_changes([moved])
-        cell = window.inbox.model.index_for(hitl_id, COL_EXPIRES).data(Qt.ItemDataRole.ForegroundRole)
+        cell = window.inbox.model.index_for(hitl_id, COL_AGE).data(Qt.ItemDataRole.ForegroundRole)
         header = countdown_color(int(now + left), now)
         assert (cell.name() if cell is not None else None) == header
 
@@ -169,6 +169,26 @@ def test_undo_leaves_one_row_selected_and_the_empty_inbox_says_so(
         qtbot.waitUntil(lambda h=hitl_id: status(qtbot, qt_backend, h)[0] == "completed", timeout=10_000)
     qtbot.waitUntil(lambda: window.inbox.model.visible_count == 0, timeout=10_000)
     assert "No pending requests" in window.inbox.empty_text()
+
+
+def test_when_a_search_hides_every_request_the_detail_says_so_not_that_none_waits(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen: with a remembered search that matched nothing, the detail pane said "No pending requests. New ones
+    appear here as agents ask." beside a list that said 301 were hidden: the pane says what the list says."""
+    window.inbox.search_box.setText("nothing like this")
+    qtbot.waitUntil(lambda: window.inbox.filtering, timeout=10_000)
+    shell(qtbot, qt_backend, "h1", "git status")
+    shell(qtbot, qt_backend, "h2", "git log")
+    qtbot.waitUntil(lambda: window.inbox.model.source_count == 2, timeout=10_000)
+    qtbot.waitUntil(lambda: "Nothing here matches" in window.detail.empty_label.text(), timeout=5_000)
+    said = window.detail.empty_label.text()
+    assert not window.detail.empty_label.isHidden() and "No pending requests" not in said, said
+    assert "(2 in all). Esc clears them." in said, said
+    window.inbox.show_current()  # the tab comes to the front
+    assert "Nothing here matches the search" in window.detail.empty_label.text()
+    window.inbox.search_box.clear()
+    qtbot.waitUntil(lambda: window.detail.hitl_id is not None, timeout=10_000)  # a request again
 
 
 def test_after_e_the_caret_waits_at_the_end_of_the_value(

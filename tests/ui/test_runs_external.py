@@ -16,9 +16,10 @@ import pytest
 from PySide6.QtCore import Qt
 
 from reviewer_app.domain.decisions import Decision, DecisionKind
+from reviewer_app.domain.records import RunRecord
 from reviewer_app.domain.runs import RunState
 from reviewer_app.hitl import SQLHITLBackend
-from reviewer_app.ui.runs.model import COL_PROMPT, COL_RUN, STATE_ROLE
+from reviewer_app.ui.runs.model import COL_PROMPT, COL_RUN, STATE_ROLE, run_label
 from reviewer_app.ui.window.main_window import MainWindow
 from tests.integrations.hook_helpers import finish, fixture, start_hook
 from tests.ui.conftest import OpenMainWindow, run_async
@@ -108,3 +109,18 @@ def test_an_external_run_is_named_by_its_project_and_the_prompt_its_transcript_g
     finally:
         hook.kill()
         hook.wait()
+
+
+def test_outside_runs_without_a_workspace_are_told_apart_by_their_ids() -> None:
+    """Seen on the Runs board: outside runs with no workspace read "aider · aider…un0" whatever their session, their
+    id cut to 8 characters. Their id is all that tells them apart: it keeps 20 (as the request header does); the
+    window's own runs keep their short ids."""
+
+    def run(run_id: str, *, external: bool = True) -> RunRecord:
+        return RunRecord(run_id, "s", "aider", None, "running", None, external, None, None, 0, 0, None, 0, 0)
+
+    labels = {run_label(run(f"aider-infra-s{n:02d}-run0")) for n in (2, 7)}
+    assert labels == {"aider · aider-infra-s02-run0", "aider · aider-infra-s07-run0"}
+    assert run_label(run("inv_0123456789abcdef", external=False)) == "aider · 01234…def"
+    uuid_label = run_label(run("d19c73e1-9781-4e2b-8c61-3b0a46a2124e"))
+    assert uuid_label.startswith("aider · d19c73e1-9") and uuid_label.endswith("46a2124e"), uuid_label

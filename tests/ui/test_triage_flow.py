@@ -104,7 +104,13 @@ def test_the_undo_countdown_leaves_room_for_the_status_message(
     assert bar.isVisible()
     text = bar.label.text()
     assert text.startswith("Approved: ") and text.endswith("commits in 30 s"), text
-    assert bar.sizeHint().width() <= window.width() // 2
+    wide = bar.sizeHint().width()  # no message: the bar takes the room
+    message = "Answered: question “Which?”"  # the decision before, committed
+    window.statusBar().showMessage(message)
+    qtbot.waitUntil(lambda: window.fontMetrics().horizontalAdvance(message) <= message_room(window))
+    assert bar.sizeHint().width() < wide
+    text = bar.label.text()
+    assert text.startswith("Approved: ") and text.endswith("commits in 30 s"), text
     assert bar.label.toolTip().startswith("Approved: Bash") and len(bar.label.toolTip()) > len(text)  # all of it
 
 
@@ -128,11 +134,11 @@ def test_a_held_edit_says_what_was_decided_and_on_what_first_and_a_narrow_bar_cu
         assert bar.isVisible()
         text = bar.label.text()
         assert text.startswith(f"Edited and approved: write_file “{path[:2]}") and text.endswith(" · commits in 30 s")
-        assert "(edited: content)" not in text, text  # the detail is the tail: what a narrow bar cuts first
         said = bar.label.toolTip()  # all of it
         assert said.startswith("Edited and approved: write_file “") and ".py” (edited: content)" in said, said
-        assert bar.sizeHint().width() <= window.width() // 2
+        assert bar.sizeHint().width() + window.db_label.sizeHint().width() <= window.width()
         if path == long_path:  # cut inside the call, which keeps both of its ends
+            assert "(edited: content)" not in text, text  # the detail is the tail: what a narrow bar cuts first
             assert "“/w" in text and "…" in text and "ment.py” · commits in 30 s" in text, text
             window.triage.undo.undo_last()
         else:  # whole
@@ -140,3 +146,54 @@ def test_a_held_edit_says_what_was_decided_and_on_what_first_and_a_narrow_bar_cu
     window.resize(1920, 1080)  # room for all of it: nothing is cut
     bar.refresh()
     assert bar.label.text() == bar.label.toolTip()
+
+
+def message_room(window: MainWindow) -> int:
+    """The px the status bar leaves its message: up to its first permanent widget, less a margin each side."""
+    permanent = [window.triage.undo_bar, window.db_label]
+    return min(widget.geometry().left() for widget in permanent if widget.isVisible()) - 2 * 6
+
+
+def test_a_held_decision_on_a_long_path_keeps_its_file_name_and_the_message_beside_it_whole(
+    window: MainWindow, qt_backend: SQLHITLBackend, qtbot: Any
+) -> None:
+    """Seen at 1,024 px: "Edited and approved: Edit “/ho…tatement.py” · commits in 5 s". The bar kept half the
+    window for a status message that was not there, and cut the path anywhere. It takes the room the message leaves
+    and cuts a path at its slashes, keeping the file name; a message shown later keeps its room."""
+    long_path = "/home/dev/shop-api/src/shop_api/orders/repository/render_monthly_statement.py"
+    call(qtbot, qt_backend, "h1", "write_file", {"path": long_path, "content": "old"})
+    shell(qtbot, qt_backend, "h2", "git status")
+    window.resize(1024, 640)
+    qtbot.waitUntil(lambda: window.width() == 1024)
+    show(qtbot, window, "h1")
+    window.statusBar().clearMessage()
+    edited = {"path": long_path, "content": "new"}
+    digest = window.detail.prepared.digest
+    window.decisions.send_decision("h1", Decision(DecisionKind.EDIT, edited_args=edited, args_sha256=digest))
+    window.statusBar().clearMessage()
+    bar = window.triage.undo_bar
+    qtbot.waitUntil(bar.isVisible)
+    text = bar.label.text()
+    assert text.startswith("Edited and approved: write_file “/home/") and text.endswith(" · commits in 30 s"), text
+    assert "/repository/render_monthly_statement.py”" in text, text  # the file and its folder, whole
+    assert "…/" in text, text  # cut at a slash
+    message = "Rejected: Bash “git status”"
+    window.statusBar().showMessage(message)
+    qtbot.waitUntil(lambda: window.fontMetrics().horizontalAdvance(message) <= message_room(window))
+    assert "statement.py” · commits in " in bar.label.text(), bar.label.text()  # less room: still the call's end
+
+
+def test_the_database_label_gives_up_its_middle_in_a_narrow_window(window: MainWindow, qtbot: Any) -> None:
+    """Seen at 1,024 px: a long database path in the status bar (half of it in a test's temporary directory) left a
+    held decision's countdown a few characters of its call. The label keeps its start and its end (the reviewer) in a
+    quarter of the window; the tooltip has all of it."""
+    label = window.db_label
+    whole = label.toolTip()
+    assert whole.endswith(f" · reviewer {window.backend.reviewer}") and str(window.backend.database_url) != ""
+    window.resize(1024, 640)
+    qtbot.waitUntil(lambda: window.width() == 1024)
+    assert label.sizeHint().width() <= 1024 // 4, label.text()
+    assert "…" in label.text() and label.text().endswith(f"reviewer {window.backend.reviewer}"), label.text()
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: window.width() == 1920)
+    assert label.text() == whole or label.sizeHint().width() <= 1920 // 4

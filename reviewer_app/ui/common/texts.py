@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from reviewer_app.domain.hitl import HITLType
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.domain.tool_args import elide_middle
@@ -77,3 +79,22 @@ def tool_label(tool_name: str | None) -> str:
 def count_text(count: int, noun: str) -> str:
     """ "1 request", "4 requests" (an operator reads "4 request(s)" as a program talking)."""
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def cut_path(path: str, fits: Callable[[str], bool]) -> str | None:
+    """``path`` whole if it ``fits``, else cut at its slashes: its first folder, then as many of its last parts as fit
+    (``/home/…/orders/statement.py``), else its last parts alone (``…/statement.py``). None when it is no path (a
+    command's spaces, a URL, fewer than three parts) or not even its file name fits. Cut anywhere, a path kept a few
+    characters of each end ("/ho…tatement.py")."""
+    parts = path.split("/")
+    if len(parts) < 3 or "://" in path or any(character.isspace() for character in path):
+        return None
+    if fits(path):
+        return path
+    first = "/".join(parts[: 2 if parts[0] == "" else 1])
+    for start in (f"{first}/…/", "…/"):
+        for kept in range(len(parts) - 2, 0, -1):  # the most of the end first
+            shown = start + "/".join(parts[-kept:])
+            if fits(shown):
+                return shown
+    return None

@@ -260,7 +260,7 @@ class DecisionController(QObject):
             if run is not None:
                 self.detail.show_run(run)
             else:
-                self.detail.show_empty()
+                self.detail.show_empty(self.inbox.empty_text())
 
     def restore(self, hitl_ids: list[str]) -> None:
         """Held decisions were undone: the requests come back, the first one selected."""

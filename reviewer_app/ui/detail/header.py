@@ -17,10 +17,12 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QToolButton, QWidget
 from reviewer_app.domain.hitl import HITLStatus, HITLType
 from reviewer_app.domain.records import RequestSummary, RunRecord
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.common.texts import format_age, format_countdown, short_id, tool_label
+from reviewer_app.ui.common.texts import format_countdown, short_id, tool_label
+from reviewer_app.ui.detail.settled import human_time
 from reviewer_app.ui.detail.timeline import ACTIVE_NOT_KNOWN_TIP, active_known, active_text
 from reviewer_app.ui.runs.model import state_words
 
+NON_BREAKING_HYPHEN = "\u2011"
 EXTERNAL_BADGE_TIP = "raised by an agent in another process"
 IDS_SHOWN = 20
 """How many characters of the session and run ids the request header shows (cut in the middle; whole on hover):
@@ -70,7 +72,6 @@ class DetailHeader(QWidget):
 
     def show_request(self, s: RequestSummary, now: float) -> None:
         """The request's tool (or "Question"), agent, ids, age and expiry countdown."""
-        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s.created_at))
         question = s.hitl_type == HITLType.ASK_USER.value  # seen: "ask_user question", as the inbox says "question"
         kind = "" if question else f"{s.hitl_type.replace('_', ' ')} · "
         what = "Question" if question else (tool_label(s.tool_name) or s.hitl_type)
@@ -82,10 +83,11 @@ class DetailHeader(QWidget):
         lines = [
             f"<span style='font-size:14pt'><b>{html.escape(what)}</b></span>"
             f"  <span style='color:{theme.current().muted.name()}'>{html.escape(kind)}"
-            f"agent {html.escape(s.agent or '?')}</span>",
+            # non-breaking hyphens: "agent claude-" / "code" at 1,024 px; the name moves down whole
+            f"agent {html.escape(s.agent or '?').replace('-', NON_BREAKING_HYPHEN)}</span>",
             f"session <code>{html.escape(short_id(s.session_id, IDS_SHOWN))}</code> · "
             f"run <code>{html.escape(short_id(s.invocation_id, IDS_SHOWN))}</code>",
-            f"created {created} ({format_age(now - s.created_at)} ago){expires}",
+            f"created {human_time(s.created_at, now)}{expires}",  # today's date said nothing and wrapped the line
         ]
         text = "<br>".join(lines)
         if text != self.label.text():  # a new text costs a layout: only when the age or countdown changed

@@ -13,7 +13,7 @@ from reviewer_app.domain.hitl import summarize_arguments
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.domain.tool_args import elide_middle
 from reviewer_app.domain.toolcall import command_of, path_of
-from reviewer_app.ui.common.texts import format_age, shown_summary
+from reviewer_app.ui.common.texts import cut_path, format_age, shown_summary
 
 DECISION_PAST = {
     "approve": "approved",
@@ -38,7 +38,7 @@ def human_time(when_s: float, now: float) -> str:
 def describe_request(summary: RequestSummary) -> str:
     """What the request asked, short: ``run_shell "make deploy"``."""
     what = summary.tool_name or ("question" if summary.hitl_type == "ask_user" else summary.hitl_type)
-    text = elide_middle(" ".join(shown_summary(summary).split()), WHAT_CHARS)  # the end (`&& rm -rf /`) stays
+    text = short_call(" ".join(shown_summary(summary).split()))
     return f"{what} “{text}”" if text else what
 
 
@@ -49,7 +49,13 @@ def struck(text: str) -> str:
 
 def _call_text(tool: str, arguments: Any) -> str:
     text = command_of(tool, arguments) or path_of(tool, arguments) or summarize_arguments(arguments)
-    return elide_middle(" ".join(text.split()), WHAT_CHARS)
+    return short_call(" ".join(text.split()))
+
+
+def short_call(text: str) -> str:
+    """A call in :data:`WHAT_CHARS`: a path cut at its slashes (its file name stays), anything else in the middle
+    (the end of a command, `&& rm -rf /`, stays)."""
+    return cut_path(text, lambda shown: len(shown) <= WHAT_CHARS) or elide_middle(text, WHAT_CHARS)
 
 
 def describe_edit(summary: RequestSummary, shown: Any, edited: Any) -> str:

@@ -20,7 +20,7 @@ from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 
 from reviewer_app.domain.history import HistoryCursor, HistoryEntry, HistoryPage, HistoryQuery
 from reviewer_app.ui.common import theme
-from reviewer_app.ui.common.texts import format_age
+from reviewer_app.ui.common.texts import format_age, tool_label
 from reviewer_app.ui.models.flat_model import FlatTableModel, ModelIndex
 
 PageLoader = Callable[[HistoryQuery, HistoryCursor | None, int], Awaitable[HistoryPage]]
@@ -208,6 +208,8 @@ class HistoryModel(FlatTableModel):
                 return entry.reason_words
             if column == COL_WHEN:
                 return datetime.fromtimestamp(entry.decided_at_ms / 1000).isoformat(sep=" ", timespec="seconds")
+            if column == COL_TOOL:
+                return entry.tool_name
             return entry.summary if column == COL_SUMMARY else None
         if role == Qt.ItemDataRole.ForegroundRole and column == COL_DECISION:
             return _decision_colour(entry)
@@ -225,7 +227,7 @@ class HistoryModel(FlatTableModel):
         if column == COL_BY:
             return entry.decided_by_words
         if column == COL_TOOL:
-            return entry.tool_name or ("question" if entry.hitl_type == "ask_user" else "")
+            return tool_words(entry)
         if column == COL_SUMMARY:
             return entry.summary.replace("\n", " ")[:300]
         if column == COL_AGENT:
@@ -233,6 +235,11 @@ class HistoryModel(FlatTableModel):
         if column == COL_REASON:
             return entry.reason_words.replace("\n", " ")[:300]
         return ""
+
+
+def tool_words(entry: HistoryEntry) -> str:
+    """The tool as the inbox names it (an MCP tool by its own name and server, ``query · postgres``)."""
+    return tool_label(entry.tool_name) or ("question" if entry.hitl_type == "ask_user" else "")
 
 
 def _decision_colour(entry: HistoryEntry) -> Any:

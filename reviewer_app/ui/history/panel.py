@@ -47,12 +47,14 @@ from reviewer_app.ui.history.model import (
     COL_WHEN,
     HistoryModel,
     Spawn,
+    tool_words,
 )
 from reviewer_app.ui.history.prepared import PreparedDecision, prepare_decision
 from reviewer_app.ui.models.list_model import elide_calls_in_the_middle
 
 AGES_REFRESH_MS = 20_000
 AGENT_COLUMN_MIN, DECISION_COLUMN_MIN = 80, 175  # px: a small window keeps the summary and the reason
+TOOL_COLUMN_MIN = 90  # px
 DECISION_FILTERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("All decisions", ()),
     ("Approved", ("approve", "approve_for_session")),
@@ -223,7 +225,7 @@ class HistoryPanel(QWidget):
             (COL_WHEN, 130),
             (COL_DECISION, DECISION_COLUMN_MIN),
             (COL_BY, 110),
-            (COL_TOOL, 90),
+            (COL_TOOL, TOOL_COLUMN_MIN),
             (COL_AGENT, AGENT_COLUMN_MIN),
         ):
             header.resizeSection(column, width)
@@ -338,13 +340,15 @@ class HistoryPanel(QWidget):
         self._fit_columns()
 
     def _fit_columns(self) -> None:
-        """The Agent and Decision columns fit the words of the decisions loaded, up to a share of the view: at
-        1,920 px "external-python-agent" read "external-p…" beside a wide, mostly empty summary."""
+        """The Agent, Decision and Tool columns fit the words of the decisions loaded, up to a share of the view: at
+        1,920 px "external-python-agent" read "external-p…" (and an MCP tool "create_issue…") beside a wide, mostly
+        empty summary."""
         entries = self.model.entries
         room = self.view.viewport().width()
         for column, words, least, share in (
             (COL_AGENT, {entry.agent or "" for entry in entries}, AGENT_COLUMN_MIN, 8),
             (COL_DECISION, {entry.decision_words for entry in entries}, DECISION_COLUMN_MIN, 5),
+            (COL_TOOL, {tool_words(entry) for entry in entries}, TOOL_COLUMN_MIN, 8),
         ):
             fit_column(self.view, column, column_wants(self.view, words, icon=False), least=least, most=room // share)
 

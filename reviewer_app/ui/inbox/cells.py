@@ -40,8 +40,10 @@ SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 3
 GROUP_ID_ROLE = Qt.ItemDataRole.UserRole + 4
 EXTERNAL_ROLE = Qt.ItemDataRole.UserRole + 5
 
-COL_REQUEST, COL_SUMMARY, COL_AGENT, COL_AGE, COL_EXPIRES, COL_DECIDED = range(6)
-HEADERS = ("Request", "Summary", "Agent", "Age", "Expires", "Decided")
+COL_REQUEST, COL_SUMMARY, COL_AGENT, COL_AGE, COL_DECIDED = range(5)
+# The Waiting column (COL_AGE) counts down to a pending request's expiry, else says how long it has waited, as the
+# flat queue's does: a separate Expires column cost the Agent column its room at 1,024 px ("cla…").
+HEADERS = ("Request", "Summary", "Agent", "Waiting", "Decided")
 
 EXTERNAL_TIP = "external: raised by an agent in another process"
 
@@ -193,10 +195,8 @@ class InboxCells:
             if column == COL_AGENT:
                 return (s.agent or "", theme.icon("external") if s.external else None, self._colors.muted, None)
             if column == COL_AGE:
-                return (self._age(s.created_at), None, self._colors.muted, None)
-            if column == COL_EXPIRES:
                 if s.status != _PENDING or s.expires_at is None:
-                    return _BLANK
+                    return (self._age(s.created_at), None, self._colors.muted, None)
                 now = self.now()
                 left = s.expires_at - now
                 if left > 0:  # counts down every second
@@ -264,6 +264,10 @@ class InboxCells:
             ]
             if s.external:
                 lines.append(EXTERNAL_TIP)
+            if s.status == _PENDING and s.expires_at is not None:  # the Waiting column shows the countdown alone
+                now = self.now()
+                countdown = format_countdown(s.expires_at, now)
+                lines.append(f"asked {format_age(now - s.created_at)} ago · expires {countdown}")
             risk = self._risk(s)
             if risk is not None and risk.level != "low":
                 lines.append(risk_text(risk))

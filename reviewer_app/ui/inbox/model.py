@@ -27,6 +27,8 @@ from reviewer_app.ui.inbox.grouping import (
 )
 from reviewer_app.ui.inbox.visible_tree import VisibleTree
 
+COLUMNS = len(HEADERS)
+
 if TYPE_CHECKING:  # the domain's risk module (shell parsing) loads after the first screen
     from reviewer_app.domain.risk import Risk
 
@@ -300,10 +302,10 @@ class InboxModel(VisibleTree):
     def index(self, row: int, column: int, parent: ModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
         # Called for every session row at each layout: the top level first, in few steps.
         if not parent.isValid():
-            if 0 <= row < self._exposed and 0 <= column < 6:
+            if 0 <= row < self._exposed and 0 <= column < COLUMNS:
                 return self.createIndex(row, column, 0)
             return QModelIndex()
-        if row < 0 or not 0 <= column < 6 or parent.column() != 0:
+        if row < 0 or not 0 <= column < COLUMNS or parent.column() != 0:
             return QModelIndex()
         # The parent is a session (id 0) or an invocation (id: its session's uid); the view asks
         # this for every cell it paints, so no tuple and no call for the common case.
@@ -326,7 +328,7 @@ class InboxModel(VisibleTree):
 
     def sibling(self, row: int, column: int, index: ModelIndex) -> QModelIndex:
         # One call instead of parent() + index(): views ask for every cell of a row.
-        if row == index.row() and 0 <= column < 6 and index.isValid():
+        if row == index.row() and 0 <= column < COLUMNS and index.isValid():
             return self.createIndex(row, column, index.internalId())
         return super().sibling(row, column, index)
 
@@ -365,7 +367,7 @@ class InboxModel(VisibleTree):
     # ItemNeverHasChildren was called twice for every row of every layout, ~5,000 calls per keystroke.
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < 6:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < COLUMNS:
             return HEADERS[section]
         return None
 

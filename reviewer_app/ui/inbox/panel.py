@@ -415,7 +415,7 @@ class InboxPanel(QWidget):
             # Nothing left to decide: keep the last request's run on screen to watch it finish.
             self.detail.show_run(run)
         elif self.detail.run_record is None:
-            self.detail.show_empty()
+            self.detail.show_empty(self.empty_text())  # as the list says (a search may hide them all)
             self.live.watch_invocation(None)
 
     def empty_text(self) -> str:
@@ -496,7 +496,7 @@ class InboxPanel(QWidget):
         if summary is not None:
             self.show_summary(summary)
         else:
-            self.detail.show_empty()
+            self.detail.show_empty(self.empty_text())
             self.reselect(None)
 
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:

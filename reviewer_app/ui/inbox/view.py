@@ -19,11 +19,11 @@ from PySide6.QtWidgets import (
 
 from reviewer_app.domain.records import RequestSummary
 from reviewer_app.ui.common.column_fit import column_wants, fit_column
+from reviewer_app.ui.common.texts import format_countdown, tool_label
 from reviewer_app.ui.inbox.cells import (
     COL_AGE,
     COL_AGENT,
     COL_DECIDED,
-    COL_EXPIRES,
     COL_REQUEST,
     COL_SUMMARY,
     LEVEL_ROLE,
@@ -38,7 +38,9 @@ REQUEST_INDENT = 14  # px per tree level (Qt's 20 took a third of the request co
 EXPAND_FIRST_SESSIONS = 5  # enough to fill the view; each expanded row costs every layout (keystroke) a step
 AGENT_COLUMN_MIN = 64  # px: the Agent column never narrower (it was this wide whatever the names)
 SUMMARY_FLOOR = 0.44  # the share of the list the summary keeps whatever the Agent column wants
-AGE_COLUMN, EXPIRES_COLUMN = 48, 62  # px
+AGE_COLUMN = 48  # px: the Waiting column's least width
+WAITED_TEXTS = ("Waiting", "3h 05m")  # the Waiting column's header and its widest age, always shown whole
+COUNTDOWN_UNDER_AN_HOUR = "in 59:59"  # the widest countdown under an hour
 AGENT_ROOM_CHARS = 12  # the list asks room for this much of an agent's name (claude-code); longer ones may be cut
 
 
@@ -137,6 +139,7 @@ class InboxView(CommandListView):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setItemDelegateForColumn(COL_SUMMARY, SummaryElision(self))  # keeps a command's end (`| sh`)
         self._asked_width = 0  # the minimum width last asked of the layout
+        self._request_least = 0  # the request column's own width (use_inbox_columns); 0: not the inbox's columns
         self.verticalScrollBar().valueChanged.connect(self._expose_more_near_the_end)
 
     def use_inbox_columns(self) -> None:
@@ -151,11 +154,11 @@ class InboxView(CommandListView):
         self.setIndentation(REQUEST_INDENT)
         icon = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize, None, self)  # the view's default
         request = 3 * REQUEST_INDENT + icon + 12 + self.fontMetrics().horizontalAdvance("write_file ")
+        self._request_least = request
         for column, width in (
             (COL_REQUEST, request),
             (COL_AGENT, AGENT_COLUMN_MIN),
-            (COL_AGE, AGE_COLUMN),
-            (COL_EXPIRES, EXPIRES_COLUMN),
+            (COL_AGE, column_wants(self, WAITED_TEXTS, icon=False)),
         ):
             header.resizeSection(column, width)
         self.setColumnHidden(COL_DECIDED, True)
@@ -170,20 +173,26 @@ class InboxView(CommandListView):
         if not isinstance(model, InboxModel):
             return
         self.setColumnHidden(COL_AGENT, len(model.agents) < 2)
-        self._show_expiries(scope, model, added)
-        self.fit_agent_column()
+        self._fit_waiting_column(scope, model, added)
+        self.fit_name_columns()
         if self.minimumSizeHint().width() != self._asked_width:  # the agents' names are part of the width asked
             self._asked_width = self.minimumSizeHint().width()
             self.updateGeometry()  # only then: a layout request on every refresh cost each filter keystroke
 
-    def _show_expiries(self, scope: Scope, model: InboxModel, added: list[RequestSummary] | None) -> None:
-        if scope is Scope.HISTORY:
-            self.setColumnHidden(COL_EXPIRES, True)
-        elif added is not None:
-            if any(s.expires_at is not None for s in added):
-                self.setColumnHidden(COL_EXPIRES, False)
-        else:
-            self.setColumnHidden(COL_EXPIRES, all(s.expires_at is None for s in model.requests_in_scope()))
+    def _fit_waiting_column(self, scope: Scope, model: InboxModel, added: list[RequestSummary] | None) -> None:
+        """The Waiting column holds an age, or a pending request's countdown to its expiry when one has it: as wide
+        as the longest of them shown (``added``: only these requests are new, so only they can widen it)."""
+        requests = model.requests_in_scope() if added is None else added
+        latest = max((s.expires_at for s in requests if s.expires_at is not None), default=None)
+        texts: tuple[str, ...] = WAITED_TEXTS
+        if scope is not Scope.HISTORY and latest is not None:
+            # The latest expiry's countdown is the longest one ("in 2h 05m"); it only gets shorter, down to an
+            # hour's ("in 59:59").
+            texts += (COUNTDOWN_UNDER_AN_HOUR, format_countdown(latest, model.now()))
+        wanted = column_wants(self, texts, icon=False)
+        if added is not None:
+            wanted = max(wanted, self.header().sectionSize(COL_AGE))
+        fit_column(self, COL_AGE, wanted, least=AGE_COLUMN, most=wanted)
 
     def _agent_wants(self, *, chars: int | None = None) -> int:
         """The Agent column's width for the agents' names (their first ``chars`` characters), with the icon."""
@@ -192,20 +201,33 @@ class InboxView(CommandListView):
             return 0
         return max(AGENT_COLUMN_MIN, column_wants(self, (name[:chars] for name in model.agents), icon=True))
 
-    def fit_agent_column(self) -> None:
-        """The Agent column fits the agents' names (with the external icon) while the summary keeps
-        :data:`SUMMARY_FLOOR` of the list."""
-        if self.isColumnHidden(COL_AGENT):
-            return
+    def _request_wants(self) -> int:
+        """The request column's width for the tools' names (``create_issue · github``) at a request's depth."""
+        model = self.model()
+        if not isinstance(model, InboxModel):
+            return 0
+        labels = [tool_label(name) for name in model.tools]
+        return 3 * REQUEST_INDENT + column_wants(self, ["question", *labels], icon=True)
+
+    def fit_name_columns(self) -> None:
+        """The Agent column fits the agents' names (with the external icon), then the request column the tools'
+        names, while the summary keeps :data:`SUMMARY_FLOOR` of the list: at 1,920 px the request column read
+        "WebFet…" and "create_…" beside a summary with room to spare."""
         header = self.header()
         others = sum(
             header.sectionSize(column)
             for column in range(header.count())
-            if column not in (COL_SUMMARY, COL_AGENT) and not self.isColumnHidden(column)
+            if column not in (COL_SUMMARY, COL_AGENT, COL_REQUEST) and not self.isColumnHidden(column)
         )
         room = self.viewport().width()
-        most = room - others - math.ceil(SUMMARY_FLOOR * room)
-        fit_column(self, COL_AGENT, self._agent_wants(), least=AGENT_COLUMN_MIN, most=most)
+        most = room - others - math.ceil(SUMMARY_FLOOR * room)  # for the agent and request columns together
+        agent = 0
+        if not self.isColumnHidden(COL_AGENT):
+            request_least = self._request_least or header.sectionSize(COL_REQUEST)
+            fit_column(self, COL_AGENT, self._agent_wants(), least=AGENT_COLUMN_MIN, most=most - request_least)
+            agent = header.sectionSize(COL_AGENT)
+        if self._request_least:
+            fit_column(self, COL_REQUEST, self._request_wants(), least=self._request_least, most=most - agent)
 
     def minimumSizeHint(self) -> QSize:
         """At least the room for the request column, the age and the agents' names (up to
@@ -214,14 +236,15 @@ class InboxView(CommandListView):
         hint = super().minimumSizeHint()
         header = self.header()
         agent = self._agent_wants(chars=AGENT_ROOM_CHARS)
-        columns = header.sectionSize(COL_REQUEST) + header.sectionSize(COL_AGE) + agent
+        request = self._request_least or header.sectionSize(COL_REQUEST)  # its own width, not the tools' names
+        columns = request + header.sectionSize(COL_AGE) + agent
         scroll_bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)  # a long inbox's
         wanted = math.ceil(columns / (1 - SUMMARY_FLOOR)) + 2 * self.frameWidth() + scroll_bar
         return QSize(max(hint.width(), wanted), hint.height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self.fit_agent_column()
+        self.fit_name_columns()
 
     def setModel(self, model: QAbstractItemModel | None) -> None:
         super().setModel(model)

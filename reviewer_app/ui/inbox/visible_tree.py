@@ -25,10 +25,12 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QObject, Signal
 
 from reviewer_app.domain.records import RequestSummary
-from reviewer_app.ui.inbox.cells import COL_AGE, COL_SUMMARY
+from reviewer_app.ui.inbox.cells import COL_AGE, COL_SUMMARY, HEADERS
 from reviewer_app.ui.inbox.filters import sort_key
 from reviewer_app.ui.inbox.grouping import LEVEL_INVOCATION, LEVEL_SESSION, Group, Grouping
 from reviewer_app.ui.models.tree_model import TreeItemModel
+
+LAST_COLUMN = len(HEADERS) - 1
 
 SESSION_ROWS_AT_ONCE = 200  # session rows given to the view at a time: several screens, even with all collapsed
 
@@ -164,7 +166,8 @@ class VisibleTree(TreeItemModel):
                 inv, row = place
                 inv.children[row] = s
                 if inv.parent is not None and self._is_exposed(inv.parent):
-                    self.dataChanged.emit(self.createIndex(row, 0, inv.uid), self.createIndex(row, 5, inv.uid))
+                    first, last = self.createIndex(row, 0, inv.uid), self.createIndex(row, LAST_COLUMN, inv.uid)
+                    self.dataChanged.emit(first, last)
                 return
             if place is not None:
                 self._remove_row(*place)

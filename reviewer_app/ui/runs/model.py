@@ -79,13 +79,18 @@ def state_words(run: RunRecord) -> str:
     return run.state if shown == run.state else f"{run.state}, {GROUP_TITLES[shown].lower()}"
 
 
+OUTSIDE_ID_CHARS = 20  # as the request header shows ids
+
+
 def run_label(run: RunRecord) -> str:
     """The Run column: the agent first (operators triage by agent), then what tells its runs apart: an outside
     agent's project (the icon says it is external), the window's own run's id (their workspace is a directory
-    Reviewer made). A narrow column cuts the end, so the agent stays."""
+    Reviewer made), else an outside run's id. A narrow column cuts the end, so the agent stays."""
     agent = run.agent or "agent"
     if run.external and run.workspace:
         return f"{agent} · {PurePath(run.workspace).name or run.workspace}"
+    if run.external:  # its id is all that tells it apart: 8 characters read "aider…un0" for every session's run
+        return f"{agent} · {short_id(run.id, OUTSIDE_ID_CHARS)}"
     return f"{agent} · {short_id(run.id.removeprefix('inv_'), 8)}"
 
 

@@ -62,6 +62,7 @@ class Triage(QObject):
         window.decisions.undo = self.undo
         self.undo_bar = UndoBar(self.undo)
         window.statusBar().insertPermanentWidget(0, self.undo_bar)
+        self.undo_bar.follow(window.statusBar())
 
         self.risks = RiskCache(backend, window.tasks.spawn, self)
         window.inbox.model.set_risk_source(self.risks.risk)

@@ -23,11 +23,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStatusBar, QWidget
 
+from reviewer_app.ui.common.texts import cut_path
 from reviewer_app.ui.window.settings import DEFAULT_UNDO_GRACE_S
 
 TICK_MS = 100
+STATUS_GAPS = 48  # px: the status bar's spacing and margins around its message and widgets
 
 
 @dataclass(eq=False)
@@ -189,12 +191,34 @@ class UndoBar(QWidget):
         left = math.ceil(newest.seconds_left(self.queue.clock()))
         end = (f" (+{len(held) - 1} more)" if len(held) > 1 else "") + f" · commits in {left} s"
         text = f"{newest.label}{newest.detail}{end}"
-        # At most half the window (the status message beside it, the decision before, was cut to "Answere" by a
-        # long command's countdown). What was decided and on what come first and stay; the detail is cut first.
-        room = max(160, self.window().width() // 2 - self.button.sizeHint().width() - 8)
-        self.label.setText(fit_key_first(self.label.fontMetrics(), newest.label, newest.detail, end, room))
+        # What was decided and on what come first and stay; the detail is cut first.
+        self.label.setText(fit_key_first(self.label.fontMetrics(), newest.label, newest.detail, end, self._room()))
         self.label.setToolTip(text)
         self.show()
+
+    def _room(self) -> int:
+        """The label's px: what the status bar's message and its other widgets leave, and at least half the window.
+
+        Half the window at most kept the status message beside it whole (the decision before, cut to "Answere" by
+        a long command's countdown), but also when there was no message: a long path kept a few characters of each
+        end at 1,024 px. A message shown later makes the bar refresh (``UndoBar.follow``)."""
+        half = self.window().width() // 2 - self.button.sizeHint().width() - 8
+        status = self.parentWidget()
+        if not isinstance(status, QStatusBar):
+            return max(160, half)
+        others = sum(
+            widget.sizeHint().width()
+            for widget in status.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly)
+            if widget is not self and widget.isVisible()  # the database label, the size grip
+        )
+        message = status.currentMessage()
+        said = status.fontMetrics().horizontalAdvance(message) if message else 0
+        free = status.width() - others - said - self.button.sizeHint().width() - STATUS_GAPS
+        return max(160, half, free)
+
+    def follow(self, status: QStatusBar) -> None:
+        """Fit again whenever ``status`` shows or clears a message (the room it takes changes)."""
+        status.messageChanged.connect(lambda _text: self.refresh())
 
 
 def fit_key_first(metrics: QFontMetrics, head: str, tail: str, end: str, room: int) -> str:
@@ -212,6 +236,11 @@ def fit_key_first(metrics: QFontMetrics, head: str, tail: str, end: str, room: i
     quote = head.find("“") + 1  # the verb and the tool before the call's opening quote; 0 when there is none
     lead, call = head[:quote], head[quote:]
     room_for_call = left - metrics.horizontalAdvance(lead)
+    if quote:  # a path is cut at its slashes and keeps its file name
+        inside, closing = (call[:-1], call[-1]) if call.endswith("”") else (call, "")
+        path = cut_path(inside, lambda shown: metrics.horizontalAdvance(shown + closing) <= room_for_call)
+        if path is not None:
+            return lead + path + closing + end
     # A third of the room for the call's start, the rest for its end: a path's file name and a command's last
     # words (`&& rm -rf /`) are at the end.
     start = metrics.elidedText(call, Qt.TextElideMode.ElideRight, room_for_call // 3).removesuffix("…")

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
-    QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 from reviewer_app.domain.timeline import BlockEvent
 from reviewer_app.hitl import SQLHITLBackend
 from reviewer_app.ui.common import clipboard, theme
+from reviewer_app.ui.common.elided_label import MiddleElidedLabel
 from reviewer_app.ui.common.keepers import DialogKeeper, TaskKeeper
 from reviewer_app.ui.common.screen_fit import fit_to_screen
 from reviewer_app.ui.decide.controller import DecisionController
@@ -151,7 +151,9 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([520, 760])
         outer.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
-        self.db_label = QLabel(f"{mask_url(self.backend.database_url)} · reviewer {self.backend.reviewer}")
+        # A quarter of the window at most (``resizeEvent``): at 1,024 px a long path left a held decision's
+        # countdown beside it a few characters of its call.
+        self.db_label = MiddleElidedLabel(f"{mask_url(self.backend.database_url)} · reviewer {self.backend.reviewer}")
         self.db_label.setObjectName("dbLabel")
         self.statusBar().addPermanentWidget(self.db_label)
         self.resize(1320, 820)
@@ -313,6 +315,10 @@ class MainWindow(QMainWindow):
     @property
     def busy(self) -> bool:
         return self.tasks.busy or self.live.busy
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.db_label.fit(self.width() // 4)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.window_settings.save()
