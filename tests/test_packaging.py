@@ -6,6 +6,7 @@ The frozen app itself is exercised by ``make package-test`` (packaging/smoke_tes
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 import struct
 import sys
@@ -34,20 +35,34 @@ def png_size(data: bytes) -> tuple[int, int]:
     return width, height
 
 
+@functools.cache
+def app_imports() -> tuple[tuple[Path, ast.Import | ast.ImportFrom, bool], ...]:
+    """Every import statement of the app's source, in file and statement order: its file, the statement, and
+    whether it sits in a ``try: … except ImportError``. The source is parsed once for the tests below, not once
+    for each (only the import statements are kept, not the trees)."""
+    found: list[tuple[Path, ast.Import | ast.ImportFrom, bool]] = []
+    for path in (REPO / "reviewer_app").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        optional = _optional_imports(tree)
+        for node in statements(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.append((path, node, id(node) in optional))
+    return tuple(found)
+
+
 def qt_modules_imported_by_app() -> set[str]:
     """``Widgets`` etc. for every ``PySide6.QtWidgets`` the app's source imports."""
     modules = set()
-    for path in (REPO / "reviewer_app").rglob("*.py"):
-        for node in statements(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            for name in names:
-                parts = name.split(".")
-                if parts[0] == "PySide6" and len(parts) > 1 and parts[1].startswith("Qt"):
-                    modules.add(parts[1][2:])
+    for _path, node, _optional in app_imports():
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "PySide6" and len(parts) > 1 and parts[1].startswith("Qt"):
+                modules.add(parts[1][2:])
     return modules
 
 
@@ -157,23 +172,18 @@ def test_the_spec_excludes_no_module_the_app_imports() -> None:
     assert not imported & set(excluded)
     # Adapters that run inside an agent author's own process, with their framework: never imported by the app.
     library_only = {REPO / "reviewer_app" / "integrations" / f"{name}.py" for name in LIBRARY_ONLY_ADAPTERS}
-    for path in (REPO / "reviewer_app").rglob("*.py"):
-        if path in library_only:
+    for path, node, optional in app_imports():
+        if path in library_only or optional:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        optional = _optional_imports(tree)
-        for node in statements(tree):
-            if id(node) in optional:
-                continue
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                hit = [ex for ex in excluded if name == ex or name.startswith(ex + ".")]
-                assert not hit, f"{path.relative_to(REPO)} imports {name}, which the spec excludes"
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            hit = [ex for ex in excluded if name == ex or name.startswith(ex + ".")]
+            assert not hit, f"{path.relative_to(REPO)} imports {name}, which the spec excludes"
 
 
 def test_orphaned_dependencies_only_drops_what_dropped_files_alone_needed() -> None:

@@ -239,8 +239,9 @@ def test_every_word_character_is_a_valid_fts5_query(tmp_path: Path) -> None:
     connection = sqlite3.connect(tmp_path / "fts.db")
     connection.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 2')")
     connection.execute("INSERT INTO t VALUES ('hello')")
-    # Most characters are no word and leave the same query ('"a"*'): each distinct query string runs once.
-    queries = {fts5_match(terms) for code in range(sys.maxunicode + 1) if (terms := search_terms(chr(code) + "a"))}
+    # Most characters are no word and leave the same terms (('a',)): each distinct query string is made and runs once.
+    distinct_terms = {search_terms(chr(code) + "a") for code in range(sys.maxunicode + 1)}
+    queries = {fts5_match(terms) for terms in distinct_terms if terms}
     for query in queries:
         connection.execute("SELECT rowid FROM t WHERE t MATCH ?", (query,)).fetchall()
     connection.close()

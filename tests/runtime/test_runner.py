@@ -429,10 +429,12 @@ async def test_wall_time_budget_excludes_waiting_for_a_reviewer(backend: SQLHITL
 
 
 async def test_concurrency_cap_queues_runs_beyond_it(backend: SQLHITLBackend, tmp_path: Path) -> None:
-    # Each run lasts 4 s: the first two are still running when all five are started and looked at, on a loaded machine.
-    script = [{"text": "working", "delay_ms": 4000}]
+    # The first two runs last 4 s: still running when all five are started and looked at, on a loaded machine. They
+    # take the two slots (each run's task takes its slot before its first await, and runs before the next start
+    # returns); the three queued behind them need no such wait to show they run once a slot frees.
+    long, short = [{"text": "working", "delay_ms": 4000}], [{"text": "working"}]
     async with started_runtime(backend, tmp_path, max_concurrent_runs=2) as runtime:
-        runs = [await runtime.start_run("tester", f"job {i}", script=script) for i in range(5)]
+        runs = [await runtime.start_run("tester", f"job {i}", script=long if i < 2 else short) for i in range(5)]
 
         async def two_running() -> list[str] | None:
             states = [(await backend.run(backend.store.runs.get, inv)).state for inv in runs]

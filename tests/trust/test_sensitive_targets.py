@@ -4,10 +4,12 @@ MCP configuration (an agent that rewrites them switches Reviewer off), Reviewer'
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -271,17 +273,25 @@ PARTS = [".ssh", "id_rsa", "id_rsa.pub", "a.pem", "x.key", ".env", ".env.prod", 
          "Keychains", ".bashrc", "credentials", "home", "ann", ".local", "share", "keyrings", ".kube"]  # fmt: skip
 
 
+@functools.cache
+def _gitignore_spec() -> Any:
+    """pathspec's gitignore matching of the table (the reference), built once: building it for each example was
+    most of the property's CPU."""
+    import pathspec
+
+    from reviewer_app.domain.sensitive import SENSITIVE_TARGETS
+
+    return pathspec.GitIgnoreSpec.from_lines([pattern.casefold() for pattern, _ in SENSITIVE_TARGETS])
+
+
 @settings(max_examples=800, deadline=None)
 @given(st.lists(st.sampled_from(PARTS), min_size=1, max_size=6))
 def test_the_fast_matcher_agrees_with_pathspec(parts: list[str]) -> None:
     """The folded regular expression decides exactly as pathspec's gitignore matching of the same table."""
-    import pathspec
+    from reviewer_app.domain.sensitive import _matcher
 
-    from reviewer_app.domain.sensitive import SENSITIVE_TARGETS, _matcher
-
-    spec = pathspec.GitIgnoreSpec.from_lines([pattern.casefold() for pattern, _ in SENSITIVE_TARGETS])
     path = "/".join(parts).casefold()
-    assert _matcher(())(path) == bool(spec.match_file(path)), path
+    assert _matcher(())(path) == bool(_gitignore_spec().match_file(path)), path
 
 
 @pytest.mark.parametrize("xdg", [None, "/srv/xdg"])
